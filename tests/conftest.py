@@ -1,0 +1,42 @@
+"""Shared fixtures: where the shared spec data lives, and loaders for it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+CONFORMANCE = SHARED / "conformance"
+
+
+def load_json(path: Path):
+    """Load a shared data file, failing loudly (never skipping) if it is missing."""
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: the shared/ folder must sit beside the repo", pytrace=False)
+    return json.loads(path.read_text())
+
+
+def valve_cases() -> list[dict]:
+    """conformance/valve_cases.json, the 40 valve scenarios."""
+    return load_json(CONFORMANCE / "valve_cases.json")
+
+
+def case_id(case: dict) -> str:
+    """A short readable test id: `T12` from `T12 testMultiple…`."""
+    return case["name"].split()[0]
+
+
+def check_value(raw):
+    """A conformance `check` value as the valve reports it: MIN/MAX and status names decoded."""
+    from wmviz.core.types import MAX_MS, MIN_MS, Status
+
+    if raw == "MIN":
+        return MIN_MS
+    if raw == "MAX":
+        return MAX_MS
+    if isinstance(raw, str):
+        return Status(raw)
+    return raw

@@ -1,0 +1,183 @@
+"""`python -m wmviz`: transcript, validate, explain, and the exit-code contract."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, case_id, valve_cases
+from wmviz import cli
+from wmviz.core.types import MAX_MS, MIN_MS, Profile
+
+CASES = [c for c in valve_cases() if not any("error" in s for s in c["steps"])]
+
+
+def compact_trace(case: dict, path: Path) -> list[list[str]]:
+    """Write a conformance case as a compact valve trace; return the tokens of each case step."""
+    lines = [json.dumps({"channels": case["channels"]})]
+    for step in case["steps"]:
+        for token in step["in"]:
+            body, _, ch = token.rpartition("@")
+            if body.startswith("W"):
+                value = body[1:]
+                lines.append(
+                    json.dumps({"ch": int(ch), "wm": value if value in ("MAX", "MIN") else int(value)})
+                )
+            else:
+                lines.append(json.dumps({"ch": int(ch), "status": body}))
+    path.write_text("\n".join(lines) + "\n")
+    return [step["in"] for step in case["steps"]]
+
+
+def expected_json(item: str) -> dict:
+    if item.startswith("S:"):
+        return {"status": item[2:]}
+    value = item[1:]
+    return {"wm": MAX_MS if value == "MAX" else MIN_MS if value == "MIN" else int(value)}
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("profile", list(Profile), ids=lambda p: p.value)
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_transcript_of_each_conformance_case_as_a_compact_trace_prints_exactly_the_expected_emissions(
+    case, profile, tmp_path, capsys
+):
+    steps = compact_trace(case, tmp_path / "case.jsonl")
+    code, out, err = run_cli(capsys, "transcript", str(tmp_path / "case.jsonl"), "--profile", profile.value)
+    assert code == 0, err
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["step"] for r in records] == list(range(sum(len(s) for s in steps)))
+    assert {r["instance"] for r in records} == {"0"}
+    position = 0
+    for tokens, step in zip(steps, case["steps"]):
+        emitted = [o for r in records[position : position + len(tokens)] for o in r["out"]]
+        position += len(tokens)
+        assert emitted == [expected_json(i) for i in step["out"][profile.value]], f"{case_id(case)} {tokens}"
+
+
+def test_transcript_lines_have_exactly_the_spec_keys_and_count_steps_per_instance(tmp_path, capsys):
+    trace = tmp_path / "two.jsonl"
+    trace.write_text(
+        '{"channels": 1}\n{"ch": 0, "wm": 5}\n{"channels": 2}\n{"ch": 1, "wm": "MAX"}\n'
+        '{"ch": 0, "status": "idle"}\n'
+    )
+    code, out, _ = run_cli(capsys, "transcript", str(trace))
+    assert code == 0
+    assert out.splitlines() == [
+        '{"step": 0, "instance": "0", "out": [{"wm": 5}]}',
+        '{"step": 0, "instance": "1", "out": []}',
+        f'{{"step": 1, "instance": "1", "out": [{{"wm": {MAX_MS}}}]}}',
+    ]
+
+
+def test_validate_reports_a_bad_channel_on_line_3_and_an_unknown_status_on_line_4_and_exits_2(
+    tmp_path, capsys
+):
+    trace = tmp_path / "bad.csv"
+    trace.write_text("channel,kind,watermark_ms,status\n0,watermark,5,\n9,watermark,6,\n1,status,,PAUSED\n")
+    config = tmp_path / "cfg.json"
+    config.write_text('{"channels": {"0": 2}}')
+    code, out, err = run_cli(capsys, "validate", str(trace), "--config", str(config))
+    assert code == 2
+    assert out == ""
+    assert "bad.csv:3: column channel:" in err
+    assert 'bad.csv:4: column status: "PAUSED" is not one of ACTIVE, IDLE, FINISHED' in err
+    assert "2 errors; nothing was simulated" in err
+
+
+def test_transcript_of_an_invalid_trace_prints_nothing_on_stdout_and_exits_2(tmp_path, capsys):
+    trace = tmp_path / "broken.jsonl"
+    trace.write_text('{"channels": 2}\n{"ch": 0, "wm": 5}\n{"ch": 0, "wm": \n')
+    code, out, err = run_cli(capsys, "transcript", str(trace))
+    assert (code, out) == (2, "")
+    assert "broken.jsonl:3:" in err and "JSON" in err
+
+
+def test_validate_of_a_good_trace_prints_one_summary_line_and_exits_0(capsys):
+    sample = REPO / "sample_data" / "idle-partition-pins-watermark.csv"
+    code, out, err = run_cli(capsys, "validate", str(sample), "--config", str(sample.with_suffix(".json")))
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        "idle-partition-pins-watermark.csv: valid: 12 rows, 2 instances, input 0, "
+        "2 channels per valve, profile flink-1.x-2.x"
+    ]
+
+
+def test_explain_narrates_every_step_and_a_single_step_on_request(capsys):
+    sample = REPO / "sample_data" / "order-dependent-final-watermark.jsonl"
+    code, out, _ = run_cli(capsys, "explain", str(sample))
+    assert code == 0
+    lines = out.splitlines()
+    assert len(lines) == 9
+    assert lines[2].startswith("step 2 W70@2: ") and lines[2].endswith("is 50 → emit W50")
+    code, out, _ = run_cli(capsys, "explain", str(sample), "--step", "8", "--profile", "flink-master")
+    assert code == 0
+    assert out.startswith("step 8 IDLE@1: ch1 ACTIVE → IDLE; no ACTIVE channel is left (S1a); flink-master")
+    assert out.rstrip().endswith("emits W100, S:IDLE")
+
+
+def test_explain_of_a_step_that_does_not_exist_says_how_many_there_are_and_exits_2(capsys):
+    sample = REPO / "sample_data" / "order-dependent-final-watermark.jsonl"
+    code, _, err = run_cli(capsys, "explain", str(sample), "--step", "99")
+    assert code == 2
+    assert "there is no step 99: instance 0 has 9 steps" in err
+
+
+def test_a_missing_file_is_bad_input_with_exit_2(tmp_path, capsys):
+    code, _, err = run_cli(capsys, "transcript", str(tmp_path / "nope.csv"))
+    assert code == 2 and "no such file" in err
+
+
+def test_a_generator_config_is_refused_with_exit_2_rather_than_silently_ignored(tmp_path, capsys):
+    trace = tmp_path / "gen.jsonl"
+    trace.write_text(
+        '{"config": {"generator": {"out_of_orderness_ms": 2}}}\n'
+        '{"kind": "record", "channel": 0, "event_ms": 5}\n'
+    )
+    code, out, err = run_cli(capsys, "transcript", str(trace))
+    assert (code, out) == (2, "")
+    assert "generator" in err
+
+
+def test_an_internal_error_exits_1_with_a_message_and_no_traceback_unless_debug(monkeypatch, capsys):
+    def boom(*_args, **_kwargs):
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(cli, "simulate", boom)
+    sample = str(REPO / "sample_data" / "flink-38477-zero-output.jsonl")
+    code, _, err = run_cli(capsys, "transcript", sample)
+    assert code == 1
+    assert "internal error: RuntimeError: kaboom" in err and "Traceback" not in err
+    code, _, err = run_cli(capsys, "--debug", "transcript", sample)
+    assert code == 1 and "Traceback" in err
+
+
+def test_usage_errors_exit_2_through_the_real_module_entry_point():
+    for argv in ([], ["transcript"], ["transcript", "x.csv", "--profile", "flink-9"], ["frobnicate"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "wmviz", *argv], capture_output=True, text=True, cwd=REPO
+        )
+        assert result.returncode == 2, argv
+        assert "usage:" in result.stderr
+
+
+def test_module_entry_point_prints_the_transcript_of_the_flink_38477_incident():
+    sample = REPO / "sample_data" / "flink-38477-zero-output.jsonl"
+    result = subprocess.run(
+        [sys.executable, "-m", "wmviz", "transcript", str(sample)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=True,
+    )
+    last = json.loads(result.stdout.splitlines()[-1])
+    assert last == {"step": 7, "instance": "0", "out": [{"wm": MAX_MS}]}

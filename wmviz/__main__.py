@@ -1,0 +1,7 @@
+"""`python -m wmviz …`: see wmviz.cli."""
+
+import sys
+
+from wmviz.cli import main
+
+sys.exit(main())

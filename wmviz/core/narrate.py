@@ -1,0 +1,230 @@
+"""Plain-English narration of a StepAccount: what came in, which rule applied, what changed, why.
+
+Reads only the structured account, never strings, so the CLI's `explain` and the UI say the same.
+"""
+
+from __future__ import annotations
+
+from wmviz.core.account import StepAccount
+from wmviz.core.types import (
+    MAX_MS,
+    MIN_MS,
+    EmittedStatus,
+    Status,
+    StatusInput,
+    WatermarkInput,
+    format_emission,
+    format_input,
+    format_ms,
+)
+from wmviz.core.valve import Outcome, Routine
+
+ACTIVE, IDLE, FINISHED = Status.ACTIVE, Status.IDLE, Status.FINISHED
+
+
+def narrate(acc: StepAccount) -> str:
+    """One line: the input, then each rule's effect, then the emissions."""
+    parts = [_NARRATORS[acc.outcome](acc)]
+    if acc.replayed_as_max:
+        parts.insert(
+            0,
+            f"released Flink has no FINISHED status, so it is replayed as WMAX@{acc.input.channel} "
+            "(valve.md §8.2; shown as 'finished (replayed as MAX)')",
+        )
+    if not acc.emissions:
+        parts.append("nothing emitted")
+    elif any(isinstance(e, EmittedStatus) for e in acc.emissions) or acc.routine is None:
+        # A lone watermark was already announced by the routine's "→ emit W…".
+        parts.append("emits " + ", ".join(format_emission(e) for e in acc.emissions))
+    return f"{format_input(acc.input)}: " + "; ".join(p for p in parts if p)
+
+
+def describe_set(pairs: tuple[tuple[int, int], ...]) -> str:
+    """`{0: 25, 1: MIN}`: channel -> watermark, the way valve.md writes sets."""
+    return "{" + ", ".join(f"{c}: {format_ms(w)}" for c, w in pairs) + "}"
+
+
+def _channel(acc: StepAccount) -> str:
+    return f"ch{acc.input.channel}"
+
+
+def _watermark_dropped_idle(acc: StepAccount) -> str:
+    why = f"{_channel(acc)} is IDLE" if acc.before.status is IDLE else "the valve is IDLE"
+    return f"dropped (W1): {why}, so the watermark is neither stored nor counted"
+
+
+def _watermark_not_above(acc: StepAccount) -> str:
+    assert isinstance(acc.input, WatermarkInput)
+    return (
+        f"dropped (W2): {format_ms(acc.input.watermark_ms)} is not above {_channel(acc)}'s "
+        f"watermark {format_ms(acc.before.watermark_ms)} (equal values are dropped too)"
+    )
+
+
+def _watermark_accepted(acc: StepAccount) -> str:
+    ch = _channel(acc)
+    parts = [f"{ch} {format_ms(acc.before.watermark_ms)} → {format_ms(acc.after.watermark_ms)} (W3)"]
+    out_ms = format_ms(acc.last_watermark_before_ms)
+    if acc.realigned:
+        parts.append(f"{ch} has caught up with the output {out_ms} and rejoins the aligned set (W4)")
+    elif not acc.after.aligned:
+        parts.append(f"{ch} stays unaligned: still below the output {out_ms} (W4)")
+    parts.append(_routine_result(acc))
+    return "; ".join(parts)
+
+
+def _finished_takes_max(acc: StepAccount) -> str:
+    return f"{_channel(acc)} is FINISHED and takes MAX (FW1); " + _routine_result(acc)
+
+
+def _finished_rejects(acc: StepAccount) -> str:
+    return f"rejected (FW1): {_channel(acc)} is FINISHED and accepts only a MAX watermark"
+
+
+def _repeated_status(acc: StepAccount) -> str:
+    return f"{_channel(acc)} is already {acc.before.status.value}; a repeated status changes nothing (S0)"
+
+
+def _last_active_idle(acc: StepAccount) -> str:
+    ch = _channel(acc)
+    head = f"{ch} ACTIVE → IDLE; no ACTIVE channel is left (S1a)"
+    held = acc.before.watermark_ms == acc.last_watermark_before_ms
+    if acc.outcome is Outcome.S1A_LAST_ACTIVE_IDLE_NO_FLUSH:
+        return (
+            f"{head}; {ch} ({format_ms(acc.before.watermark_ms)}) did not hold the output "
+            f"{format_ms(acc.last_watermark_before_ms)}, so released Flink skips the all-idle flush "
+            "(the order-dependent gap fixed by FLINK-40475); then S:IDLE"
+        )
+    why = "it held the output" if held else "flink-master flushes unconditionally"
+    return f"{head}; {why}, so flush: {_routine_result(acc)}; then S:IDLE"
+
+
+def _min_holder_idle(acc: StepAccount) -> str:
+    return (
+        f"{_channel(acc)} ACTIVE → IDLE and leaves the aligned set; it held the minimum "
+        f"{format_ms(acc.before.watermark_ms)}, so (S1b) {_routine_result(acc)}"
+    )
+
+
+def _non_holder_idle(acc: StepAccount) -> str:
+    ch = _channel(acc)
+    return (
+        f"{ch} ACTIVE → IDLE and leaves the aligned set; {ch} ({format_ms(acc.before.watermark_ms)}) "
+        f"did not hold the output {format_ms(acc.last_watermark_before_ms)}, so the output cannot rise (S1b)"
+    )
+
+
+def _reactivated(acc: StepAccount) -> str:
+    ch = _channel(acc)
+    wm, out_ms = format_ms(acc.after.watermark_ms), format_ms(acc.last_watermark_before_ms)
+    parts = [f"{ch} IDLE → ACTIVE (S2)"]
+    if acc.after.aligned:
+        parts.append(f"its watermark {wm} has caught up with the output {out_ms}, so it is aligned")
+    else:
+        parts.append(
+            f"its watermark {wm} is behind the output {out_ms}, so it stays unaligned and is ignored "
+            "for the minimum until a watermark reaches the output"
+        )
+    if acc.last_status_before is IDLE:
+        parts.append("the valve was IDLE, so it announces S:ACTIVE first (S2a)")
+    if acc.outcome is Outcome.S2_REACTIVATED_REDERIVE:
+        parts.append(f"flink-master re-derives (S2b): {_routine_result(acc)}")
+    return "; ".join(parts)
+
+
+def _left_active(acc: StepAccount) -> str:
+    assert isinstance(acc.input, StatusInput)
+    ch, target = _channel(acc), acc.input.status
+    parts = [f"{ch} ACTIVE → {target.value} and leaves the aligned set (FS1)"]
+    if target is FINISHED:
+        parts.append(f"its watermark stays {format_ms(acc.after.watermark_ms)} (no jump to MAX)")
+    if acc.outcome is Outcome.FS1_LEFT_ACTIVE_HOLDER:
+        parts.append(f"it held the output, so TRY-W: {_routine_result(acc)}")
+    else:
+        parts.append("it did not hold the output, so no watermark is computed")
+    parts.append(_try_s(acc))
+    return "; ".join(parts)
+
+
+def _left_idle(acc: StepAccount) -> str:
+    ch = _channel(acc)
+    if acc.after.status is FINISHED:
+        head = f"{ch} IDLE → FINISHED and its watermark jumps to MAX (FS2); no watermark is computed"
+    elif acc.after.aligned:
+        head = f"{ch} IDLE → ACTIVE, caught up, aligned (FS2); no watermark is computed"
+    else:
+        head = f"{ch} IDLE → ACTIVE, behind the output, unaligned (FS2); no watermark is computed"
+    return f"{head}; {_try_s(acc)}"
+
+
+def _finished_terminal(acc: StepAccount) -> str:
+    return f"{_channel(acc)} is FINISHED; FINISHED is terminal, so the status is ignored (FS3)"
+
+
+def _try_s(acc: StepAccount) -> str:
+    status = acc.last_status_after
+    if status is acc.last_status_before:
+        return f"TRY-S: the valve stays {status.value}"
+    return f"TRY-S: the valve becomes {status.value}"
+
+
+def _routine_result(acc: StepAccount) -> str:
+    """What EMIT-MIN / EMIT-MAX / TRY-W saw and decided."""
+    routine = acc.routine
+    if routine is None:
+        return ""
+    emitted = acc.emitted_watermark_ms
+    prior = format_ms(acc.last_watermark_before_ms)
+    if routine is Routine.EMIT_MAX:
+        what = f"the max over all channels {describe_set(acc.considered)}"
+    elif routine is Routine.EMIT_MIN or acc.active_channels_after:
+        if not acc.considered:
+            return "no channel is aligned, so there is no minimum and nothing can be emitted"
+        what = f"the minimum over aligned channels {describe_set(acc.considered)}"
+    elif acc.idle_channels_after:
+        what = f"no channel is ACTIVE: the max over non-FINISHED channels {describe_set(acc.considered)}"
+    else:
+        at_max = all(w == MAX_MS for _, w in acc.considered)
+        if not at_max:
+            return (
+                "every channel is FINISHED but not all have reached MAX "
+                f"{describe_set(acc.considered)}, so there is no candidate yet"
+            )
+        what = "every channel is FINISHED at MAX: the candidate"
+    value = emitted if emitted is not None else _extreme(acc)
+    if emitted is not None:
+        return f"{what} is {format_ms(value)} → emit W{format_ms(value)}"
+    holders = ", ".join(f"ch{c}" for c, w in acc.considered if w == value)
+    held = ""
+    if routine is not Routine.EMIT_MAX:
+        held = f" (held by {holders}: no watermark yet)" if value == MIN_MS else f" (held by {holders})"
+    return f"{what} is {format_ms(value)}{held}, not above the output {prior}"
+
+
+def _extreme(acc: StepAccount) -> int:
+    values = [w for _, w in acc.considered]
+    if acc.routine is Routine.EMIT_MAX:
+        return max(values)
+    if acc.routine is Routine.TRY_W and not acc.active_channels_after:
+        return max(values)
+    return min(values)
+
+
+_NARRATORS = {
+    Outcome.W1_DROPPED_IDLE: _watermark_dropped_idle,
+    Outcome.W2_DROPPED_NOT_ABOVE: _watermark_not_above,
+    Outcome.W3_TO_W5_ACCEPTED: _watermark_accepted,
+    Outcome.FW1_FINISHED_TAKES_MAX: _finished_takes_max,
+    Outcome.FW1_FINISHED_REJECTS: _finished_rejects,
+    Outcome.S0_REPEATED_STATUS: _repeated_status,
+    Outcome.S1A_LAST_ACTIVE_IDLE_FLUSH: _last_active_idle,
+    Outcome.S1A_LAST_ACTIVE_IDLE_NO_FLUSH: _last_active_idle,
+    Outcome.S1B_MIN_HOLDER_IDLE: _min_holder_idle,
+    Outcome.S1B_NON_HOLDER_IDLE: _non_holder_idle,
+    Outcome.S2_REACTIVATED: _reactivated,
+    Outcome.S2_REACTIVATED_REDERIVE: _reactivated,
+    Outcome.FS1_LEFT_ACTIVE_HOLDER: _left_active,
+    Outcome.FS1_LEFT_ACTIVE_NON_HOLDER: _left_active,
+    Outcome.FS2_LEFT_IDLE: _left_idle,
+    Outcome.FS3_FINISHED_IS_TERMINAL: _finished_terminal,
+}

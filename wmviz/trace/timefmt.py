@@ -1,0 +1,115 @@
+"""Time values of traces and configs: epoch milliseconds, ISO-8601 and the MIN/MAX sentinels.
+
+trace-format.md §1 "Time values". Every time is a signed 64-bit count of milliseconds since the
+epoch, exactly as Flink's `long`; nothing here rounds, truncates or wraps.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from wmviz.core.types import MAX_MS, MIN_MS, fits_long, format_ms
+
+_INT_RE = re.compile(r"[+-]?\d+")
+# The fractional seconds of an ISO time. Dates never contain '.' or ',', so the first match is the
+# seconds fraction. `datetime.fromisoformat` silently drops digits after the sixth, so the digits
+# are checked here rather than trusted to the parsed value.
+_FRACTION_RE = re.compile(r"[.,](\d+)")
+_MIN_WORDS = frozenset({"min", "-inf"})
+_MAX_WORDS = frozenset({"max", "+inf", "inf"})
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_FLOAT_EXACT = 2**53  # the largest magnitude up to which every integer is exact in a float64
+
+
+def show(value: Any, limit: int = 60) -> str:
+    """`value` as it would appear in JSON (strings quoted), shortened for messages."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=True)
+    except (TypeError, ValueError):
+        text = repr(value)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text
+
+
+def _expected(sentinels: bool) -> str:
+    return (
+        "an epoch-ms integer, ISO-8601 time or MIN/MAX"
+        if sentinels
+        else "an epoch-ms integer or ISO-8601 time"
+    )
+
+
+def _check_range(ms: int, original: Any) -> int:
+    if not fits_long(ms):
+        raise ValueError(f"{show(original)} is outside the signed 64-bit range of Flink's long")
+    return ms
+
+
+def _datetime_ms(dt: datetime, original: Any) -> int:
+    """Epoch ms of `dt` (naive means UTC), refusing sub-millisecond parts instead of truncating."""
+    if dt.microsecond % 1000 or getattr(dt, "nanosecond", 0):  # pandas.Timestamp has nanoseconds
+        raise ValueError(f"{show(original)} has sub-millisecond digits; times are whole milliseconds")
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    delta = dt - _EPOCH
+    # Integer arithmetic on the timedelta parts: float seconds would lose precision far from 1970.
+    return _check_range(delta.days * 86_400_000 + delta.seconds * 1000 + delta.microseconds // 1000, original)
+
+
+def _parse_text(value: str, sentinels: bool) -> int:
+    text = value.strip()
+    if _INT_RE.fullmatch(text):
+        return _check_range(int(text), value)
+    lowered = text.lower()
+    if lowered in _MIN_WORDS or lowered in _MAX_WORDS:
+        if not sentinels:
+            raise ValueError(f"{show(value)}: the MIN/MAX sentinels are only allowed for watermark_ms")
+        return MIN_MS if lowered in _MIN_WORDS else MAX_MS
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{show(value)} is not {_expected(sentinels)}") from None
+    fraction = _FRACTION_RE.search(text)
+    if fraction and fraction.group(1)[3:].strip("0"):
+        raise ValueError(f"{show(value)} has sub-millisecond digits; times are whole milliseconds")
+    return _datetime_ms(parsed, value)
+
+
+def parse_time_ms(value: Any, *, sentinels: bool) -> int:
+    """Epoch milliseconds from a trace or config value; `ValueError(reason)` if it is not one.
+
+    Accepts a Python int (not bool); a float only if it is exactly integral and at most 2**53 in
+    magnitude (Parquet and pandas turn integer columns with nulls into float64); a `datetime`
+    (naive means UTC; Parquet timestamp columns); and strings holding an optionally signed integer
+    or an ISO-8601 time (`Z` accepted, no zone means UTC). Sub-millisecond digits that are not zero
+    are an error, never truncated. With `sentinels=True` (watermarks only), `MIN`/`-inf` give
+    Long.MIN_VALUE and `MAX`/`+inf`/`inf` give Long.MAX_VALUE, case-insensitive, and float
+    infinities are read the same way. Anything outside the signed 64-bit range is an error.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{show(value)} is not {_expected(sentinels)}")
+    if isinstance(value, int):
+        return _check_range(value, value)
+    if isinstance(value, float):
+        if math.isinf(value) and sentinels:
+            return MAX_MS if value > 0 else MIN_MS
+        if not math.isfinite(value) or not value.is_integer():
+            raise ValueError(f"{show(value)} is not a whole number of milliseconds")
+        if abs(value) > _FLOAT_EXACT:
+            raise ValueError(f"{show(value)} is too large to be exact as a float; write it as an integer")
+        return int(value)
+    if isinstance(value, datetime):
+        return _datetime_ms(value, value.isoformat())
+    if isinstance(value, str):
+        return _parse_text(value, sentinels)
+    raise ValueError(f"{show(value)} is not {_expected(sentinels)}")
+
+
+def format_time_ms(ms: int) -> str:
+    """`MIN`, `MAX` or the plain integer: how writers put a time into a text cell."""
+    return format_ms(ms)
