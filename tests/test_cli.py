@@ -137,17 +137,6 @@ def test_a_missing_file_is_bad_input_with_exit_2(tmp_path, capsys):
     assert code == 2 and "no such file" in err
 
 
-def test_a_generator_config_is_refused_with_exit_2_rather_than_silently_ignored(tmp_path, capsys):
-    trace = tmp_path / "gen.jsonl"
-    trace.write_text(
-        '{"config": {"generator": {"out_of_orderness_ms": 2}}}\n'
-        '{"kind": "record", "channel": 0, "event_ms": 5}\n'
-    )
-    code, out, err = run_cli(capsys, "transcript", str(trace))
-    assert (code, out) == (2, "")
-    assert "generator" in err
-
-
 def test_an_internal_error_exits_1_with_a_message_and_no_traceback_unless_debug(monkeypatch, capsys):
     def boom(*_args, **_kwargs):
         raise RuntimeError("kaboom")

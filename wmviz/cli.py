@@ -12,10 +12,11 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from wmviz.core.narrate import narrate
-from wmviz.core.scenario import Kind, Trace, TraceRow
-from wmviz.core.simulate import StepResult, UnsupportedScenario, simulate
-from wmviz.core.types import Profile, format_ms
+from wmviz.core.scenario import Trace
+from wmviz.core.simulate import simulate
+from wmviz.core.story import explain_line
+from wmviz.core.types import Profile
+from wmviz.core.windows import ScenarioError
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace
 from wmviz.transcript import transcript_line
@@ -68,7 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(str(err), file=sys.stderr)
         print(f"{_plural(err.total, 'error')}; nothing was simulated", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except (BadInput, UnsupportedScenario) as err:
+    except ScenarioError as err:
+        print(f"{args.trace.name}:{err.row.row}: column {err.column}: {err.reason}", file=sys.stderr)
+        print("the trace is valid, but the operator cannot process this row", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BadInput as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
@@ -103,9 +108,10 @@ def cmd_transcript(args: argparse.Namespace) -> None:
     """Print one transcript line per input element, every instance, in arrival order."""
     trace = load(args)
     with_input = len({r.input for r in trace.rows}) > 1
+    operator = trace.config.generator is not None or trace.config.operator.type != "none"
     out = sys.stdout
     for result in simulate(trace, chosen_profile(args)):
-        out.write(transcript_line(result, with_input=with_input) + "\n")
+        out.write(transcript_line(result, with_input=with_input, operator=operator) + "\n")
 
 
 def cmd_validate(args: argparse.Namespace) -> None:
@@ -141,26 +147,6 @@ def cmd_explain(args: argparse.Namespace) -> None:
     if args.step is not None and not printed:
         sizes = ", ".join(f"instance {i} has {_plural(n, 'step')}" for i, n in steps.items())
         raise BadInput(f"there is no step {args.step}: {sizes}")
-
-
-def explain_line(result: StepResult) -> str:
-    """The narration of one step, including rows that do not reach the valve."""
-    if result.account is not None:
-        return narrate(result.account)
-    return describe_bypass(result.row)
-
-
-def describe_bypass(row: TraceRow) -> str:
-    """Why a record or proctime row leaves the valve as it was."""
-    if row.kind is Kind.PROCTIME:
-        return (
-            f"proctime {format_ms(row.proc_ms or 0)}: the processing-time clock moves; the valve is untouched"
-        )
-    key = f" key={row.key}" if row.key is not None else ""
-    return (
-        f"record{key} event_ms={format_ms(row.event_ms or 0)} on ch{row.channel}: records pass the valve; "
-        "without a generator they do not move watermarks"
-    )
 
 
 def _plural(n: int, word: str) -> str:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from wmviz.cli import describe_bypass
-from wmviz.core.narrate import narrate
 from wmviz.core.scenario import Trace
 from wmviz.core.simulate import simulate
+from wmviz.core.story import explain_line
 from wmviz.core.types import Profile, format_emission, format_input, format_ms
 
 
@@ -26,7 +25,7 @@ def steps_table(trace: Trace, profile: Profile | None = None) -> pd.DataFrame:
                 "emitted": ", ".join(format_emission(e) for e in result.emissions),
                 "output watermark": format_ms(acc.last_watermark_after_ms) if acc else "",
                 "output status": acc.last_status_after.value if acc else "",
-                "what happened": narrate(acc) if acc else describe_bypass(result.row),
+                "what happened": explain_line(result),
             }
         )
     return pd.DataFrame(rows)

@@ -1,11 +1,18 @@
-"""The machine-readable transcript of trace-format.md §4: one JSON object per input element."""
+"""The machine-readable transcript of trace-format.md §4: one JSON object per input element.
+
+`step`, `instance` and `out` are exactly as the spec says. Scenarios with a generator or an
+operator add `emit` (the operator's output in emission order), `dropped` and `timers`.
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from wmviz.core.simulate import StepResult
+from wmviz.core.operator_log import Dropped, JoinOutput, OperatorOutput, WindowOutput
+from wmviz.core.pipeline import StepResult
+from wmviz.core.scenario import TraceRow
+from wmviz.core.timers import FiredTimer, TimerRegistration
 from wmviz.core.types import Emission, EmittedWatermark
 
 
@@ -16,15 +23,86 @@ def emission_json(em: Emission) -> dict[str, Any]:
     return {"status": em.status.value}
 
 
-def transcript_record(result: StepResult, *, with_input: bool = False) -> dict[str, Any]:
-    """The transcript object of one step. `input` is added only for multi-input traces."""
+def row_json(row: TraceRow) -> dict[str, Any]:
+    """A trace record as it appears in join output: its line, key, times, value and payload."""
+    out: dict[str, Any] = {"row": row.row}
+    for name in ("key", "event_ms", "proc_ms", "value"):
+        value = getattr(row, name)
+        if value is not None:
+            out[name] = value
+    out.update(row.payload)
+    return out
+
+
+def output_json(output: OperatorOutput) -> dict[str, Any]:
+    """One `emit` item: a join row, a window firing, or the output watermark."""
+    if isinstance(output, JoinOutput):
+        return {
+            "kind": output.kind.value,
+            "left": row_json(output.left) if output.left is not None else None,
+            "right": row_json(output.right) if output.right is not None else None,
+            "cause": output.cause.value,
+        }
+    if isinstance(output, WindowOutput):
+        item: dict[str, Any] = {
+            "kind": "window",
+            "key": output.key,
+            "start": output.start_ms,
+            "end": output.end_ms,
+        }
+        if output.aggregate == "list":
+            item["elements"] = list(output.elements)
+        else:
+            item["result"] = output.result
+        item["late"] = output.late
+        return item
+    return {"wm": output.watermark_ms}
+
+
+def dropped_json(dropped: Dropped) -> dict[str, Any]:
+    """A dropped record: its line and why."""
+    return {"row": dropped.row.row, "reason": dropped.reason}
+
+
+def registration_json(reg: TimerRegistration) -> dict[str, Any]:
+    """A timer registration; `new` is false when the same timer was already pending."""
+    return {
+        "purpose": reg.purpose,
+        "at": reg.timer.timestamp_ms,
+        "domain": reg.timer.domain.value,
+        "key": reg.timer.key,
+        "new": reg.new,
+    }
+
+
+def fired_json(fired: FiredTimer) -> dict[str, Any]:
+    """A fired timer with every purpose it served."""
+    return {
+        "at": fired.timer.timestamp_ms,
+        "domain": fired.timer.domain.value,
+        "key": fired.timer.key,
+        "purposes": list(fired.purposes),
+    }
+
+
+def transcript_record(
+    result: StepResult, *, with_input: bool = False, operator: bool = False
+) -> dict[str, Any]:
+    """The transcript object of one step; `operator` adds the emit/dropped/timers keys."""
     record: dict[str, Any] = {"step": result.step, "instance": result.instance}
     if with_input:
         record["input"] = result.row.input
-    record["out"] = [emission_json(e) for e in result.emissions]
+    record["out"] = [emission_json(e) for e in result.out]
+    if operator:
+        record["emit"] = [output_json(o) for o in result.emit]
+        record["dropped"] = [dropped_json(d) for d in result.dropped]
+        record["timers"] = {
+            "registered": [registration_json(r) for r in result.timers_registered],
+            "fired": [fired_json(f) for f in result.timers_fired],
+        }
     return record
 
 
-def transcript_line(result: StepResult, *, with_input: bool = False) -> str:
+def transcript_line(result: StepResult, *, with_input: bool = False, operator: bool = False) -> str:
     """One transcript line, formatted like the spec's examples."""
-    return json.dumps(transcript_record(result, with_input=with_input))
+    return json.dumps(transcript_record(result, with_input=with_input, operator=operator))

@@ -70,6 +70,10 @@ class OperatorConfig:
     early_fire_delay_ms: int | None = None
     time_mode: str | None = None
     min_cleanup_interval_ms: int = 0
+    join_time: str = "rowtime"
+    """The join attributes' time domain: `rowtime` (event time) or `proctime` (arrival clock)."""
+    all_idle_flush: bool = False
+    """FLINK-38454 for the two-input combination when both inputs are idle (unverified; off)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,81 +1,70 @@
-"""Run a validated trace through one valve per (instance, input), in arrival order."""
+"""Run a validated trace, one InstancePipeline per instance, in arrival order."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
-from wmviz.core.account import StepAccount, account_step
-from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow
-from wmviz.core.types import Emission, Profile, StatusInput, ValveInput, WatermarkInput
-from wmviz.core.valve import Valve
+from wmviz.core.pipeline import InstancePipeline, StepResult
+from wmviz.core.scenario import Kind, Trace
+from wmviz.core.types import Profile
 
-
-class UnsupportedScenario(ValueError):
-    """The scenario asks for something this version does not simulate (said, never ignored)."""
+__all__ = ["Simulation", "StepResult", "manual_channels", "simulate"]
 
 
-@dataclass(frozen=True, slots=True)
-class StepResult:
-    """One trace element after it went through its instance's valve."""
+def manual_channels(trace: Trace) -> dict[str, set[tuple[str, int]]]:
+    """Per instance, the (input, channel) pairs that carry explicit watermark rows.
 
-    step: int
-    """Counts from 0 within the instance (trace-format.md §4)."""
-    instance: str
-    row: TraceRow
-    emissions: tuple[Emission, ...]
-    account: StepAccount | None
-    """Present when the simulation was asked to explain and the row reached the valve."""
-
-
-def valve_input(row: TraceRow) -> ValveInput | None:
-    """The valve input a trace row carries; None for records and proctime rows."""
-    if row.kind is Kind.WATERMARK:
-        assert row.channel is not None and row.watermark_ms is not None
-        return WatermarkInput(row.channel, row.watermark_ms)
-    if row.kind is Kind.STATUS:
-        assert row.channel is not None and row.status is not None
-        return StatusInput(row.channel, row.status)
-    return None
+    With a generator configured, every other channel is generated: in Flink every split has its
+    own generator, even one that never receives a record.
+    """
+    manual: dict[str, set[tuple[str, int]]] = {}
+    for row in trace.rows:
+        if row.kind is Kind.WATERMARK and row.channel is not None:
+            manual.setdefault(row.instance, set()).add((row.input, row.channel))
+    return manual
 
 
-def check_supported(config: ScenarioConfig) -> None:
-    """Refuse, with a reason, configs whose behaviour this build cannot reproduce."""
-    if config.generator is not None:
-        raise UnsupportedScenario(
-            "the scenario config has a 'generator', but watermark generation is not simulated yet; "
-            "remove it to replay the trace's own watermarks"
-        )
-    if config.operator.type != "none":
-        raise UnsupportedScenario(
-            f"operator type {config.operator.type!r} is not simulated yet; "
-            "use operator type 'none' to replay the valve alone"
-        )
+def instance_channels(trace: Trace, instance: str) -> dict[str, int]:
+    """Channel count per input of one instance; a two-input operator always has both inputs."""
+    channels = {inp: n for (inst, inp), n in trace.valve_channels.items() if inst == instance}
+    if trace.config.operator.type == "interval_join":
+        for name in ("L", "R"):
+            channels.setdefault(name, trace.config.channels.get(name, 1))
+        return {"L": channels["L"], "R": channels["R"]}
+    return channels or {"0": trace.config.channels.get("0", 1)}
+
+
+class Simulation:
+    """A run over a whole trace; keeps each instance's pipeline so its final state can be read."""
+
+    def __init__(self, trace: Trace, profile: Profile | None = None) -> None:
+        self.trace = trace
+        self.profile = profile or trace.config.profile
+        self.pipelines: dict[str, InstancePipeline] = {}
+        self._manual = manual_channels(trace) if trace.config.generator is not None else {}
+
+    def pipeline(self, instance: str) -> InstancePipeline:
+        """The instance's pipeline, created on its first row."""
+        pipeline = self.pipelines.get(instance)
+        if pipeline is None:
+            pipeline = self.pipelines[instance] = InstancePipeline(
+                instance,
+                self.trace.config,
+                self.profile,
+                instance_channels(self.trace, instance),
+                self._manual.get(instance, set()),
+            )
+        return pipeline
+
+    def run(self, *, explain: bool = False) -> Iterator[StepResult]:
+        """Yield a StepResult per trace row, in arrival order, every instance interleaved as received."""
+        steps: dict[str, int] = {}
+        for row in self.trace.rows:
+            step = steps.get(row.instance, 0)
+            steps[row.instance] = step + 1
+            yield self.pipeline(row.instance).process(step, row, explain=explain)
 
 
 def simulate(trace: Trace, profile: Profile | None = None, *, explain: bool = False) -> Iterator[StepResult]:
-    """Yield a StepResult per trace row, in arrival order, every instance interleaved as received.
-
-    Each (instance, input) has its own valve, sized by `trace.valve_channels`. Records and
-    proctime rows pass the valve untouched (Flink forwards records around it).
-    """
-    check_supported(trace.config)
-    profile = profile or trace.config.profile
-    valves: dict[tuple[str, str], Valve] = {}
-    steps: dict[str, int] = {}
-    for row in trace.rows:
-        step = steps.get(row.instance, 0)
-        steps[row.instance] = step + 1
-        inp = valve_input(row)
-        if inp is None:
-            yield StepResult(step, row.instance, row, (), None)
-            continue
-        key = (row.instance, row.input)
-        valve = valves.get(key)
-        if valve is None:
-            valve = valves[key] = Valve(trace.valve_channels[key], profile)
-        if explain:
-            acc = account_step(valve, inp)
-            yield StepResult(step, row.instance, row, acc.emissions, acc)
-        else:
-            yield StepResult(step, row.instance, row, tuple(valve.apply(inp)), None)
+    """Yield a StepResult per trace row (see Simulation.run)."""
+    return Simulation(trace, profile).run(explain=explain)

@@ -39,6 +39,8 @@ _OPERATOR_FIELDS = {
         "early_fire_delay_ms",
         "time_mode",
         "min_cleanup_interval_ms",
+        "join_time",
+        "all_idle_flush",
     ),
 }
 _REQUIRED_OPERATOR_FIELDS = {"window": ("size_ms",), "interval_join": ("lower_ms", "upper_ms")}
@@ -222,6 +224,16 @@ class _ConfigParser:
             if time_mode is not None and op.get("early_fire_delay_ms") is None:
                 # time_mode belongs to the EARLY_FIRE hint, whose delay is required (interval-join.md §2).
                 self.issue("operator.time_mode", "needs operator.early_fire_delay_ms (the EARLY_FIRE delay)")
+            join_time = self.choice(op, "join_time", "operator.join_time", TIME_MODES, d.join_time)
+            if join_time == "proctime" and time_mode == "rowtime":
+                # interval-join.md §2: the planner rejects a row-time hint on a processing-time join.
+                self.issue(
+                    "operator.time_mode", "rowtime is rejected on a processing-time join (join_time proctime)"
+                )
+            idle_flush = op.get("all_idle_flush", False)
+            if not isinstance(idle_flush, bool):
+                self.issue("operator.all_idle_flush", f"{show(idle_flush)} is not true or false")
+                idle_flush = False
             return OperatorConfig(
                 type="interval_join",
                 join=self.choice(op, "join", "operator.join", JOIN_TYPES, d.join),
@@ -232,6 +244,8 @@ class _ConfigParser:
                 min_cleanup_interval_ms=self.integer(
                     op, "min_cleanup_interval_ms", "operator.min_cleanup_interval_ms", 0, 0
                 ),
+                join_time=join_time,
+                all_idle_flush=idle_flush,
             ), op_type
         return OperatorConfig(), op_type
 

@@ -150,6 +150,11 @@ class TraceBuilder:
         value = self._value(c)
         if kind is not None:
             self._require_for_kind(c, kind)
+        op = self.config.operator
+        numeric = kind is Kind.RECORD and op.type == "window" and op.aggregate in ("sum", "min", "max")
+        if numeric and isinstance(value, str):
+            # The aggregate needs numbers; a record without a value contributes its event time.
+            c.issue("value", f"{show(value)} is not a number, so it cannot be aggregated with {op.aggregate}")
         if channel is not None and input_name is not None:
             self._max_channel[input_name] = max(self._max_channel.get(input_name, -1), channel)
             limit = self._limit(instance, input_name)
@@ -219,6 +224,10 @@ class TraceBuilder:
         gen = self.config.generator if self.config_ok else None
         if kind is Kind.RECORD and gen is not None and gen.emit == "periodic":
             required.append("proc_ms")  # periodic emission runs on the proc_ms clock
+        op = self.config.operator
+        if kind is Kind.RECORD and op.type == "interval_join" and op.join_time == "proctime":
+            # A processing-time join takes each row's time from the clock at arrival (§7).
+            required.remove("event_ms")
         for column in required:
             if column not in c.std:
                 self._require(c, column, kind.value)

@@ -1,0 +1,92 @@
+"""Per-channel watermark generation (windows-and-generation.md §1–§3).
+
+Bounded out-of-orderness with Flink's `maxSeen − ooo − 1`, per-record or periodic emission, and
+the idleness wrapper that only looks at activity on the periodic probes. Every channel of a
+generated input gets one, including channels that never see a record: in Flink each split has
+its own generator, which is exactly why a silent split holds the watermark back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from wmviz.core.scenario import GeneratorConfig
+from wmviz.core.types import MIN_MS, Status, StatusInput, ValveInput, WatermarkInput
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    """What one probe did on one channel, for the timeline and the narration."""
+
+    channel: int
+    time_ms: int
+    saw_activity: bool
+    countdown_start_ms: int | None
+    emitted: tuple[ValveInput, ...]
+
+
+class ChannelGenerator:
+    """Bounded out-of-orderness generator wrapped in Flink's idleness detection, for one channel."""
+
+    def __init__(self, channel: int, config: GeneratorConfig) -> None:
+        self.channel = channel
+        self.config = config
+        # Starting here makes the first candidate exactly MIN and keeps the arithmetic in range.
+        self.max_seen_ms = MIN_MS + config.out_of_orderness_ms + 1
+        self.last_emitted_ms = MIN_MS
+        self.idle = False
+        self._activity = 0
+        self._activity_at_last_probe = 0
+        self.countdown_start_ms: int | None = None
+
+    def candidate_watermark_ms(self) -> int:
+        """`maxSeen − ooo − 1`: one below the oldest timestamp still allowed to arrive."""
+        return self.max_seen_ms - self.config.out_of_orderness_ms - 1
+
+    def before_record(self) -> list[ValveInput]:
+        """§3 `eager` resume: an idle channel announces ACTIVE before its first element."""
+        if not self.idle:
+            return []
+        self.idle = False
+        return [StatusInput(self.channel, Status.ACTIVE)]
+
+    def after_record(self, event_ms: int) -> list[ValveInput]:
+        """§1: track the max timestamp; in per-record mode emit the candidate if it increased."""
+        self._activity += 1
+        self.max_seen_ms = max(self.max_seen_ms, event_ms)
+        if self.config.emit == "per-record":
+            return self._emit_if_increased()
+        return []
+
+    def probe(self, now_ms: int) -> ProbeResult:
+        """§2: one periodic probe: check idleness, else run the periodic emission."""
+        saw_activity = self._activity != self._activity_at_last_probe
+        emitted: list[ValveInput] = []
+        if self.is_idle_at_probe(now_ms, saw_activity):
+            if not self.idle:
+                self.idle = True
+                emitted.append(StatusInput(self.channel, Status.IDLE))
+        elif self.config.emit == "periodic":
+            emitted.extend(self._emit_if_increased())
+        return ProbeResult(self.channel, now_ms, saw_activity, self.countdown_start_ms, tuple(emitted))
+
+    def is_idle_at_probe(self, now_ms: int, saw_activity: bool) -> bool:
+        """The idleness countdown: reset on activity, start on the first quiet probe, strict `>`."""
+        timeout = self.config.idle_timeout_ms
+        if saw_activity:
+            self._activity_at_last_probe = self._activity
+            self.countdown_start_ms = None
+            return False
+        if timeout is None:
+            return False
+        if self.countdown_start_ms is None:
+            self.countdown_start_ms = now_ms
+            return False
+        return now_ms - self.countdown_start_ms > timeout
+
+    def _emit_if_increased(self) -> list[ValveInput]:
+        candidate = self.candidate_watermark_ms()
+        if self.idle or candidate <= self.last_emitted_ms:
+            return []
+        self.last_emitted_ms = candidate
+        return [WatermarkInput(self.channel, candidate)]

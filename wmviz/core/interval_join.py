@@ -1,0 +1,301 @@
+"""Row-time (and processing-time) interval join with FLIP-497 EARLY_FIRE (interval-join.md).
+
+Rule names in the method names follow the spec: A1–A6 (arrival), C1–C4 (cleanup timer), E0–E11
+(early fire). Canonical order (§8): buckets ascending, rows in arrival order, join then expire per
+bucket, early fire left then right, then right-cache cleanup, then left-cache cleanup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from wmviz.core.operator_log import Cause, Dropped, JoinOutput, OutputWatermark, RowKind, StepLog
+from wmviz.core.scenario import OperatorConfig, TraceRow
+from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
+from wmviz.core.types import MAX_MS, MIN_MS
+
+LEFT, RIGHT = "L", "R"
+EARLY = "early_fire"
+CLEANUP = {LEFT: "cleanup_left_cache", RIGHT: "cleanup_right_cache"}
+INFERRED_CROSS_DOMAIN = (
+    "inferred: how Flink maps a wall-clock early-fire timer back to rows is not known; wmviz fires "
+    "each row at its arrival clock + delay (interval-join.md §7, FLINK-40172 in review)"
+)
+
+
+@dataclass
+class CachedRow:
+    """A row waiting in a side's cache; `fired` is E1's flag, `fire_at_proc_ms` the §7 cross-domain model."""
+
+    row: TraceRow
+    time_ms: int
+    matched: bool
+    fired: bool = False
+    fire_at_proc_ms: int | None = None
+    joined: bool = False
+    """wmviz bookkeeping only: the row took part in some output (Flink tracks `matched` on outer sides)."""
+
+
+@dataclass
+class KeyState:
+    """Per join key: both caches (time → rows) and both cleanup-timer slots (τL, τR)."""
+
+    caches: dict[str, dict[int, list[CachedRow]]]
+    slots: dict[str, int | None]
+
+    @classmethod
+    def empty(cls) -> KeyState:
+        return cls({LEFT: {}, RIGHT: {}}, {LEFT: None, RIGHT: None})
+
+
+class IntervalJoin:
+    """One subtask of the interval join; `on_row`, `on_timer`, `on_watermark` are called by the pipeline."""
+
+    def __init__(self, config: OperatorConfig, timers: TimerService, lateness_ms: int = 0) -> None:
+        assert config.lower_ms is not None and config.upper_ms is not None
+        self.timers = timers
+        self.join = config.join.lower()
+        self.relative = {LEFT: -config.lower_ms, RIGHT: config.upper_ms}  # A and B
+        self.lateness_ms = lateness_ms
+        self.min_cleanup_ms = max(0, config.min_cleanup_interval_ms)
+        self.delay_ms = config.early_fire_delay_ms if config.early_fire_delay_ms is not None else -1
+        self.outer = {LEFT: self.join in ("left", "full"), RIGHT: self.join in ("right", "full")}
+        self.negative_window = config.upper_ms < config.lower_ms
+        self.rowtime = config.join_time == "rowtime"
+        self.time_mode = config.time_mode or ("rowtime" if self.rowtime else "proctime")
+        self.cross_domain = self.rowtime and self.time_mode == "proctime"
+        self.early = self.e0_early_fire_enabled()
+        self.cleanup_domain = TimeDomain.EVENT if self.rowtime else TimeDomain.PROCESSING
+        self.early_domain = TimeDomain.EVENT if self.time_mode == "rowtime" else TimeDomain.PROCESSING
+        self.expiration = {LEFT: 0, RIGHT: 0}  # X_L, X_R: operator-wide, start at 0
+        self.watermark_ms = MIN_MS
+        self.proc_ms = 0
+        self.keys: dict[str, KeyState] = {}
+
+    # ---- §2 / §5 E0 -----------------------------------------------------------------------------
+
+    def e0_early_fire_enabled(self) -> bool:
+        """E0: a hint (d ≥ 0), an outer join, and a non-negative window (A + B ≥ 0)."""
+        outer = self.outer[LEFT] or self.outer[RIGHT]
+        return self.delay_ms >= 0 and outer and self.relative[LEFT] + self.relative[RIGHT] >= 0
+
+    @property
+    def hold_back_ms(self) -> int:
+        """§4 W4: the output watermark trails the input by max(A, B) + λ."""
+        return max(self.relative[LEFT], self.relative[RIGHT]) + self.lateness_ms
+
+    def operator_time_ms(self) -> int:
+        """T: max(W, 0) on row time (§9's clamp), the processing clock on a processing-time join."""
+        return max(self.watermark_ms, 0) if self.rowtime else self.proc_ms
+
+    def expiration_bound(self, side: str) -> int:
+        """X = T − Rel − λ − 1, or MAX once the input has ended (T == MAX)."""
+        t = self.operator_time_ms()
+        return MAX_MS if t == MAX_MS else t - self.relative[side] - self.lateness_ms - 1
+
+    # ---- §3.1 arrival ---------------------------------------------------------------------------
+
+    def on_row(self, side: str, row: TraceRow, log: StepLog) -> None:
+        """A1–A6 (plus E2, E4) for a row arriving on `side`."""
+        t = self.row_time_ms(row)
+        if self.negative_window:
+            return self.negative_window_plan(side, row, t, log)
+        other = RIGHT if side == LEFT else LEFT
+        state = self.keys.setdefault(row.key or "", KeyState.empty())
+        matched = False
+        if self.a3_probe_needed(other, t + self.relative[side]):
+            matched = self.a4_probe(side, row, t, state, log)
+        if self.operator_time_ms() < t + self.relative[side]:
+            self.a5_cache(side, row, t, matched, state, log)
+        elif not matched and self.outer[side]:
+            self.a6_pad_not_cached(side, row, t, log)
+        elif not matched:
+            log.dropped.append(
+                Dropped(row, "too late to be cached and matched nothing (an inner side emits nothing)")
+            )
+        return None
+
+    def row_time_ms(self, row: TraceRow) -> int:
+        """The join attribute: the event time, or the processing clock on a processing-time join."""
+        if self.rowtime:
+            assert row.event_ms is not None
+            return row.event_ms
+        return self.proc_ms
+
+    def a3_probe_needed(self, other: str, upper_ms: int) -> bool:
+        """A3: probe the other cache only if its last expiration bound is below t + Rel(side)."""
+        if self.expiration[other] < upper_ms:
+            self.expiration[other] = self.expiration_bound(other)
+            return True
+        return False
+
+    def a4_probe(self, side: str, row: TraceRow, t: int, state: KeyState, log: StepLog) -> bool:
+        """A4: join every bucket in [t − Rel(other), t + Rel(side)], expire buckets ≤ X(other)."""
+        other = RIGHT if side == LEFT else LEFT
+        lower, upper = t - self.relative[other], t + self.relative[side]
+        cache, bound = state.caches[other], self.expiration[other]
+        matched = False
+        for bucket_ms in sorted(cache):
+            rows = cache[bucket_ms]
+            if lower <= bucket_ms <= upper:
+                for cached in rows:
+                    matched = True
+                    self.e4_join_or_correct(side, row, other, cached, t, log)
+            if bucket_ms <= bound:
+                self.expire_bucket(other, rows, Cause.PAD_EAGER, t, log)
+                del cache[bucket_ms]
+        return matched
+
+    def e4_join_or_correct(
+        self, side: str, row: TraceRow, other: str, cached: CachedRow, t: int, log: StepLog
+    ) -> None:
+        """A4(a)/E4/E5: +I, or -U pad then +U for a fired, unmatched outer partner (once)."""
+        pair = (row, cached.row) if side == LEFT else (cached.row, row)
+        cached.joined = True
+        if self.outer[other] and not cached.matched and cached.fired:
+            log.emit.append(self._pad(other, cached.row, RowKind.UPDATE_BEFORE, Cause.RETRACT, t))
+            log.emit.append(JoinOutput(RowKind.UPDATE_AFTER, pair[0], pair[1], Cause.MATCH, t))
+        else:
+            log.emit.append(JoinOutput(RowKind.INSERT, pair[0], pair[1], Cause.MATCH, t))
+        if self.outer[other]:
+            cached.matched = True
+
+    def a5_cache(
+        self, side: str, row: TraceRow, t: int, matched: bool, state: KeyState, log: StepLog
+    ) -> None:
+        """A5 + E2: cache the row; an unmatched outer row arms its early timer; arm the cleanup slot."""
+        cached = CachedRow(row, t, matched, joined=matched)
+        state.caches[side].setdefault(t, []).append(cached)
+        key = row.key or ""
+        if self.early and self.outer[side] and not matched:
+            if self.cross_domain:
+                cached.fire_at_proc_ms = self.proc_ms + self.delay_ms
+                log.registered.append(
+                    self.timers.register(TimeDomain.PROCESSING, cached.fire_at_proc_ms, key, EARLY)
+                )
+            else:
+                log.registered.append(self.timers.register(self.early_domain, t + self.delay_ms, key, EARLY))
+        if state.slots[side] is None:
+            self.arm_cleanup(side, t, key, state, log)
+
+    def arm_cleanup(self, side: str, row_time_ms: int, key: str, state: KeyState, log: StepLog) -> None:
+        """The cleanup slot of `side`: t + Rel(side) + m + λ + 1."""
+        at = row_time_ms + self.relative[side] + self.min_cleanup_ms + self.lateness_ms + 1
+        state.slots[side] = at
+        log.registered.append(self.timers.register(self.cleanup_domain, at, key, CLEANUP[side]))
+
+    def a6_pad_not_cached(self, side: str, row: TraceRow, t: int, log: StepLog) -> None:
+        """A6: an outer row too late to be cached and unmatched is padded at once."""
+        log.emit.append(self._pad(side, row, RowKind.INSERT, Cause.PAD_NOT_CACHED, t))
+
+    def negative_window_plan(self, side: str, row: TraceRow, t: int, log: StepLog) -> None:
+        """§2: with hi < lo no join runs: outer rows are padded on arrival, the rest filtered."""
+        if self.outer[side]:
+            log.emit.append(self._pad(side, row, RowKind.INSERT, Cause.PAD_NEGATIVE_WINDOW, t))
+        else:
+            log.dropped.append(
+                Dropped(row, "negative window (hi < lo): the planner filters the non-outer side")
+            )
+
+    # ---- §3.2 / §5 E3 timers -----------------------------------------------------------------------
+
+    def on_timer(self, fired: FiredTimer, log: StepLog) -> None:
+        """E3 then C2/C3: every callback fires early first, then cleans the right, then the left cache."""
+        timer = fired.timer
+        state = self.keys.get(timer.key)
+        if state is None:
+            return
+        tau = timer.timestamp_ms
+        if self.early and timer.domain is self.early_domain:
+            self.e3_early_fire(tau, state, log)
+        if timer.domain is self.cleanup_domain:
+            for side in (RIGHT, LEFT):  # C2 before C3
+                if state.slots[side] == tau:
+                    self.expiration[side] = self.expiration_bound(side)
+                    self.c4_expire(side, timer.key, state, tau, log)
+        if not state.caches[LEFT] and not state.caches[RIGHT] and state.slots == {LEFT: None, RIGHT: None}:
+            del self.keys[timer.key]
+
+    def e3_early_fire(self, tau: int, state: KeyState, log: StepLog) -> None:
+        """E3: pad unmatched, unfired rows of bucket τ − d (or, cross-domain, due at τ) on each outer side."""
+        for side in (LEFT, RIGHT):
+            if not self.outer[side]:
+                continue
+            if self.cross_domain:
+                rows = [
+                    c for bucket in state.caches[side].values() for c in bucket if c.fire_at_proc_ms == tau
+                ]
+            else:
+                rows = state.caches[side].get(tau - self.delay_ms, [])
+            for cached in rows:
+                if not cached.matched and not cached.fired:
+                    log.emit.append(self._pad(side, cached.row, RowKind.INSERT, Cause.EARLY_FIRE, tau))
+                    cached.fired = True
+                    if self.cross_domain:
+                        log.notes.append(INFERRED_CROSS_DOMAIN)
+
+    def c4_expire(self, side: str, key: str, state: KeyState, tau: int, log: StepLog) -> None:
+        """C4: drop buckets ≤ X (padding unmatched, unfired outer rows); re-arm or clear the slot."""
+        cache, bound = state.caches[side], self.expiration[side]
+        for bucket_ms in sorted(cache):
+            if bucket_ms <= bound:
+                self.expire_bucket(side, cache.pop(bucket_ms), Cause.PAD_CLEANUP, tau, log)
+        earliest = min(cache) if cache else None
+        if earliest is not None and earliest > 0:
+            self.arm_cleanup(side, earliest, key, state, log)
+            return
+        state.slots[side] = None
+        if cache:  # §9: rows at time ≤ 0 collide with Flink's "empty" sentinel and vanish
+            for rows in cache.values():
+                for cached in rows:
+                    log.dropped.append(
+                        Dropped(cached.row, "discarded by the cleanup quirk for event times ≤ 0")
+                    )
+            log.notes.append(f"§9 quirk: key {key!r} lost {side} rows at time ≤ 0 without padding")
+            cache.clear()
+
+    def expire_bucket(self, side: str, rows: list[CachedRow], cause: Cause, at_ms: int, log: StepLog) -> None:
+        """Pad the bucket's unmatched, unfired rows if `side` is outer (E7: never a double pad)."""
+        for cached in rows:
+            if self.outer[side] and not cached.matched and not cached.fired:
+                log.emit.append(self._pad(side, cached.row, RowKind.INSERT, cause, at_ms))
+            elif not cached.joined and not self.outer[side]:
+                log.dropped.append(Dropped(cached.row, "expired from the cache without a match (inner side)"))
+
+    # ---- §4 watermarks ---------------------------------------------------------------------------
+
+    def on_watermark(self, watermark_ms: int) -> None:
+        """W2 step 1: the new combined watermark becomes the operator's time before timers fire."""
+        self.watermark_ms = watermark_ms
+
+    def output_watermark(self, log: StepLog) -> None:
+        """W4: after the timers, forward W − (max(A, B) + λ), wrapping like Java's long."""
+        if self.negative_window:
+            log.notes.append(
+                "watermarks of the negative-window plan are not modelled (unknown in Flink's docs)"
+            )
+            return
+        if not self.rowtime:
+            return
+        out = self.watermark_ms - self.hold_back_ms
+        if out < MIN_MS:
+            out += 2**64
+        log.emit.append(OutputWatermark(out))
+
+    def on_processing_time(self, proc_ms: int) -> None:
+        """The processing clock moved (before due processing-time timers fire)."""
+        self.proc_ms = proc_ms
+
+    def live_rows(self) -> set[int]:
+        """Trace rows (by row number) still cached."""
+        return {
+            c.row.row
+            for s in self.keys.values()
+            for cache in s.caches.values()
+            for rows in cache.values()
+            for c in rows
+        }
+
+    def _pad(self, side: str, row: TraceRow, kind: RowKind, cause: Cause, at_ms: int) -> JoinOutput:
+        left, right = (row, None) if side == LEFT else (None, row)
+        return JoinOutput(kind, left, right, cause, at_ms)

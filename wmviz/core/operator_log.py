@@ -1,0 +1,105 @@
+"""What an operator produced during one step: outputs, drops, timers. Shared by every operator."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from wmviz.core.scenario import TraceRow
+from wmviz.core.timers import FiredTimer, TimerRegistration
+
+
+class RowKind(Enum):
+    """Changelog row kinds the interval join emits (it never emits -D)."""
+
+    INSERT = "+I"
+    UPDATE_BEFORE = "-U"
+    UPDATE_AFTER = "+U"
+
+
+class Cause(Enum):
+    """Why the interval join emitted a row (interval_join_cases.json's `cause`)."""
+
+    MATCH = "match"
+    RETRACT = "retract"
+    EARLY_FIRE = "early_fire"
+    PAD_CLEANUP = "pad_cleanup"
+    PAD_EAGER = "pad_eager"
+    PAD_NOT_CACHED = "pad_not_cached"
+    PAD_NEGATIVE_WINDOW = "pad_negative_window"
+
+
+@dataclass(frozen=True, slots=True)
+class JoinOutput:
+    """One changelog row; `timestamp_ms` is the record timestamp Flink gives it (interval-join §4 W5)."""
+
+    kind: RowKind
+    left: TraceRow | None
+    right: TraceRow | None
+    cause: Cause
+    timestamp_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class WindowOutput:
+    """One window firing: the full contents (`list`) or the aggregate, `late` for a late firing."""
+
+    key: str | None
+    start_ms: int
+    end_ms: int
+    elements: tuple[Any, ...]
+    result: Any
+    aggregate: str
+    late: bool
+    rows: tuple[int, ...] = ()
+    """Trace row numbers of the contents, in arrival order (links a firing to its records)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OutputWatermark:
+    """The watermark the operator forwards downstream, after the timers of that advance."""
+
+    watermark_ms: int
+
+
+OperatorOutput = JoinOutput | WindowOutput | OutputWatermark
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """A record that will never reach any output, and why (so no record disappears unseen)."""
+
+    row: TraceRow
+    reason: str
+
+
+StepEvent = OperatorOutput | Dropped | TimerRegistration | FiredTimer | str
+
+
+class _Tracked(list):
+    """A list that also appends to the step's ordered timeline, so narration keeps causality."""
+
+    def __init__(self, timeline: list[StepEvent]) -> None:
+        super().__init__()
+        self._timeline = timeline
+
+    def append(self, item) -> None:
+        super().append(item)
+        self._timeline.append(item)
+
+
+class StepLog:
+    """Mutable collector for one step; frozen into the StepResult when the step ends.
+
+    `timeline` holds every output, drop, registration, fired timer and note in the order they
+    happened, so "timer X fired → row Y" can be told without guessing.
+    """
+
+    def __init__(self) -> None:
+        self.timeline: list[StepEvent] = []
+        self.emit: list[OperatorOutput] = _Tracked(self.timeline)
+        self.dropped: list[Dropped] = _Tracked(self.timeline)
+        self.registered: list[TimerRegistration] = _Tracked(self.timeline)
+        self.fired: list[FiredTimer] = _Tracked(self.timeline)
+        self.notes: list[str] = _Tracked(self.timeline)

@@ -1,0 +1,262 @@
+"""One operator instance end to end: generators → valves → combined input → operator, on two clocks.
+
+Order within a trace row (windows-and-generation.md §1–§2, interval-join.md §4):
+1. the processing clock advances to the row's `proc_ms`: due probes and processing-time timers run
+   in time order (a probe first on a tie); a probe at exactly the row's time runs after a record
+   at that time (the spec's record-first rule), but before nothing on a `proctime` row;
+2. the row itself: an explicit watermark/status goes to its input's valve; a record passes the
+   valve (an idle generated channel first announces ACTIVE), reaches the operator, and then its
+   generator may emit a watermark;
+3. every strict increase of the combined watermark fires the due event-time timers in order, then
+   the operator forwards its output watermark.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from wmviz.core.account import StepAccount, account_step
+from wmviz.core.combiner import InputCombiner
+from wmviz.core.generator import ChannelGenerator, ProbeResult
+from wmviz.core.interval_join import IntervalJoin
+from wmviz.core.operator_log import Dropped, OperatorOutput, OutputWatermark, StepEvent, StepLog
+from wmviz.core.scenario import Kind, ScenarioConfig, TraceRow
+from wmviz.core.timers import FiredTimer, TimeDomain, TimerRegistration, TimerService
+from wmviz.core.types import Emission, EmittedWatermark, Profile, StatusInput, ValveInput, WatermarkInput
+from wmviz.core.valve import Valve
+from wmviz.core.windows import WindowOperator
+
+# Above this many quiet probes in one clock jump, only the probes that can change something run.
+_PROBE_BURST = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class ValveStep:
+    """One input the valve of `input` processed during a row: the row's own, or a generated one."""
+
+    input: str
+    valve_input: ValveInput
+    generated: bool
+    emissions: tuple[Emission, ...]
+    account: StepAccount | None
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    """Everything one trace row caused in its instance, in order."""
+
+    step: int
+    instance: str
+    row: TraceRow
+    out: tuple[Emission, ...]
+    """The valve's emissions (one input) or the combined input's (two inputs), trace-format §4."""
+    valve_steps: tuple[ValveStep, ...]
+    emit: tuple[OperatorOutput, ...]
+    dropped: tuple[Dropped, ...]
+    timers_registered: tuple[TimerRegistration, ...]
+    timers_fired: tuple[FiredTimer, ...]
+    probes: tuple[ProbeResult, ...]
+    notes: tuple[str, ...]
+    events: tuple[StepEvent, ...] = ()
+    """The operator's outputs, drops, timer registrations, firings and notes, in causal order."""
+    pending_timers: tuple[FiredTimer, ...] = ()
+    """Every timer still pending after the step, in firing order (filled when explaining)."""
+
+    @property
+    def emissions(self) -> tuple[Emission, ...]:
+        """Alias of `out`."""
+        return self.out
+
+    @property
+    def account(self) -> StepAccount | None:
+        """The account of the row's own valve input, when it had one and was explained."""
+        for vs in self.valve_steps:
+            if not vs.generated:
+                return vs.account
+        return None
+
+
+class InstancePipeline:
+    """The simulated state of one operator instance (subtask)."""
+
+    def __init__(
+        self,
+        instance: str,
+        config: ScenarioConfig,
+        profile: Profile,
+        channels: dict[str, int],
+        manual_channels: set[tuple[str, int]],
+    ) -> None:
+        self.instance = instance
+        self.config = config
+        self.inputs = list(channels)
+        self.valves = {name: Valve(n, profile) for name, n in channels.items()}
+        self.combiner = InputCombiner(self.inputs, flush_when_all_idle=config.operator.all_idle_flush)
+        self.two_input = config.operator.type == "interval_join"
+        self.timers = TimerService()
+        self.operator: WindowOperator | IntervalJoin | None = None
+        if config.operator.type == "window":
+            self.operator = WindowOperator(config.operator, self.timers)
+        elif config.operator.type == "interval_join":
+            self.operator = IntervalJoin(config.operator, self.timers)
+        self.generators: dict[tuple[str, int], ChannelGenerator] = {}
+        if config.generator is not None:
+            for name, n in channels.items():
+                for ch in range(n):
+                    if (name, ch) not in manual_channels:
+                        self.generators[(name, ch)] = ChannelGenerator(ch, config.generator)
+        self.proc_ms: int | None = None
+        self._clock_start_ms: int | None = None
+        self._last_probe_ms: int | None = None
+        self._explain = False
+        self._log = StepLog()
+        self._valve_steps: list[ValveStep] = []
+        self._out: list[Emission] = []
+        self._probes: list[ProbeResult] = []
+
+    def process(self, step: int, row: TraceRow, *, explain: bool) -> StepResult:
+        """Run one trace row through the instance and return what it caused."""
+        self._explain = explain
+        self._log, self._valve_steps, self._out, self._probes = StepLog(), [], [], []
+        if row.proc_ms is not None:
+            self.advance_processing_time(row.proc_ms, inclusive=row.kind is Kind.PROCTIME)
+        if row.kind is Kind.WATERMARK:
+            assert row.channel is not None and row.watermark_ms is not None
+            self.feed_valve(row.input, WatermarkInput(row.channel, row.watermark_ms), generated=False)
+        elif row.kind is Kind.STATUS:
+            assert row.channel is not None and row.status is not None
+            self.feed_valve(row.input, StatusInput(row.channel, row.status), generated=False)
+        elif row.kind is Kind.RECORD:
+            self.record(row)
+        log = self._log
+        return StepResult(
+            step=step,
+            instance=self.instance,
+            row=row,
+            out=tuple(self._out),
+            valve_steps=tuple(self._valve_steps),
+            emit=tuple(log.emit),
+            dropped=tuple(log.dropped),
+            timers_registered=tuple(log.registered),
+            timers_fired=tuple(log.fired),
+            probes=tuple(self._probes),
+            notes=tuple(log.notes),
+            events=tuple(log.timeline),
+            pending_timers=self.timers.pending() if explain else (),
+        )
+
+    def record(self, row: TraceRow) -> None:
+        """A record: ACTIVE first if its generator was idle, the operator, then its watermark."""
+        assert row.channel is not None
+        generator = self.generators.get((row.input, row.channel))
+        if generator is not None:
+            for inp in generator.before_record():
+                self.feed_valve(row.input, inp, generated=True)
+        if isinstance(self.operator, WindowOperator):
+            self.operator.on_record(row, self._log)
+        elif isinstance(self.operator, IntervalJoin):
+            self.operator.on_row(row.input, row, self._log)
+        if generator is not None:
+            assert row.event_ms is not None
+            for inp in generator.after_record(row.event_ms):
+                self.feed_valve(row.input, inp, generated=True)
+
+    def feed_valve(self, input_name: str, inp: ValveInput, *, generated: bool) -> None:
+        """One valve input; its emissions flow through the combiner to the operator."""
+        valve = self.valves[input_name]
+        account = account_step(valve, inp) if self._explain else None
+        emissions = account.emissions if account is not None else tuple(valve.apply(inp))
+        self._valve_steps.append(ValveStep(input_name, inp, generated, emissions, account))
+        for emission in emissions:
+            combined = self.combiner.on_valve_emission(input_name, emission)
+            self._out.extend(combined if self.two_input else [emission])
+            for em in combined:
+                if isinstance(em, EmittedWatermark):
+                    self.advance_event_time(em.watermark_ms)
+
+    def advance_event_time(self, watermark_ms: int) -> None:
+        """W2: set the operator's watermark, fire due event-time timers in order, then forward."""
+        operator = self.operator
+        if operator is None:
+            return
+        operator.on_watermark(watermark_ms)
+        while (fired := self.timers.pop_due(TimeDomain.EVENT, watermark_ms)) is not None:
+            self._log.fired.append(fired)
+            operator.on_timer(fired, self._log)
+        if isinstance(operator, IntervalJoin):
+            operator.output_watermark(self._log)
+        else:
+            self._log.emit.append(OutputWatermark(watermark_ms))
+
+    def advance_processing_time(self, now_ms: int, *, inclusive: bool) -> None:
+        """Run the probes and processing-time timers due by `now_ms`, in time order."""
+        if self._clock_start_ms is None:
+            self._clock_start_ms = now_ms
+        self.proc_ms = now_ms
+        if isinstance(self.operator, IntervalJoin):
+            self.operator.on_processing_time(now_ms)
+        probes = self._due_probes(now_ms, inclusive)
+        while True:
+            next_timer = self.timers.next_due_ms(TimeDomain.PROCESSING)
+            timer_due = next_timer is not None and next_timer <= now_ms
+            if probes and (not timer_due or probes[0] <= next_timer):
+                self.run_probe(probes.pop(0))
+            elif timer_due:
+                fired = self.timers.pop_due(TimeDomain.PROCESSING, now_ms)
+                assert fired is not None and self.operator is not None
+                self._log.fired.append(fired)
+                self.operator.on_timer(fired, self._log)
+            else:
+                return
+
+    def run_probe(self, time_ms: int) -> None:
+        """One periodic probe on every generated channel, in input and channel order."""
+        self._last_probe_ms = time_ms
+        for (input_name, _), generator in self.generators.items():
+            result = generator.probe(time_ms)
+            self._probes.append(result)
+            for inp in result.emitted:
+                self.feed_valve(input_name, inp, generated=True)
+
+    def _due_probes(self, now_ms: int, inclusive: bool) -> list[int]:
+        if not self.generators or self.config.generator is None or self._clock_start_ms is None:
+            return []
+        interval = self.config.generator.interval_ms
+        if self._last_probe_ms is not None:
+            first = self._last_probe_ms + interval
+        else:
+            first = -(-self._clock_start_ms // interval) * interval
+        last = now_ms if inclusive else now_ms - 1
+        if last < first:
+            return []
+        count = (last - first) // interval + 1
+        if count <= _PROBE_BURST:
+            return [first + i * interval for i in range(count)]
+        return self._relevant_probes(first, last, interval)
+
+    def _relevant_probes(self, first: int, last: int, interval: int) -> list[int]:
+        """A long quiet gap: the first two probes (reset, start countdown), each expiry, the last.
+
+        Between them nothing can change: no record arrives during one clock jump, so the
+        periodic candidate is constant and only the idleness countdown moves.
+        """
+        times = {first, first + interval, last - (last - first) % interval}
+        timeout = self.config.generator.idle_timeout_ms if self.config.generator else None
+        if timeout is not None:
+            for generator in self.generators.values():
+                # The countdown starts at the first quiet probe: `first`, or the next one if the
+                # first still sees activity. An extra quiet probe changes nothing, so take both.
+                if generator.countdown_start_ms is not None:
+                    starts = [generator.countdown_start_ms]
+                else:
+                    starts = [first, first + interval]
+                for start in starts:
+                    expiry = start + timeout + 1
+                    expiry += (-(expiry - first)) % interval
+                    if first <= expiry <= last:
+                        times.add(expiry)
+        return sorted(times)
+
+    def live_rows(self) -> set[int]:
+        """Row numbers of records still held in operator state."""
+        return self.operator.live_rows() if self.operator is not None else set()
