@@ -40,3 +40,13 @@ def check_value(raw):
     if isinstance(raw, str):
         return Status(raw)
     return raw
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local SparkSession for the whole test session (it takes ~10 s to start)."""
+    from wmviz.spark.session import get_spark, stop_spark
+
+    session = get_spark("local[2]")
+    yield session
+    stop_spark()

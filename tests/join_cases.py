@@ -37,13 +37,18 @@ def case_config(case: dict) -> dict:
 def case_rows(case: dict) -> list[list[dict]]:
     """Trace rows for each case step (a `wm` step advances both inputs: two rows)."""
     steps = []
+    clock = 0
+    proc_rows = case["config"]["join_time"] == "proctime" or case["config"].get("time_mode") == "proctime"
     for inp in case["inputs"]:
         if "side" in inp:
             row = {"kind": "record", "input": inp["side"], "channel": 0, "key": "k", "value": inp["id"]}
             if "t" in inp:
                 row["event_ms"] = inp["t"]
+            if proc_rows:
+                row["proc_ms"] = clock  # the case's rows arrive at the current clock
             steps.append([row])
         elif "proc" in inp:
+            clock = inp["proc"]
             steps.append([{"kind": "proctime", "proc_ms": inp["proc"]}])
         else:
             sides = {"wm": ("L", "R"), "wm_l": ("L",), "wm_r": ("R",)}

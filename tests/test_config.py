@@ -135,7 +135,7 @@ def test_every_bad_value_is_reported_at_once_with_its_field_path() -> None:
             "emit": "sometimes",
             "interval_ms": 0,
             "idle_timeout_ms": "10s",
-            "resume": "flip27-released",
+            "resume": "lazy",
         },
         "operator": {
             "type": "window",
@@ -157,7 +157,7 @@ def test_every_bad_value_is_reported_at_once_with_its_field_path() -> None:
         's.json: field generator.emit: "sometimes" is not one of per-record, periodic',
         "s.json: field generator.interval_ms: 0 must be positive",
         's.json: field generator.idle_timeout_ms: "10s" is not an integer (milliseconds)',
-        's.json: field generator.resume: "flip27-released" is not one of eager',
+        's.json: field generator.resume: "lazy" is not one of eager, flip27-released',
     ]
 
 

@@ -44,11 +44,19 @@ class ChannelGenerator:
         return self.max_seen_ms - self.config.out_of_orderness_ms - 1
 
     def before_record(self) -> list[ValveInput]:
-        """§3 `eager` resume: an idle channel announces ACTIVE before its first element."""
-        if not self.idle:
+        """§3 `eager` resume: an idle channel announces ACTIVE before its first element.
+
+        Under `flip27-released` nothing is announced here: the channel becomes ACTIVE only
+        together with a watermark above the last one it emitted (FLINK-40504).
+        """
+        if not self.idle or self.config.resume != "eager":
             return []
         self.idle = False
         return [StatusInput(self.channel, Status.ACTIVE)]
+
+    def has_unseen_activity(self) -> bool:
+        """A record arrived since the last probe (the next probe will reset the countdown)."""
+        return self._activity != self._activity_at_last_probe
 
     def after_record(self, event_ms: int) -> list[ValveInput]:
         """§1: track the max timestamp; in per-record mode emit the candidate if it increased."""
@@ -60,13 +68,13 @@ class ChannelGenerator:
 
     def probe(self, now_ms: int) -> ProbeResult:
         """§2: one periodic probe: check idleness, else run the periodic emission."""
-        saw_activity = self._activity != self._activity_at_last_probe
+        saw_activity = self.has_unseen_activity()
         emitted: list[ValveInput] = []
         if self.is_idle_at_probe(now_ms, saw_activity):
             if not self.idle:
                 self.idle = True
                 emitted.append(StatusInput(self.channel, Status.IDLE))
-        elif self.config.emit == "periodic":
+        elif self.config.emit == "periodic" or (self.idle and saw_activity):
             emitted.extend(self._emit_if_increased())
         return ProbeResult(self.channel, now_ms, saw_activity, self.countdown_start_ms, tuple(emitted))
 
@@ -84,9 +92,27 @@ class ChannelGenerator:
             return False
         return now_ms - self.countdown_start_ms > timeout
 
+    def snapshot(self) -> tuple:
+        """Comparable state of the generator and its idleness countdown."""
+        return (
+            self.max_seen_ms,
+            self.last_emitted_ms,
+            self.idle,
+            self._activity,
+            self._activity_at_last_probe,
+            self.countdown_start_ms,
+        )
+
     def _emit_if_increased(self) -> list[ValveInput]:
         candidate = self.candidate_watermark_ms()
-        if self.idle or candidate <= self.last_emitted_ms:
+        if candidate <= self.last_emitted_ms:
             return []
+        if self.idle:
+            if self.config.resume == "eager":
+                return []
+            # flip27-released: a strictly higher watermark is what reactivates the channel.
+            self.idle = False
+            self.last_emitted_ms = candidate
+            return [StatusInput(self.channel, Status.ACTIVE), WatermarkInput(self.channel, candidate)]
         self.last_emitted_ms = candidate
         return [WatermarkInput(self.channel, candidate)]

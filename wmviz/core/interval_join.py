@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wmviz.core.operator_log import Cause, Dropped, JoinOutput, OutputWatermark, RowKind, StepLog
+from wmviz.core.operator_log import (
+    Cached,
+    Cause,
+    Dropped,
+    Finalized,
+    JoinOutput,
+    OutputWatermark,
+    RowKind,
+    StepLog,
+)
 from wmviz.core.scenario import OperatorConfig, TraceRow
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.types import MAX_MS, MIN_MS
@@ -167,6 +176,12 @@ class IntervalJoin:
         cached = CachedRow(row, t, matched, joined=matched)
         state.caches[side].setdefault(t, []).append(cached)
         key = row.key or ""
+        log.cached.append(Cached(row, side, t + self.relative[side] + self.lateness_ms + 1))
+        if t <= 0:
+            log.notes.append(
+                f"§9 warning: {side} row at time {t} ≤ 0 is cached; Flink's cleanup uses ≤ 0 as its 'empty' "
+                "sentinel, so this row (and rows cached with it) may later vanish without padding"
+            )
         if self.early and self.outer[side] and not matched:
             if self.cross_domain:
                 cached.fire_at_proc_ms = self.proc_ms + self.delay_ms
@@ -259,6 +274,8 @@ class IntervalJoin:
         for cached in rows:
             if self.outer[side] and not cached.matched and not cached.fired:
                 log.emit.append(self._pad(side, cached.row, RowKind.INSERT, cause, at_ms))
+            elif self.outer[side] and not cached.matched:
+                log.finalized.append(Finalized(cached.row))  # E7: no second pad; the first one stands
             elif not cached.joined and not self.outer[side]:
                 log.dropped.append(Dropped(cached.row, "expired from the cache without a match (inner side)"))
 
@@ -285,6 +302,23 @@ class IntervalJoin:
     def on_processing_time(self, proc_ms: int) -> None:
         """The processing clock moved (before due processing-time timers fire)."""
         self.proc_ms = proc_ms
+
+    def snapshot(self) -> tuple:
+        """Comparable state: clocks, expiration bounds, and every key's caches and cleanup slots."""
+        keys = []
+        for key, state in sorted(self.keys.items()):
+            caches = tuple(
+                (
+                    side,
+                    tuple(
+                        (t, tuple((c.row.row, c.matched, c.fired, c.fire_at_proc_ms) for c in rows))
+                        for t, rows in sorted(state.caches[side].items())
+                    ),
+                )
+                for side in (LEFT, RIGHT)
+            )
+            keys.append((key, caches, tuple(state.slots.items())))
+        return (self.watermark_ms, self.proc_ms, tuple(self.expiration.items()), tuple(keys))
 
     def live_rows(self) -> set[int]:
         """Trace rows (by row number) still cached."""

@@ -74,7 +74,36 @@ class Dropped:
     reason: str
 
 
-StepEvent = OperatorOutput | Dropped | TimerRegistration | FiredTimer | str
+@dataclass(frozen=True, slots=True)
+class Cached:
+    """The interval join kept a row: it waits for partners until its side's cache expires it."""
+
+    row: TraceRow
+    side: str
+    closes_at_ms: int
+    """The first operator time at which the row's window has closed (t + Rel + λ + 1)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finalized:
+    """A speculatively padded (fired) row left the cache unmatched: its early-fire row is final."""
+
+    row: TraceRow
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratorUpdate:
+    """A record reached its channel's watermark generator."""
+
+    channel: int
+    max_seen_ms: int
+    candidate_ms: int
+    emitted: bool
+
+
+StepEvent = (
+    OperatorOutput | Dropped | TimerRegistration | FiredTimer | Cached | Finalized | GeneratorUpdate | str
+)
 
 
 class _Tracked(list):
@@ -103,3 +132,6 @@ class StepLog:
         self.registered: list[TimerRegistration] = _Tracked(self.timeline)
         self.fired: list[FiredTimer] = _Tracked(self.timeline)
         self.notes: list[str] = _Tracked(self.timeline)
+        self.cached: list[Cached] = _Tracked(self.timeline)
+        self.generator: list[GeneratorUpdate] = _Tracked(self.timeline)
+        self.finalized: list[Finalized] = _Tracked(self.timeline)

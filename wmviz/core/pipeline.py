@@ -19,11 +19,18 @@ from wmviz.core.account import StepAccount, account_step
 from wmviz.core.combiner import InputCombiner
 from wmviz.core.generator import ChannelGenerator, ProbeResult
 from wmviz.core.interval_join import IntervalJoin
-from wmviz.core.operator_log import Dropped, OperatorOutput, OutputWatermark, StepEvent, StepLog
+from wmviz.core.operator_log import (
+    Dropped,
+    GeneratorUpdate,
+    OperatorOutput,
+    OutputWatermark,
+    StepEvent,
+    StepLog,
+)
 from wmviz.core.scenario import Kind, ScenarioConfig, TraceRow
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerRegistration, TimerService
 from wmviz.core.types import Emission, EmittedWatermark, Profile, StatusInput, ValveInput, WatermarkInput
-from wmviz.core.valve import Valve
+from wmviz.core.valve import Outcome, Valve
 from wmviz.core.windows import WindowOperator
 
 # Above this many quiet probes in one clock jump, only the probes that can change something run.
@@ -39,6 +46,7 @@ class ValveStep:
     generated: bool
     emissions: tuple[Emission, ...]
     account: StepAccount | None
+    outcome: Outcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,15 +166,26 @@ class InstancePipeline:
             self.operator.on_row(row.input, row, self._log)
         if generator is not None:
             assert row.event_ms is not None
-            for inp in generator.after_record(row.event_ms):
+            generated = generator.after_record(row.event_ms)
+            self._log.generator.append(
+                GeneratorUpdate(
+                    row.channel, generator.max_seen_ms, generator.candidate_watermark_ms(), bool(generated)
+                )
+            )
+            for inp in generated:
                 self.feed_valve(row.input, inp, generated=True)
 
     def feed_valve(self, input_name: str, inp: ValveInput, *, generated: bool) -> None:
         """One valve input; its emissions flow through the combiner to the operator."""
         valve = self.valves[input_name]
-        account = account_step(valve, inp) if self._explain else None
-        emissions = account.emissions if account is not None else tuple(valve.apply(inp))
-        self._valve_steps.append(ValveStep(input_name, inp, generated, emissions, account))
+        if self._explain:
+            account = account_step(valve, inp)
+            emissions, outcome = account.emissions, account.outcome
+        else:
+            account, out = None, []
+            outcome = valve.process(inp, out)
+            emissions = tuple(out)
+        self._valve_steps.append(ValveStep(input_name, inp, generated, emissions, account, outcome))
         for emission in emissions:
             combined = self.combiner.on_valve_emission(input_name, emission)
             self._out.extend(combined if self.two_input else [emission])
@@ -199,7 +218,9 @@ class InstancePipeline:
         while True:
             next_timer = self.timers.next_due_ms(TimeDomain.PROCESSING)
             timer_due = next_timer is not None and next_timer <= now_ms
-            if probes and (not timer_due or probes[0] <= next_timer):
+            # Equal times: processing-time timers first (Flink fires them as the clock is set),
+            # then the row's record, then probes (windows-and-generation.md §1's record-first rule).
+            if probes and (not timer_due or probes[0] < next_timer):
                 self.run_probe(probes.pop(0))
             elif timer_due:
                 fired = self.timers.pop_due(TimeDomain.PROCESSING, now_ms)
@@ -225,7 +246,8 @@ class InstancePipeline:
         if self._last_probe_ms is not None:
             first = self._last_probe_ms + interval
         else:
-            first = -(-self._clock_start_ms // interval) * interval
+            # Probes run at interval, 2·interval, …, and none before the first clock reading.
+            first = max(interval, -(-self._clock_start_ms // interval) * interval)
         last = now_ms if inclusive else now_ms - 1
         if last < first:
             return []
@@ -246,7 +268,7 @@ class InstancePipeline:
             for generator in self.generators.values():
                 # The countdown starts at the first quiet probe: `first`, or the next one if the
                 # first still sees activity. An extra quiet probe changes nothing, so take both.
-                if generator.countdown_start_ms is not None:
+                if generator.countdown_start_ms is not None and not generator.has_unseen_activity():
                     starts = [generator.countdown_start_ms]
                 else:
                     starts = [first, first + interval]
@@ -256,6 +278,32 @@ class InstancePipeline:
                     if first <= expiry <= last:
                         times.add(expiry)
         return sorted(times)
+
+    @property
+    def output_watermark_ms(self) -> int:
+        """The last watermark the valve (one input) or the combined input (two) emitted."""
+        if self.two_input:
+            return self.combiner.watermark_ms
+        return self.valves[self.inputs[0]].last_watermark_ms
+
+    @property
+    def output_status(self):
+        """The last status the valve (one input) or the combined input (two) emitted."""
+        if self.two_input:
+            return self.combiner.status
+        return self.valves[self.inputs[0]].last_status
+
+    def snapshot(self) -> tuple:
+        """Every piece of semantic state, comparable with ==: two pipelines that will behave the
+        same from here on have equal snapshots (used to check keyframe reconstruction)."""
+        return (
+            tuple((name, valve.state()) for name, valve in self.valves.items()),
+            self.combiner.snapshot(),
+            tuple((k, g.snapshot()) for k, g in self.generators.items()),
+            self.timers.pending(),
+            self.operator.snapshot() if self.operator is not None else None,
+            (self.proc_ms, self._clock_start_ms, self._last_probe_ms),
+        )
 
     def live_rows(self) -> set[int]:
         """Row numbers of records still held in operator state."""

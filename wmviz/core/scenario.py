@@ -53,6 +53,8 @@ class GeneratorConfig:
     emit: str = "per-record"  # or "periodic"
     interval_ms: int = 200
     idle_timeout_ms: int | None = None
+    resume: str = "eager"
+    """§3: `eager` (ACTIVE before the first element after idleness) or `flip27-released`."""
 
 
 @dataclass(frozen=True, slots=True)

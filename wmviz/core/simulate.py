@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from wmviz.core.pipeline import InstancePipeline, StepResult
-from wmviz.core.scenario import Kind, Trace
+from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow
 from wmviz.core.types import Profile
 
 __all__ = ["Simulation", "StepResult", "manual_channels", "simulate"]
@@ -24,14 +24,21 @@ def manual_channels(trace: Trace) -> dict[str, set[tuple[str, int]]]:
     return manual
 
 
-def instance_channels(trace: Trace, instance: str) -> dict[str, int]:
+def instance_channels(
+    valve_channels: dict[tuple[str, str], int], config: ScenarioConfig, instance: str
+) -> dict[str, int]:
     """Channel count per input of one instance; a two-input operator always has both inputs."""
-    channels = {inp: n for (inst, inp), n in trace.valve_channels.items() if inst == instance}
-    if trace.config.operator.type == "interval_join":
+    channels = {inp: n for (inst, inp), n in valve_channels.items() if inst == instance}
+    if config.operator.type == "interval_join":
         for name in ("L", "R"):
-            channels.setdefault(name, trace.config.channels.get(name, 1))
+            channels.setdefault(name, config.channels.get(name, 1))
         return {"L": channels["L"], "R": channels["R"]}
-    return channels or {"0": trace.config.channels.get("0", 1)}
+    return channels or {"0": config.channels.get("0", 1)}
+
+
+def manual_channels_of(rows: Iterable[TraceRow]) -> set[tuple[str, int]]:
+    """The (input, channel) pairs of one instance's rows that carry explicit watermarks."""
+    return {(r.input, r.channel) for r in rows if r.kind is Kind.WATERMARK and r.channel is not None}
 
 
 class Simulation:
@@ -51,7 +58,7 @@ class Simulation:
                 instance,
                 self.trace.config,
                 self.profile,
-                instance_channels(self.trace, instance),
+                instance_channels(self.trace.valve_channels, self.trace.config, instance),
                 self._manual.get(instance, set()),
             )
         return pipeline

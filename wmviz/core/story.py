@@ -7,7 +7,17 @@ timeline), never from strings, so `explain` and the UI tell the same story.
 from __future__ import annotations
 
 from wmviz.core.narrate import narrate
-from wmviz.core.operator_log import Cause, Dropped, JoinOutput, OutputWatermark, RowKind, WindowOutput
+from wmviz.core.operator_log import (
+    Cached,
+    Cause,
+    Dropped,
+    Finalized,
+    GeneratorUpdate,
+    JoinOutput,
+    OutputWatermark,
+    RowKind,
+    WindowOutput,
+)
 from wmviz.core.pipeline import StepResult, ValveStep
 from wmviz.core.scenario import Kind, TraceRow
 from wmviz.core.timers import FiredTimer, TimerRegistration
@@ -20,7 +30,7 @@ def explain_line(result: StepResult) -> str:
     if result.account is not None and valve_only and not result.events:
         return narrate(result.account)
     if result.account is None and not result.valve_steps and not result.events:
-        return describe_bypass(result.row)
+        return describe_bypass(result.row)  # no generator and no operator saw this row
     return explain_step(result)
 
 
@@ -102,6 +112,21 @@ def _operator_parts(result: StepResult) -> list[str]:
             parts.append(describe_fired(event))
         elif isinstance(event, JoinOutput | WindowOutput):
             parts.append(describe_output(event))
+        elif isinstance(event, Finalized):
+            parts.append(
+                f"{label(event.row)} expired unmatched: its speculative row stands as the final answer"
+            )
+        elif isinstance(event, Cached):
+            parts.append(
+                f"{label(event.row)} is cached on {event.side}, waiting for partners until operator time "
+                f"reaches {format_ms(event.closes_at_ms)}"
+            )
+        elif isinstance(event, GeneratorUpdate):
+            verdict = "→ new watermark" if event.emitted else "(not above the last one: no watermark)"
+            parts.append(
+                f"generator ch{event.channel}: maxSeen {format_ms(event.max_seen_ms)}, candidate "
+                f"{format_ms(event.candidate_ms)} {verdict}"
+            )
         elif isinstance(event, OutputWatermark):
             parts.append(f"output watermark {format_ms(event.watermark_ms)}")
         elif isinstance(event, Dropped):
@@ -114,8 +139,6 @@ def _operator_parts(result: StepResult) -> list[str]:
             for r in registered
         )
         parts.append(f"registers {timers}")
-    if not parts and result.row.kind is Kind.RECORD and result.account is None and not result.valve_steps:
-        parts.append("passes the valve; no generator or operator uses it")
     return parts
 
 

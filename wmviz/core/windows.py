@@ -72,7 +72,11 @@ class WindowOperator:
         key = row.key or ""
         element = element_of(row, self.config.aggregate)
         added = False
-        for window in assign_windows(row.event_ms, self.size_ms, self.slide_ms):
+        windows = assign_windows(row.event_ms, self.size_ms, self.slide_ms)
+        if not windows:
+            log.dropped.append(Dropped(row, self.gap_reason(row)))
+            return
+        for window in windows:
             if self.window_is_late(window):
                 continue
             added = True
@@ -103,6 +107,13 @@ class WindowOperator:
             f"(event time + allowed lateness {self.lateness_ms} ≤ watermark {self.watermark_ms})"
         )
 
+    def gap_reason(self, row: TraceRow) -> str:
+        """A sliding window with slide > size leaves gaps no window covers."""
+        return (
+            f"event time {row.event_ms} falls in a gap between sliding windows (slide {self.slide_ms} > size "
+            f"{self.size_ms}): Flink assigns it to no window and discards it without counting it as late"
+        )
+
     def on_watermark(self, watermark_ms: int) -> None:
         """Remember the operator's watermark; the pipeline fires the due timers."""
         self.watermark_ms = watermark_ms
@@ -130,6 +141,14 @@ class WindowOperator:
             late=late,
             rows=tuple(row.row for row, _ in pane),
         )
+
+    def snapshot(self) -> tuple:
+        """Comparable state: the watermark and every live pane's rows and elements."""
+        panes = tuple(
+            (pane_id, tuple((row.row, element) for row, element in pane))
+            for pane_id, pane in sorted(self.panes.items())
+        )
+        return (self.watermark_ms, panes)
 
     def live_rows(self) -> set[int]:
         """Trace rows (by row number) still held in some pane."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
 from wmviz.core.scenario import GeneratorConfig, OperatorConfig, ScenarioConfig
@@ -23,7 +23,7 @@ EMIT_MODES = ("per-record", "periodic")
 AGGREGATES = ("list", "count", "sum", "min", "max")
 JOIN_TYPES = ("inner", "left", "right", "full")
 TIME_MODES = ("rowtime", "proctime")
-RESUME_MODES = ("eager",)  # windows-and-generation.md §3; "flip27-released" needs a GeneratorConfig field
+RESUME_MODES = ("eager", "flip27-released")  # windows-and-generation.md §3
 MAX_CHANNELS = 2**31 - 1  # channel indexes are Java ints in Flink
 
 _TOP_FIELDS = ("name", "description", "profile", "channels", "generator", "operator")
@@ -176,9 +176,8 @@ class _ConfigParser:
             # Flink's withIdleness() rejects a zero or negative timeout.
             idle_timeout_ms=self.integer(gen, "idle_timeout_ms", "generator.idle_timeout_ms", None, 1),
         )
-        # Only the default is accepted until GeneratorConfig has a field for the other mode.
-        self.choice(gen, "resume", "generator.resume", RESUME_MODES, "eager")
-        return config
+        resume = self.choice(gen, "resume", "generator.resume", RESUME_MODES, d.resume)
+        return replace(config, resume=resume)
 
     def operator(self, data: dict[str, Any]) -> tuple[OperatorConfig, str | None]:
         """The operator config and its type (None if the type itself is invalid)."""

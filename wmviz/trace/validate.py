@@ -224,10 +224,15 @@ class TraceBuilder:
         gen = self.config.generator if self.config_ok else None
         if kind is Kind.RECORD and gen is not None and gen.emit == "periodic":
             required.append("proc_ms")  # periodic emission runs on the proc_ms clock
-        op = self.config.operator
-        if kind is Kind.RECORD and op.type == "interval_join" and op.join_time == "proctime":
-            # A processing-time join takes each row's time from the clock at arrival (§7).
-            required.remove("event_ms")
+        op = self.config.operator if self.config_ok else None
+        if kind is Kind.RECORD and op is not None and op.type == "interval_join":
+            proc_join = op.join_time == "proctime"
+            if proc_join or op.time_mode == "proctime":
+                # The row's time or its early-fire timer comes from the clock at arrival (§7):
+                # a record without proc_ms would silently inherit a stale clock.
+                required.append("proc_ms")
+            if proc_join and gen is None:
+                required.remove("event_ms")  # a processing-time join has no event time to need
         for column in required:
             if column not in c.std:
                 self._require(c, column, kind.value)

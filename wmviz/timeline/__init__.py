@@ -1,0 +1,1 @@
+"""The timeline dataset: what the UI reads, written by the local and the Spark engine alike."""

@@ -1,0 +1,70 @@
+"""The local engine: simulate a whole trace in this process and write its timeline."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from wmviz.core.scenario import Trace
+from wmviz.core.simulate import Simulation
+from wmviz.core.types import Profile
+from wmviz.timeline.records import TimelineRecorder, empty_columns
+from wmviz.timeline.store import TimelineWriter
+from wmviz.trace.config import config_to_dict
+
+DEFAULT_KEYFRAME_EVERY = 1000
+_FLUSH_ROWS = 250_000
+
+
+def timeline_meta(
+    trace: Trace, profile: Profile, keyframe_every: int, engine: str, steps: dict[str, int]
+) -> dict:
+    """What meta.json says about a run."""
+    return {
+        "source": trace.source,
+        "config": config_to_dict(trace.config),
+        "profile": profile.value,
+        "keyframe_every": keyframe_every,
+        "engine": engine,
+        "instances": steps,
+        "valve_channels": [[inst, inp, n] for (inst, inp), n in sorted(trace.valve_channels.items())],
+    }
+
+
+def build_timeline_local(
+    trace: Trace,
+    out_dir: Path,
+    profile: Profile | None = None,
+    *,
+    keyframe_every: int = DEFAULT_KEYFRAME_EVERY,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict:
+    """Simulate `trace` in-process and write its timeline to `out_dir`; returns the meta."""
+    sim = Simulation(trace, profile)
+    writer = TimelineWriter(out_dir)
+    columns = empty_columns()
+    recorders: dict[str, TimelineRecorder] = {}
+    steps: dict[str, int] = {}
+    total = len(trace.rows)
+    for order, row in enumerate(trace.rows):
+        pipeline = sim.pipeline(row.instance)
+        recorder = recorders.get(row.instance)
+        if recorder is None:
+            recorder = recorders[row.instance] = TimelineRecorder(columns, keyframe_every)
+            recorder.start(pipeline)
+        step = steps.get(row.instance, 0)
+        steps[row.instance] = step + 1
+        recorder.record(pipeline, pipeline.process(step, row, explain=False), order)
+        if (order + 1) % _FLUSH_ROWS == 0:
+            writer.write(columns)
+            columns = empty_columns()
+            for r in recorders.values():
+                r.columns = columns
+            if progress is not None:
+                progress(order + 1, total)
+    writer.write(columns)
+    if progress is not None:
+        progress(total, total)
+    meta = timeline_meta(trace, sim.profile, keyframe_every, "local", steps)
+    writer.close(meta)
+    return meta

@@ -1,0 +1,287 @@
+"""Turn one instance's StepResults into timeline columns (pure: no pyarrow, no Spark here).
+
+Columns are appended per table into plain lists; the engines turn them into Arrow tables. A
+keyframe is the whole InstancePipeline pickled after a step, plus one before step 0, so any
+step's state is the nearest keyframe plus a replay of at most `keyframe_every − 1` rows.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from typing import Any
+
+from wmviz.core.operator_log import JoinOutput, OutputWatermark, RowKind, WindowOutput
+from wmviz.core.pipeline import InstancePipeline, StepResult
+from wmviz.core.scenario import Kind, TraceRow
+from wmviz.core.types import MAX_MS, MIN_MS, EmittedWatermark, Status, format_emission
+from wmviz.timeline.schema import TABLES
+from wmviz.transcript import dropped_json, output_json
+
+Columns = dict[str, list[Any]]
+
+STEP_COLUMNS = (
+    "instance",
+    "step",
+    "order",
+    "row",
+    "kind",
+    "input",
+    "channel",
+    "seq",
+    "event_ms",
+    "watermark_ms",
+    "status",
+    "proc_ms",
+    "key",
+    "value_json",
+    "payload_json",
+    "rules",
+    "out_json",
+    "emit_json",
+    "dropped_json",
+    "output_wm",
+    "output_status",
+    "emitted_wm",
+    "n_fired",
+    "n_retractions",
+    "n_dropped",
+)
+TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "steps": STEP_COLUMNS,
+    "channels": ("instance", "step", "input", "channel", "watermark_ms", "status", "aligned"),
+    "heap": ("instance", "step", "input", "channel", "event", "watermark_ms"),
+    "timers": (
+        "instance",
+        "step",
+        "event",
+        "domain",
+        "at_ms",
+        "timer_key",
+        "window_start",
+        "window_end",
+        "purposes",
+        "new",
+    ),
+    "outputs": (
+        "instance",
+        "step",
+        "ordinal",
+        "kind",
+        "cause",
+        "left_row",
+        "right_row",
+        "window_start",
+        "window_end",
+        "late",
+        "result_json",
+        "watermark_ms",
+        "key",
+    ),
+    "keyframes": ("instance", "step", "state"),
+}
+
+
+def empty_columns() -> dict[str, Columns]:
+    """Fresh column buffers for every table."""
+    return {table: {c: [] for c in TABLE_COLUMNS[table]} for table in TABLES}
+
+
+def encode_out(result: StepResult) -> str:
+    """`W10 S:IDLE`: the step's valve/combined emissions in the conformance notation."""
+    return " ".join(format_emission(e) for e in result.out)
+
+
+def decode_out(text: str) -> list[dict[str, Any]]:
+    """The transcript's `out` list back from `encode_out`'s notation."""
+    items = []
+    for token in text.split():
+        if token.startswith("S:"):
+            items.append({"status": token[2:]})
+        else:
+            value = token[1:]
+            items.append({"wm": MAX_MS if value == "MAX" else MIN_MS if value == "MIN" else int(value)})
+    return items
+
+
+def trace_row_from_step(rec: dict[str, Any]) -> TraceRow:
+    """Rebuild the trace row a `steps` record carries (for replay from a keyframe)."""
+    status = rec.get("status")
+    value_json = rec.get("value_json")
+    payload_json = rec.get("payload_json")
+    return TraceRow(
+        row=rec["row"],
+        kind=Kind(rec["kind"]),
+        instance=rec["instance"],
+        input=rec["input"],
+        channel=rec.get("channel"),
+        seq=rec.get("seq"),
+        event_ms=rec.get("event_ms"),
+        watermark_ms=rec.get("watermark_ms"),
+        status=Status(status) if status else None,
+        proc_ms=rec.get("proc_ms"),
+        key=rec.get("key"),
+        value=json.loads(value_json) if value_json is not None else None,
+        payload=tuple(tuple(p) for p in json.loads(payload_json)) if payload_json else (),
+    )
+
+
+class TimelineRecorder:
+    """Appends one instance's steps to column buffers; call `start` once, then `record` per step."""
+
+    def __init__(self, columns: dict[str, Columns], keyframe_every: int) -> None:
+        self.columns = columns
+        self.keyframe_every = keyframe_every
+        self._channels: dict[tuple[str, int], tuple[int, Status, bool]] = {}
+
+    def start(self, pipeline: InstancePipeline) -> None:
+        """Remember the initial channel states and store the keyframe before step 0."""
+        for name, valve in pipeline.valves.items():
+            for c in valve.state().channels:
+                self._channels[(name, c.channel)] = (c.watermark_ms, c.status, c.aligned)
+        self.keyframe(pipeline, -1)
+
+    def record(self, pipeline: InstancePipeline, result: StepResult, order: int) -> None:
+        """Every table's rows for one step (and a keyframe every `keyframe_every` steps)."""
+        self.step_row(pipeline, result, order)
+        self.channel_rows(pipeline, result)
+        self.timer_rows(result)
+        self.output_rows(result)
+        if (result.step + 1) % self.keyframe_every == 0:
+            self.keyframe(pipeline, result.step)
+
+    def step_row(self, pipeline: InstancePipeline, result: StepResult, order: int) -> None:
+        row = result.row
+        own = [vs for vs in result.valve_steps if not vs.generated]
+        generated = [vs for vs in result.valve_steps if vs.generated]
+        rules = " ".join(own[0].outcome.rules) if own else ""
+        if generated:
+            rules += (
+                (" | " if rules else "")
+                + "generated: "
+                + ", ".join(" ".join(g.outcome.rules) for g in generated)
+            )
+        values = (
+            result.instance,
+            result.step,
+            order,
+            row.row,
+            row.kind.value,
+            row.input,
+            row.channel,
+            row.seq,
+            row.event_ms,
+            row.watermark_ms,
+            row.status.value if row.status else None,
+            row.proc_ms,
+            row.key,
+            json.dumps(row.value) if row.value is not None else None,
+            json.dumps([list(p) for p in row.payload]) if row.payload else None,
+            rules,
+            encode_out(result),
+            json.dumps([output_json(o) for o in result.emit]) if result.emit else None,
+            json.dumps([dropped_json(d) for d in result.dropped]) if result.dropped else None,
+            pipeline.output_watermark_ms,
+            pipeline.output_status.value,
+            any(isinstance(e, EmittedWatermark) for e in result.out),
+            len(result.timers_fired),
+            sum(1 for o in result.emit if isinstance(o, JoinOutput) and o.kind is RowKind.UPDATE_BEFORE),
+            len(result.dropped),
+        )
+        cols = self.columns["steps"]
+        for name, value in zip(STEP_COLUMNS, values, strict=True):
+            cols[name].append(value)
+
+    def channel_rows(self, pipeline: InstancePipeline, result: StepResult) -> None:
+        touched = dict.fromkeys((vs.input, vs.valve_input.channel) for vs in result.valve_steps)
+        for name, channel in touched:
+            state = pipeline.valves[name].channel(channel)
+            now = (state.watermark_ms, state.status, state.aligned)
+            before = self._channels[(name, channel)]
+            if now == before:
+                continue
+            self._channels[(name, channel)] = now
+            self._append("channels", result, name, channel, now[0], now[1].value, now[2])
+            if before[2] != now[2]:
+                self._append("heap", result, name, channel, "join" if now[2] else "leave", now[0])
+            elif now[2] and before[0] != now[0]:
+                self._append("heap", result, name, channel, "move", now[0])
+
+    def timer_rows(self, result: StepResult) -> None:
+        for reg in result.timers_registered:
+            t = reg.timer
+            ns = t.namespace or (None, None)
+            self._append(
+                "timers",
+                result,
+                "registered",
+                t.domain.value,
+                t.timestamp_ms,
+                t.key,
+                ns[0],
+                ns[1],
+                reg.purpose,
+                reg.new,
+            )
+        for fired in result.timers_fired:
+            t = fired.timer
+            ns = t.namespace or (None, None)
+            self._append(
+                "timers",
+                result,
+                "fired",
+                t.domain.value,
+                t.timestamp_ms,
+                t.key,
+                ns[0],
+                ns[1],
+                "+".join(fired.purposes),
+                None,
+            )
+
+    def output_rows(self, result: StepResult) -> None:
+        for i, o in enumerate(result.emit):
+            if isinstance(o, JoinOutput):
+                values = (
+                    o.kind.value,
+                    o.cause.value,
+                    o.left.row if o.left else None,
+                    o.right.row if o.right else None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                )
+            elif isinstance(o, WindowOutput):
+                values = (
+                    "window",
+                    None,
+                    None,
+                    None,
+                    o.start_ms,
+                    o.end_ms,
+                    o.late,
+                    json.dumps(output_json(o)),
+                    None,
+                    o.key,
+                )
+            else:
+                assert isinstance(o, OutputWatermark)
+                values = ("wm", None, None, None, None, None, None, None, o.watermark_ms, None)
+            self._append("outputs", result, i, *values)
+
+    def keyframe(self, pipeline: InstancePipeline, step: int) -> None:
+        cols = self.columns["keyframes"]
+        cols["instance"].append(pipeline.instance)
+        cols["step"].append(step)
+        cols["state"].append(pickle.dumps(pipeline, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def _append(self, table: str, result: StepResult, *values: Any) -> None:
+        cols = self.columns[table]
+        names = TABLE_COLUMNS[table]
+        cols[names[0]].append(result.instance)
+        cols[names[1]].append(result.step)
+        for name, value in zip(names[2:], values, strict=True):
+            cols[name].append(value)
