@@ -7,7 +7,9 @@ Exit codes: 0 ok, 2 bad input or usage, 1 internal error (a message; the traceba
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -17,6 +19,7 @@ from wmviz.core.simulate import simulate
 from wmviz.core.story import explain_line
 from wmviz.core.types import Profile
 from wmviz.core.windows import ScenarioError
+from wmviz.timeline.local import build_timeline_local
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace
 from wmviz.transcript import transcript_line
@@ -44,9 +47,25 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--profile", choices=profiles, help="semantics profile (default: the config's)")
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
-    add_trace_args(
-        sub.add_parser("transcript", help="the JSONL transcript of trace-format.md §4"), profile=True
+    def add_engine_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--engine",
+            choices=["local", "spark"],
+            default="local",
+            help="local: in this process; spark: a SparkSession (local[*] unless --master)",
+        )
+        p.add_argument("--master", help="Spark master URL (default: $WMVIZ_SPARK_MASTER or local[*])")
+
+    transcript = sub.add_parser("transcript", help="the JSONL transcript of trace-format.md §4")
+    add_trace_args(transcript, profile=True)
+    add_engine_args(transcript)
+    simulate_cmd = sub.add_parser("simulate", help="write the timeline dataset the UI reads")
+    add_trace_args(simulate_cmd, profile=True)
+    add_engine_args(simulate_cmd)
+    simulate_cmd.add_argument(
+        "--out", type=Path, required=True, help="output directory (replaced if it exists)"
     )
+    simulate_cmd.add_argument("--keyframe-every", type=int, default=1000, help="full state every K steps")
     add_trace_args(sub.add_parser("validate", help="check a trace and its config"), profile=False)
     explain = sub.add_parser("explain", help="one plain-English line per step")
     add_trace_args(explain, profile=True)
@@ -60,6 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     commands: dict[str, Callable[[argparse.Namespace], None]] = {
         "transcript": cmd_transcript,
+        "simulate": cmd_simulate,
         "validate": cmd_validate,
         "explain": cmd_explain,
     }
@@ -91,12 +111,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_OK
 
 
-def load(args: argparse.Namespace) -> Trace:
-    """Read and validate the trace (and config) named on the command line."""
+def check_files(args: argparse.Namespace) -> None:
+    """The trace and config named on the command line exist."""
     for path in (args.trace, args.config):
         if path is not None and not path.is_file():
             raise BadInput(f"{path}: no such file")
+
+
+def load(args: argparse.Namespace) -> Trace:
+    """Read and validate the trace (and config) named on the command line."""
+    check_files(args)
     return read_trace(args.trace, args.config)
+
+
+def cmd_simulate(args: argparse.Namespace) -> None:
+    """Write the timeline dataset to --out, with progress on stderr."""
+    if args.keyframe_every < 1:
+        raise BadInput("--keyframe-every must be at least 1")
+    if args.out.exists() and not (args.out / "meta.json").is_file() and any(args.out.iterdir()):
+        raise BadInput(f"{args.out} exists and is not a wmviz timeline; refusing to overwrite it")
+    started = time.perf_counter()
+    if args.engine == "spark":
+        from wmviz.spark.run import spark_simulate
+
+        check_files(args)
+        if args.out.exists():
+            shutil.rmtree(args.out)
+        meta = spark_simulate(
+            args.trace, args.config, chosen_profile(args), args.out, args.master, args.keyframe_every
+        )
+    else:
+        trace = load(args)
+        if args.out.exists():
+            shutil.rmtree(args.out)
+
+        def progress(done: int, total: int) -> None:
+            print(f"[local] simulate: {done:,}/{total:,} rows ({done / max(total, 1):.0%})", file=sys.stderr)
+
+        meta = build_timeline_local(
+            trace, args.out, chosen_profile(args), keyframe_every=args.keyframe_every, progress=progress
+        )
+    steps = _plural(sum(meta["instances"].values()), "step")
+    instances = _plural(len(meta["instances"]), "instance")
+    elapsed = time.perf_counter() - started
+    print(f"{args.out}: timeline of {steps} over {instances} ({meta['engine']} engine, {elapsed:.1f} s)")
 
 
 def chosen_profile(args: argparse.Namespace) -> Profile | None:
@@ -106,6 +164,13 @@ def chosen_profile(args: argparse.Namespace) -> Profile | None:
 
 def cmd_transcript(args: argparse.Namespace) -> None:
     """Print one transcript line per input element, every instance, in arrival order."""
+    if args.engine == "spark":
+        from wmviz.spark.run import spark_transcript
+
+        check_files(args)
+        for line in spark_transcript(args.trace, args.config, chosen_profile(args), args.master):
+            sys.stdout.write(line + "\n")
+        return
     trace = load(args)
     with_input = len({r.input for r in trace.rows}) > 1
     operator = trace.config.generator is not None or trace.config.operator.type != "none"

@@ -106,32 +106,32 @@ StepEvent = (
 )
 
 
-class _Tracked(list):
-    """A list that also appends to the step's ordered timeline, so narration keeps causality."""
-
-    def __init__(self, timeline: list[StepEvent]) -> None:
-        super().__init__()
-        self._timeline = timeline
-
-    def append(self, item) -> None:
-        super().append(item)
-        self._timeline.append(item)
-
-
 class StepLog:
     """Mutable collector for one step; frozen into the StepResult when the step ends.
 
-    `timeline` holds every output, drop, registration, fired timer and note in the order they
-    happened, so "timer X fired → row Y" can be told without guessing.
+    Every output, drop, registration, firing and note goes into one list, in the order it
+    happened (so "timer X fired → row Y" can be told without guessing). The typed names all
+    append to that list: most steps produce nothing, and one list is all they then cost.
     """
+
+    __slots__ = (
+        "cached",
+        "dropped",
+        "emit",
+        "finalized",
+        "fired",
+        "generator",
+        "notes",
+        "registered",
+        "timeline",
+    )
 
     def __init__(self) -> None:
         self.timeline: list[StepEvent] = []
-        self.emit: list[OperatorOutput] = _Tracked(self.timeline)
-        self.dropped: list[Dropped] = _Tracked(self.timeline)
-        self.registered: list[TimerRegistration] = _Tracked(self.timeline)
-        self.fired: list[FiredTimer] = _Tracked(self.timeline)
-        self.notes: list[str] = _Tracked(self.timeline)
-        self.cached: list[Cached] = _Tracked(self.timeline)
-        self.generator: list[GeneratorUpdate] = _Tracked(self.timeline)
-        self.finalized: list[Finalized] = _Tracked(self.timeline)
+        shared = self.timeline
+        self.emit = self.dropped = self.registered = self.fired = self.notes = shared
+        self.cached = self.generator = self.finalized = shared
+
+    def of_type(self, kind) -> tuple:
+        """The events of one type (or tuple of types), in order."""
+        return tuple(e for e in self.timeline if isinstance(e, kind))

@@ -22,10 +22,12 @@ from wmviz.core.interval_join import IntervalJoin
 from wmviz.core.operator_log import (
     Dropped,
     GeneratorUpdate,
+    JoinOutput,
     OperatorOutput,
     OutputWatermark,
     StepEvent,
     StepLog,
+    WindowOutput,
 )
 from wmviz.core.scenario import Kind, ScenarioConfig, TraceRow
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerRegistration, TimerService
@@ -137,19 +139,25 @@ class InstancePipeline:
         elif row.kind is Kind.RECORD:
             self.record(row)
         log = self._log
+        if log.timeline:
+            emit = log.of_type((JoinOutput, WindowOutput, OutputWatermark))
+            dropped, registered = log.of_type(Dropped), log.of_type(TimerRegistration)
+            fired, notes, events = log.of_type(FiredTimer), log.of_type(str), tuple(log.timeline)
+        else:
+            emit = dropped = registered = fired = notes = events = ()
         return StepResult(
             step=step,
             instance=self.instance,
             row=row,
             out=tuple(self._out),
             valve_steps=tuple(self._valve_steps),
-            emit=tuple(log.emit),
-            dropped=tuple(log.dropped),
-            timers_registered=tuple(log.registered),
-            timers_fired=tuple(log.fired),
+            emit=emit,
+            dropped=dropped,
+            timers_registered=registered,
+            timers_fired=fired,
             probes=tuple(self._probes),
-            notes=tuple(log.notes),
-            events=tuple(log.timeline),
+            notes=notes,
+            events=events,
             pending_timers=self.timers.pending() if explain else (),
         )
 

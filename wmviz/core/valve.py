@@ -362,6 +362,10 @@ class Valve:
         self._check(channel)
         return ChannelState(channel, self._wm[channel], self._status[channel], self._aligned[channel])
 
+    def channel_tuple(self, channel: int) -> tuple[int, Status, bool]:
+        """(watermark, status, aligned) of one channel, cheaply (for per-step diffs)."""
+        return (self._wm[channel], self._status[channel], self._aligned[channel])
+
     def heap_nodes(self) -> tuple[HeapNode, ...]:
         """The aligned channels as a binary min-heap in array order, ties broken by channel.
 

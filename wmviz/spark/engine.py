@@ -20,7 +20,7 @@ from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import ScenarioConfig, TraceRow
 from wmviz.core.simulate import instance_channels, manual_channels_of
 from wmviz.core.types import Profile
-from wmviz.timeline.records import TimelineRecorder, empty_columns, trace_row_from_step
+from wmviz.timeline.records import INPUT_COLUMNS, TimelineRecorder, empty_columns, trace_row_from_step
 from wmviz.timeline.schema import SCHEMA_VERSION, TABLES, spark_ddl
 from wmviz.trace.config import config_to_dict, parse_config
 
@@ -70,13 +70,16 @@ def job_for(config: ScenarioConfig, profile: Profile, valve_channels: dict, keyf
     return EngineJob(config_to_dict(config), profile.value, channels, keyframe_every)
 
 
-def _rows_of(table) -> tuple[list[dict[str, Any]], list[TraceRow]]:
-    records = table.sort_by("order").to_pylist()
-    rows = []
-    for rec in records:
-        rec.setdefault("payload_json", None)
-        rows.append(trace_row_from_step(rec))
-    return records, rows
+def _rows_of(table) -> tuple[Any, list[int], list[TraceRow]]:
+    """The group sorted by arrival, its `order` values, and its TraceRows (built column-wise)."""
+    table = table.sort_by("order")
+    cols = {name: table.column(name).to_pylist() for name in ROW_COLUMNS}
+    names = list(cols)
+    rows = [
+        trace_row_from_step(dict(zip(names, values, strict=True)))
+        for values in zip(*cols.values(), strict=True)
+    ]
+    return table, cols["order"], rows
 
 
 def timeline_group(job: EngineJob):
@@ -87,13 +90,14 @@ def timeline_group(job: EngineJob):
 
         from wmviz.timeline.store import columns_to_table
 
-        records, rows = _rows_of(table)
+        table, orders, rows = _rows_of(table)
         pipeline = job.pipeline(rows[0].instance, rows)
         columns = empty_columns()
         recorder = TimelineRecorder(columns, job.keyframe_every)
         recorder.start(pipeline)
-        for step, (rec, row) in enumerate(zip(records, rows, strict=True)):
-            recorder.record(pipeline, pipeline.process(step, row, explain=False), rec["order"])
+        for step, (order, row) in enumerate(zip(orders, rows, strict=True)):
+            recorder.record(pipeline, pipeline.process(step, row, explain=False), order)
+        columns["steps"].update({name: table.column(name) for name in INPUT_COLUMNS})
         return pa.concat_tables(columns_to_table(t, columns[t]) for t in TABLES if columns[t]["instance"])
 
     return run
@@ -107,12 +111,11 @@ def transcript_group(job: EngineJob, with_input: bool, operator: bool):
 
         from wmviz.transcript import transcript_line
 
-        records, rows = _rows_of(table)
+        _, orders, rows = _rows_of(table)
         pipeline = job.pipeline(rows[0].instance, rows)
-        orders, lines = [], []
-        for step, (rec, row) in enumerate(zip(records, rows, strict=True)):
+        lines = []
+        for step, row in enumerate(rows):
             result = pipeline.process(step, row, explain=False)
-            orders.append(rec["order"])
             lines.append(transcript_line(result, with_input=with_input, operator=operator))
         return pa.table({"order": pa.array(orders, pa.int64()), "line": pa.array(lines, pa.string())})
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from wmviz.core.scenario import Trace
 from wmviz.core.simulate import Simulation
 from wmviz.core.types import Profile
-from wmviz.timeline.records import TimelineRecorder, empty_columns
+from wmviz.timeline.records import TimelineRecorder, empty_columns, input_columns
 from wmviz.timeline.store import TimelineWriter
 from wmviz.trace.config import config_to_dict
 
@@ -16,19 +16,40 @@ DEFAULT_KEYFRAME_EVERY = 1000
 _FLUSH_ROWS = 250_000
 
 
-def timeline_meta(
-    trace: Trace, profile: Profile, keyframe_every: int, engine: str, steps: dict[str, int]
+def timeline_meta_fields(
+    source: str,
+    config: dict,
+    profile: Profile,
+    keyframe_every: int,
+    engine: str,
+    steps: dict[str, int],
+    valve_channels: dict[tuple[str, str], int],
 ) -> dict:
-    """What meta.json says about a run."""
+    """What meta.json says about a run (both engines write the same fields)."""
     return {
-        "source": trace.source,
-        "config": config_to_dict(trace.config),
+        "source": source,
+        "config": config,
         "profile": profile.value,
         "keyframe_every": keyframe_every,
         "engine": engine,
-        "instances": steps,
-        "valve_channels": [[inst, inp, n] for (inst, inp), n in sorted(trace.valve_channels.items())],
+        "instances": dict(sorted(steps.items())),
+        "valve_channels": [[inst, inp, n] for (inst, inp), n in sorted(valve_channels.items())],
     }
+
+
+def timeline_meta(
+    trace: Trace, profile: Profile, keyframe_every: int, engine: str, steps: dict[str, int]
+) -> dict:
+    """meta.json's fields for an in-memory trace."""
+    return timeline_meta_fields(
+        trace.source,
+        config_to_dict(trace.config),
+        profile,
+        keyframe_every,
+        engine,
+        steps,
+        trace.valve_channels,
+    )
 
 
 def build_timeline_local(
@@ -46,6 +67,7 @@ def build_timeline_local(
     recorders: dict[str, TimelineRecorder] = {}
     steps: dict[str, int] = {}
     total = len(trace.rows)
+    window_start = 0
     for order, row in enumerate(trace.rows):
         pipeline = sim.pipeline(row.instance)
         recorder = recorders.get(row.instance)
@@ -56,12 +78,15 @@ def build_timeline_local(
         steps[row.instance] = step + 1
         recorder.record(pipeline, pipeline.process(step, row, explain=False), order)
         if (order + 1) % _FLUSH_ROWS == 0:
+            columns["steps"].update(input_columns(list(trace.rows[window_start : order + 1])))
+            window_start = order + 1
             writer.write(columns)
             columns = empty_columns()
             for r in recorders.values():
                 r.columns = columns
             if progress is not None:
                 progress(order + 1, total)
+    columns["steps"].update(input_columns(list(trace.rows[window_start:])))
     writer.write(columns)
     if progress is not None:
         progress(total, total)

@@ -11,19 +11,17 @@ import json
 import pickle
 from typing import Any
 
-from wmviz.core.operator_log import JoinOutput, OutputWatermark, RowKind, WindowOutput
+from wmviz.core.operator_log import JoinOutput, OutputWatermark, WindowOutput
 from wmviz.core.pipeline import InstancePipeline, StepResult
 from wmviz.core.scenario import Kind, TraceRow
-from wmviz.core.types import MAX_MS, MIN_MS, EmittedWatermark, Status, format_emission
+from wmviz.core.types import MAX_MS, MIN_MS, Status, format_emission
+from wmviz.core.valve import Outcome
 from wmviz.timeline.schema import TABLES
 from wmviz.transcript import dropped_json, output_json
 
 Columns = dict[str, list[Any]]
 
-STEP_COLUMNS = (
-    "instance",
-    "step",
-    "order",
+INPUT_COLUMNS = (
     "row",
     "kind",
     "input",
@@ -36,17 +34,21 @@ STEP_COLUMNS = (
     "key",
     "value_json",
     "payload_json",
+)
+"""The trace row a step replays: the engines fill these straight from their input."""
+COMPUTED_COLUMNS = (
+    "instance",
+    "step",
+    "order",
     "rules",
     "out_json",
     "emit_json",
     "dropped_json",
     "output_wm",
     "output_status",
-    "emitted_wm",
-    "n_fired",
-    "n_retractions",
-    "n_dropped",
 )
+"""What the recorder appends per step."""
+STEP_COLUMNS = COMPUTED_COLUMNS + INPUT_COLUMNS
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "steps": STEP_COLUMNS,
     "channels": ("instance", "step", "input", "channel", "watermark_ms", "status", "aligned"),
@@ -104,6 +106,43 @@ def decode_out(text: str) -> list[dict[str, Any]]:
     return items
 
 
+_RULES = {outcome: " ".join(outcome.rules) for outcome in Outcome}
+
+
+def rules_label(result: StepResult) -> str:
+    """`W3 W4 W5`, or with generated inputs `… | generated: W3 W4 W5` (rule names of valve.md)."""
+    steps = result.valve_steps
+    if not steps:
+        return ""
+    if len(steps) == 1:
+        vs = steps[0]
+        return ("generated: " if vs.generated else "") + _RULES[vs.outcome]
+    own = [_RULES[vs.outcome] for vs in steps if not vs.generated]
+    generated = [_RULES[vs.outcome] for vs in steps if vs.generated]
+    label = " ".join(own)
+    if generated:
+        label += (" | " if label else "") + "generated: " + ", ".join(generated)
+    return label
+
+
+def input_columns(rows: list[TraceRow]) -> dict[str, list[Any]]:
+    """The steps table's input columns for these trace rows, column by column."""
+    return {
+        "row": [r.row for r in rows],
+        "kind": [r.kind.value for r in rows],
+        "input": [r.input for r in rows],
+        "channel": [r.channel for r in rows],
+        "seq": [r.seq for r in rows],
+        "event_ms": [r.event_ms for r in rows],
+        "watermark_ms": [r.watermark_ms for r in rows],
+        "status": [r.status.value if r.status is not None else None for r in rows],
+        "proc_ms": [r.proc_ms for r in rows],
+        "key": [r.key for r in rows],
+        "value_json": [json.dumps(r.value) if r.value is not None else None for r in rows],
+        "payload_json": [json.dumps([list(p) for p in r.payload]) if r.payload else None for r in rows],
+    }
+
+
 def trace_row_from_step(rec: dict[str, Any]) -> TraceRow:
     """Rebuild the trace row a `steps` record carries (for replay from a keyframe)."""
     status = rec.get("status")
@@ -145,58 +184,39 @@ class TimelineRecorder:
         """Every table's rows for one step (and a keyframe every `keyframe_every` steps)."""
         self.step_row(pipeline, result, order)
         self.channel_rows(pipeline, result)
-        self.timer_rows(result)
-        self.output_rows(result)
+        if result.events:
+            self.timer_rows(result)
+            self.output_rows(result)
         if (result.step + 1) % self.keyframe_every == 0:
             self.keyframe(pipeline, result.step)
 
     def step_row(self, pipeline: InstancePipeline, result: StepResult, order: int) -> None:
-        row = result.row
-        own = [vs for vs in result.valve_steps if not vs.generated]
-        generated = [vs for vs in result.valve_steps if vs.generated]
-        rules = " ".join(own[0].outcome.rules) if own else ""
-        if generated:
-            rules += (
-                (" | " if rules else "")
-                + "generated: "
-                + ", ".join(" ".join(g.outcome.rules) for g in generated)
-            )
-        values = (
-            result.instance,
-            result.step,
-            order,
-            row.row,
-            row.kind.value,
-            row.input,
-            row.channel,
-            row.seq,
-            row.event_ms,
-            row.watermark_ms,
-            row.status.value if row.status else None,
-            row.proc_ms,
-            row.key,
-            json.dumps(row.value) if row.value is not None else None,
-            json.dumps([list(p) for p in row.payload]) if row.payload else None,
-            rules,
-            encode_out(result),
-            json.dumps([output_json(o) for o in result.emit]) if result.emit else None,
-            json.dumps([dropped_json(d) for d in result.dropped]) if result.dropped else None,
-            pipeline.output_watermark_ms,
-            pipeline.output_status.value,
-            any(isinstance(e, EmittedWatermark) for e in result.out),
-            len(result.timers_fired),
-            sum(1 for o in result.emit if isinstance(o, JoinOutput) and o.kind is RowKind.UPDATE_BEFORE),
-            len(result.dropped),
-        )
+        """The computed columns of a step (the engine adds the input columns)."""
         cols = self.columns["steps"]
-        for name, value in zip(STEP_COLUMNS, values, strict=True):
-            cols[name].append(value)
+        cols["instance"].append(result.instance)
+        cols["step"].append(result.step)
+        cols["order"].append(order)
+        cols["rules"].append(rules_label(result))
+        cols["out_json"].append(encode_out(result))
+        cols["emit_json"].append(json.dumps([output_json(o) for o in result.emit]) if result.emit else None)
+        cols["dropped_json"].append(
+            json.dumps([dropped_json(d) for d in result.dropped]) if result.dropped else None
+        )
+        cols["output_wm"].append(pipeline.output_watermark_ms)
+        cols["output_status"].append(pipeline.output_status.value)
 
     def channel_rows(self, pipeline: InstancePipeline, result: StepResult) -> None:
-        touched = dict.fromkeys((vs.input, vs.valve_input.channel) for vs in result.valve_steps)
-        for name, channel in touched:
-            state = pipeline.valves[name].channel(channel)
-            now = (state.watermark_ms, state.status, state.aligned)
+        """One row per channel whose (watermark, status, aligned) changed, and heap membership moves."""
+        valve_steps = result.valve_steps
+        if not valve_steps:
+            return
+        seen = set()
+        for vs in valve_steps:
+            name, channel = vs.input, vs.valve_input.channel
+            if (name, channel) in seen:
+                continue
+            seen.add((name, channel))
+            now = pipeline.valves[name].channel_tuple(channel)
             before = self._channels[(name, channel)]
             if now == before:
                 continue

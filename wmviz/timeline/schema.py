@@ -34,10 +34,6 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("dropped_json", "string"),
     ("output_wm", "long"),  # the valve's (or combined input's) last output watermark after the step
     ("output_status", "string"),
-    ("emitted_wm", "boolean"),
-    ("n_fired", "int"),
-    ("n_retractions", "int"),
-    ("n_dropped", "int"),
     # channels / heap: `watermark_ms`, `status`, `input`, `channel` above, plus
     ("aligned", "boolean"),
     ("event", "string"),  # heap: join | leave | move; timers: registered | fired

@@ -32,7 +32,11 @@ def columns_to_table(table: str, columns: Columns):
         if name == "table":
             arrays.append(pa.array([table] * n, field.type))
         elif name in columns:
-            arrays.append(pa.array(columns[name], field.type))
+            values = columns[name]
+            if isinstance(values, pa.Array | pa.ChunkedArray):
+                arrays.append(values.cast(field.type))  # passed through from the input, no Python
+            else:
+                arrays.append(pa.array(values, field.type))
         else:
             arrays.append(pa.nulls(n, field.type))
     return pa.Table.from_arrays(arrays, schema=schema)
