@@ -27,9 +27,27 @@ def load_sample(path):
 def random_valve_trace(seed: int, instances: int = 5, rows: int = 600) -> Trace:
     rng = random.Random(seed)
     out, wms = [], {}
+    clock = 0
     for line in range(1, rows + 1):
         inst, ch = str(rng.randrange(instances)), rng.randrange(4)
-        if rng.random() < 0.1:
+        roll = rng.random()
+        if roll < 0.04:
+            clock += rng.randrange(0, 50)
+            out.append(TraceRow(line, Kind.PROCTIME, instance=inst, proc_ms=clock))
+        elif roll < 0.08:
+            out.append(
+                TraceRow(
+                    line,
+                    Kind.RECORD,
+                    instance=inst,
+                    channel=ch,
+                    event_ms=rng.randrange(100),
+                    key="k",
+                    value=rng.choice([1, "x", 2.5]),
+                    payload=(("note", "n"),),
+                )
+            )
+        elif roll < 0.18:
             out.append(
                 TraceRow(
                     line,
@@ -137,3 +155,22 @@ def test_timer_and_output_tables_follow_the_join(tmp_path):
 def test_opening_a_directory_that_is_not_a_timeline_says_so(tmp_path):
     with pytest.raises(FileNotFoundError, match="not a wmviz timeline"):
         Timeline(tmp_path)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_valve_only_fast_path_writes_exactly_the_timeline_of_the_general_path(seed, tmp_path):
+    trace = random_valve_trace(seed, instances=4, rows=500)
+    build_timeline_local(trace, tmp_path / "fast", keyframe_every=40, fast=True)
+    build_timeline_local(trace, tmp_path / "slow", keyframe_every=40, fast=False)
+    fast, slow = Timeline(tmp_path / "fast"), Timeline(tmp_path / "slow")
+    for table in ("steps", "channels", "heap", "timers", "outputs"):
+        a, b = fast.table(table), slow.table(table)
+        assert (a is None) == (b is None), table
+        if a is not None:
+            assert a.to_pylist() == b.to_pylist(), table
+    for instance, n in fast.meta["instances"].items():
+        for step in (-1, n // 3, n - 1):
+            assert (
+                fast.state_at(instance, step).pipeline.snapshot()
+                == slow.state_at(instance, step).pipeline.snapshot()
+            )

@@ -161,6 +161,30 @@ class InstancePipeline:
             pending_timers=self.timers.pending() if explain else (),
         )
 
+    @property
+    def valve_only(self) -> bool:
+        """No generator and no operator: every row is a plain valve input or passes by."""
+        return not self.generators and self.operator is None
+
+    def process_valve_only(self, row: TraceRow, out: list[Emission]) -> Outcome | None:
+        """`process` for valve-only scenarios, without building a StepResult: the timeline's fast path.
+
+        Same effects on every piece of state as `process` (tests compare snapshots and timelines);
+        returns the valve's outcome, or None for a row that passes the valve.
+        """
+        if row.proc_ms is not None:
+            self.advance_processing_time(row.proc_ms, inclusive=row.kind is Kind.PROCTIME)
+        kind = row.kind
+        if kind is Kind.WATERMARK:
+            outcome = self.valves[row.input].input_watermark(row.channel, row.watermark_ms, out)  # type: ignore[arg-type]
+        elif kind is Kind.STATUS:
+            outcome = self.valves[row.input].input_status(row.channel, row.status, out)  # type: ignore[arg-type]
+        else:
+            return None
+        for emission in out:
+            self.combiner.on_valve_emission(row.input, emission)
+        return outcome
+
     def record(self, row: TraceRow) -> None:
         """A record: ACTIVE first if its generator was idle, the operator, then its watermark."""
         assert row.channel is not None

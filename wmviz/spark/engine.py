@@ -95,8 +95,14 @@ def timeline_group(job: EngineJob):
         columns = empty_columns()
         recorder = TimelineRecorder(columns, job.keyframe_every)
         recorder.start(pipeline)
+        fast = pipeline.valve_only
         for step, (order, row) in enumerate(zip(orders, rows, strict=True)):
-            recorder.record(pipeline, pipeline.process(step, row, explain=False), order)
+            if fast:
+                out: list = []
+                outcome = pipeline.process_valve_only(row, out)
+                recorder.record_valve_only(pipeline, step, order, row, outcome, out)
+            else:
+                recorder.record(pipeline, pipeline.process(step, row, explain=False), order)
         columns["steps"].update({name: table.column(name) for name in INPUT_COLUMNS})
         return pa.concat_tables(columns_to_table(t, columns[t]) for t in TABLES if columns[t]["instance"])
 

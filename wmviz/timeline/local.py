@@ -59,6 +59,7 @@ def build_timeline_local(
     *,
     keyframe_every: int = DEFAULT_KEYFRAME_EVERY,
     progress: Callable[[int, int], None] | None = None,
+    fast: bool = True,
 ) -> dict:
     """Simulate `trace` in-process and write its timeline to `out_dir`; returns the meta."""
     sim = Simulation(trace, profile)
@@ -76,7 +77,12 @@ def build_timeline_local(
             recorder.start(pipeline)
         step = steps.get(row.instance, 0)
         steps[row.instance] = step + 1
-        recorder.record(pipeline, pipeline.process(step, row, explain=False), order)
+        if fast and pipeline.valve_only:
+            out: list = []
+            outcome = pipeline.process_valve_only(row, out)
+            recorder.record_valve_only(pipeline, step, order, row, outcome, out)
+        else:
+            recorder.record(pipeline, pipeline.process(step, row, explain=False), order)
         if (order + 1) % _FLUSH_ROWS == 0:
             columns["steps"].update(input_columns(list(trace.rows[window_start : order + 1])))
             window_start = order + 1

@@ -107,6 +107,7 @@ def decode_out(text: str) -> list[dict[str, Any]]:
 
 
 _RULES = {outcome: " ".join(outcome.rules) for outcome in Outcome}
+_STATUS_VALUE = {status: status.value for status in Status}
 
 
 def rules_label(result: StepResult) -> str:
@@ -189,6 +190,54 @@ class TimelineRecorder:
             self.output_rows(result)
         if (result.step + 1) % self.keyframe_every == 0:
             self.keyframe(pipeline, result.step)
+
+    def record_valve_only(
+        self, pipeline: InstancePipeline, step: int, order: int, row: TraceRow, outcome, out: list
+    ) -> None:
+        """`record` for `InstancePipeline.process_valve_only` (no StepResult, the same rows)."""
+        cols = self.columns["steps"]
+        cols["instance"].append(pipeline.instance)
+        cols["step"].append(step)
+        cols["order"].append(order)
+        cols["rules"].append(_RULES[outcome] if outcome is not None else "")
+        cols["out_json"].append(" ".join([format_emission(e) for e in out]) if out else "")
+        cols["emit_json"].append(None)
+        cols["dropped_json"].append(None)
+        valve = pipeline.valves[row.input] if outcome is not None else None
+        if valve is None:
+            valve = pipeline.valves[pipeline.inputs[0]]
+        cols["output_wm"].append(valve.last_watermark_ms)
+        cols["output_status"].append(_STATUS_VALUE[valve.last_status])
+        if outcome is not None:
+            key = (row.input, row.channel)
+            now = valve.channel_tuple(row.channel)
+            before = self._channels[key]
+            if now != before:
+                self._channels[key] = now
+                self._append_raw(
+                    "channels",
+                    pipeline.instance,
+                    step,
+                    row.input,
+                    row.channel,
+                    now[0],
+                    _STATUS_VALUE[now[1]],
+                    now[2],
+                )
+                if before[2] != now[2]:
+                    self._append_raw(
+                        "heap",
+                        pipeline.instance,
+                        step,
+                        row.input,
+                        row.channel,
+                        "join" if now[2] else "leave",
+                        now[0],
+                    )
+                elif now[2] and before[0] != now[0]:
+                    self._append_raw("heap", pipeline.instance, step, row.input, row.channel, "move", now[0])
+        if (step + 1) % self.keyframe_every == 0:
+            self.keyframe(pipeline, step)
 
     def step_row(self, pipeline: InstancePipeline, result: StepResult, order: int) -> None:
         """The computed columns of a step (the engine adds the input columns)."""
@@ -299,9 +348,12 @@ class TimelineRecorder:
         cols["state"].append(pickle.dumps(pipeline, protocol=pickle.HIGHEST_PROTOCOL))
 
     def _append(self, table: str, result: StepResult, *values: Any) -> None:
+        self._append_raw(table, result.instance, result.step, *values)
+
+    def _append_raw(self, table: str, instance: str, step: int, *values: Any) -> None:
         cols = self.columns[table]
         names = TABLE_COLUMNS[table]
-        cols[names[0]].append(result.instance)
-        cols[names[1]].append(result.step)
+        cols[names[0]].append(instance)
+        cols[names[1]].append(step)
         for name, value in zip(names[2:], values, strict=True):
             cols[name].append(value)
