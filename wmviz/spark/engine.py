@@ -175,7 +175,7 @@ def dataframe_from_trace(spark: SparkSession, rows: list[TraceRow]) -> DataFrame
             r.instance,
             r.input,
             r.row,
-            i,
+            r.seq if r.seq is not None else r.row,
             r.seq,
             r.kind.value,
             r.channel,
@@ -185,8 +185,8 @@ def dataframe_from_trace(spark: SparkSession, rows: list[TraceRow]) -> DataFrame
             r.proc_ms,
             r.key,
             json.dumps(r.value) if r.value is not None else None,
-            json.dumps([list(p) for p in r.payload]) if r.payload else None,
+            json.dumps([list(p) for p in r.payload]),
         )
-        for i, r in enumerate(rows)
+        for r in rows
     ]
     return spark.createDataFrame(records, schema=ROW_DDL)

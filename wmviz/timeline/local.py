@@ -69,7 +69,9 @@ def build_timeline_local(
     steps: dict[str, int] = {}
     total = len(trace.rows)
     window_start = 0
-    for order, row in enumerate(trace.rows):
+    for index, row in enumerate(trace.rows):
+        # Arrival order as the Spark reader defines it: seq when rows carry one, else the row number.
+        order = row.seq if row.seq is not None else row.row
         pipeline = sim.pipeline(row.instance)
         recorder = recorders.get(row.instance)
         if recorder is None:
@@ -83,15 +85,15 @@ def build_timeline_local(
             recorder.record_valve_only(pipeline, step, order, row, outcome, out)
         else:
             recorder.record(pipeline, pipeline.process(step, row, explain=False), order)
-        if (order + 1) % _FLUSH_ROWS == 0:
-            columns["steps"].update(input_columns(list(trace.rows[window_start : order + 1])))
-            window_start = order + 1
+        if (index + 1) % _FLUSH_ROWS == 0:
+            columns["steps"].update(input_columns(list(trace.rows[window_start : index + 1])))
+            window_start = index + 1
             writer.write(columns)
             columns = empty_columns()
             for r in recorders.values():
                 r.columns = columns
             if progress is not None:
-                progress(order + 1, total)
+                progress(index + 1, total)
     columns["steps"].update(input_columns(list(trace.rows[window_start:])))
     writer.write(columns)
     if progress is not None:

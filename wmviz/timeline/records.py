@@ -140,7 +140,7 @@ def input_columns(rows: list[TraceRow]) -> dict[str, list[Any]]:
         "proc_ms": [r.proc_ms for r in rows],
         "key": [r.key for r in rows],
         "value_json": [json.dumps(r.value) if r.value is not None else None for r in rows],
-        "payload_json": [json.dumps([list(p) for p in r.payload]) if r.payload else None for r in rows],
+        "payload_json": [json.dumps([list(p) for p in r.payload]) for r in rows],
     }
 
 

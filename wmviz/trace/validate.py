@@ -51,6 +51,49 @@ _KIND_NAMES = ", ".join(k.value for k in Kind)
 _STATUS_NAMES = ", ".join(s.value for s in Status)
 _KIND_BY_NAME = {k.value: k for k in Kind}
 _STATUS_BY_NAME = {s.value.lower(): s for s in Status}
+NO_ROWS_REASON = "the trace has no rows"
+
+
+# The whole-file messages, shared with the Spark reader (wmviz.spark), which finds the same problems
+# with Spark aggregations and must word them identically.
+
+
+def header_missing_reason(unit: str, kinds: list[str], first: int) -> str:
+    """A required column the CSV header / Parquet schema lacks; `kinds` lists the row kinds needing it
+    in order of first need ("every" when each row needs it), `first` the first row that needed it."""
+    where = "header" if unit == "line" else "schema"
+    needed = (
+        "every row needs it"
+        if kinds == ["every"]
+        else f"required for {'/'.join(kinds)} rows (first on {unit} {first})"
+    )
+    return f"missing from the {where}; {needed}"
+
+
+def seq_missing_reason(unit: str, first: int) -> str:
+    """A row without `seq` in a file whose rows (from `first` on) carry it."""
+    return f"missing, but other rows have it (first on {unit} {first})"
+
+
+def seq_reused_reason(seq: int, unit: str, first: int) -> str:
+    """A `seq` value already used on the earlier row `first`."""
+    return f"{seq} is also used on {unit} {first}"
+
+
+def proc_ms_decrease_reason(proc_ms: int, previous: int, unit: str, previous_row: int, instance: str) -> str:
+    """A `proc_ms` below the highest one seen so far in the instance (on `previous_row`)."""
+    return (
+        f"{proc_ms} is before {previous} on {unit} {previous_row}; "
+        f"proc_ms must not decrease within instance {show(instance)}"
+    )
+
+
+def generated_watermark_reason(channel: int, unit: str, first: int) -> str:
+    """An explicit watermark on a channel whose records (first on row `first`) drive the generator."""
+    return (
+        f"explicit watermark on channel {channel}, whose watermarks come from the "
+        f"generator because it carries records (first on {unit} {first})"
+    )
 
 
 @dataclass(slots=True)
@@ -262,15 +305,9 @@ class TraceBuilder:
         """Run the whole-file checks and return the `Trace`; `TraceValidationError` if anything failed."""
         if not self._facts and not self.collector:
             # Only for a truly empty trace: unreadable rows already have their own messages.
-            self.collector.add(None, None, "the trace has no rows")
+            self.collector.add(None, None, NO_ROWS_REASON)
         for column, (first, kinds) in self._header_missing.items():
-            where = "header" if self.unit == "line" else "schema"
-            needed = (
-                "every row needs it"
-                if kinds == ["every"]
-                else f"required for {'/'.join(kinds)} rows (first on {self.unit} {first})"
-            )
-            self.collector.add(self.header_row, column, f"missing from the {where}; {needed}")
+            self.collector.add(self.header_row, column, header_missing_reason(self.unit, kinds, first))
         facts = self._ordered()
         if facts is not None:
             self._check_proc_ms(facts)
@@ -291,13 +328,11 @@ class TraceBuilder:
         seen: dict[int, int] = {}
         for f in self._facts:
             if f.seq is None and f.seq_ok:
-                self.collector.add(
-                    f.row, "seq", f"missing, but other rows have it (first on {self.unit} {first})"
-                )
+                self.collector.add(f.row, "seq", seq_missing_reason(self.unit, first))
                 broken = True
             elif f.seq is not None:
                 if f.seq in seen:
-                    self.collector.add(f.row, "seq", f"{f.seq} is also used on {self.unit} {seen[f.seq]}")
+                    self.collector.add(f.row, "seq", seq_reused_reason(f.seq, self.unit, seen[f.seq]))
                     broken = True
                 else:
                     seen[f.seq] = f.row
@@ -315,8 +350,7 @@ class TraceBuilder:
                 self.collector.add(
                     f.row,
                     "proc_ms",
-                    f"{f.proc_ms} is before {previous[0]} on {self.unit} {previous[1]}; "
-                    f"proc_ms must not decrease within instance {show(f.instance)}",
+                    proc_ms_decrease_reason(f.proc_ms, previous[0], self.unit, previous[1], f.instance),
                 )
             else:
                 highest[f.instance] = (f.proc_ms, f.row)
@@ -332,12 +366,7 @@ class TraceBuilder:
             if f.kind is Kind.WATERMARK and f.channel is not None:
                 first = generated.get((f.instance, f.input, f.channel))
                 if first is not None:
-                    self.collector.add(
-                        f.row,
-                        "kind",
-                        f"explicit watermark on channel {f.channel}, whose watermarks come from the "
-                        f"generator because it carries records (first on {self.unit} {first})",
-                    )
+                    self.collector.add(f.row, "kind", generated_watermark_reason(f.channel, self.unit, first))
 
     def _channels(self, rows: tuple[TraceRow, ...]) -> dict[tuple[str, str], int]:
         """valve_channels: config count, else the compact header's N, else 1 + the largest index.
