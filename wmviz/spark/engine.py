@@ -20,26 +20,10 @@ from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import ScenarioConfig, TraceRow
 from wmviz.core.simulate import instance_channels, manual_channels_of
 from wmviz.core.types import Profile
+from wmviz.spark.validate import ROW_COLUMNS
 from wmviz.timeline.records import INPUT_COLUMNS, TimelineRecorder, empty_columns, trace_row_from_step
 from wmviz.timeline.schema import SCHEMA_VERSION, TABLES, spark_ddl
 from wmviz.trace.config import config_to_dict, parse_config
-
-ROW_COLUMNS = (
-    "instance",
-    "input",
-    "row",
-    "order",
-    "seq",
-    "kind",
-    "channel",
-    "event_ms",
-    "watermark_ms",
-    "status",
-    "proc_ms",
-    "key",
-    "value_json",
-    "payload_json",
-)
 
 
 @dataclass(frozen=True)
