@@ -53,6 +53,7 @@ def _spellings(names: list[str]) -> dict[str, str]:
 
 
 KIND_SPELLINGS = _spellings([k.value for k in Kind])
+KIND_CODES = {k.value: i + 1 for i, k in enumerate(Kind)}
 STATUS_SPELLINGS = _spellings([s.value for s in Status])
 # `_parse_text` lower-cases, then looks the word up; these spellings lower-case to those words.
 SENTINELS = {
@@ -68,6 +69,7 @@ _NOT_NUMBER_CHAR = r"[^0-9.e+\-\p{Nd}\x{16AC0}-\x{16AC9}]"
 _REPR_DECIMAL = r"^-?(0|[1-9][0-9]*)\.([0-9]*[1-9]|0)$"
 _TINY_DECIMAL = r"^-?0\.0000"  # repr switches to exponent notation below 1e-4
 _FRACTION = r"\.([0-9]{1,3})"
+CONTROL = r"[\x00-\x08\x0e-\x1b]"  # trimmed by Spark's string-to-number cast, kept by Python's strip
 # Characters `json.dumps` writes escaped: quote, backslash, controls and DEL (non-ASCII is checked apart).
 _JSON_SPECIAL = '"\\' + "".join(chr(c) for c in range(32)) + "\x7f"
 _JSON_ESCAPES = {
@@ -127,7 +129,8 @@ class Raw:
     when it varies by row and `tag` (one of those letters) says. `text` is the string (`s`),
     `str(int)` (`i`) or `json.dumps(float)` (`f`); `lng` the value as a long where it is one exactly
     (`i` within range, `f` integral with |v| <= 2**53, `t` whole milliseconds); `inf` is +1/-1 for an
-    infinite float.
+    infinite float. `clean` says the text has none of the control characters \\x00-\\x08 and
+    \\x0e-\\x1b (Spark's cast trims them, Python's `strip` does not).
     """
 
     present: str
@@ -136,6 +139,7 @@ class Raw:
     lng: str = NULL_LONG
     inf: str = NULL_INT
     tag: str = NULL_STRING
+    clean: bool = True
 
 
 ABSENT = Raw("FALSE", "x")
@@ -150,15 +154,16 @@ def by_type(raw: Raw, arms: Mapping[str, str]) -> str:
 
 
 def canonical_long(s: str) -> str:
-    """The long a string holds when written canonically (`12`, `-5`, `0`), else null.
+    """The long an integer text holds, as the pure validator reads it (surrounding whitespace
+    stripped), else null; only for text free of the control characters Spark's cast would trim but
+    Python's `strip` keeps (`Raw.clean`).
 
-    Spark's cast trims control characters and accepts `+1`/`007`, which the pure validator reads
-    differently or not at all; the character checks keep only canonical digits (at most 18, or 19
-    unsigned, so the cast rarely overflows) and keep the cast from throwing on text that is no number
-    (a failed ANSI cast costs an exception, microseconds).
+    Only byte comparisons before the cast: `left()`/`right()` count characters, and a failed ANSI cast
+    costs an exception (microseconds). A string starts with 1-9 exactly when '1' <= s < ':' (':'
+    follows '9'); a leading `+`, `0` or space goes the slow way.
     """
-    lead = f"(left({s}, 1) BETWEEN '1' AND '9' OR (left({s}, 1) = '-' AND substring({s}, 2, 1) BETWEEN '1' AND '9'))"
-    shaped = f"{lead} AND right({s}, 1) BETWEEN '0' AND '9' AND length({s}) <= 19"
+    lead = f"(({s} >= '1' AND {s} < ':') OR ({s} >= '-1' AND {s} < '-:'))"
+    shaped = f"{lead} AND octet_length({s}) <= 19 AND NOT contains({s}, ':') AND NOT contains({s}, '.')"
     return f"(CASE WHEN {s} = '0' THEN 0L WHEN {shaped} THEN TRY_CAST({s} AS BIGINT) END)"
 
 
@@ -195,7 +200,7 @@ def repr_decimal(s: str) -> str:
 def iso_text(raw: Raw) -> str:
     """The cell's text if it has the fast ISO layout (staged on its own, as `iso_ms` reads it a lot)."""
     s = raw.text
-    shaped = f"length({s}) >= 19 AND substring({s}, 11, 1) = 'T' AND {s} RLIKE {q(_ISO)}"
+    shaped = f"octet_length({s}) >= 19 AND contains({s}, 'T') AND {s} RLIKE {q(_ISO)}"
     return by_type(raw, {"s": f"(CASE WHEN {shaped} THEN {s} END)"})
 
 
@@ -230,9 +235,14 @@ def iso_ms(x: str) -> str:
 # --- typed readings of one cell: each is null where the fast path cannot vouch for the value ---------
 
 
+def _text_long(raw: Raw) -> str:
+    parsed = canonical_long(raw.text)
+    return parsed if raw.clean else f"(CASE WHEN NOT {raw.text} RLIKE {q(CONTROL)} THEN {parsed} END)"
+
+
 def integer(raw: Raw) -> str:
     """`RowCells.integer` (without its range checks)."""
-    return by_type(raw, {"i": raw.lng, "f": raw.lng, "s": canonical_long(raw.text)})
+    return by_type(raw, {"i": raw.lng, "f": raw.lng, "s": _text_long(raw)})
 
 
 def text(raw: Raw) -> str:
@@ -248,7 +258,7 @@ def time(raw: Raw, iso: str, sentinels: bool = False) -> str:
     words = ", ".join(q(w) for w in SENTINELS)
     sentinel = f"WHEN {raw.text} IN ({words}) THEN {case(raw.text, SENTINELS)} " if sentinels else ""
     # Integers first: they are the common case and the cheapest test.
-    as_long = canonical_long(raw.text)
+    as_long = _text_long(raw)
     from_text = f"coalesce({as_long}, (CASE WHEN {iso} IS NOT NULL THEN {iso_ms(iso)} {sentinel}END))"
     from_float = raw.lng
     if sentinels:
@@ -260,11 +270,9 @@ def time(raw: Raw, iso: str, sentinels: bool = False) -> str:
 
 
 def enum(raw: Raw, spellings: Mapping[str, str]) -> str:
-    """`RowCells.enum` for the exact spellings in `spellings` (all lower- or all upper-case names)."""
-    names = set(spellings.values())
-    convert = "lower" if all(n == n.lower() for n in names) else "upper"
-    words = ", ".join(q(w) for w in spellings)
-    return by_type(raw, {"s": f"(CASE WHEN {raw.text} IN ({words}) THEN {convert}({raw.text}) END)"})
+    """`RowCells.enum` for the exact spellings in `spellings` (a CASE of byte comparisons: an IN list
+    of this size becomes a hash set, and `lower` goes through collation support, both slower)."""
+    return by_type(raw, {"s": case(raw.text, spellings)})
 
 
 @dataclass(frozen=True)
@@ -279,12 +287,13 @@ class Value:
 def value(raw: Raw, csv: bool) -> Value:
     """`TraceBuilder._value`; for CSV also `text_value`, which reads number-shaped text as a number.
 
-    For CSV the classification is staged by `classify_csv_value` as `_pvs` (certainly a string) and
-    `_pvn` (certainly a number written canonically).
+    For CSV, `classify_csv_value` stages `_pvs` (certainly a string); the rest proves a number written
+    canonically.
     """
     if csv:
-        json_text = f"(CASE WHEN _pvs THEN {json_string(raw.text)} WHEN _pvn THEN {raw.text} END)"
-        return Value(json_text, "_pvs", "(_pvs OR _pvn)")
+        as_number = classify_csv_value(raw)["_pvn_expr"]
+        json_text = f"(CASE WHEN _pvs THEN {json_string(raw.text)} WHEN {as_number} THEN {raw.text} END)"
+        return Value(json_text, "_pvs", f"(_pvs OR {as_number})")
     json_text = by_type(raw, {"s": json_string(raw.text), "i": raw.text, "f": raw.text})
     return Value(
         json_text, by_type(raw, {"s": "TRUE"}), by_type(raw, {"s": "TRUE", "i": "TRUE", "f": "TRUE"})
@@ -292,14 +301,17 @@ def value(raw: Raw, csv: bool) -> Value:
 
 
 def classify_csv_value(raw: Raw) -> dict[str, str]:
-    """The staged parts of a CSV `value` (see `value`)."""
+    """The parts of a CSV `value` (see `value`): `_pvs` is staged, `_pvn_expr` reads it.
+
+    A cell with any character but digits (Unicode's, as Python's `\\d`), `.`, `e`, `+` and `-` is
+    text for certain; otherwise it is a number if written canonically. No whitespace can be left
+    then, so the int test's tolerance of surrounding whitespace does not matter.
+    """
     s = raw.text
-    number_chars = f"({is_ascii(s)} AND translate({s}, '0123456789.e+-', '') = '')"
-    certain_str = (
-        f"(CASE WHEN {is_ascii(s)} THEN NOT {number_chars} ELSE {s} RLIKE {q(_NOT_NUMBER_CHAR)} END)"
-    )
-    as_number = f"({canonical_long(s)} IS NOT NULL OR ({number_chars} AND {repr_decimal(s)}))"
-    return {"_pvs": certain_str, "_pvn": f"(NOT _pvs AND {as_number})"}
+    return {
+        "_pvs": f"({s} RLIKE {q(_NOT_NUMBER_CHAR)})",
+        "_pvn_expr": f"(NOT _pvs AND ({canonical_long(s)} IS NOT NULL OR {repr_decimal(s)}))",
+    }
 
 
 def payload_json(pieces: list[tuple[str, str, str]]) -> str:
@@ -387,13 +399,21 @@ def row_model(
     payload_ok: str = "TRUE",
     structure_ok: str = "TRUE",
     compact_limit: str | None = None,
+    inline: Mapping[str, str] | None = None,
 ) -> DataFrame:
     """`df` plus each row's typed columns and `_fast`: whether `add_row` would certainly accept it
     unchanged.
 
     `cells` maps standard column names to their `Raw` (missing names are absent); `structure_ok` says
     the row was split into cells exactly as the pure reader would; `payload_ok` that every payload
-    value has a native JSON text. The typed columns are only meaningful where `_fast` is true.
+    value has a native JSON text. `inline` defines cell columns (name → SQL) computed in the first
+    projection rather than before it. The typed columns are only meaningful where `_fast` is true.
+
+    Two projections: the first stages what several expressions read (per-row JSON types, the ISO
+    candidate text, the CSV value's class); the second computes the typed columns and `_fast`
+    together. In the second, every typed expression also appears as the first operand of its check
+    and `_fast` is a `least` of all checks (no short circuit), so Spark's subexpression elimination
+    evaluates each once; a projection per step would copy every row again.
     """
     staged, raw = _stage_dynamic(cells)
     staged.update({"_pstructure": structure_ok, "_ppayload": payload_ok})
@@ -404,9 +424,10 @@ def row_model(
             staged[f"_iso{i}"] = iso_text(raw[column])
     if csv and "value" in cells:
         staged["_pvs"] = classify_csv_value(raw["value"])["_pvs"]
-    df = _with(df, staged)
-    if csv and "value" in cells:
-        df = _with(df, {"_pvn": classify_csv_value(raw["value"])["_pvn"]})
+    for name, sql in (inline or {}).items():
+        # Same-level columns cannot refer to each other: spell the cell out (Spark computes it once).
+        staged = {k: v.replace(c(name), f"({sql})") for k, v in staged.items()}
+    df = _with(df, {**(inline or {}), **staged})
     iso = {
         column: (c(f"_iso{i}") if f"_iso{i}" in staged else NULL_STRING)
         for i, column in enumerate(STANDARD_COLUMNS)
@@ -418,8 +439,10 @@ def row_model(
         val = replace(
             val, ok=f"({val.ok} AND ({raw['value'].tag} <> 'f' OR {repr_decimal(raw['value'].text)}))"
         )
+    # The kind as a small code: the checks compare it many times, cheaper as ints than as strings.
+    codes = {spelled: KIND_CODES[name] for spelled, name in KIND_SPELLINGS.items()}
     parsed = {
-        "kind": enum(raw["kind"], KIND_SPELLINGS),
+        "_pkind": by_type(raw["kind"], {"s": case(raw["kind"].text, codes)}),
         "seq": integer(raw["seq"]),
         "_pinstance": text(raw["instance"]),
         "channel": integer(raw["channel"]),
@@ -431,56 +454,59 @@ def row_model(
         "value_json": val.json,
     }
     # An absent cell is null, whatever its text (a CSV cell's is "").
-    source = {"_pinstance": "instance", "value_json": "value"}
-    guarded = {}
+    source = {"_pinstance": "instance", "value_json": "value", "_pkind": "kind"}
+    typed = {}
     for name, sql in parsed.items():
         column = source.get(name, name)
-        guarded[name] = f"(CASE WHEN {raw[column].present} THEN {sql} END)" if column in cells else "NULL"
-    df = _with(
-        df,
-        {
-            **guarded,
-            "input": _input(raw["input"], config.operator.type),
-            "_pvalue_ok": val.ok,
-            "_pvalue_str": val.is_str,
-        },
-    )
+        typed[name] = f"(CASE WHEN {raw[column].present} THEN {sql} END)" if column in cells else "NULL"
+    typed["input"] = _input(raw["input"], config.operator.type)
 
-    def ok_or_absent(column: str) -> str:
-        return f"(NOT {raw[column].present} OR {column} IS NOT NULL)"
+    def given(column: str) -> str:
+        return raw[column].present
+
+    def ok_or_absent(name: str, column: str) -> str:
+        return f"({typed[name]} IS NOT NULL OR NOT {given(column)})"
+
+    kind = typed.pop("_pkind")
+    names = " ".join(f"WHEN {code} THEN {q(name)}" for name, code in KIND_CODES.items())
+    typed["kind"] = f"(CASE {kind} {names} END)"
+
+    def kind_in(names: list[str]) -> str:
+        return f"{kind} IN ({', '.join(str(KIND_CODES[n]) for n in names)})"
 
     checks = [
         "_pstructure",
         "_ppayload",
-        "kind IS NOT NULL",
-        ok_or_absent("seq"),
-        f"(NOT {raw['instance'].present} OR (_pinstance IS NOT NULL AND _pinstance <> ''))",
-        "input IS NOT NULL",
-        f"(NOT {raw['channel'].present} OR channel BETWEEN 0 AND {MAX_CHANNELS})",
-        ok_or_absent("event_ms"),
-        ok_or_absent("watermark_ms"),
-        ok_or_absent("status"),
-        ok_or_absent("proc_ms"),
-        ok_or_absent("key"),
-        f"(NOT {raw['value'].present} OR _pvalue_ok)",
+        f"{kind} IS NOT NULL",
+        ok_or_absent("seq", "seq"),
+        f"(coalesce({typed['_pinstance']} <> '', FALSE) OR NOT {given('instance')})",
+        f"{typed['input']} IS NOT NULL",
+        f"(coalesce({typed['channel']} BETWEEN 0 AND {MAX_CHANNELS}, FALSE) OR NOT {given('channel')})",
+        ok_or_absent("event_ms", "event_ms"),
+        ok_or_absent("watermark_ms", "watermark_ms"),
+        ok_or_absent("status", "status"),
+        ok_or_absent("proc_ms", "proc_ms"),
+        ok_or_absent("key", "key"),
+        f"(NOT {given('value')} OR {val.ok})",
     ]
     for column in STANDARD_COLUMNS:  # `_drop_meaningless`: a cell the kind has no use for is an error
         if column not in ALWAYS and column in cells:
-            users = ", ".join(q(k) for k, names in MEANINGFUL.items() if column in names)
-            checks.append(f"(NOT {raw[column].present} OR kind IN ({users}))")
+            users = [k for k, names in MEANINGFUL.items() if column in names]
+            checks.append(f"(NOT {given(column)} OR {kind_in(users)})")
     for k, required in _required(config).items():  # `_require_for_kind`
-        have = " AND ".join(raw[column].present for column in required)
-        checks.append(f"(kind <> {q(k)} OR ({have}))")
+        have = " AND ".join(given(column) for column in required)
+        checks.append(f"({kind} <> {KIND_CODES[k]} OR ({have}))")
     op = config.operator
     if op.type == "window" and op.aggregate in ("sum", "min", "max"):
-        checks.append(f"(kind <> 'record' OR NOT {raw['value'].present} OR NOT _pvalue_str)")
+        checks.append(f"({kind} <> {KIND_CODES['record']} OR NOT {given('value')} OR NOT {val.is_str})")
     # `TraceBuilder._limit`: the configured count of the row's input, else the compact header's.
-    limit = case("input", config.channels, "_plimit" if compact_limit is not None else "NULL")
+    limit = case(typed["input"], config.channels, "_plimit" if compact_limit is not None else "NULL")
     if limit != "NULL":
-        checks.append(f"(NOT {raw['channel'].present} OR {limit} IS NULL OR channel < {limit})")
-    fast = " AND ".join(f"coalesce({check}, FALSE)" for check in checks) if config_ok else "FALSE"
-    instance = f"(CASE WHEN {raw['instance'].present} THEN _pinstance ELSE '0' END)"
-    return _with(df, {"_fast": fast, "instance": instance})
+        checks.append(f"(NOT {given('channel')} OR {limit} IS NULL OR {typed['channel']} < {limit})")
+    fast = f"least({', '.join(f'coalesce({check}, FALSE)' for check in checks)})" if config_ok else "FALSE"
+    typed["instance"] = f"(CASE WHEN {given('instance')} THEN {typed['_pinstance']} ELSE '0' END)"
+    del typed["_pinstance"]
+    return _with(df, {**typed, "_fast": fast})
 
 
 def _with(df: DataFrame, columns: Mapping[str, str]) -> DataFrame:

@@ -107,6 +107,7 @@ def read_trace_spark(
             None, None, f"unknown trace format {show(os.path.splitext(source)[1])}; expected one of {known}"
         )
         raise collector.error()
+    _limit_method_size(spark)
     planner = {"csv": sources.plan_csv, "jsonl": sources.plan_jsonl, "parquet": sources.plan_parquet}[fmt]
     try:
         plan = planner(spark, path, source, collector, config, config_ok)
@@ -121,6 +122,21 @@ def read_trace_spark(
         row_count=result.row_count,
         rows=result.rows,
     )
+
+
+# Spark's default lets whole-stage code grow to 64 KB per method, but the JVM never JIT-compiles a
+# method over 8000 bytes (HugeMethodLimit), so such a stage runs interpreted, ~10x slower. The
+# reader's validation expressions make such methods; at 8000 Spark evaluates those stages without
+# whole-stage codegen instead (still compiled, per expression). Spark's own tuning advice; best set
+# where the session is built (wmviz.spark.session).
+_HUGE_METHOD_LIMIT = "spark.sql.codegen.hugeMethodLimit"
+_JIT_METHOD_LIMIT = "8000"
+
+
+def _limit_method_size(spark: SparkSession) -> None:
+    """Lower `spark.sql.codegen.hugeMethodLimit` to the JIT's limit, unless someone already chose."""
+    if spark.conf.get(_HUGE_METHOD_LIMIT, "65535") == "65535":
+        spark.conf.set(_HUGE_METHOD_LIMIT, _JIT_METHOD_LIMIT)
 
 
 def trace_row_from_record(rec: Any) -> TraceRow:

@@ -204,29 +204,31 @@ def plan_csv(
     params = pyrows.RowParams(source, config, config_ok, tuple(header), header_row, True, "line")
 
     rows = lines.df.filter(F.expr(f"_row > {header_row} AND _row <= {reach} AND _v <> ''"))
-    rows = rows.withColumn("_cells", F.expr("split(_v, ',', -1)"))
     names = {name: f"_c{j}" for j, name in enumerate(header)} if header_ok else {}
-    rows = native._with(
-        rows, {cell: f"try_element_at(_cells, {j + 1})" for j, cell in enumerate(names.values())}
-    )
+    cells_sql = {
+        cell: f"try_element_at(split(_v, ',', -1), {j + 1})" for j, cell in enumerate(names.values())
+    }
     raw = {}
     for name, cell in names.items():
         if name in STANDARD_COLUMNS:
+            ref = native.c(cell)
             # A typed cell of spaces only is absent (the pure reader strips typed cells).
-            blank = f"(left({cell}, 1) = ' ' AND trim({cell}) = '')"
-            present = f"({cell} <> '' AND NOT {blank})" if name in _TYPED else f"({cell} <> '')"
-            raw[name] = Raw(present, "s", cell)
+            blank = f"(startswith({ref}, ' ') AND trim({ref}) = '')"
+            present = f"({ref} <> '' AND NOT {blank})" if name in _TYPED else f"({ref} <> '')"
+            raw[name] = Raw(present, "s", ref)
     pieces = [
-        (name, f"(CASE WHEN {cell} <> '' THEN {cell} END)", "TRUE")
+        (name, f"(CASE WHEN {native.c(cell)} <> '' THEN {native.c(cell)} END)", "TRUE")
         for name, cell in names.items()
         if name not in STANDARD_COLUMNS
     ]
+    # One record per line (no quote), the header's cell count, and no control character that Spark's
+    # number parsing would trim but Python's would not (so cells are `Raw.clean`).
     structure = (
-        f"{header_ok} AND NOT contains(_v, '\"') AND length(_v) <= {_CSV_FIELD_LIMIT} "
-        f"AND size(_cells) = {len(header)}"
+        f"{header_ok} AND NOT contains(_v, '\"') AND octet_length(_v) <= {_CSV_FIELD_LIMIT} "
+        f"AND size(split(_v, ',', -1)) = {len(header)} AND NOT _v RLIKE {q(native.CONTROL)}"
     )
-    rows = rows.withColumn("payload_json", F.expr(native.payload_json(pieces)))
-    base = native.row_model(rows, raw, config, config_ok, csv=True, structure_ok=structure)
+    base = native.row_model(rows, raw, config, config_ok, csv=True, structure_ok=structure, inline=cells_sql)
+    base = base.withColumn("payload_json", F.expr(native.payload_json(pieces)))
     py = {"row": "_row", "raw": "CAST(_v AS BINARY)"}
     return Plan(
         params,
@@ -456,7 +458,7 @@ def _parquet_raw(column: str, dtype: T.DataType, float_json: str) -> Raw:
         lng = f"(CASE WHEN {whole} THEN CAST({d} AS BIGINT) END)"
         return Raw(f"({column} IS NOT NULL AND NOT isnan({d}))", "f", float_json, lng, inf)
     if isinstance(dtype, T.StringType):
-        return Raw(present, "s", column)
+        return Raw(present, "s", column, clean=False)
     if isinstance(dtype, T.TimestampType | T.TimestampNTZType):
         micros = f"unix_micros(CAST({column} AS TIMESTAMP))"
         return Raw(present, "t", lng=f"(CASE WHEN {micros} % 1000 = 0 THEN div({micros}, 1000) END)")

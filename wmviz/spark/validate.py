@@ -41,6 +41,7 @@ ISSUE_DDL = (
     "row long, phase int, idx int, col string, reason string, code string, a long, b long, c long, s string"
 )
 PHASE_ROW, PHASE_SEQ, PHASE_PROC, PHASE_GEN = 0, 1, 2, 3
+_NO_OP_PARTITIONS = 1 << 30  # more than any input has: `coalesce` keeps the partitions as they are
 ROW_COLUMNS = (
     "instance",
     "input",
@@ -117,6 +118,7 @@ class Checker:
         self.unit = plan.params.unit
         self.collector = collector
         self.py: DataFrame | None = None
+        self.all_fast = False  # set once the first job found no row for the slow path
 
     def run(self) -> Result:
         try:
@@ -135,6 +137,7 @@ class Checker:
     def _run(self) -> Result:
         stats: dict[tuple[str, str], Stats] = {}
         slow, late = self._summarize_fast(stats)
+        self.all_fast = not slow and self.plan.py_all is None
         by_type: dict[str, list[Any]] = {}
         if slow or self.plan.py_all is not None:
             by_type = self._run_slow(stats)
@@ -202,6 +205,9 @@ class Checker:
             *keys, "_fast", F.col("_row").alias("row"), "seq", "channel", "proc_ms",
             F.lit(True).alias("seq_ok"), F.lit(True).alias("valid"),
         )  # fmt: skip
+        # A no-op coalesce ends the codegen stage here: the validation above may be too big for
+        # whole-stage codegen (see reader._limit_method_size), the aggregation below is not.
+        facts = facts.coalesce(_NO_OP_PARTITIONS)
         extra = []
         if self.plan.proc_possible:
             before = Window.partitionBy("instance").orderBy("_o").rowsBetween(Window.unboundedPreceding, -1)
@@ -259,12 +265,17 @@ class Checker:
 
     # --- facts and issues ------------------------------------------------------------------------
 
-    def _facts(self, slow: bool = True) -> DataFrame:
-        """Every row's facts and typed columns: the fast rows', then the slow path's."""
+    def _facts(self) -> DataFrame:
+        """Every row's facts and typed columns: the fast rows', then the slow path's.
+
+        When no row needed the slow path every row is fast, so no filter on `_fast` is needed: later
+        queries then compute only the columns they read (`rows.count()` only counts).
+        """
         parts = []
         if self.plan.base is not None:
+            fast = self.plan.base if self.all_fast else self.plan.base.filter("_fast")
             parts.append(
-                self.plan.base.filter("_fast").select(
+                fast.select(
                     F.col("_row").alias("row"),
                     "seq",
                     F.lit(True).alias("seq_ok"),
@@ -275,9 +286,9 @@ class Checker:
                     "proc_ms",
                     F.lit(True).alias("valid"),
                     *TYPED,
-                )
+                )  # fmt: skip
             )
-        if slow and self.py is not None:
+        if self.py is not None:
             parts.append(self.py.filter(F.col("t") == "F").select(*FACTS, *TYPED))
         facts = parts[0]
         for part in parts[1:]:
@@ -387,10 +398,9 @@ class Checker:
             if limit is None:
                 limit = compact.get(instance)
             channels[(instance, input_name)] = limit if limit is not None else highest.get(input_name, 0) + 1
-        slow_rows = counts.get("F", 0) > 0
-        if not slow_rows:
+        if not counts.get("F", 0):
             self._release()  # nothing valid came from the slow path: the rows need only the fast one
-        rows = self._facts(slow=slow_rows).selectExpr(
+        rows = self._facts().selectExpr(
             "instance", "input", "row", "coalesce(seq, row) AS order", "seq", "kind",
             "CAST(channel AS INT) AS channel", "event_ms", "watermark_ms", "status", "proc_ms", "key",
             "value_json", "payload_json",
