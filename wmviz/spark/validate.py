@@ -286,7 +286,7 @@ class Checker:
                     "proc_ms",
                     F.lit(True).alias("valid"),
                     *TYPED,
-                )  # fmt: skip
+                )
             )
         if self.py is not None:
             parts.append(self.py.filter(F.col("t") == "F").select(*FACTS, *TYPED))
