@@ -15,13 +15,10 @@ schema, told apart by `t`:
 
 from __future__ import annotations
 
-import base64
 import csv
-import datetime as dt
-import decimal
 import io
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +28,7 @@ from wmviz.core.scenario import ScenarioConfig
 from wmviz.trace.compact import CompactReader, is_compact_header
 from wmviz.trace.config import MAX_CHANNELS
 from wmviz.trace.errors import IssueCollector
+from wmviz.trace.payload import encode_payload
 from wmviz.trace.readers import _json_lines, _null
 from wmviz.trace.validate import TraceBuilder
 
@@ -64,56 +62,6 @@ CONFIG_LATE_REASON = 'a {"config": ...} line must come before every trace line'
 def cell_count_reason(cells: int, header: int) -> str:
     """A CSV row whose cell count differs from the header's (wmviz.trace.readers' wording)."""
     return f"row has {cells} cells but the header has {header}"
-
-
-# --- payload values that JSON cannot hold (Parquet timestamps, decimals, bytes) ------------------
-
-_TAG = "__wmviz_type__"
-
-
-def _tagged(value: Any) -> Any:
-    """`json.dumps` default: a non-JSON payload value as a tagged object `decode_payload` turns back."""
-    if isinstance(value, dt.datetime):
-        name = "timestamp" if type(value).__module__.startswith("pandas") else "datetime"
-        return {_TAG: name, "v": value.isoformat()}
-    if isinstance(value, dt.date | dt.time):
-        return {_TAG: type(value).__name__, "v": value.isoformat()}
-    if isinstance(value, decimal.Decimal):
-        return {_TAG: "decimal", "v": str(value)}
-    if isinstance(value, bytes):
-        return {_TAG: "bytes", "v": base64.b64encode(value).decode("ascii")}
-    raise TypeError(f"cannot keep a {type(value).__name__} payload value")
-
-
-def _untag(obj: dict[str, Any]) -> Any:
-    name = obj.get(_TAG)
-    if name is None or len(obj) != 2:
-        return obj
-    text = obj["v"]
-    if name == "timestamp":
-        import pandas as pd
-
-        return pd.Timestamp(text)
-    decoders: dict[str, Callable[[str], Any]] = {
-        "datetime": dt.datetime.fromisoformat,
-        "date": dt.date.fromisoformat,
-        "time": dt.time.fromisoformat,
-        "decimal": decimal.Decimal,
-        "bytes": base64.b64decode,
-    }
-    return decoders[name](text)
-
-
-def encode_payload(payload: Iterable[tuple[str, Any]]) -> str:
-    """`payload_json`: `json.dumps` of the `[name, value]` pairs (non-JSON values tagged)."""
-    return json.dumps([[name, value] for name, value in payload], default=_tagged)
-
-
-def decode_payload(text: str | None) -> tuple[tuple[str, Any], ...]:
-    """The payload tuple back from `payload_json`."""
-    if not text:
-        return ()
-    return tuple((name, value) for name, value in json.loads(text, object_hook=_untag))
 
 
 # --- running the pure validator one row at a time --------------------------------------------------

@@ -35,24 +35,20 @@ Hard corners, and how they are met:
   then reads the row groups with pyarrow on the executors (so the file must be readable there).
   A row group pyarrow cannot read is Spark's error, not the pure reader's `cannot read` issue.
 * Payload values JSON cannot hold (Parquet timestamps and the like) are kept in `payload_json` as
-  tagged objects that `trace_row_from_record` turns back.
+  tagged objects that `wmviz.trace.payload.decode_payload` turns back.
 * The compact format's instance numbering is a running count over the file (a window without
   partitioning, so that part is not parallel; compact traces are valve-sized).
 """
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
-from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from wmviz.core.scenario import Kind, ScenarioConfig, TraceRow
-from wmviz.core.types import Status
+from wmviz.core.scenario import ScenarioConfig
 from wmviz.spark import sources
-from wmviz.spark.pyrows import decode_payload
 from wmviz.spark.validate import ROW_COLUMNS, Checker  # noqa: F401  (re-exported)
 from wmviz.trace.config import load_config_into
 from wmviz.trace.errors import IssueCollector
@@ -137,25 +133,3 @@ def _limit_method_size(spark: SparkSession) -> None:
     """Lower `spark.sql.codegen.hugeMethodLimit` to the JIT's limit, unless someone already chose."""
     if spark.conf.get(_HUGE_METHOD_LIMIT, "65535") == "65535":
         spark.conf.set(_HUGE_METHOD_LIMIT, _JIT_METHOD_LIMIT)
-
-
-def trace_row_from_record(rec: Any) -> TraceRow:
-    """The `TraceRow` the pure reader gives for a record of `SparkTrace.rows` (a Row or a dict)."""
-    get = rec.asDict() if hasattr(rec, "asDict") else rec
-    status = get.get("status")
-    value_json = get.get("value_json")
-    return TraceRow(
-        row=get["row"],
-        kind=Kind(get["kind"]),
-        instance=get["instance"],
-        input=get["input"],
-        channel=get.get("channel"),
-        seq=get.get("seq"),
-        event_ms=get.get("event_ms"),
-        watermark_ms=get.get("watermark_ms"),
-        status=Status(status) if status is not None else None,
-        proc_ms=get.get("proc_ms"),
-        key=get.get("key"),
-        value=json.loads(value_json) if value_json is not None else None,
-        payload=decode_payload(get.get("payload_json")),
-    )

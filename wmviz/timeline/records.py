@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import pickle
+from collections.abc import Mapping
 from typing import Any
 
 from wmviz.core.operator_log import JoinOutput, OutputWatermark, WindowOutput
@@ -17,6 +18,7 @@ from wmviz.core.scenario import Kind, TraceRow
 from wmviz.core.types import MAX_MS, MIN_MS, Status, format_emission
 from wmviz.core.valve import Outcome
 from wmviz.timeline.schema import TABLES
+from wmviz.trace.payload import decode_payload, encode_payload
 from wmviz.transcript import dropped_json, output_json
 
 Columns = dict[str, list[Any]]
@@ -140,29 +142,35 @@ def input_columns(rows: list[TraceRow]) -> dict[str, list[Any]]:
         "proc_ms": [r.proc_ms for r in rows],
         "key": [r.key for r in rows],
         "value_json": [json.dumps(r.value) if r.value is not None else None for r in rows],
-        "payload_json": [json.dumps([list(p) for p in r.payload]) for r in rows],
+        "payload_json": [encode_payload(r.payload) if r.payload else "[]" for r in rows],
     }
 
 
-def trace_row_from_step(rec: dict[str, Any]) -> TraceRow:
-    """Rebuild the trace row a `steps` record carries (for replay from a keyframe)."""
+_KINDS = {k.value: k for k in Kind}
+_STATUSES = {s.value: s for s in Status}
+
+
+def trace_row_from_step(rec: Mapping[str, Any]) -> TraceRow:
+    """The trace row a record with the row columns carries: a `steps` record (replay from a
+    keyframe) or a row of the Spark reader's DataFrame (`wmviz.spark.validate.ROW_COLUMNS`)."""
     status = rec.get("status")
     value_json = rec.get("value_json")
     payload_json = rec.get("payload_json")
     return TraceRow(
         row=rec["row"],
-        kind=Kind(rec["kind"]),
+        kind=_KINDS[rec["kind"]],
         instance=rec["instance"],
         input=rec["input"],
         channel=rec.get("channel"),
         seq=rec.get("seq"),
         event_ms=rec.get("event_ms"),
         watermark_ms=rec.get("watermark_ms"),
-        status=Status(status) if status else None,
+        status=_STATUSES[status] if status else None,
         proc_ms=rec.get("proc_ms"),
         key=rec.get("key"),
         value=json.loads(value_json) if value_json is not None else None,
-        payload=tuple(tuple(p) for p in json.loads(payload_json)) if payload_json else (),
+        # Most rows carry no payload: skip the decoder for them (it is a third of a Spark step).
+        payload=decode_payload(payload_json) if payload_json and payload_json != "[]" else (),
     )
 
 
