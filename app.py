@@ -1,50 +1,84 @@
-"""wmviz in the browser: pick a built-in incident and a profile, read what the valve did."""
+"""wmviz in the browser: step through a multi-input operator's watermark valve, its heap, timers and
+retractions, on a built-in incident. Read top to bottom: it is the page's table of contents."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import streamlit as st
 
 from wmviz.core.types import Profile
-from wmviz.tables import steps_table
-from wmviz.trace.readers import read_trace
-
-SAMPLES = Path(__file__).resolve().parent / "sample_data"
-TRACE_SUFFIXES = {".jsonl", ".csv", ".parquet"}
-
-
-def built_in_scenarios() -> dict[str, Path]:
-    """Trace files shipped in sample_data/, by file stem."""
-    return {p.stem: p for p in sorted(SAMPLES.iterdir()) if p.suffix in TRACE_SUFFIXES}
-
-
-def load_scenario(path: Path):
-    """The validated trace, with its sibling .json config when there is one."""
-    config = path.with_suffix(".json")
-    return read_trace(path, config if config.is_file() else None)
-
-
-def controls(scenarios: dict[str, Path]) -> tuple[str, Profile | None]:
-    """Sidebar choices as plain values."""
-    names = list(scenarios)
-    default = names.index("flink-38477-zero-output") if "flink-38477-zero-output" in names else 0
-    name = st.sidebar.selectbox("Incident", names, index=default)
-    choice = st.sidebar.selectbox("Profile", ["from the scenario", *[p.value for p in Profile]])
-    return name, None if choice == "from the scenario" else Profile.parse(choice)
+from wmviz.incidents import DEFAULT_INCIDENT, SAMPLES, story_sections
+from wmviz.timeline.cursor import InstanceCursor
+from wmviz.ui import controls, loading, panels
+from wmviz.ui.model import chart_window, history_window, valve_views
+from wmviz.ui.runs import RunRequest
+from wmviz.ui.url import ViewParams, parse_view, view_query
 
 
 def main() -> None:
-    """Render the page."""
-    st.set_page_config(page_title="wmviz", layout="wide")
-    scenarios = built_in_scenarios()
-    name, profile = controls(scenarios)
-    trace = load_scenario(scenarios[name])
-    effective = profile or trace.config.profile
-    st.title(trace.config.name or name)
-    st.caption(f"profile {effective.value}: {effective.describes}")
-    st.text(trace.config.description)
-    st.dataframe(steps_table(trace, profile), hide_index=True, use_container_width=True)
+    """Render the page for the view in the URL and the sidebar."""
+    st.set_page_config(page_title="wmviz: watermark valve debugger", layout="wide")
+    incidents = loading.incidents(Path(os.environ.get("WMVIZ_SAMPLES") or SAMPLES))
+    default = DEFAULT_INCIDENT if DEFAULT_INCIDENT in incidents else next(iter(incidents))
+    controls.adopt_url(parse_view(st.query_params.to_dict(), list(incidents), default))
+    scenario, profile, engine = controls.sidebar_choices({slug: i.title for slug, i in incidents.items()})
+    incident = incidents[scenario]
+    request = RunRequest(incident.trace_path, incident.config_path, profile, engine)
+    timeline = loading.load_timeline(request, incident.title)
+    instance = controls.instance_choice(sorted(timeline.meta["instances"], key=_natural))
+    controls.reset_step_on_new_context((scenario, instance))
+    cursor = loading.instance_cursor(str(timeline.path), instance)
+
+    header(incident, timeline.meta)
+    step = controls.step_controls(cursor)
+    st.query_params.from_dict(view_query(ViewParams(scenario, profile, engine, instance, step)))
+    step_panels(cursor, str(timeline.path), step, timeline.meta)
+    controls.autoplay(cursor.count - 1)
+
+
+def header(incident, meta: dict) -> None:
+    """The incident's title, its profile and the story (what users saw, what the valve did, the fix)."""
+    st.title(incident.title)
+    profile = Profile.parse(meta["profile"])
+    st.caption(f"profile {profile.value}: {profile.describes} · engine {meta['engine']}")
+    with st.expander("The story", expanded=False):
+        for title, body in story_sections(incident.story_md).items():
+            st.markdown(f"#### {title}")
+            st.markdown(body)
+
+
+def step_panels(cursor: InstanceCursor, path: str, step: int, meta: dict) -> None:
+    """Everything about one step: input and narration, output, valves, chart, operator, overview."""
+    state = cursor.state_at(step)
+    pipeline = state.pipeline
+    top = st.columns([2, 3])
+    with top[0]:
+        panels.input_panel(cursor, step)
+    with top[1]:
+        panels.narration_panel(cursor, step)
+    views = valve_views(cursor, pipeline, step, Profile.parse(meta["profile"]))
+    combined = (pipeline.output_watermark_ms, pipeline.output_status.value) if len(views) > 1 else None
+    panels.output_panel(views, combined)
+    changed = cursor.row(step).get("channel")
+    for view in views:
+        panels.valve_panel(view, changed)
+    history, output = loading.histories(path, cursor.instance)
+    first, last = chart_window(cursor.count, step)
+    panels.watermark_chart(*history_window(history, output, first, last), step, last)
+    panels.operator_panels(cursor, pipeline, step)
+    if len(meta["instances"]) > 1:
+        st.subheader("Every instance's output watermark")
+        panels.overview_panel(loading.overview_matrix(path), int(cursor.row(step)["order"]))
+    st.caption(
+        f"state rebuilt from the keyframe at step {state.keyframe_step} plus {state.replayed} replayed "
+        f"step(s); {cursor.count:,} steps in instance {cursor.instance}"
+    )
+
+
+def _natural(name: str) -> tuple:
+    return (0, int(name), "") if name.isdigit() else (1, 0, name)
 
 
 main()

@@ -1,39 +1,295 @@
-"""The minimal page: it opens on the FLINK-38477 incident and shows every step with its narration."""
+"""The app through Streamlit's AppTest: every control and panel, on every built-in incident.
+
+Most tests use the local engine (`?engine=local`) so they do not wait on Spark; one test opens the
+default Spark engine and checks it shows what the local engine shows. Timelines are cached per test
+session in a temporary directory (WMVIZ_CACHE), as the app caches them per server.
+"""
 
 from __future__ import annotations
 
+import json
+from urllib.parse import parse_qs
+
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
+from wmviz.incidents import built_in_incidents
+
+INCIDENTS = list(built_in_incidents())
 
 
-def open_app() -> AppTest:
-    app = AppTest.from_file(str(REPO / "app.py"), default_timeout=30)
+@pytest.fixture(scope="module", autouse=True)
+def timeline_cache(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    mp.setenv("WMVIZ_CACHE", str(tmp_path_factory.mktemp("timelines")))
+    yield
+    mp.undo()
+
+
+def open_app(
+    scenario: str = "flink-38477-zero-output", step: int | None = 0, engine="local", **query
+) -> AppTest:
+    app = AppTest.from_file(str(REPO / "app.py"), default_timeout=180)
+    app.query_params["scenario"] = scenario
+    app.query_params["engine"] = engine
+    if step is not None:
+        app.query_params["step"] = str(step)
+    for key, value in query.items():
+        app.query_params[key] = value
     app.run()
     assert not app.exception, app.exception
     return app
 
 
-def test_app_opens_on_the_flink_38477_incident_with_one_row_per_step_and_the_max_jump_narrated():
-    app = open_app()
+def click(app: AppTest, key: str) -> AppTest:
+    app.button(key=key).click().run()
+    assert not app.exception, app.exception
+    return app
+
+
+def step_of(app: AppTest) -> int:
+    return int(app.session_state["step"])
+
+
+def url_step(app: AppTest) -> int:
+    return int(
+        app.query_params["step"][0]
+        if isinstance(app.query_params["step"], list)
+        else app.query_params["step"]
+    )
+
+
+def heading(app: AppTest) -> str:
+    return next(h.value for h in app.subheader if h.value.startswith("Step "))
+
+
+def narration(app: AppTest) -> str:
+    return app.text[0].value
+
+
+def charts(app: AppTest) -> list[dict]:
+    return [json.loads(e.proto.spec) for e in app.get("plotly_chart")]
+
+
+def channel_table(app: AppTest, index: int = 0):
+    frames = [d.value for d in app.dataframe if "holds the minimum" in getattr(d.value, "columns", [])]
+    return frames[index]
+
+
+# --- opening and the URL -------------------------------------------------------------------------
+
+
+def test_the_app_opens_on_the_flink_38477_incident_at_step_0_with_the_view_in_the_url():
+    app = AppTest.from_file(str(REPO / "app.py"), default_timeout=180)
+    app.query_params["engine"] = "local"
+    app.run()
+    assert not app.exception
     assert app.title[0].value.startswith("FLINK-38477")
-    table = app.dataframe[0].value
-    assert len(table) == 8
-    assert table["emitted"].iloc[-1] == "WMAX"
-    assert "replayed as WMAX@2" in table["what happened"].iloc[2]
+    assert heading(app) == "Step 0: the input"
+    assert app.query_params["scenario"] in ("flink-38477-zero-output", ["flink-38477-zero-output"])
+    assert url_step(app) == 0
 
 
-def test_switching_the_profile_to_flip_38477_changes_the_last_step_to_an_idle_status():
+def test_a_link_with_a_step_opens_on_that_step_and_an_impossible_step_is_clamped_to_the_last():
+    assert heading(open_app(step=5)) == "Step 5: the input"
+    app = open_app(step=999)
+    assert step_of(app) == 7 and url_step(app) == 7
+
+
+def test_a_link_with_an_unknown_scenario_or_profile_falls_back_to_the_defaults_without_an_error():
+    app = open_app(scenario="no-such-incident", profile="flink-9")
+    assert app.title[0].value.startswith("FLINK-38477")
+    assert app.sidebar.selectbox(key="profile").value == "the scenario's own"
+
+
+def test_the_profile_from_a_link_is_selected_and_kept_in_the_url():
+    app = open_app(step=7, profile="flip-38477")
+    assert app.sidebar.selectbox(key="profile").value == "flip-38477"
+    assert app.query_params["profile"] in ("flip-38477", ["flip-38477"])
+
+
+# --- step controls -------------------------------------------------------------------------------
+
+
+def test_forward_back_first_and_last_move_the_step_and_the_url_follows():
+    app = open_app(step=0)
+    assert app.button(key="back").disabled and app.button(key="first").disabled
+    click(app, "fwd")
+    assert step_of(app) == 1 and url_step(app) == 1 and heading(app) == "Step 1: the input"
+    click(app, "last")
+    assert step_of(app) == 7 and url_step(app) == 7
+    assert app.button(key="fwd").disabled and app.button(key="last").disabled
+    click(app, "back")
+    assert step_of(app) == 6
+    click(app, "first")
+    assert step_of(app) == 0
+
+
+def test_the_step_buttons_carry_the_keyboard_shortcuts_the_issue_asks_for():
     app = open_app()
-    app.sidebar.selectbox[1].select("flip-38477").run()
-    table = app.dataframe[0].value
-    assert table["emitted"].iloc[-1] == "S:IDLE"
-    assert "flip-38477" in app.caption[0].value
+    shortcuts = {key: app.button(key=key).proto.shortcut for key in ("first", "back", "play", "fwd", "last")}
+    assert shortcuts == {"first": "home", "back": "left", "play": "space", "fwd": "right", "last": "end"}
+    assert app.button(key="next_event").proto.shortcut.lower() == "shift+right"
+    assert app.button(key="prev_event").proto.shortcut.lower() == "shift+left"
 
 
-def test_every_built_in_scenario_renders_without_error():
+def test_the_slider_scrubs_to_any_step():
     app = open_app()
-    for name in app.sidebar.selectbox[0].options:
-        app.sidebar.selectbox[0].select(name).run()
-        assert not app.exception, name
-        assert len(app.dataframe[0].value) > 0
+    app.slider(key="step").set_value(4).run()
+    assert heading(app) == "Step 4: the input" and url_step(app) == 4
+
+
+def test_jumping_to_the_next_and_previous_output_watermark_change_skips_steps_without_one():
+    app = open_app(step=0)
+    assert app.selectbox(key="jump_kind").value == "output watermark"
+    click(app, "next_event")
+    assert step_of(app) == 3  # W10 is emitted once both finished channels hold MAX
+    click(app, "next_event")
+    assert step_of(app) == 4
+    click(app, "prev_event")
+    assert step_of(app) == 3
+
+
+def test_jumping_to_the_next_status_change_lands_on_the_first_channel_going_idle():
+    app = open_app(step=0)
+    app.selectbox(key="jump_kind").set_value("status change").run()
+    click(app, "next_event")
+    assert step_of(app) == 6
+
+
+def test_jumping_to_a_late_drop_and_a_timer_firing_in_the_allowed_lateness_incident():
+    app = open_app("late-data-allowed-lateness", step=0)
+    app.selectbox(key="jump_kind").set_value("late drop").run()
+    click(app, "next_event")
+    assert step_of(app) == 9
+    dropped = next(d.value for d in app.dataframe if list(d.value.columns) == ["trace row", "reason"])
+    assert "too late" in dropped["reason"].iloc[0]
+    app.selectbox(key="jump_kind").set_value("timer firing").run()
+    click(app, "prev_event")
+    assert step_of(app) < 9
+    timers = next(d.value for d in app.dataframe if "purposes" in d.value.columns)
+    assert "fired now" in set(timers["state"])
+
+
+def test_play_toggles_to_pause_and_back_and_a_play_at_the_last_step_stops_by_itself():
+    app = open_app(step=0)
+    click(app, "play")
+    assert app.session_state["playing"] is True
+    assert app.button(key="play").label.startswith("⏸")
+    click(app, "play")
+    assert app.session_state["playing"] is False
+    assert app.button(key="play").label.startswith("▶")
+    app = open_app(step=7)
+    click(app, "play")
+    assert app.session_state["playing"] is False  # nothing left to play
+
+
+# --- panels --------------------------------------------------------------------------------------
+
+
+def test_at_the_max_step_the_output_is_max_the_heap_holds_the_finished_channels_and_the_narration_says_why():
+    app = open_app(step=7)
+    assert app.metric[0].value == "MAX"
+    assert "emit WMAX" in narration(app)
+    assert "leaves the aligned set" in narration(app)
+    table = channel_table(app)
+    assert list(table["status"]) == ["IDLE", "IDLE", *["ACTIVE (FINISHED, replayed as MAX)"] * 2]
+    assert list(table["holds the minimum"]) == ["", "", "◀ min", "◀ min"]
+    assert not table.isna().any().any()
+    heap = charts(app)[0]
+    labels = " ".join(str(t) for trace in heap["data"] for t in (trace.get("text") or []))
+    assert "ch 2" in labels and "ch 3" in labels and "ch 0" not in labels
+
+
+def test_under_flip_38477_the_finished_channels_are_finished_and_the_output_goes_idle_instead_of_max():
+    app = open_app(step=7, profile="flip-38477")
+    assert app.metric[0].value != "MAX"
+    table = channel_table(app)
+    assert list(table["status"])[2:] == ["FINISHED", "FINISHED"]
+    assert "IDLE" in app.caption[1].value or "IDLE" in narration(app)
+
+
+def test_the_channel_table_shows_every_watermark_as_a_number_and_a_utc_time_never_nan():
+    app = open_app("idle-partition-pins-watermark", step=3)
+    table = channel_table(app)
+    assert list(table.columns) == [
+        "channel",
+        "watermark",
+        "UTC time",
+        "status",
+        "aligned",
+        "holds the minimum",
+    ]
+    assert table["UTC time"].str.endswith("UTC").all()
+    assert not table.isna().any().any()
+
+
+def test_the_watermark_chart_has_a_cursor_on_the_current_step():
+    app = open_app(step=5)
+    chart = next(c for c in charts(app) if "Watermarks" in json.dumps(c["layout"].get("title", "")))
+    xs = [s.get("x0") for s in chart["layout"].get("shapes", [])]
+    assert 5 in xs
+
+
+def test_the_input_panel_shows_the_row_that_arrived():
+    app = open_app(step=2)
+    rows = dict(zip(app.dataframe[0].value["field"], app.dataframe[0].value["value"], strict=True))
+    assert rows["kind"] == "status" and rows["status"] == "FINISHED" and rows["channel"] == "2"
+
+
+def test_the_join_changelog_links_the_retraction_to_the_speculative_row_it_corrects():
+    app = open_app("early-fire-left-join", step=7)
+    assert [t.label for t in app.tabs] == ["Timers", "Join changelog", "Dropped records"]
+    log = next(d.value for d in app.dataframe if "corrects" in d.value.columns)
+    assert list(log["kind"]) == ["+I", "+I", "-U", "+U"]
+    speculative = log[log["cause"] == "early_fire"]["#"].iloc[0]
+    assert log[log["kind"] == "-U"]["corrects"].iloc[0] == f"#{speculative}"
+    assert len(app.metric) == 3  # valve L, valve R, the combined input
+
+
+def test_the_window_panes_tab_shows_the_pane_contents_and_when_it_fires():
+    app = open_app("late-data-allowed-lateness", step=4)
+    panes = next(d.value for d in app.dataframe if "contents" in d.value.columns)
+    first = panes[panes["window"] == "[0, 5)"].iloc[0]
+    assert first["contents"] == "1, 3, 2, 4"
+    assert first["fires when watermark ≥"] == "4"
+
+
+def test_a_multi_instance_incident_has_an_instance_picker_and_an_overview_heatmap():
+    app = open_app("idle-partition-pins-watermark", step=0)
+    picker = app.sidebar.selectbox(key="instance")
+    assert picker.options == ["0", "1"]
+    assert any(c["data"][0]["type"] == "heatmap" for c in charts(app))
+    picker.set_value("1").run()
+    assert app.query_params["instance"] in ("1", ["1"]) and step_of(app) == 0
+
+
+def test_the_story_has_what_users_saw_what_the_valve_did_and_the_fix():
+    app = open_app()
+    texts = [m.value for m in app.markdown]
+    for section in ("What users saw", "What the valve did", "The fix"):
+        assert any(section in t for t in texts)
+
+
+@pytest.mark.parametrize("scenario", INCIDENTS)
+def test_every_step_of_every_built_in_incident_renders_its_panels(scenario):
+    app = open_app(scenario, step=0)
+    count = int(app.slider(key="step").max) + 1
+    for step in range(count):
+        if step:
+            click(app, "fwd")
+        assert heading(app) == f"Step {step}: the input"
+        assert narration(app).startswith("•")
+        assert not channel_table(app).isna().any().any()
+        assert len(charts(app)) >= 2  # the heap and the watermark chart
+    assert parse_qs(f"step={url_step(app)}")["step"] == [str(count - 1)]
+
+
+def test_the_spark_engine_shows_what_the_local_engine_shows():
+    spark_app = open_app(step=7, engine="spark")
+    local_app = open_app(step=7, engine="local")
+    assert [m.value for m in spark_app.metric] == [m.value for m in local_app.metric] == ["MAX"]
+    assert narration(spark_app) == narration(local_app)
+    assert channel_table(spark_app).equals(channel_table(local_app))
+    assert "engine spark" in spark_app.caption[0].value

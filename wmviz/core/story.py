@@ -49,6 +49,11 @@ def describe_bypass(row: TraceRow) -> str:
 
 def explain_step(result: StepResult) -> str:
     """The whole story of one step, joined with '; '."""
+    return "; ".join(explain_parts(result))
+
+
+def explain_parts(result: StepResult) -> list[str]:
+    """The story of one step as its parts: the row, each probe, each valve input, the operator."""
     parts = [describe_row(result.row)] if result.account is None else []
     for probe in result.probes:
         if probe.emitted:
@@ -62,7 +67,7 @@ def explain_step(result: StepResult) -> str:
         combined = [format_emission(e) for e in result.out]
         parts.append("combined input: " + (", ".join(combined) if combined else "unchanged"))
     parts.extend(_operator_parts(result))
-    return "; ".join(p for p in parts if p)
+    return [p for p in parts if p]
 
 
 def describe_row(row: TraceRow) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow.dataset as ds
 from pyspark.sql import DataFrame, SparkSession
 
 from wmviz.core.pipeline import InstancePipeline
@@ -136,11 +137,12 @@ def build_timeline_spark(
         .partitionBy("table")
         .parquet(str(out_dir))
     )
-    counts = {t: 0 for t in TABLES}
+    counts = dict.fromkeys(TABLES, 0)
     for t in TABLES:
         folder = Path(out_dir) / f"table={t}"
         if folder.is_dir():
-            counts[t] = spark.read.parquet(str(folder)).count()
+            # Parquet footers hold the row counts: no Spark job per table (each costs ~0.5 s).
+            counts[t] = ds.dataset(folder, format="parquet").count_rows()
     meta = {"schema_version": SCHEMA_VERSION, "rows": counts, **meta}
     (Path(out_dir) / "meta.json").write_text(json.dumps(meta, indent=2))
     return meta

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from wmviz.core.types import Profile
 from wmviz.spark.engine import build_timeline_spark, job_for, transcript_lines
-from wmviz.spark.progress import SparkProgress
+from wmviz.spark.progress import SparkProgress, SparkProgressReport, print_report
 from wmviz.spark.reader import read_trace_spark
 from wmviz.spark.session import get_spark
 
@@ -35,6 +35,7 @@ def spark_simulate(
     out_dir: Path,
     master: str | None,
     keyframe_every: int = DEFAULT_KEYFRAME_EVERY,
+    progress: Callable[[SparkProgressReport], None] = print_report,
 ) -> dict:
     """Write the timeline of `trace` to `out_dir`, computed on Spark; returns meta.json's content."""
     from wmviz.timeline.local import timeline_meta_fields
@@ -54,5 +55,5 @@ def spark_simulate(
         steps,
         strace.valve_channels,
     )
-    with SparkProgress(spark, "simulate", strace.row_count):
+    with SparkProgress(spark, "simulate", strace.row_count, progress, every_s=0.5):
         return build_timeline_spark(spark, strace.rows, job, out_dir, meta)

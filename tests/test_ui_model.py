@@ -1,0 +1,202 @@
+"""The app's pure parts: the URL round trip, the step cursor, the panel tables and the run cache."""
+
+from __future__ import annotations
+
+import random
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import REPO
+from wmviz.core.types import MAX_MS, MIN_MS, Profile
+from wmviz.timeline.cursor import InstanceCursor
+from wmviz.timeline.local import build_timeline_local
+from wmviz.timeline.store import Timeline
+from wmviz.trace.readers import read_trace
+from wmviz.ui import model
+from wmviz.ui.runs import RunRequest, run_timeline
+from wmviz.ui.url import ViewParams, clamp_step, parse_view, view_query
+
+SAMPLES = REPO / "sample_data"
+SCENARIOS = ["flink-38477-zero-output", "early-fire-left-join"]
+
+
+def timeline_of(tmp_path, name: str, profile: Profile | None = None, keyframe_every: int = 3) -> Timeline:
+    path = next(p for p in SAMPLES.iterdir() if p.stem == name and p.suffix != ".json" and p.suffix != ".md")
+    config = path.with_suffix(".json")
+    trace = read_trace(path, config if config.is_file() else None)
+    out = tmp_path / f"tl-{name}-{profile}"
+    build_timeline_local(trace, out, profile, keyframe_every=keyframe_every)
+    return Timeline(out)
+
+
+# --- URL -------------------------------------------------------------------------------------------
+
+
+@settings(derandomize=True, max_examples=200)
+@given(
+    scenario=st.sampled_from(SCENARIOS),
+    profile=st.sampled_from([None, *Profile]),
+    engine=st.sampled_from(["spark", "local"]),
+    instance=st.one_of(st.none(), st.text(min_size=1, max_size=8)),
+    step=st.integers(0, 10**7),
+)
+def test_a_view_survives_the_round_trip_through_its_query_parameters(
+    scenario, profile, engine, instance, step
+):
+    view = ViewParams(scenario, profile, engine, instance, step)
+    assert parse_view(view_query(view), SCENARIOS, SCENARIOS[0]) == view
+
+
+def test_the_query_always_carries_the_step_so_a_copied_link_lands_on_it():
+    assert view_query(ViewParams("flink-38477-zero-output"))["step"] == "0"
+
+
+@pytest.mark.parametrize(
+    ("query", "note"),
+    [
+        ({"scenario": "nope"}, "unknown scenario 'nope'"),
+        ({"profile": "flink-0.9"}, "unknown profile 'flink-0.9'"),
+        ({"engine": "flink"}, "unknown engine 'flink'"),
+        ({"step": "seven"}, "step 'seven' is not a number"),
+        ({"step": "-3"}, "step -3 is negative"),
+    ],
+)
+def test_a_malformed_link_falls_back_to_the_default_and_says_why(query, note):
+    view = parse_view(query, SCENARIOS, SCENARIOS[0])
+    assert view.scenario in SCENARIOS and view.step >= 0
+    assert any(note in n for n in view.notes), view.notes
+
+
+def test_a_step_past_the_end_is_clamped_to_the_last_step_with_a_note():
+    assert clamp_step(12, 8) == (7, "step 12 is past the last step; showing step 7")
+    assert clamp_step(3, 8) == (3, None)
+
+
+# --- the cursor ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_the_cursor_rebuilds_the_same_state_as_the_timeline_at_every_step_in_any_order(tmp_path, name):
+    timeline = timeline_of(tmp_path, name)
+    cursor = InstanceCursor(timeline, "0")
+    steps = list(range(-1, cursor.count))
+    random.Random(3).shuffle(steps)
+    for step in steps + sorted(steps):  # random jumps, then playing forward from the cache
+        assert cursor.state_at(step).pipeline.snapshot() == timeline.state_at("0", step).pipeline.snapshot()
+
+
+def test_the_cursor_replays_one_row_per_step_when_playing_forward(tmp_path):
+    cursor = InstanceCursor(timeline_of(tmp_path, "flink-38477-zero-output", keyframe_every=1000), "0")
+    cursor.state_at(2)
+    assert cursor.state_at(3).replayed == 1
+
+
+def test_the_cursor_finds_each_kind_of_event_and_the_neighbours_of_a_step(tmp_path):
+    cursor = InstanceCursor(timeline_of(tmp_path, "flink-38477-zero-output"), "0")
+    assert list(cursor.events["output watermark"]) == [3, 4, 5, 6, 7]
+    assert list(cursor.events["status change"]) == [6, 7]
+    assert cursor.next_event("output watermark", 4) == 5
+    assert cursor.previous_event("output watermark", 3) is None
+    assert cursor.next_event("status change", 7) is None
+    early = InstanceCursor(timeline_of(tmp_path, "early-fire-left-join"), "0")
+    assert list(early.events["retraction"]) == [7]
+    assert 6 in early.events["timer firing"]
+
+
+def test_a_finished_channel_is_remembered_from_the_step_its_status_arrived(tmp_path):
+    cursor = InstanceCursor(timeline_of(tmp_path, "flink-38477-zero-output"), "0")
+    assert cursor.finished_by(1) == set()
+    assert cursor.finished_by(2) == {("0", 2)}
+    assert cursor.finished_by(7) == {("0", 2), ("0", 3)}
+
+
+# --- panel tables ----------------------------------------------------------------------------------
+
+
+def test_watermarks_are_shown_as_utc_times_with_the_sentinels_spelled_out():
+    assert model.utc_text(1_795_255_200_000) == "2026-11-21 10:00:00.000 UTC"
+    assert model.utc_text(10) == "1970-01-01 00:00:00.010 UTC"
+    assert model.utc_text(MIN_MS).startswith("MIN") and model.utc_text(MAX_MS).startswith("MAX")
+
+
+def test_released_flink_shows_a_finished_channel_as_active_at_max_and_flip_38477_as_finished(tmp_path):
+    for profile, expected in [(None, "ACTIVE (FINISHED, replayed as MAX)"), (Profile.FLIP_38477, "FINISHED")]:
+        cursor = InstanceCursor(timeline_of(tmp_path, "flink-38477-zero-output", profile), "0")
+        state = cursor.state_at(3).pipeline
+        (view,) = model.valve_views(cursor, state, 3, profile or Profile.FLINK_1X_2X)
+        assert view.channels["status"].iloc[2] == expected
+        assert not view.channels.isna().any().any()
+
+
+def test_the_channel_holding_the_minimum_is_marked_and_the_heap_is_in_array_order(tmp_path):
+    cursor = InstanceCursor(timeline_of(tmp_path, "flink-38477-zero-output"), "0")
+    (view,) = model.valve_views(cursor, cursor.state_at(4).pipeline, 4, Profile.FLINK_1X_2X)
+    assert list(view.channels["holds the minimum"]) == ["", "◀ min", "", ""]
+    assert view.heap[0] == (1, 12)
+    assert sorted(view.heap) == [(0, 20), (1, 12), (2, MAX_MS), (3, MAX_MS)]
+
+
+def test_the_changelog_links_each_retraction_to_the_row_it_corrects(tmp_path):
+    cursor = InstanceCursor(timeline_of(tmp_path, "early-fire-left-join"), "0")
+    log = model.changelog_table(cursor, cursor.count - 1)
+    retract = log[log["kind"] == "-U"].iloc[0]
+    target = log[log["#"] == int(retract["corrects"].lstrip("#"))].iloc[0]
+    assert target["kind"] == "+I" and target["cause"] == "early_fire"
+    assert (target["left row"], target["right row"]) == (retract["left row"], retract["right row"])
+    assert model.changelog_table(cursor, 5).empty or "-U" not in set(model.changelog_table(cursor, 5)["kind"])
+
+
+def test_the_timers_table_marks_the_next_due_timer_per_domain(tmp_path):
+    cursor = InstanceCursor(timeline_of(tmp_path, "early-fire-left-join"), "0")
+    table = model.timers_table(cursor, cursor.state_at(0).pipeline, 0)
+    assert "registered now" in set(table["state"])
+    pending = table[table["state"].str.startswith("pending")]
+    assert list(pending["state"]).count("pending, next due") == 1
+    assert pending.iloc[0]["state"] == "pending, next due"
+
+
+def test_the_chart_window_covers_short_traces_whole_and_long_ones_around_the_step():
+    assert model.chart_window(10, 4) == (0, 9)
+    assert model.chart_window(1_000_000, 500_000, 2000) == (499_000, 500_999)
+    assert model.chart_window(1_000_000, 10, 2000) == (0, 1999)
+    assert model.chart_window(1_000_000, 999_999, 2000) == (998_000, 999_999)
+
+
+def test_the_chart_window_starts_each_channel_in_the_state_it_had_on_entry():
+    history = pd.DataFrame(
+        {
+            "step": [-1, -1, 3, 8, 12],
+            "input": ["0"] * 5,
+            "channel": [0, 1, 0, 1, 0],
+            "watermark_ms": [MIN_MS, MIN_MS, 5, 7, 9],
+            "status": ["ACTIVE"] * 5,
+            "aligned": [True] * 5,
+        }
+    )
+    output = pd.DataFrame({"step": range(20), "output_wm": range(20), "output_status": ["ACTIVE"] * 20})
+    h, o = model.history_window(history, output, 10, 15)
+    assert h.sort_values(["step", "channel"])[["step", "channel", "watermark_ms"]].values.tolist() == [
+        [9, 0, 5],
+        [9, 1, 7],
+        [12, 0, 9],
+    ]
+    assert o["step"].tolist() == list(range(10, 16))
+
+
+# --- the run cache ---------------------------------------------------------------------------------
+
+
+def test_a_run_is_simulated_once_and_then_read_from_the_cache(tmp_path):
+    trace = SAMPLES / "flink-38477-zero-output.jsonl"
+    seen = []
+    first = run_timeline(RunRequest(trace, None, None, "local"), lambda f, line: seen.append(f), tmp_path)
+    assert seen and seen[-1] == 1.0
+    seen.clear()
+    again = run_timeline(RunRequest(trace, None, None, "local"), lambda f, line: seen.append(f), tmp_path)
+    assert again.path == first.path and not seen
+    other = run_timeline(RunRequest(trace, None, Profile.FLIP_38477, "local"), None, tmp_path)
+    assert other.path != first.path and other.meta["profile"] == "flip-38477"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("run-")]  # no half-written run left

@@ -1,0 +1,109 @@
+"""The built-in incidents: each trace in sample_data/, its config and the story told beside it.
+
+An incident is a trace file, an optional sibling `<stem>.json` config (for formats that cannot
+embed one) and a markdown story `<stem>.md` with three sections: what users saw, what the valve
+did, and the fix. Pure Python: the app and the tests share it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from wmviz.core.scenario import Trace
+from wmviz.trace.readers import FORMATS, read_trace
+
+SAMPLES: Path = Path(__file__).resolve().parent.parent / "sample_data"
+DEFAULT_INCIDENT = "flink-38477-zero-output"
+
+STORY_SECTIONS = ("What users saw", "What the valve did", "The fix")
+"""The sections every story has, in this order."""
+
+# A person new to watermarks should meet the valve's minimum before idleness, idleness before
+# its gaps, and late data last; incidents not listed here follow alphabetically.
+READING_ORDER = (
+    DEFAULT_INCIDENT,
+    "idle-partition-pins-watermark",
+    "silent-split-window-never-fires",
+    "last-window-never-closes",
+    "order-dependent-final-watermark",
+    "resumed-partition-records-late",
+    "late-data-allowed-lateness",
+    "future-dated-record-makes-everything-late",
+    "early-fire-left-join",
+)
+
+# `.json` is a JSON Lines trace to the reader, but beside a trace it is that trace's config.
+_TRACE_SUFFIXES = frozenset(s for s in FORMATS if s != ".json")
+
+
+@dataclass(frozen=True)
+class Incident:
+    """One built-in incident: where its files are, its title and its story."""
+
+    slug: str
+    """The trace file's stem; used in URLs (`?scenario=slug`)."""
+    title: str
+    """The config's name (the slug when the config has none)."""
+    trace_path: Path
+    config_path: Path | None
+    """The sibling `<slug>.json`, if any; it replaces a config embedded in the trace."""
+    story_md: str
+    """The `<slug>.md` file's text ("" when there is none)."""
+
+    def trace(self) -> Trace:
+        """The validated trace, read with its sibling config (raises TraceValidationError)."""
+        return read_trace(self.trace_path, self.config_path)
+
+
+def built_in_incidents(root: Path = SAMPLES) -> dict[str, Incident]:
+    """Every trace under `root`, by slug: the default first, then a sensible reading order.
+
+    Each trace is read once to take its title from the config, so a broken trace raises here
+    rather than when someone opens it.
+    """
+    traces = [p for p in root.iterdir() if p.is_file() and p.suffix.lower() in _TRACE_SUFFIXES]
+    rank = {slug: i for i, slug in enumerate(READING_ORDER)}
+    traces.sort(key=lambda p: (rank.get(p.stem, len(rank)), p.stem))
+    incidents: dict[str, Incident] = {}
+    for path in traces:
+        config = path.with_suffix(".json")
+        config_path = config if config.is_file() else None
+        story = path.with_suffix(".md")
+        title = read_trace(path, config_path).config.name or path.stem
+        incidents[path.stem] = Incident(
+            slug=path.stem,
+            title=title,
+            trace_path=path,
+            config_path=config_path,
+            story_md=story.read_text(encoding="utf-8") if story.is_file() else "",
+        )
+    return incidents
+
+
+def story_sections(markdown: str) -> dict[str, str]:
+    """The `## ` sections of a story, title → body (stripped), in file order; a repeated title
+    continues its section.
+
+    Deeper headings (`###`) stay in their section's body, and so does a `## ` line inside a fenced
+    code block. Text before the first section is kept under "" when it is not blank, so nothing
+    a writer put in the file silently disappears.
+    """
+    sections: dict[str, list[str]] = {"": []}
+    current = ""
+    fence: str | None = None
+    for line in markdown.splitlines():
+        stripped = line.lstrip()
+        if fence is None and stripped[:3] in ("```", "~~~"):
+            fence = stripped[:3]
+        elif fence is not None and stripped.startswith(fence):
+            fence = None
+        elif fence is None and line.startswith("## "):
+            current = line[3:].strip()
+            sections.setdefault(current, [])
+            continue
+        sections[current].append(line)
+    bodies = {title: "\n".join(lines).strip() for title, lines in sections.items()}
+    if not bodies[""]:
+        del bodies[""]
+    return bodies

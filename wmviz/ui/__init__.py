@@ -1,0 +1,1 @@
+"""The app's pure view layer: tables and Plotly figures, no Streamlit."""

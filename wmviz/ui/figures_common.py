@@ -1,0 +1,119 @@
+"""Helpers shared by the figure builders: colours, hover text, sentinel clipping, thinning.
+
+Pure numpy/pandas; no Plotly objects are built here, so each helper is cheap to test.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from wmviz.core.types import MAX_MS, MIN_MS
+
+# Okabe-Ito colours: distinguishable under every common colour-vision deficiency, and IDLE
+# (orange) and FINISHED (blue) differ in both hue and lightness.
+STATUS_COLORS: dict[str, str] = {
+    "ACTIVE": "#009E73",  # bluish green
+    "IDLE": "#E69F00",  # orange
+    "FINISHED": "#0072B2",  # blue
+}
+OUTPUT_COLOR = "#000000"
+ROOT_COLOR = "#D55E00"  # vermillion: the heap's root, the current minimum
+HIGHLIGHT_COLOR = "#CC79A7"  # reddish purple: the channel that just changed
+CURSOR_COLOR = "#D55E00"
+
+MAX_TEXT = "MAX (end of time)"
+MIN_TEXT = "MIN (Long.MIN_VALUE)"
+
+EPOCH_FROM_MS = 946_684_800_000
+"""2000-01-01T00:00:00Z. A watermark from here up to EPOCH_UNTIL_MS is taken to be epoch
+milliseconds and its hover adds the UTC time; anything smaller (the specs' demo times 10, 60,
+13000, negative times) is shown as a plain number, because "1970-01-01 00:00:00.010" would only
+mislead. The same threshold as `wmviz.ui.model.utc_text`'s."""
+EPOCH_UNTIL_MS = 253_402_300_799_999
+"""9999-12-31T23:59:59.999Z, the last instant an ISO year has four digits for."""
+
+POINT_CAP = 20_000
+"""The most points one trace may carry; longer traces are thinned (see `thin`)."""
+
+
+def describe_ms(values: np.ndarray) -> np.ndarray:
+    """Hover text for int64 watermarks: `MAX (end of time)`, `MIN (Long.MIN_VALUE)`, `10`, or
+    `1764000000000 (2025-11-24 16:00:00.000 UTC)` for epoch milliseconds (see EPOCH_FROM_MS)."""
+    values = np.asarray(values, dtype=np.int64)
+    out = values.astype(str).astype(object)
+    epoch = (values >= EPOCH_FROM_MS) & (values <= EPOCH_UNTIL_MS)
+    if epoch.any():
+        iso = np.datetime_as_string(values[epoch].astype("datetime64[ms]"), unit="ms")
+        stamps = np.char.replace(iso.astype(str), "T", " ")
+        out[epoch] = out[epoch] + " (" + stamps.astype(object) + " UTC)"
+    out[values == MAX_MS] = MAX_TEXT
+    out[values == MIN_MS] = MIN_TEXT
+    return out
+
+
+def describe_one(value: int) -> str:
+    """`describe_ms` for one watermark."""
+    return str(describe_ms(np.array([value]))[0])
+
+
+def sentinel_levels(*arrays: np.ndarray) -> tuple[float, float]:
+    """Where MIN and MAX are drawn: just below / above the finite values of all `arrays`.
+
+    A linear axis cannot show ±2^63 next to real times, so the sentinels sit 8 % of the finite
+    span (at least 1 ms) outside it; with no finite value at all they sit at -1 and 1."""
+    finite = [a[(a != MIN_MS) & (a != MAX_MS)] for a in (np.asarray(x, dtype=np.int64) for x in arrays)]
+    finite = [a for a in finite if a.size]
+    if not finite:
+        return -1.0, 1.0
+    lo = float(min(a.min() for a in finite))
+    hi = float(max(a.max() for a in finite))
+    pad = max((hi - lo) * 0.08, 1.0)
+    return lo - pad, hi + pad
+
+
+def clip_sentinels(values: np.ndarray, levels: tuple[float, float]) -> np.ndarray:
+    """The values as floats for plotting, MIN and MAX replaced by their drawn levels."""
+    values = np.asarray(values, dtype=np.int64)
+    out = values.astype(np.float64)
+    out[values == MIN_MS] = levels[0]
+    out[values == MAX_MS] = levels[1]
+    return out
+
+
+def thin(x: np.ndarray, y: np.ndarray, cursor: float, cap: int = POINT_CAP) -> np.ndarray:
+    """Indices of at most ~`cap` points of a step line worth drawing, in order.
+
+    The quarter of the budget nearest the cursor is kept exactly (that is what a person inspects
+    at full zoom); elsewhere each bucket of consecutive points keeps its first, lowest and highest
+    point, so a spike or a jump to MAX never disappears when zoomed out."""
+    n = len(x)
+    if n <= cap:
+        return np.arange(n)
+    half = cap // 8
+    at = int(np.searchsorted(x, cursor))
+    lo, hi = max(0, at - half), min(n, at + half)
+    budget = max(cap - (hi - lo) - 8, 6)  # 2 ends, and up to 2 x 3 points of rounding up below
+    parts = [np.arange(lo, hi), np.array([0, n - 1])]
+    outside = lo + (n - hi)
+    for start, stop in ((0, lo), (hi, n)):
+        if stop > start:
+            buckets = max(1, budget * (stop - start) // outside // 3)
+            parts.append(_bucket_extremes(y, start, stop, buckets))
+    return np.unique(np.concatenate(parts))
+
+
+def _bucket_extremes(y: np.ndarray, start: int, stop: int, buckets: int) -> np.ndarray:
+    """First, argmin and argmax of each of `buckets` equal runs of y[start:stop]."""
+    size = -(-(stop - start) // buckets)
+    seg = y[start:stop]
+    padded = np.pad(seg, (0, size * buckets - len(seg)), mode="edge").reshape(buckets, size)
+    base = start + np.arange(buckets) * size
+    picks = np.concatenate([base, base + padded.argmin(axis=1), base + padded.argmax(axis=1)])
+    return np.minimum(picks, stop - 1)
+
+
+def natural_key(text: str) -> tuple:
+    """Sort key putting "2" before "10" and "sub-2" before "sub-10"."""
+    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", text) if t)

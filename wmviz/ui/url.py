@@ -1,0 +1,80 @@
+"""The view a URL names (`?scenario=…&profile=…&step=…&instance=…&engine=…`), and back.
+
+Pure functions over plain dicts, so a shared link's round trip is testable without a browser. A bad
+value never breaks the page: it falls back to the default and says why (`ViewParams.notes`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from wmviz.core.types import Profile
+
+ENGINES = ("spark", "local")
+DEFAULT_ENGINE = "spark"
+
+
+@dataclass(frozen=True)
+class ViewParams:
+    """Everything a link reopens: the scenario, profile (None: the scenario's own), engine, instance
+    (None: the first) and step (the steps are per instance, 0-based)."""
+
+    scenario: str
+    profile: Profile | None = None
+    engine: str = DEFAULT_ENGINE
+    instance: str | None = None
+    step: int = 0
+    notes: tuple[str, ...] = field(default=(), compare=False)
+
+    def with_step(self, step: int) -> ViewParams:
+        """The same view at another step."""
+        return replace(self, step=step)
+
+
+def parse_view(query: Mapping[str, str], scenarios: list[str], default_scenario: str) -> ViewParams:
+    """The view `query` names; unknown or malformed values fall back to the defaults, with a note."""
+    notes = []
+    scenario = query.get("scenario", default_scenario)
+    if scenario not in scenarios:
+        notes.append(f"unknown scenario {scenario!r} in the link; showing {default_scenario!r}")
+        scenario = default_scenario
+    profile = None
+    if query.get("profile"):
+        try:
+            profile = Profile.parse(query["profile"])
+        except ValueError as exc:
+            notes.append(f"{exc}; showing the scenario's own profile")
+    engine = query.get("engine", DEFAULT_ENGINE)
+    if engine not in ENGINES:
+        notes.append(f"unknown engine {engine!r}; using {DEFAULT_ENGINE}")
+        engine = DEFAULT_ENGINE
+    step = 0
+    if "step" in query:
+        try:
+            step = int(query["step"])
+        except ValueError:
+            notes.append(f"step {query['step']!r} is not a number; showing step 0")
+        else:
+            if step < 0:
+                notes.append(f"step {step} is negative; showing step 0")
+                step = 0
+    instance = query.get("instance") or None
+    return ViewParams(scenario, profile, engine, instance, step, tuple(notes))
+
+
+def view_query(view: ViewParams) -> dict[str, str]:
+    """The query parameters of `view` (always the step, so a copied link lands on it)."""
+    query = {"scenario": view.scenario, "engine": view.engine, "step": str(view.step)}
+    if view.profile is not None:
+        query["profile"] = view.profile.value
+    if view.instance is not None:
+        query["instance"] = view.instance
+    return query
+
+
+def clamp_step(step: int, count: int) -> tuple[int, str | None]:
+    """`step` within 0..count−1, and a note when it had to move."""
+    if step >= count:
+        return count - 1, f"step {step} is past the last step; showing step {count - 1}"
+    return max(step, 0), None
