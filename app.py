@@ -12,7 +12,7 @@ from wmviz.core.types import Profile
 from wmviz.incidents import DEFAULT_INCIDENT, SAMPLES, story_sections
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.ui import controls, loading, panels
-from wmviz.ui.model import chart_window, history_window, valve_views
+from wmviz.ui.model import chart_window, history_window, operator_watermark, valve_views
 from wmviz.ui.runs import RunRequest
 from wmviz.ui.url import ViewParams, parse_view, view_query
 
@@ -43,7 +43,13 @@ def header(incident, meta: dict) -> None:
     st.title(incident.title)
     profile = Profile.parse(meta["profile"])
     st.caption(f"profile {profile.value}: {profile.describes} · engine {meta['engine']}")
-    with st.expander("The story", expanded=False):
+    if profile is not Profile.FLINK_1X_2X:
+        st.warning(
+            f"Profile {profile.value} is not verified against a running Flink build ({profile.describes}); "
+            "only flink-1.x-2.x is checked against the real Flink 2.3.0 valve.",
+            icon="⚠️",
+        )
+    with st.expander("The story", expanded=True):
         for title, body in story_sections(incident.story_md).items():
             st.markdown(f"#### {title}")
             st.markdown(body)
@@ -51,16 +57,15 @@ def header(incident, meta: dict) -> None:
 
 def step_panels(cursor: InstanceCursor, path: str, step: int, meta: dict) -> None:
     """Everything about one step: input and narration, output, valves, chart, operator, overview."""
-    state = cursor.state_at(step)
-    pipeline = state.pipeline
+    result, pipeline, before = cursor.explain(step)
     top = st.columns([2, 3])
     with top[0]:
         panels.input_panel(cursor, step)
     with top[1]:
-        panels.narration_panel(cursor, step)
+        panels.narration_panel(result)
     views = valve_views(cursor, pipeline, step, Profile.parse(meta["profile"]))
     combined = (pipeline.output_watermark_ms, pipeline.output_status.value) if len(views) > 1 else None
-    panels.output_panel(views, combined)
+    panels.output_panel(views, combined, operator_watermark(cursor, step))
     changed = cursor.row(step).get("channel")
     for view in views:
         panels.valve_panel(view, changed)
@@ -72,8 +77,8 @@ def step_panels(cursor: InstanceCursor, path: str, step: int, meta: dict) -> Non
         st.subheader("Every instance's output watermark")
         panels.overview_panel(loading.overview_matrix(path), int(cursor.row(step)["order"]))
     st.caption(
-        f"state rebuilt from the keyframe at step {state.keyframe_step} plus {state.replayed} replayed "
-        f"step(s); {cursor.count:,} steps in instance {cursor.instance}"
+        f"state rebuilt from the keyframe at step {before.keyframe_step} (one every "
+        f"{meta['keyframe_every']:,} steps); {cursor.count:,} steps in instance {cursor.instance}"
     )
 
 

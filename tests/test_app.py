@@ -245,7 +245,8 @@ def test_the_join_changelog_links_the_retraction_to_the_speculative_row_it_corre
     assert list(log["kind"]) == ["+I", "+I", "-U", "+U"]
     speculative = log[log["cause"] == "early_fire"]["#"].iloc[0]
     assert log[log["kind"] == "-U"]["corrects"].iloc[0] == f"#{speculative}"
-    assert len(app.metric) == 3  # valve L, valve R, the combined input
+    # valve L, valve R, the combined input, and what the join sends downstream (held back by 9 s)
+    assert [m.value for m in app.metric] == ["13000", "13000", "13000", "4000"]
 
 
 def test_the_window_panes_tab_shows_the_pane_contents_and_when_it_fires():

@@ -97,18 +97,23 @@ class InstanceCursor:
             )
         else:
             pipeline, start = pickle.loads(self._keyframe_blobs[index].as_py()), keyframe_step
-        for s in range(start + 1, step + 1):
-            pipeline.process(s, self.trace_row(s), explain=False)
+        if step > start:
+            # One Arrow-to-Python conversion for the whole replay: per-cell access costs 10x more.
+            records = self.steps.slice(start + 1, step - start).to_pylist()
+            for s, record in enumerate(records, start + 1):
+                pipeline.process(s, trace_row_from_step(record), explain=False)
         rebuilt = Rebuilt(step, pipeline, keyframe_step, step - start)
         self._cache = rebuilt
         return rebuilt
 
-    def explain(self, step: int) -> tuple[StepResult, InstancePipeline]:
-        """Step `step` replayed with full accounts (narration), and the pipeline after it."""
-        before = self.state_at(step - 1).pipeline
-        pipeline = pickle.loads(pickle.dumps(before, protocol=pickle.HIGHEST_PROTOCOL))
+    def explain(self, step: int) -> tuple[StepResult, InstancePipeline, Rebuilt]:
+        """Step `step` replayed with full accounts (narration), the pipeline after it, and how the
+        state before it was rebuilt. Stepping forward keeps the cache one step behind, so each
+        step replays one row."""
+        before = self.state_at(step - 1)
+        pipeline = pickle.loads(pickle.dumps(before.pipeline, protocol=pickle.HIGHEST_PROTOCOL))
         result = pipeline.process(step, self.trace_row(step), explain=True)
-        return result, pipeline
+        return result, pipeline, before
 
     # --- navigation -------------------------------------------------------------------------------
 

@@ -82,7 +82,7 @@ def step_controls(cursor: InstanceCursor) -> int:
     last = cursor.count - 1
     step = min(max(int(st.session_state.get(STEP, 0)), 0), last)
     st.session_state[STEP] = step
-    buttons = st.columns([1, 1, 1, 1, 1, 2, 3], vertical_alignment="bottom")
+    buttons = st.columns(5, vertical_alignment="bottom")
     buttons[0].button("⏮ First", on_click=_go, args=(0,), shortcut="Home", disabled=step == 0, key="first")
     buttons[1].button(
         "◀ Back", on_click=_go, args=(step - 1,), shortcut="Left", disabled=step == 0, key="back"
@@ -93,11 +93,12 @@ def step_controls(cursor: InstanceCursor) -> int:
         "Forward ▶", on_click=_go, args=(step + 1,), shortcut="Right", disabled=step == last, key="fwd"
     )
     buttons[4].button("Last ⏭", on_click=_go, args=(last,), shortcut="End", disabled=step == last, key="last")
-    buttons[5].selectbox("Speed", list(SPEEDS), index=1, key="speed")
-    kind = buttons[6].selectbox("Jump to", EVENT_KINDS, key="jump_kind", help=_jump_help(cursor))
-    jumps = st.columns([1, 1, 5])
+    jumps = st.columns([2, 3, 3, 3], vertical_alignment="bottom")
+    jumps[0].selectbox("Play speed", list(SPEEDS), index=1, key="speed")
+    kind = jumps[1].selectbox("Jump to", EVENT_KINDS, key="jump_kind", help=_jump_help(cursor))
+    jumps = jumps[1:]
     previous, following = cursor.previous_event(kind, step), cursor.next_event(kind, step)
-    jumps[0].button(
+    jumps[1].button(
         f"⇤ previous {kind}",
         on_click=_go,
         args=(previous if previous is not None else step,),
@@ -105,7 +106,7 @@ def step_controls(cursor: InstanceCursor) -> int:
         shortcut="Shift+Left",
         key="prev_event",
     )
-    jumps[1].button(
+    jumps[2].button(
         f"next {kind} ⇥",
         on_click=_go,
         args=(following if following is not None else step,),

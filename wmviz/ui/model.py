@@ -300,3 +300,13 @@ def dropped_table(cursor: InstanceCursor, step: int) -> pd.DataFrame:
     return pd.DataFrame(
         [{"trace row": d["row"], "reason": d["reason"]} for d in items], columns=["trace row", "reason"]
     )
+
+
+def operator_watermark(cursor: InstanceCursor, step: int) -> int | None:
+    """The watermark the operator itself last emitted downstream at or before `step` (a window
+    operator forwards its input's; an interval join holds it back by its bounds), None if none."""
+    out = cursor.outputs
+    if out.empty:
+        return None
+    emitted = out[(out["kind"] == "wm") & (out["step"] <= step)]
+    return None if emitted.empty else int(emitted["watermark_ms"].iloc[-1])

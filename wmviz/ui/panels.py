@@ -10,6 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from wmviz.core.pipeline import StepResult
 from wmviz.core.story import explain_parts
 from wmviz.core.types import format_ms
 from wmviz.timeline.cursor import InstanceCursor
@@ -31,23 +32,28 @@ def input_panel(cursor: InstanceCursor, step: int) -> None:
     st.dataframe(model.input_table(record), hide_index=True, width="stretch", key="input_table")
 
 
-def narration_panel(cursor: InstanceCursor, step: int) -> None:
+def narration_panel(result: StepResult) -> None:
     """What the valve and operator did at this step, rule by rule (the same text as `explain`)."""
-    result, _ = cursor.explain(step)
     st.subheader("What happened")
     st.text("\n".join(f"• {part}" for part in explain_parts(result)))
 
 
-def output_panel(views: list[model.ValveView], combined: tuple[int, str] | None) -> None:
-    """The emitted output watermark and status (per valve, and combined for two inputs)."""
-    columns = st.columns(len(views) + (1 if combined else 0))
+def output_panel(
+    views: list[model.ValveView], combined: tuple[int, str] | None, operator: int | None
+) -> None:
+    """The emitted output watermark and status (per valve, and combined for two inputs), and the
+    watermark the operator itself sends downstream."""
+    columns = st.columns(len(views) + (1 if combined else 0) + (1 if operator is not None else 0))
     for column, view in zip(columns, views, strict=False):
         label = "output watermark" if len(views) == 1 else f"input {view.input}: valve output"
         column.metric(label, model.watermark_text(view.output_wm), help=model.utc_text(view.output_wm))
         column.caption(f"status {view.output_status} · {model.utc_text(view.output_wm)}")
     if combined is not None:
-        columns[-1].metric("combined watermark (min of L and R)", model.watermark_text(combined[0]))
-        columns[-1].caption(f"status {combined[1]} · {model.utc_text(combined[0])}")
+        columns[len(views)].metric("combined watermark (min of L and R)", model.watermark_text(combined[0]))
+        columns[len(views)].caption(f"status {combined[1]} · {model.utc_text(combined[0])}")
+    if operator is not None:
+        columns[-1].metric("operator output watermark (downstream)", model.watermark_text(operator))
+        columns[-1].caption(model.utc_text(operator))
 
 
 def valve_panel(view: model.ValveView, changed_channel: int | None) -> None:
