@@ -11,31 +11,61 @@ import streamlit as st
 from wmviz.core.types import Profile
 from wmviz.incidents import DEFAULT_INCIDENT, SAMPLES, story_sections
 from wmviz.timeline.cursor import InstanceCursor
-from wmviz.ui import controls, loading, panels
+from wmviz.trace.errors import TraceValidationError
+from wmviz.ui import bring, controls, loading, panels, uploads
 from wmviz.ui.model import chart_window, history_window, operator_watermark, valve_views
 from wmviz.ui.runs import RunRequest
-from wmviz.ui.url import ViewParams, parse_view, view_query
+from wmviz.ui.url import UPLOAD_PREFIX, ViewParams, parse_view, view_query
 
 
 def main() -> None:
     """Render the page for the view in the URL and the sidebar."""
     st.set_page_config(page_title="wmviz: watermark valve debugger", layout="wide")
-    incidents = loading.incidents(Path(os.environ.get("WMVIZ_SAMPLES") or SAMPLES))
+    pickers = st.sidebar.container()  # above the upload box, but filled after it takes a file in
+    bring.upload_panel()
+    incidents = available_incidents()
     default = DEFAULT_INCIDENT if DEFAULT_INCIDENT in incidents else next(iter(incidents))
     controls.adopt_url(parse_view(st.query_params.to_dict(), list(incidents), default))
-    scenario, profile, engine = controls.sidebar_choices({slug: i.title for slug, i in incidents.items()})
+    scenario, profile, engine = controls.sidebar_choices(pickers, {s: i.title for s, i in incidents.items()})
     incident = incidents[scenario]
-    request = RunRequest(incident.trace_path, incident.config_path, profile, engine)
-    timeline = loading.load_timeline(request, incident.title)
+    bring.upload_error()
+    upload = (
+        uploads.find_upload(scenario.removeprefix(UPLOAD_PREFIX))
+        if scenario.startswith(UPLOAD_PREFIX)
+        else None
+    )
+    if upload is not None and not bring.validate_small(upload):
+        st.stop()
+    try:
+        timeline = loading.load_timeline(
+            RunRequest(incident.trace_path, incident.config_path, profile, engine), incident.title
+        )
+    except TraceValidationError as exc:
+        bring.show_issues(exc)
+        st.stop()
     instance = controls.instance_choice(sorted(timeline.meta["instances"], key=_natural))
     controls.reset_step_on_new_context((scenario, instance))
     cursor = loading.instance_cursor(str(timeline.path), instance)
 
     header(incident, timeline.meta)
     step = controls.step_controls(cursor)
-    st.query_params.from_dict(view_query(ViewParams(scenario, profile, engine, instance, step)))
+    view = ViewParams(scenario, profile, engine, instance, step)
+    st.query_params.from_dict(view_query(view))
+    if upload is not None:
+        bring.bundle_button(upload, {**view_query(view), "profile": profile.value if profile else None})
     step_panels(cursor, str(timeline.path), step, timeline.meta)
     controls.autoplay(cursor.count - 1)
+
+
+def available_incidents() -> dict:
+    """The built-in incidents, then the uploads this session took in or the link names."""
+    incidents = dict(loading.incidents(Path(os.environ.get("WMVIZ_SAMPLES") or SAMPLES)))
+    digests = [*st.session_state.get("_uploads", []), st.query_params.get("trace")]
+    for digest in digests:
+        upload = uploads.find_upload(digest)
+        if upload is not None:
+            incidents[UPLOAD_PREFIX + upload.digest] = bring.upload_incident(upload)
+    return incidents
 
 
 def header(incident, meta: dict) -> None:
@@ -49,6 +79,11 @@ def header(incident, meta: dict) -> None:
             "only flink-1.x-2.x is checked against the real Flink 2.3.0 valve.",
             icon="⚠️",
         )
+    if not incident.story_md:  # an upload: its config's description is user text, never markup
+        description = (meta.get("config") or {}).get("description")
+        if description:
+            st.text(description)
+        return
     with st.expander("The story", expanded=True):
         for title, body in story_sections(incident.story_md).items():
             st.markdown(f"#### {title}")

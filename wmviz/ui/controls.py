@@ -33,12 +33,14 @@ def adopt_url(view: ViewParams) -> None:
         st.toast(note)
 
 
-def sidebar_choices(titles: dict[str, str]) -> tuple[str, Profile | None, str]:
-    """The incident, profile and engine chosen in the sidebar."""
-    scenario = st.sidebar.selectbox("Incident", list(titles), format_func=lambda s: titles[s], key="scenario")
+def sidebar_choices(where, titles: dict[str, str]) -> tuple[str, Profile | None, str]:
+    """The incident, profile and engine chosen in the sidebar container `where`."""
+    if st.session_state.get("scenario") not in titles:
+        st.session_state["scenario"] = next(iter(titles))
+    scenario = where.selectbox("Incident", list(titles), format_func=lambda s: titles[s], key="scenario")
     names = [SCENARIO_PROFILE, *(p.value for p in Profile)]
-    profile_name = st.sidebar.selectbox("Profile", names, key="profile")
-    engine = st.sidebar.radio(
+    profile_name = where.selectbox("Profile", names, key="profile")
+    engine = where.radio(
         "Engine",
         ENGINES,
         horizontal=True,

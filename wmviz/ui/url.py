@@ -13,6 +13,8 @@ from wmviz.core.types import Profile
 
 ENGINES = ("spark", "local")
 DEFAULT_ENGINE = "spark"
+UPLOAD_PREFIX = "upload-"
+"""Uploaded traces appear as scenarios named `upload-<digest>`; their links say `?trace=<digest>`."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,14 @@ def parse_view(query: Mapping[str, str], scenarios: list[str], default_scenario:
     """The view `query` names; unknown or malformed values fall back to the defaults, with a note."""
     notes = []
     scenario = query.get("scenario", default_scenario)
+    if query.get("trace"):
+        scenario = UPLOAD_PREFIX + query["trace"]
+        if scenario not in scenarios:
+            notes.append(
+                f"the link names an uploaded trace ({query['trace']}) this server does not have: "
+                "upload its bundle to open it; showing a built-in incident"
+            )
+            scenario = default_scenario
     if scenario not in scenarios:
         notes.append(f"unknown scenario {scenario!r} in the link; showing {default_scenario!r}")
         scenario = default_scenario
@@ -65,7 +75,11 @@ def parse_view(query: Mapping[str, str], scenarios: list[str], default_scenario:
 
 def view_query(view: ViewParams) -> dict[str, str]:
     """The query parameters of `view` (always the step, so a copied link lands on it)."""
-    query = {"scenario": view.scenario, "engine": view.engine, "step": str(view.step)}
+    if view.scenario.startswith(UPLOAD_PREFIX):
+        query = {"trace": view.scenario.removeprefix(UPLOAD_PREFIX)}
+    else:
+        query = {"scenario": view.scenario}
+    query.update({"engine": view.engine, "step": str(view.step)})
     if view.profile is not None:
         query["profile"] = view.profile.value
     if view.instance is not None:

@@ -1,0 +1,129 @@
+"""Bring your own incident (Streamlit): upload a trace, a config or a bundle; see every validation
+error as a table; download the bundle that reopens the same view.
+
+Nothing is simulated until the trace validates. Small uploads are validated here with the pure
+reader; larger ones (over $WMVIZ_SPARK_UPLOAD_MB, default 20 MB) go straight to the Spark engine,
+whose reader gives the same messages, with a progress bar.
+"""
+
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+from wmviz.incidents import Incident
+from wmviz.trace.errors import TraceValidationError
+from wmviz.trace.readers import read_trace
+from wmviz.ui import uploads
+from wmviz.ui.controls import SCENARIO_PROFILE, STEP
+from wmviz.ui.uploads import StoredUpload, UploadError
+
+TRACE_TYPES = ["csv", "jsonl", "ndjson", "json", "parquet", "zip"]
+
+
+def spark_threshold_mb() -> float:
+    """Uploads larger than this are validated and simulated on Spark."""
+    return float(os.environ.get("WMVIZ_SPARK_UPLOAD_MB", "20"))
+
+
+def upload_incident(upload: StoredUpload) -> Incident:
+    """An upload shown like a built-in incident (no story: its config's description is shown)."""
+    return Incident(
+        f"upload-{upload.digest}", f"Uploaded: {upload.name}", upload.trace_path, upload.config_path, ""
+    )
+
+
+def upload_panel() -> StoredUpload | None:
+    """The sidebar's upload box; returns a newly stored upload (once per file), else None."""
+    with st.sidebar.expander("Bring your own trace", expanded=False):
+        st.caption(f"Up to {uploads.limit_mb():,} MB. A bundle (.zip) reopens the view it was saved with.")
+        trace_file = st.file_uploader("Trace or bundle", type=TRACE_TYPES, key="upload_trace")
+        config_file = st.file_uploader("Config (JSON, optional)", type=["json"], key="upload_config")
+    if trace_file is None:
+        return None
+    marker = (trace_file.file_id, config_file.file_id if config_file else None)
+    if st.session_state.get("_upload_marker") == marker:
+        return None  # already taken in on an earlier run
+    st.session_state["_upload_marker"] = marker
+    try:
+        uploads.check_upload(trace_file.name, trace_file.size)
+        if config_file is not None:
+            uploads.check_upload("config.jsonl", config_file.size)  # size only: a config is JSON
+        view = {}
+        if trace_file.name.lower().endswith(".zip"):
+            bundle = uploads.open_bundle(trace_file.name, trace_file.getvalue())
+            config = config_file.getvalue() if config_file else bundle.config_bytes
+            stored = uploads.store_upload(bundle.trace_name, bundle.trace_bytes, config)
+            view = bundle.view
+        else:
+            config = config_file.getvalue() if config_file else None
+            stored = uploads.store_upload(trace_file.name, trace_file.getvalue(), config)
+    except UploadError as exc:
+        st.session_state["_upload_error"] = str(exc)
+        return None
+    st.session_state.pop("_upload_error", None)
+    _adopt_view(stored, view)
+    return stored
+
+
+def _adopt_view(stored: StoredUpload, view: dict) -> None:
+    """Switch the page to the upload, at the bundle's view if it came in one."""
+    known = st.session_state.setdefault("_uploads", [])
+    if stored.digest not in known:
+        known.append(stored.digest)
+    st.session_state["scenario"] = f"upload-{stored.digest}"
+    st.session_state[STEP] = int(view.get("step", 0)) if str(view.get("step", "0")).isdigit() else 0
+    st.session_state["profile"] = view.get("profile") or SCENARIO_PROFILE
+    if view.get("instance"):
+        st.session_state["instance"] = str(view["instance"])
+    if view.get("engine") in ("spark", "local"):
+        st.session_state["engine"] = view["engine"]
+    st.session_state["_context"] = None  # keep the bundle's step: this is not a user's new choice
+
+
+def upload_error() -> None:
+    """The refusal of the last upload, if any (too large, unknown format, broken bundle)."""
+    message = st.session_state.get("_upload_error")
+    if message:
+        st.error(message)
+
+
+def validate_small(upload: StoredUpload) -> bool:
+    """Validate a small upload with the pure reader; show every issue and return False if invalid.
+    Large uploads return True here: the Spark engine validates them while it runs."""
+    if upload.trace_path.stat().st_size > spark_threshold_mb() * 2**20:
+        return True
+    checked = st.session_state.setdefault("_validated", {})
+    if upload.digest not in checked:
+        try:
+            read_trace(upload.trace_path, upload.config_path)
+            checked[upload.digest] = None
+        except TraceValidationError as exc:
+            checked[upload.digest] = exc
+    error = checked[upload.digest]
+    if error is None:
+        return True
+    show_issues(error)
+    return False
+
+
+def show_issues(error: TraceValidationError) -> None:
+    """Every validation issue as a table; nothing is simulated until they are fixed."""
+    more = f" (the first {len(error.issues):,} are listed)" if error.total > len(error.issues) else ""
+    st.error(
+        f"The trace has {error.total:,} validation error(s){more}; nothing was simulated. "
+        "Fix them and upload again."
+    )
+    st.dataframe(uploads.issues_frame(error), hide_index=True, width="stretch", key="upload_issues")
+
+
+def bundle_button(upload: StoredUpload, view: dict) -> None:
+    """Download the trace, config and view as one zip that reopens this view when uploaded."""
+    st.download_button(
+        "Download bundle (trace + config + view)",
+        uploads.make_bundle(upload, view),
+        file_name=f"wmviz-{upload.digest}.zip",
+        mime="application/zip",
+        key="bundle",
+    )
