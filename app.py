@@ -12,7 +12,7 @@ from wmviz.core.types import Profile
 from wmviz.incidents import DEFAULT_INCIDENT, SAMPLES, story_sections
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.trace.errors import TraceValidationError
-from wmviz.ui import bring, controls, loading, panels, uploads
+from wmviz.ui import bring, compare_view, controls, loading, panels, uploads
 from wmviz.ui.model import chart_window, history_window, operator_watermark, valve_views
 from wmviz.ui.runs import RunRequest
 from wmviz.ui.url import UPLOAD_PREFIX, ViewParams, parse_view, view_query
@@ -47,14 +47,84 @@ def main() -> None:
     controls.reset_step_on_new_context((scenario, instance))
     cursor = loading.instance_cursor(str(timeline.path), instance)
 
+    effective = Profile.parse(timeline.meta["profile"])
+    target = compare_view.compare_choice(pickers, effective, compare_titles())
+    other = other_run(target, incident, effective, engine, instance)
+
     header(incident, timeline.meta)
     step = controls.step_controls(cursor)
-    view = ViewParams(scenario, profile, engine, instance, step)
+    view = ViewParams(scenario, profile, engine, instance, step, target)
     st.query_params.from_dict(view_query(view))
     if upload is not None:
         bring.bundle_button(upload, {**view_query(view), "profile": profile.value if profile else None})
-    step_panels(cursor, str(timeline.path), step, timeline.meta)
+    ask = compare_view.whatif_form(cursor, step)
+    if ask is not None:
+        made = compare_view.make_whatif(incident.trace(), instance, step, ask)
+        if made is not None:
+            st.session_state["_pending_compare"] = made
+            st.rerun()
+    if other is None:
+        step_panels(cursor, str(timeline.path), step, timeline.meta)
+    else:
+        compare_panels(cursor, effective, other, target, step)
     controls.autoplay(cursor.count - 1)
+
+
+def compare_titles() -> dict[str, str]:
+    """What-if runs of this session, plus a trace a link compares with; applies a what-if just made."""
+    pending = st.session_state.pop("_pending_compare", None)
+    if pending is not None:
+        st.session_state["compare"] = pending
+    titles = compare_view.whatif_titles()
+    linked = st.session_state.get("compare") or ""
+    if linked.startswith(compare_view.TRACE_PREFIX) and linked not in titles:
+        upload = uploads.find_upload(linked.removeprefix(compare_view.TRACE_PREFIX))
+        if upload is not None:
+            titles[linked] = f"trace {upload.name}"
+    return titles
+
+
+def other_run(target: str | None, incident, profile: Profile, engine: str, instance: str):
+    """Compare mode's second run, as (label, profile, cursor), or None in single mode."""
+    if target is None:
+        return None
+    if target.startswith(compare_view.TRACE_PREFIX):
+        upload = uploads.find_upload(target.removeprefix(compare_view.TRACE_PREFIX))
+        request = RunRequest(upload.trace_path, upload.config_path, profile, engine)
+        label, other_profile = compare_titles_label(target), profile
+    else:
+        other_profile = Profile.parse(target)
+        request = RunRequest(incident.trace_path, incident.config_path, other_profile, engine)
+        label = f"profile {target}"
+    timeline = loading.load_timeline(request, label)
+    if instance not in timeline.meta["instances"]:
+        st.error(f"instance {instance} is not in the other run")
+        return None
+    return (
+        label,
+        Profile.parse(timeline.meta["profile"]),
+        loading.instance_cursor(str(timeline.path), instance),
+    )
+
+
+def compare_titles_label(target: str) -> str:
+    return compare_view.whatif_titles().get(target, target)
+
+
+def compare_panels(cursor: InstanceCursor, profile: Profile, other, target: str, step: int) -> None:
+    """The two runs side by side at the same step (shifted across a what-if's insert or delete)."""
+    label, other_profile, other_cursor = other
+    compare_view.divergence_banner(cursor, other_cursor, step)
+    mapped = compare_view.mapped_step(target, step, cursor.instance, cursor.count)
+    if mapped is not None and mapped >= other_cursor.count:
+        mapped = None
+    left, right = st.columns(2)
+    with left:
+        compare_view.side_panels(
+            compare_view.Side(f"this run: profile {profile.value}", cursor, profile, step), "a"
+        )
+    with right:
+        compare_view.side_panels(compare_view.Side(label, other_cursor, other_profile, mapped), "b")
 
 
 def available_incidents() -> dict:

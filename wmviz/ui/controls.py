@@ -29,6 +29,8 @@ def adopt_url(view: ViewParams) -> None:
     st.session_state[STEP] = view.step
     if view.instance is not None:
         st.session_state["instance"] = view.instance
+    if view.compare is not None:
+        st.session_state["compare"] = view.compare
     for note in view.notes:
         st.toast(note)
 

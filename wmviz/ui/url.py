@@ -27,6 +27,8 @@ class ViewParams:
     engine: str = DEFAULT_ENGINE
     instance: str | None = None
     step: int = 0
+    compare: str | None = None
+    """Compare mode's other run: a profile name, or `trace:<digest>` (a what-if or another upload)."""
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     def with_step(self, step: int) -> ViewParams:
@@ -70,7 +72,8 @@ def parse_view(query: Mapping[str, str], scenarios: list[str], default_scenario:
                 notes.append(f"step {step} is negative; showing step 0")
                 step = 0
     instance = query.get("instance") or None
-    return ViewParams(scenario, profile, engine, instance, step, tuple(notes))
+    compare = query.get("compare") or None
+    return ViewParams(scenario, profile, engine, instance, step, compare, tuple(notes))
 
 
 def view_query(view: ViewParams) -> dict[str, str]:
@@ -84,6 +87,8 @@ def view_query(view: ViewParams) -> dict[str, str]:
         query["profile"] = view.profile.value
     if view.instance is not None:
         query["instance"] = view.instance
+    if view.compare is not None:
+        query["compare"] = view.compare
     return query
 
 
