@@ -3,16 +3,15 @@ retractions, on a built-in incident. Read top to bottom: it is the page's table 
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+from urllib.parse import urlencode
 
 import streamlit as st
 
 from wmviz.core.types import Profile
-from wmviz.incidents import DEFAULT_INCIDENT, SAMPLES, story_sections
+from wmviz.incidents import DEFAULT_INCIDENT, story_sections
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.trace.errors import TraceValidationError
-from wmviz.ui import bring, compare_view, controls, loading, panels, uploads
+from wmviz.ui import bring, compare_view, controls, export_view, loading, panels, uploads
 from wmviz.ui.model import chart_window, history_window, operator_watermark, valve_views
 from wmviz.ui.runs import RunRequest
 from wmviz.ui.url import UPLOAD_PREFIX, ViewParams, parse_view, view_query
@@ -23,7 +22,7 @@ def main() -> None:
     st.set_page_config(page_title="wmviz: watermark valve debugger", layout="wide")
     pickers = st.sidebar.container()  # above the upload box, but filled after it takes a file in
     bring.upload_panel()
-    incidents = available_incidents()
+    incidents = bring.available_incidents()
     default = DEFAULT_INCIDENT if DEFAULT_INCIDENT in incidents else next(iter(incidents))
     controls.adopt_url(parse_view(st.query_params.to_dict(), list(incidents), default))
     scenario, profile, engine = controls.sidebar_choices(pickers, {s: i.title for s, i in incidents.items()})
@@ -48,8 +47,8 @@ def main() -> None:
     cursor = loading.instance_cursor(str(timeline.path), instance)
 
     effective = Profile.parse(timeline.meta["profile"])
-    target = compare_view.compare_choice(pickers, effective, compare_titles())
-    other = other_run(target, incident, effective, engine, instance)
+    target = compare_view.compare_choice(pickers, effective, compare_view.compare_titles())
+    other = compare_view.other_run(target, incident, effective, engine, instance)
 
     header(incident, timeline.meta)
     step = controls.step_controls(cursor)
@@ -63,79 +62,14 @@ def main() -> None:
         if made is not None:
             st.session_state["_pending_compare"] = made
             st.rerun()
+    export_view.export_buttons(
+        incident, timeline.meta, str(timeline.path), instance, step, "?" + urlencode(view_query(view))
+    )
     if other is None:
         step_panels(cursor, str(timeline.path), step, timeline.meta)
     else:
-        compare_panels(cursor, effective, other, target, step)
+        compare_view.compare_panels(cursor, effective, other, target, step)
     controls.autoplay(cursor.count - 1)
-
-
-def compare_titles() -> dict[str, str]:
-    """What-if runs of this session, plus a trace a link compares with; applies a what-if just made."""
-    pending = st.session_state.pop("_pending_compare", None)
-    if pending is not None:
-        st.session_state["compare"] = pending
-    titles = compare_view.whatif_titles()
-    linked = st.session_state.get("compare") or ""
-    if linked.startswith(compare_view.TRACE_PREFIX) and linked not in titles:
-        upload = uploads.find_upload(linked.removeprefix(compare_view.TRACE_PREFIX))
-        if upload is not None:
-            titles[linked] = f"trace {upload.name}"
-    return titles
-
-
-def other_run(target: str | None, incident, profile: Profile, engine: str, instance: str):
-    """Compare mode's second run, as (label, profile, cursor), or None in single mode."""
-    if target is None:
-        return None
-    if target.startswith(compare_view.TRACE_PREFIX):
-        upload = uploads.find_upload(target.removeprefix(compare_view.TRACE_PREFIX))
-        request = RunRequest(upload.trace_path, upload.config_path, profile, engine)
-        label, other_profile = compare_titles_label(target), profile
-    else:
-        other_profile = Profile.parse(target)
-        request = RunRequest(incident.trace_path, incident.config_path, other_profile, engine)
-        label = f"profile {target}"
-    timeline = loading.load_timeline(request, label)
-    if instance not in timeline.meta["instances"]:
-        st.error(f"instance {instance} is not in the other run")
-        return None
-    return (
-        label,
-        Profile.parse(timeline.meta["profile"]),
-        loading.instance_cursor(str(timeline.path), instance),
-    )
-
-
-def compare_titles_label(target: str) -> str:
-    return compare_view.whatif_titles().get(target, target)
-
-
-def compare_panels(cursor: InstanceCursor, profile: Profile, other, target: str, step: int) -> None:
-    """The two runs side by side at the same step (shifted across a what-if's insert or delete)."""
-    label, other_profile, other_cursor = other
-    compare_view.divergence_banner(cursor, other_cursor, step)
-    mapped = compare_view.mapped_step(target, step, cursor.instance, cursor.count)
-    if mapped is not None and mapped >= other_cursor.count:
-        mapped = None
-    left, right = st.columns(2)
-    with left:
-        compare_view.side_panels(
-            compare_view.Side(f"this run: profile {profile.value}", cursor, profile, step), "a"
-        )
-    with right:
-        compare_view.side_panels(compare_view.Side(label, other_cursor, other_profile, mapped), "b")
-
-
-def available_incidents() -> dict:
-    """The built-in incidents, then the uploads this session took in or the link names."""
-    incidents = dict(loading.incidents(Path(os.environ.get("WMVIZ_SAMPLES") or SAMPLES)))
-    digests = [*st.session_state.get("_uploads", []), st.query_params.get("trace")]
-    for digest in digests:
-        upload = uploads.find_upload(digest)
-        if upload is not None:
-            incidents[UPLOAD_PREFIX + upload.digest] = bring.upload_incident(upload)
-    return incidents
 
 
 def header(incident, meta: dict) -> None:

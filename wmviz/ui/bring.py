@@ -9,15 +9,17 @@ whose reader gives the same messages, with a progress bar.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import streamlit as st
 
-from wmviz.incidents import Incident
+from wmviz.incidents import SAMPLES, Incident
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace
-from wmviz.ui import uploads
+from wmviz.ui import loading, uploads
 from wmviz.ui.controls import SCENARIO_PROFILE, STEP
 from wmviz.ui.uploads import StoredUpload, UploadError
+from wmviz.ui.url import UPLOAD_PREFIX
 
 TRACE_TYPES = ["csv", "jsonl", "ndjson", "json", "parquet", "zip"]
 
@@ -127,3 +129,14 @@ def bundle_button(upload: StoredUpload, view: dict) -> None:
         mime="application/zip",
         key="bundle",
     )
+
+
+def available_incidents() -> dict:
+    """The built-in incidents, then the uploads this session took in or the link names."""
+    incidents = dict(loading.incidents(Path(os.environ.get("WMVIZ_SAMPLES") or SAMPLES)))
+    digests = [*st.session_state.get("_uploads", []), st.query_params.get("trace")]
+    for digest in digests:
+        upload = uploads.find_upload(digest)
+        if upload is not None:
+            incidents[UPLOAD_PREFIX + upload.digest] = upload_incident(upload)
+    return incidents

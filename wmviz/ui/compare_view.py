@@ -13,9 +13,10 @@ from wmviz.core.scenario import Kind, Trace
 from wmviz.core.types import Profile, Status
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.trace.errors import TraceValidationError
-from wmviz.ui import model, panels, uploads
+from wmviz.ui import loading, model, panels, uploads
 from wmviz.ui.controls import STEP
 from wmviz.ui.figures import heap_figure
+from wmviz.ui.runs import RunRequest
 from wmviz.whatif import Change, Delete, Insert, apply_edit, describe_edit, write_whatif
 
 NOTHING = "nothing"
@@ -180,3 +181,58 @@ def mapped_step(target: str, step: int, instance: str, count: int) -> int | None
     if not target.startswith(TRACE_PREFIX) or known is None:
         return step
     return step_map(known[1], count, instance=instance)(step)
+
+
+def compare_titles() -> dict[str, str]:
+    """What-if runs of this session, plus a trace a link compares with; applies a what-if just made."""
+    pending = st.session_state.pop("_pending_compare", None)
+    if pending is not None:
+        st.session_state["compare"] = pending
+    titles = whatif_titles()
+    linked = st.session_state.get("compare") or ""
+    if linked.startswith(TRACE_PREFIX) and linked not in titles:
+        upload = uploads.find_upload(linked.removeprefix(TRACE_PREFIX))
+        if upload is not None:
+            titles[linked] = f"trace {upload.name}"
+    return titles
+
+
+def other_run(target: str | None, incident, profile: Profile, engine: str, instance: str):
+    """Compare mode's second run, as (label, profile, cursor), or None in single mode."""
+    if target is None:
+        return None
+    if target.startswith(TRACE_PREFIX):
+        upload = uploads.find_upload(target.removeprefix(TRACE_PREFIX))
+        request = RunRequest(upload.trace_path, upload.config_path, profile, engine)
+        label, other_profile = _label(target), profile
+    else:
+        other_profile = Profile.parse(target)
+        request = RunRequest(incident.trace_path, incident.config_path, other_profile, engine)
+        label = f"profile {target}"
+    timeline = loading.load_timeline(request, label)
+    if instance not in timeline.meta["instances"]:
+        st.error(f"instance {instance} is not in the other run")
+        return None
+    return (
+        label,
+        Profile.parse(timeline.meta["profile"]),
+        loading.instance_cursor(str(timeline.path), instance),
+    )
+
+
+def _label(target: str) -> str:
+    return whatif_titles().get(target, target)
+
+
+def compare_panels(cursor: InstanceCursor, profile: Profile, other, target: str, step: int) -> None:
+    """The two runs side by side at the same step (shifted across a what-if's insert or delete)."""
+    label, other_profile, other_cursor = other
+    divergence_banner(cursor, other_cursor, step)
+    mapped = mapped_step(target, step, cursor.instance, cursor.count)
+    if mapped is not None and mapped >= other_cursor.count:
+        mapped = None
+    left, right = st.columns(2)
+    with left:
+        side_panels(Side(f"this run: profile {profile.value}", cursor, profile, step), "a")
+    with right:
+        side_panels(Side(label, other_cursor, other_profile, mapped), "b")

@@ -1,0 +1,83 @@
+"""Compare mode and what-if in the app (AppTest): side by side, the first divergence, edits."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import REPO
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("WMVIZ_CACHE", str(tmp_path / "timelines"))
+
+
+def open_app(**query) -> AppTest:
+    app = AppTest.from_file(str(REPO / "app.py"), default_timeout=180)
+    app.query_params.update({"engine": "local", **query})
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def test_compare_mode_shows_both_profiles_side_by_side_and_jumps_to_the_first_divergence():
+    app = open_app(compare="flip-38477", step="0")
+    banner = app.warning[-1].value
+    assert banner.startswith("The runs first diverge at step 2: channel 2 watermark, channel 2 status")
+    assert "ch2 MAX ACTIVE aligned" in banner and "ch2 MIN FINISHED not aligned" in banner
+    app.button(key="goto_divergence").click().run()
+    assert app.session_state["step"] == 2
+    assert app.query_params["compare"] in ("flip-38477", ["flip-38477"])
+    assert app.query_params["step"] in ("2", ["2"])
+    assert app.button(key="goto_divergence").disabled
+
+
+def test_the_two_sides_step_together_and_show_max_against_the_finished_status_at_step_7():
+    app = open_app(compare="flip-38477", step="7")
+    assert [m.value for m in app.metric] == ["MAX", "25"]
+    left, right = (t.value for t in app.text[:2])
+    assert "emit WMAX" in left and "emit WMAX" not in right
+
+
+def test_a_profile_compared_with_itself_is_not_offered_and_identical_runs_say_so():
+    app = open_app(compare="flink-master", step="0")
+    options = app.sidebar.selectbox(key="compare").options
+    assert "profile flink-1.x-2.x" not in options and "profile flink-master" in options
+    assert any("identical at every step" in s.value for s in app.success)
+
+
+def test_a_what_if_edit_re_simulates_and_compares_with_the_original():
+    app = open_app(step="2")
+    app.radio(key="whatif_action").set_value("change this input")
+    app.selectbox(key="whatif_kind_2").set_value("status")
+    app.selectbox(key="whatif_status").set_value("IDLE")
+    app.button(key="whatif_submit").click().run()
+    assert not app.exception, app.exception
+    assert app.session_state["compare"].startswith("trace:")
+    assert "IDLE@2" in app.warning[-1].value and "first diverge at step 2" in app.warning[-1].value
+    app.slider(key="step").set_value(7).run()
+    assert [m.value for m in app.metric] == ["MAX", "MAX"]  # idle instead of finished: still MAX
+    assert app.query_params["compare"][0 if isinstance(app.query_params["compare"], list) else slice(None)]
+
+
+def test_deleting_an_input_shifts_the_other_side_by_one_step():
+    app = open_app(step="2")
+    app.radio(key="whatif_action").set_value("delete this input")
+    app.button(key="whatif_submit").click().run()
+    assert not app.exception, app.exception
+    app.slider(key="step").set_value(2).run()
+    assert any("deleted" in i.value for i in app.info)
+    app.slider(key="step").set_value(4).run()
+    right_input = app.text[1].value
+    assert "W20@0" in app.text[0].value and "W20@0" in right_input  # step 4 here is step 3 there
+
+
+def test_an_edit_that_makes_the_trace_invalid_is_refused_with_the_reason():
+    app = open_app(step="0")
+    app.radio(key="whatif_action").set_value("change this input")
+    app.selectbox(key="whatif_kind_0").set_value("watermark")
+    app.text_input(key="whatif_watermark_0").set_value("")
+    app.button(key="whatif_submit").click().run()
+    assert any("cannot be simulated" in e.value and "watermark_ms" in e.value for e in app.error)
+    assert app.sidebar.selectbox(key="compare").value == "nothing"

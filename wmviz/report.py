@@ -1,0 +1,336 @@
+"""The exported incident report: one self-contained HTML file that opens offline.
+
+It holds what a person needs to hand an incident to someone else: the title and view (profile,
+engine, instance, step, share link), the story and description, the key steps narrated, the
+watermark chart and the heap as interactive Plotly (plotly.js inlined once, no CDN), the channel
+table at the step, and the trace and config themselves. `chart_images` renders the same charts as
+PNG through kaleido and the system Chromium.
+
+Pure: plotly, pandas, html and json only (no Streamlit, no Spark), so the app and the tests share it.
+Every piece of user text goes through `wmviz.report_html`, which escapes it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import plotly.graph_objects as go
+
+from wmviz.core.story import explain_parts
+from wmviz.core.types import Profile, Status, format_ms
+from wmviz.report_html import (
+    CSS,
+    Html,
+    bullet_list,
+    esc,
+    frame_table,
+    markdown_html,
+    paragraphs_html,
+    pre_block,
+    table,
+)
+from wmviz.timeline.cursor import InstanceCursor
+from wmviz.ui.figures import heap_figure, watermark_figure
+from wmviz.ui.model import ValveView, chart_window, history_window, operator_watermark, valve_views
+
+DEFAULT_BROWSER = "/usr/bin/chromium"
+# The modebar's "Produced with Plotly" logo links to plotly.com; a report meant for offline reading
+# should not invite a click to the network.
+_PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
+_PNG_WIDTH = {"watermarks": 1200}  # the heap keeps kaleido's default width
+_STATUS_CLASSES = {s.value: f"status-{s.value}" for s in Status}
+_KALEIDO_LOCK = threading.Lock()  # kaleido's sync server is one per process; app sessions share it
+
+
+@dataclass(frozen=True)
+class ReportInput:
+    """Everything the report shows besides what the cursor holds. Text fields may be user text."""
+
+    title: str
+    story_md: str | None
+    description: str | None
+    profile: str
+    engine: str
+    instance: str
+    step: int
+    link: str | None
+    trace_name: str
+    trace_text: str
+    config_json: str | None
+
+
+def key_steps(cursor: InstanceCursor, limit: int = 40, *, step: int | None = None) -> list[int]:
+    """The steps worth narrating: every step with an event of any kind in `cursor.events`, plus
+    `step` (the one the person was looking at), sorted.
+
+    With more than `limit`, the first quarter of the budget goes to the earliest ones (how the
+    incident began) and the rest to those nearest `step` (ties: the earlier), so `step` itself is
+    always kept; without a `step`, the earliest `limit`.
+    """
+    if limit <= 0:
+        return []
+    steps = _candidate_steps(cursor, step)
+    if len(steps) <= limit:
+        return steps.tolist()
+    if step is None:
+        return steps[:limit].tolist()
+    head = limit // 4
+    rest = steps[head:]
+    nearest = rest[np.lexsort((rest, np.abs(rest - step)))][: limit - head]
+    return sorted([*steps[:head].tolist(), *nearest.tolist()])
+
+
+def _candidate_steps(cursor: InstanceCursor, step: int | None) -> np.ndarray:
+    """Every step with an event, and `step`, sorted and unique."""
+    arrays = [np.asarray(a, dtype=np.int64) for a in cursor.events.values()]
+    if step is not None and 0 <= step < cursor.count:
+        arrays.append(np.array([step], dtype=np.int64))
+    return np.unique(np.concatenate(arrays)) if arrays else np.zeros(0, np.int64)
+
+
+def build_report(inp: ReportInput, cursor: InstanceCursor) -> str:
+    """The incident report as one HTML document (UTF-8 text), self-contained and safe to open:
+    every user-supplied string is escaped, and the only scripts are plotly.js (inlined once) and
+    one bootstrap per chart."""
+    step = _clamp(inp.step, cursor)
+    profile = _profile(inp.profile)
+    views = valve_views(cursor, cursor.state_at(step).pipeline, step, profile or Profile.FLINK_1X_2X)
+    figures = _figures(cursor, step, views)
+    sections = [
+        f"<h1>{esc(inp.title)}</h1>",
+        '<p class="note">wmviz incident report: a Flink watermark valve replayed step by step</p>',
+        _overview(inp, cursor, step, profile),
+    ]
+    if inp.story_md and inp.story_md.strip():
+        sections += ["<h2>The story</h2>", markdown_html(inp.story_md)]
+    if inp.description and inp.description.strip():
+        sections += ["<h2>Description</h2>", paragraphs_html(inp.description)]
+    sections += _key_steps_section(cursor, step)
+    sections += _charts_section(figures, cursor, step)
+    sections += _channels_section(cursor, step, views)
+    sections += [f"<h2>The trace: {esc(inp.trace_name)}</h2>", pre_block(inp.trace_text)]
+    if inp.config_json:
+        sections += ["<h2>The config</h2>", pre_block(inp.config_json)]
+    body = "\n".join(sections)
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{esc(inp.title)} · wmviz report</title>\n<style>{CSS}</style>\n</head>\n"
+        f"<body>\n{body}\n</body>\n</html>\n"
+    )
+
+
+def chart_images(inp: ReportInput, cursor: InstanceCursor) -> dict[str, bytes]:
+    """The report's charts as PNG bytes, by chart name (`watermarks`, then `heap`, or `heap-L` and
+    `heap-R` for a two-input operator), rendered by kaleido in the system Chromium.
+
+    Never downloads a browser: `BROWSER_PATH` defaults to /usr/bin/chromium, and a missing
+    kaleido or browser raises RuntimeError with a message meant for the person who asked.
+    """
+    os.environ.setdefault("BROWSER_PATH", DEFAULT_BROWSER)
+    browser = os.environ["BROWSER_PATH"]
+    if not (Path(browser).is_file() or shutil.which(browser)):
+        raise RuntimeError(
+            f"PNG export needs Chromium, and {browser} was not found: install it (apt-get install "
+            "chromium) or point BROWSER_PATH at a Chrome/Chromium binary"
+        )
+    try:
+        import kaleido
+    except ImportError as exc:
+        raise RuntimeError(
+            "PNG export needs the Python package kaleido (pip install kaleido==1.5.0)"
+        ) from exc
+    step = _clamp(inp.step, cursor)
+    profile = _profile(inp.profile) or Profile.FLINK_1X_2X
+    figures = _figures(cursor, step, valve_views(cursor, cursor.state_at(step).pipeline, step, profile))
+    images: dict[str, bytes] = {}
+    with _KALEIDO_LOCK, warnings.catch_warnings():
+        # Plotly passes per-call browser options that a running server ignores, and says so each time.
+        warnings.filterwarnings("ignore", message="The kopts argument is ignored")
+        # One browser for all charts: each one-shot render would start Chromium again (~5 s each).
+        # A server someone else started is left running.
+        server = getattr(kaleido, "_global_server", None)
+        started = not (server is not None and server.is_running())
+        if started:
+            kaleido.start_sync_server(silence_warnings=True)
+        try:
+            for name, fig in figures.items():
+                images[name] = fig.to_image(format="png", width=_PNG_WIDTH.get(name))
+        except Exception as exc:
+            raise RuntimeError(f"PNG export failed in kaleido/Chromium ({browser}): {exc}") from exc
+        finally:
+            if started:
+                kaleido.stop_sync_server(silence_warnings=True)
+    return images
+
+
+# --- sections ---------------------------------------------------------------------------------------
+
+
+def _overview(inp: ReportInput, cursor: InstanceCursor, step: int, profile: Profile | None) -> str:
+    """The view the report was taken from, as a two-column table, and the profile warning."""
+    profile_text = f"{profile.value}: {profile.describes}" if profile else inp.profile
+    rows = [
+        ("profile", profile_text),
+        ("engine", inp.engine),
+        ("instance", inp.instance),
+        ("step", f"{step} (of steps 0–{cursor.count - 1})"),
+        ("trace", inp.trace_name),
+    ]
+    if inp.link:
+        # Shown as text, not a link: the report must not point anywhere by itself.
+        rows.append(("share link", Html(f"<code>{esc(inp.link)}</code>")))
+    parts = [table([], rows, css_class="meta")]
+    if profile is not None and profile is not Profile.FLINK_1X_2X:
+        parts.append(
+            f'<p class="warning">Profile {esc(profile.value)} is not verified against a running Flink '
+            "build; only flink-1.x-2.x is checked against the real Flink 2.3.0 valve.</p>"
+        )
+    return "\n".join(parts)
+
+
+def _key_steps_section(cursor: InstanceCursor, step: int) -> list[str]:
+    """Each key step: its input, what the valve emitted, and the narration, the current step marked."""
+    steps = key_steps(cursor, step=step)
+    rows, classes = [], []
+    for s in steps:
+        record = cursor.row(s)
+        parts = explain_parts(cursor.explain(s)[0])
+        here = " ◀ this step" if s == step else ""
+        rows.append(
+            (
+                f"{s}{here}",
+                record.get("row"),
+                compact_input(record),
+                record.get("out_json") or "—",
+                bullet_list(parts),
+            )
+        )
+        classes.append("current" if s == step else "")
+    note = (
+        "Steps where the output watermark or a status changed, a timer fired, a row was retracted "
+        "or a record was dropped, and the step the report was taken at"
+    )
+    total = len(_candidate_steps(cursor, step))
+    if len(steps) < total:
+        note += f": {len(steps)} of {total}, the earliest and those nearest step {step}"
+    note += "."
+    return [
+        "<h2>Key steps</h2>",
+        f"<p>{esc(note)}</p>",
+        table(["step", "trace row", "input", "emitted", "what happened"], rows, row_classes=classes),
+    ]
+
+
+def _charts_section(figures: dict[str, go.Figure], cursor: InstanceCursor, step: int) -> list[str]:
+    """The charts as interactive Plotly; plotly.js is inlined with the first one only."""
+    out = ["<h2>Charts</h2>"]
+    for i, (name, fig) in enumerate(figures.items()):
+        div = fig.to_html(full_html=False, include_plotlyjs=i == 0, config=_PLOTLY_CONFIG)
+        out.append(
+            f'<figure class="chart" id="chart-{esc(name)}">\n'
+            f"<figcaption>{esc(_caption(name, cursor, step))}</figcaption>\n{div}\n</figure>"
+        )
+    return out
+
+
+def _caption(name: str, cursor: InstanceCursor, step: int) -> str:
+    if name == "watermarks":
+        first, last = chart_window(cursor.count, step)
+        shown = "" if last - first + 1 == cursor.count else f" (steps {first}–{last} of {cursor.count})"
+        return f"Every channel's watermark and the output over steps{shown}; the cursor is at step {step}"
+    valve = name.partition("-")[2]
+    where = f" of input {valve}" if valve else ""
+    return f"The aligned min-heap{where} after step {step} (the root is the output candidate)"
+
+
+def _channels_section(cursor: InstanceCursor, step: int, views: list[ValveView]) -> list[str]:
+    """The channel table of every valve after the step, statuses coloured, the minimum marked."""
+    out = [f"<h2>Channels after step {step}</h2>"]
+    for view in views:
+        if view.input != "0":
+            out.append(f"<h3>Input {esc(view.input)}</h3>")
+        frame = view.channels
+        status_at = list(frame.columns).index("status") if "status" in frame.columns else -1
+        cells = [
+            [_STATUS_CLASSES.get(str(v).split(" ")[0], "") if j == status_at else "" for j, v in enumerate(r)]
+            for r in frame.itertuples(index=False, name=None)
+        ]
+        out.append(frame_table(frame, cell_classes=cells))
+        out.append(
+            f"<p>valve output: watermark {esc(format_ms(view.output_wm))}, "
+            f"status {esc(view.output_status)}</p>"
+        )
+    pipeline = cursor.state_at(step).pipeline
+    if len(views) > 1:
+        out.append(
+            f"<p>combined input: watermark {esc(format_ms(pipeline.output_watermark_ms))}, "
+            f"status {esc(pipeline.output_status.value)}</p>"
+        )
+    emitted = operator_watermark(cursor, step)
+    if emitted is not None:
+        out.append(f"<p>the operator's own output watermark: {esc(format_ms(emitted))}</p>")
+    return out
+
+
+# --- helpers ----------------------------------------------------------------------------------------
+
+
+def _figures(cursor: InstanceCursor, step: int, views: list[ValveView]) -> dict[str, go.Figure]:
+    """The report's charts by name: the watermark history (whole, or a window around `step` for long
+    traces) and the heap of every valve after `step`."""
+    first, last = chart_window(cursor.count, step)
+    history, output = history_window(cursor.channel_history(), cursor.output_history(), first, last)
+    figures = {"watermarks": watermark_figure(history, output, step, last, title="Watermarks over steps")}
+    record = cursor.row(step)
+    for view in views:
+        # Only the valve the row arrived at has a channel that just changed.
+        highlight = record.get("channel") if str(record.get("input")) == view.input else None
+        name = "heap" if len(views) == 1 else f"heap-{view.input}"
+        figures[name] = heap_figure(view.heap, highlight=highlight)
+    return figures
+
+
+def compact_input(record: dict) -> str:
+    """A steps record's input in one line: `W10@2`, `L: IDLE@0`, `record key=1 value="a"
+    event_ms=10 @0 note="x"`, `proctime 1000` (plain text; the caller escapes it)."""
+    kind, channel = record.get("kind"), record.get("channel")
+    where = "" if record.get("input") in (None, "0") else f"{record['input']}: "
+    if kind == "watermark":
+        return f"{where}W{format_ms(record['watermark_ms'])}@{channel}"
+    if kind == "status":
+        return f"{where}{record['status']}@{channel}"
+    if kind == "proctime":
+        return f"proctime {format_ms(record['proc_ms'])}"
+    parts = [f"{where}{kind}"]
+    if record.get("key") is not None:
+        parts.append(f"key={record['key']}")
+    if record.get("value_json") is not None:
+        parts.append(f"value={record['value_json']}")
+    for name in ("event_ms", "proc_ms"):
+        if record.get(name) is not None:
+            parts.append(f"{name}={format_ms(record[name])}")
+    if channel is not None:
+        parts.append(f"@{channel}")
+    payload = json.loads(record.get("payload_json") or "[]")
+    parts.extend(f"{name}={json.dumps(value)}" for name, value in payload)
+    return " ".join(parts)
+
+
+def _clamp(step: int, cursor: InstanceCursor) -> int:
+    return min(max(int(step), 0), cursor.count - 1)
+
+
+def _profile(text: str) -> Profile | None:
+    try:
+        return Profile.parse(text)
+    except (ValueError, KeyError):
+        return None

@@ -1,0 +1,191 @@
+"""HTML building blocks of the incident report: escaping, a tiny safe markdown, tables, `<pre>` blocks.
+
+Every function here takes plain text and escapes it; the only way to put markup into a cell is to
+wrap already-built HTML in `Html`, so user text (a trace's keys and values, a config's name, a file
+name) can never become markup by accident.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable, Sequence
+
+import pandas as pd
+
+TRACE_LIMIT_BYTES = 2_000_000
+"""A trace longer than this (UTF-8 bytes) is cut in the report, with a note saying how much is shown."""
+
+CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 1200px;
+       padding: 0 1rem; color: #1f2430; line-height: 1.45; }
+h1 { margin-bottom: 0.2rem; }
+h2 { border-bottom: 1px solid #d0d4dc; padding-bottom: 0.2rem; margin-top: 2.2rem; }
+code, pre { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: 0.9em; }
+code { background: #f0f2f6; padding: 0 0.25em; border-radius: 3px; }
+pre { background: #f6f8fa; border: 1px solid #d0d4dc; padding: 0.8rem; overflow: auto; max-height: 32rem;
+      white-space: pre; }
+table { border-collapse: collapse; margin: 0.6rem 0 1.2rem; width: 100%; }
+th, td { border: 1px solid #d0d4dc; padding: 0.3rem 0.5rem; text-align: left; vertical-align: top; }
+th { background: #f0f2f6; }
+tr.current td { background: #fff4d6; }
+td ul { margin: 0; padding-left: 1.1rem; }
+.meta td:first-child { font-weight: 600; width: 10rem; }
+.note { color: #8a5a00; font-style: italic; }
+.warning { background: #fff4d6; border-left: 4px solid #e0a000; padding: 0.5rem 0.8rem; }
+.status-IDLE { background: #fde2c4; }
+.status-FINISHED { background: #d9d9f3; }
+.status-ACTIVE { background: #e3f4e1; }
+figure.chart { margin: 1rem 0 2rem; }
+figcaption { font-weight: 600; margin-bottom: 0.3rem; }
+"""
+
+
+class Html(str):
+    """Text that is already HTML (built here from escaped parts): `table` puts it in a cell as is."""
+
+
+def esc(text: object) -> str:
+    """`text` as HTML text: `&`, `<`, `>` and both quotes escaped, so it is safe in content and in
+    attribute values alike."""
+    return html.escape("" if text is None else str(text), quote=True)
+
+
+# --- a tiny markdown: escape first, then add the few tags the stories use -------------------------
+
+_HEADING = re.compile(r"(#{1,6})\s+(.*?)\s*#*\s*$")
+_BULLET = re.compile(r"\s{0,3}[-*]\s+(.*)")
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+
+
+def inline_html(text: str) -> str:
+    """One line or paragraph of markdown text: escaped, then `code` spans turned into <code>.
+
+    The code pattern runs on escaped text, which holds no `<`, so it can only add the tags it writes.
+    """
+    return _CODE_SPAN.sub(r"<code>\1</code>", esc(text))
+
+
+def markdown_html(text: str, *, heading_shift: int = 1) -> str:
+    """The subset of markdown the built-in stories use, as HTML: headings (`## x` becomes <h3> with
+    the default shift, since the story sits under the report's own <h2>), `- ` bullets (an indented
+    or unindented line after a bullet continues it), paragraphs separated by blank lines, `code`
+    spans and fenced code blocks. Everything else is shown as the escaped text it is."""
+    out: list[str] = []
+    paragraph: list[str] = []
+    items: list[list[str]] = []
+    fence: str | None = None
+    code: list[str] = []
+
+    def flush() -> None:
+        if paragraph:
+            out.append(f"<p>{inline_html(' '.join(paragraph))}</p>")
+            paragraph.clear()
+        if items:
+            out.append("<ul>" + "".join(f"<li>{inline_html(' '.join(i))}</li>" for i in items) + "</ul>")
+            items.clear()
+
+    for line in text.splitlines():
+        stripped = line.strip()
+        if fence is not None:
+            if stripped.startswith(fence):
+                out.append(f"<pre><code>{esc(chr(10).join(code))}</code></pre>")
+                fence, code = None, []
+            else:
+                code.append(line)
+            continue
+        if stripped[:3] in ("```", "~~~"):
+            flush()
+            fence = stripped[:3]
+            continue
+        if not stripped:
+            flush()
+            continue
+        heading = _HEADING.fullmatch(line)
+        bullet = _BULLET.fullmatch(line)
+        if heading:
+            flush()
+            level = min(len(heading.group(1)) + heading_shift, 6)
+            out.append(f"<h{level}>{inline_html(heading.group(2))}</h{level}>")
+        elif bullet:
+            if paragraph:  # a list right under a paragraph line starts a new block
+                out.append(f"<p>{inline_html(' '.join(paragraph))}</p>")
+                paragraph.clear()
+            items.append([bullet.group(1).strip()])
+        elif items:
+            items[-1].append(stripped)
+        else:
+            paragraph.append(stripped)
+    if fence is not None:  # an unclosed fence still shows its text rather than losing it
+        out.append(f"<pre><code>{esc(chr(10).join(code))}</code></pre>")
+    flush()
+    return "\n".join(out)
+
+
+def paragraphs_html(text: str) -> str:
+    """Plain text (a config's description) as escaped paragraphs, split at blank lines."""
+    blocks = [b.strip() for b in re.split(r"\n\s*\n", text) if b.strip()]
+    return "\n".join(f"<p>{esc(' '.join(b.split()))}</p>" for b in blocks)
+
+
+def bullet_list(parts: Iterable[str]) -> Html:
+    """Plain-text parts (a step's narration) as an escaped <ul>."""
+    return Html("<ul>" + "".join(f"<li>{esc(p)}</li>" for p in parts) + "</ul>")
+
+
+# --- tables and blocks ------------------------------------------------------------------------------
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, Html):
+        return str(value)
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return ""
+    return esc(value)
+
+
+def table(
+    columns: Sequence[str],
+    rows: Iterable[Sequence[object]],
+    *,
+    row_classes: Sequence[str] | None = None,
+    cell_classes: Sequence[Sequence[str]] | None = None,
+    css_class: str = "",
+) -> str:
+    """An HTML table (no header row when `columns` is empty); every cell is escaped text unless it
+    is `Html`. `row_classes` and
+    `cell_classes` must be class names built by the caller from fixed names, never user text."""
+    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
+    thead = f"<thead><tr>{head}</tr></thead>" if head else ""
+    body = []
+    for i, row in enumerate(rows):
+        row_class = f' class="{row_classes[i]}"' if row_classes and row_classes[i] else ""
+        cells = []
+        for j, value in enumerate(row):
+            cls = cell_classes[i][j] if cell_classes else ""
+            attr = f' class="{cls}"' if cls else ""
+            cells.append(f"<td{attr}>{_cell(value)}</td>")
+        body.append(f"<tr{row_class}>{''.join(cells)}</tr>")
+    attr = f' class="{css_class}"' if css_class else ""
+    return f"<table{attr}>{thead}<tbody>{''.join(body)}</tbody></table>"
+
+
+def frame_table(frame: pd.DataFrame, **kwargs) -> str:
+    """A pandas table (a channel table) as an escaped HTML table."""
+    return table([str(c) for c in frame.columns], frame.itertuples(index=False, name=None), **kwargs)
+
+
+def pre_block(text: str, limit_bytes: int = TRACE_LIMIT_BYTES) -> str:
+    """`text` in an escaped <pre>; longer than `limit_bytes` (UTF-8), it is cut at the last line
+    break before the limit and a note above says `truncated: N of M bytes shown`."""
+    data = text.encode("utf-8")
+    if len(data) <= limit_bytes:
+        return f"<pre>{esc(text)}</pre>"
+    cut = data[:limit_bytes]
+    newline = cut.rfind(b"\n")
+    if newline > 0:  # whole lines read better than a row cut in the middle
+        cut = cut[: newline + 1]
+    shown = cut.decode("utf-8", errors="ignore")  # drops a multi-byte character split by the cut
+    size = len(shown.encode("utf-8"))
+    note = f"truncated: {size} of {len(data)} bytes shown"
+    return f'<p class="note">{esc(note)}</p>\n<pre>{esc(shown)}</pre>'

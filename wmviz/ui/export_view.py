@@ -1,0 +1,73 @@
+"""Export (Streamlit): the self-contained HTML incident report and PNG images of its charts.
+
+Both are built only when the person clicks (Streamlit runs the callable on its own thread), from a
+fresh cursor: the page's cursor is shared between steps and must not be moved from another thread.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import streamlit as st
+
+from wmviz.report import ReportInput, build_report, chart_images
+from wmviz.timeline.cursor import InstanceCursor
+from wmviz.timeline.store import Timeline
+from wmviz.trace.readers import format_of, read_trace
+from wmviz.trace.writers import write_trace_bytes
+
+_TEXT_LIMIT = 2_000_000
+
+
+def trace_text(trace_path: Path, config_path: Path | None) -> str:
+    """The trace as text for the report: the file itself, or a CSV rendering of a Parquet file."""
+    if format_of(trace_path.name) == "parquet":
+        return write_trace_bytes(read_trace(trace_path, config_path), "csv").decode("utf-8", "replace")
+    with open(trace_path, "rb") as f:
+        data = f.read(_TEXT_LIMIT + 1)  # the report truncates anyway; never read a huge file whole
+    return data.decode("utf-8", "replace")
+
+
+def export_buttons(incident, meta: dict, timeline_path: str, instance: str, step: int, link: str) -> None:
+    """Download buttons for the report (HTML) and the chart images (PNG, zipped)."""
+    config = meta.get("config") or {}
+
+    def report_input() -> ReportInput:
+        return ReportInput(
+            title=incident.title,
+            story_md=incident.story_md or None,
+            description=config.get("description"),
+            profile=meta["profile"],
+            engine=meta["engine"],
+            instance=instance,
+            step=step,
+            link=link,
+            trace_name=incident.trace_path.name,
+            trace_text=trace_text(incident.trace_path, incident.config_path),
+            config_json=json.dumps(config, indent=2),
+        )
+
+    def cursor() -> InstanceCursor:
+        return InstanceCursor(Timeline(Path(timeline_path)), instance)
+
+    def html() -> bytes:
+        return build_report(report_input(), cursor()).encode("utf-8")
+
+    def pngs() -> bytes:
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w") as zf:
+            for name, data in chart_images(report_input(), cursor()).items():
+                zf.writestr(f"{name}-step-{step}.png", data)
+        return out.getvalue()
+
+    stem = f"wmviz-{incident.slug}-step-{step}"
+    left, right = st.columns(2)
+    left.download_button(
+        "Export the incident report (HTML, opens offline)", html, f"{stem}.html", "text/html", key="report"
+    )
+    right.download_button(
+        "Export the charts (PNG, zip)", pngs, f"{stem}-charts.zip", "application/zip", key="pngs"
+    )
