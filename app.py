@@ -35,6 +35,9 @@ def main() -> None:
     )
     if upload is not None and not bring.validate_small(upload):
         st.stop()
+    if upload is not None and bring.needs_spark(upload) and engine != "spark":
+        st.info(f"{upload.name} is large: it is validated and simulated on the Spark engine.")
+        engine = "spark"
     try:
         timeline = loading.load_timeline(
             RunRequest(incident.trace_path, incident.config_path, profile, engine), incident.title

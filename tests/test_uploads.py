@@ -167,3 +167,12 @@ def test_user_text_in_an_upload_is_never_rendered_as_markup(cache):
     app = open_link(trace=stored.digest, engine="local")
     assert nasty in [t.value for t in app.text]  # shown as plain text
     assert all(nasty not in m.value for m in app.markdown)
+
+
+def test_a_large_upload_goes_through_the_spark_engine_whatever_the_engine_switch_says(cache, monkeypatch):
+    monkeypatch.setenv("WMVIZ_SPARK_UPLOAD_MB", "0.0001")  # ~100 bytes: the incident is larger
+    stored = uploads.store_upload("big.jsonl", INCIDENT, None)
+    app = open_link(trace=stored.digest, engine="local", step="7")
+    assert any("validated and simulated on the Spark engine" in i.value for i in app.info)
+    assert "engine spark" in app.caption[0].value
+    assert app.metric[0].value == "MAX"

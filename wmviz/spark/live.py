@@ -38,156 +38,37 @@ import statistics
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
 from pyspark.sql.streaming.state import GroupStateTimeout
 
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow
 from wmviz.core.simulate import instance_channels, manual_channels
 from wmviz.core.types import Profile, Status
-from wmviz.spark.engine import ROW_COLUMNS, ROW_DDL, EngineJob, job_for
-from wmviz.timeline.records import trace_row_from_step
-from wmviz.trace.config import parse_config
+from wmviz.spark.engine import ROW_COLUMNS, ROW_DDL, job_for
+from wmviz.spark.live_worker import (
+    OUTPUT_DDL,
+    SOURCE_NAME,
+    STATE_DDL,
+    LiveStepSource,
+    live_group,
+    step_file,
+)
 from wmviz.trace.errors import IssueCollector, TraceIssue, TraceValidationError
+from wmviz.trace.payload import encode_payload
 from wmviz.trace.timefmt import show
 from wmviz.trace.validate import TraceBuilder
 
-SOURCE_NAME = "wmviz_live"
-OUTPUT_DDL = "instance string, step long, order long, line string, state binary"
-STATE_DDL = "pipeline binary, steps long"
 _SOURCES = ("python", "files")
-_POLL_S = 0.005
-"""How often the source looks for the next step file: at most 5 ms late, ~3 % of a core idle."""
 
 
 class LiveError(RuntimeError):
     """The live query failed, timed out, or its worker rejected a row (the state is unchanged then)."""
-
-
-# --------------------------------------------------------------------------------------------------
-# The source: one JSON file per step, `NNNNNNNNN.json`, holding one row of the engine's row schema.
-
-
-def _step_file(directory: str | os.PathLike[str], order: int) -> Path:
-    return Path(directory) / f"{order:09d}.json"
-
-
-def _read_step(directory: str, order: int) -> tuple[Any, ...]:
-    record = json.loads(_step_file(directory, order).read_text())
-    return tuple(record.get(c) for c in ROW_COLUMNS)
-
-
-class LiveStepSource(DataSource):
-    """A streaming source over a live session's step files (options: `path`, `wait_ms`)."""
-
-    @classmethod
-    def name(cls) -> str:
-        return SOURCE_NAME
-
-    def schema(self) -> str:
-        return ROW_DDL
-
-    def simpleStreamReader(self, schema) -> SimpleDataSourceStreamReader:
-        return _StepReader(self.options["path"], float(self.options.get("wait_ms", "200")) / 1000)
-
-
-class _StepReader(SimpleDataSourceStreamReader):
-    """Offsets count step files; `read` returns exactly the next one, so one step = one micro-batch.
-
-    Runs in the driver's Python source worker. Waiting here (instead of returning "no data" and
-    being polled again by the trigger loop) is what makes a step visible within milliseconds
-    without keeping the JVM busy; `wait_ms` bounds the wait so `stop()` is never held up long.
-    """
-
-    def __init__(self, path: str, wait_s: float) -> None:
-        self.path = path
-        self.wait_s = wait_s
-
-    def initialOffset(self) -> dict:
-        return {"n": 0}
-
-    def read(self, start: dict) -> tuple[Iterator[tuple], dict]:
-        n = start["n"]
-        target = _step_file(self.path, n)
-        deadline = time.monotonic() + self.wait_s
-        while not target.exists():
-            if time.monotonic() >= deadline:
-                return iter(()), start
-            time.sleep(_POLL_S)
-        return iter([_read_step(self.path, n)]), {"n": n + 1}
-
-    def readBetweenOffsets(self, start: dict, end: dict) -> Iterator[tuple]:
-        # Replay after a restart: the files are the durable log of every step.
-        return iter([_read_step(self.path, n) for n in range(start["n"], end["n"])])
-
-    def commit(self, end: dict) -> None:
-        pass  # the step files are kept: they are the session's input history
-
-
-# --------------------------------------------------------------------------------------------------
-# The stateful function (runs in a Python worker).
-
-
-def _new_pipeline(job: EngineJob, instance: str, manual: Mapping[str, frozenset]) -> InstancePipeline:
-    config = parse_config(job.config, "config")
-    channels = {(i, n): c for i, n, c in job.valve_channels}
-    return InstancePipeline(
-        instance,
-        config,
-        Profile.parse(job.profile),
-        instance_channels(channels, config, instance),
-        set(manual.get(instance, ())) if config.generator is not None else set(),
-    )
-
-
-def live_group(job: EngineJob, manual: Mapping[str, frozenset], *, with_input: bool, operator: bool):
-    """The `applyInPandasWithState` function: resume the instance's pickled pipeline, run its rows.
-
-    State is `(pipeline bytes, steps so far)`. Each output row carries the step's transcript line
-    and the pipeline pickled after it (so the driver can show the state). A row the pipeline
-    rejects yields `{"error": ...}` and leaves the state as it was before that row: one bad hand
-    input must neither kill the query nor half-apply.
-    """
-
-    def run(key, frames, state):
-        import pandas as pd
-
-        from wmviz.transcript import transcript_line
-
-        (instance,) = key
-        if state.exists:
-            blob, steps = state.get
-            blob = bytes(blob)
-            pipeline = pickle.loads(blob)
-        else:
-            blob, steps = None, 0
-            pipeline = _new_pipeline(job, instance, manual)
-        # Sort across every frame: the batch engine feeds an instance's rows in arrival order.
-        pending = sorted((int(o), r) for pdf in frames for o, r in zip(pdf["order"], pdf["record"]))
-        out = []
-        for order, record in pending:
-            try:
-                result = pipeline.process(steps, trace_row_from_step(json.loads(record)), explain=False)
-            except Exception as exc:
-                message = json.dumps({"error": f"{type(exc).__name__}: {exc}"})
-                out.append((instance, steps, order, message, None))
-                pipeline = pickle.loads(blob) if blob is not None else _new_pipeline(job, instance, manual)
-                continue
-            blob = pickle.dumps(pipeline, protocol=pickle.HIGHEST_PROTOCOL)
-            line = transcript_line(result, with_input=with_input, operator=operator)
-            out.append((instance, steps, order, line, blob))
-            steps += 1
-        if blob is not None:
-            state.update((blob, steps))
-        yield pd.DataFrame(out, columns=["instance", "step", "order", "line", "state"])
-
-    return run
 
 
 # --------------------------------------------------------------------------------------------------
@@ -210,7 +91,7 @@ def _row_record(row: TraceRow, order: int) -> dict[str, Any]:
         "proc_ms": row.proc_ms,
         "key": row.key,
         "value_json": json.dumps(row.value) if row.value is not None else None,
-        "payload_json": json.dumps([list(p) for p in row.payload]) if row.payload else None,
+        "payload_json": encode_payload(row.payload) if row.payload else None,
     }
 
 
@@ -335,7 +216,7 @@ class LiveSession:
         order = self._order
         step = self.steps.get(row.instance, 0)
         started = time.perf_counter()
-        target = _step_file(self.input_dir, order)
+        target = step_file(self.input_dir, order)
         # Write, then rename: a source must never see a half-written file.
         tmp = target.with_name(f".{target.name}.tmp")
         tmp.write_text(json.dumps(_row_record(row, order)) + "\n")

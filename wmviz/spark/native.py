@@ -365,8 +365,12 @@ def _required(config: ScenarioConfig) -> dict[str, list[str]]:
     gen, op = config.generator, config.operator
     if gen is not None and gen.emit == "periodic":
         required[Kind.RECORD.value].append("proc_ms")  # periodic emission runs on the proc_ms clock
-    if op.type == "interval_join" and op.join_time == "proctime":
-        required[Kind.RECORD.value].remove("event_ms")
+    if op.type == "interval_join":
+        proc_join = op.join_time == "proctime"
+        if proc_join or op.time_mode == "proctime":
+            required[Kind.RECORD.value].append("proc_ms")  # the row's time or timer reads the clock
+        if proc_join and gen is None:
+            required[Kind.RECORD.value].remove("event_ms")
     return required
 
 

@@ -313,7 +313,7 @@ def compact_probe(source: str) -> Callable[..., Any]:
 
 def parquet_rows(params: RowParams, names: list[str]) -> Callable[[Iterator[Any]], Iterator[Any]]:
     """Parquet rows as Spark read them (`row`, `c0`…) → records; used only for column types whose
-    Spark → Arrow → Python values equal pyarrow's (see `wmviz.spark.sources.spark_readable`)."""
+    Spark → Arrow → Python values equal pyarrow's (see `wmviz.spark.source_parquet.spark_readable`)."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         runner = RowRunner(params)

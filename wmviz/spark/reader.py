@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 
 from wmviz.core.scenario import ScenarioConfig
-from wmviz.spark import sources
+from wmviz.spark import source_parquet, sources
 from wmviz.spark.validate import ROW_COLUMNS, Checker  # noqa: F401  (re-exported)
 from wmviz.trace.config import load_config_into
 from wmviz.trace.errors import IssueCollector
@@ -104,7 +104,8 @@ def read_trace_spark(
         )
         raise collector.error()
     _limit_method_size(spark)
-    planner = {"csv": sources.plan_csv, "jsonl": sources.plan_jsonl, "parquet": sources.plan_parquet}[fmt]
+    planners = {"csv": sources.plan_csv, "jsonl": sources.plan_jsonl, "parquet": source_parquet.plan_parquet}
+    planner = planners[fmt]
     try:
         plan = planner(spark, path, source, collector, config, config_ok)
     except sources.Done:

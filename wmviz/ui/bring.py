@@ -91,10 +91,15 @@ def upload_error() -> None:
         st.error(message)
 
 
+def needs_spark(upload: StoredUpload) -> bool:
+    """Whether an upload is large enough to go through Spark (validation and simulation)."""
+    return upload.trace_path.stat().st_size > spark_threshold_mb() * 2**20
+
+
 def validate_small(upload: StoredUpload) -> bool:
     """Validate a small upload with the pure reader; show every issue and return False if invalid.
     Large uploads return True here: the Spark engine validates them while it runs."""
-    if upload.trace_path.stat().st_size > spark_threshold_mb() * 2**20:
+    if needs_spark(upload):
         return True
     checked = st.session_state.setdefault("_validated", {})
     if upload.digest not in checked:
