@@ -16,7 +16,9 @@ Steps are paired in one of two ways:
   two runs' input rows are paired; what is left in between (one hunk, exactly what one edit
   leaves) is paired position by position, and a row present in one run only is set against
   "nothing arrived" in the other: no emissions, state as after its previous step. So an inserted
-  row that changes nothing is no divergence. Step numbers reported are those of `a`.
+  row that changes nothing is no divergence. Step numbers reported are those of `a`. Where
+  identical neighbouring rows leave an edit's place ambiguous, the longest prefix wins (a deleted
+  row may be taken to be its identical successor); the inputs paired are the same either way.
 
 Pure: no streamlit, pyspark or plotly.
 """
@@ -165,10 +167,13 @@ class _Comparison:
         self.runs = (a, b)
         self.ia, self.ib = _align_rows(a, b) if aligned_by == "row" else _align_steps(a.count, b.count)
         self.n = len(self.ia)
-        # The left step a slot belongs to: its own, or for a right-only row the next left one.
-        nxt = np.where(self.ia >= 0, self.ia, np.iinfo(np.int64).max)
-        self.left_step = np.minimum.accumulate(nxt[::-1])[::-1]
-        self.left_step = np.where(self.left_step == np.iinfo(np.int64).max, a.count, self.left_step)
+        if aligned_by == "step":
+            self.left_step = np.arange(self.n, dtype=np.int64)
+        else:
+            # A right-only row belongs to the left step it arrived before (Insert's own convention).
+            nxt = np.where(self.ia >= 0, self.ia, np.iinfo(np.int64).max)
+            self.left_step = np.minimum.accumulate(nxt[::-1])[::-1] if self.n else nxt
+            self.left_step = np.where(self.left_step == np.iinfo(np.int64).max, a.count, self.left_step)
         self.values = [self._slot_values(run, idx) for run, idx in zip(self.runs, (self.ia, self.ib))]
         mask = np.zeros(self.n, dtype=bool)
         for column, *_ in (*_EVENT_ASPECTS, *_STATE_ASPECTS):

@@ -96,9 +96,9 @@ def apply_edit(trace: Trace, edit: Edit) -> Trace:
     Every other row keeps its fields and its place in arrival order. Rows are renumbered 1..n in
     that order (`row`, and `seq` when the trace carried it), and the trace is re-validated by
     writing and re-reading it. Every valve keeps its channel count, even when the edit removes the
-    only row of the highest channel. Raises ValueError for a step or instance
-    that does not exist or a field that cannot be changed, and `TraceValidationError` when the
-    edited trace breaks a rule (a row on a channel the valve does not have included).
+    only row of the highest channel. Raises ValueError for a step or instance that does not exist
+    or a field that cannot be changed, and `TraceValidationError` when the edited trace breaks a
+    rule (a row on a channel the valve does not have included).
     """
     positions = [i for i, r in enumerate(trace.rows) if r.instance == edit.instance]
     rows = list(trace.rows)
@@ -116,9 +116,10 @@ def apply_edit(trace: Trace, edit: Edit) -> Trace:
         rows[at] = _changed_row(rows[at], edit.fields)
     else:
         raise TypeError(f"not an edit: {edit!r}")
-    # The file order now is the arrival order, so seq only has to count it.
-    has_seq = any(r.seq is not None for r in trace.rows)
-    rows = [dataclasses.replace(r, row=i, seq=i if has_seq else None) for i, r in enumerate(rows, 1)]
+    # The file order now is the arrival order, so seq only has to count it. `row` is not written:
+    # reading back numbers the rows 1..n.
+    if any(r.seq is not None for r in trace.rows):
+        rows = [dataclasses.replace(r, seq=i) for i, r in enumerate(rows, 1)]
     return _validated(rows, trace, _whatif_name(trace.source))
 
 
@@ -280,15 +281,31 @@ def _validated(rows: list[TraceRow], original: Trace, source: str) -> Trace:
 
 def _encode(trace: Trace) -> bytes:
     """JSON Lines bytes (config embedded) that read back as `trace`; compact when only it can."""
+    config = trace.config if trace.config != ScenarioConfig() else None
+    if _derived_channels(trace) == trace.valve_channels:
+        return write_trace_bytes(trace, "jsonl", config)  # the reader derives the same counts
     for fmt in ("jsonl", "compact"):
         try:
-            data = write_trace_bytes(trace, fmt, trace.config if trace.config != ScenarioConfig() else None)
+            data = write_trace_bytes(trace, fmt, config)
         except ValueError:
             continue  # rows the compact format cannot hold
         back = read_trace_bytes(data, trace.source)
         if back.valve_channels == trace.valve_channels and back.instances == trace.instances:
             return data
     raise ValueError(f"{trace.source}: no trace format keeps these instances' channel counts")
+
+
+def _derived_channels(trace: Trace) -> dict[tuple[str, str], int]:
+    """The channel counts a reader gives these rows without a compact header (README, "Trace
+    formats"): the config's count for the input, else 1 + the largest index over all instances."""
+    largest: dict[str, int] = {}
+    for r in trace.rows:
+        if r.channel is not None and r.channel > largest.get(r.input, -1):
+            largest[r.input] = r.channel
+    return {
+        (r.instance, r.input): trace.config.channels.get(r.input, largest.get(r.input, 0) + 1)
+        for r in trace.rows
+    }
 
 
 # --- describing -------------------------------------------------------------------------------------
