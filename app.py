@@ -34,6 +34,7 @@ def main() -> None:
         else None
     )
     if upload is not None and not bring.validate_small(upload):
+        st.query_params.from_dict(view_query(ViewParams(scenario, profile, engine)))
         st.stop()
     if upload is not None and bring.needs_spark(upload) and engine != "spark":
         st.info(f"{upload.name} is large: it is validated and simulated on the Spark engine.")

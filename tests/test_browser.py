@@ -1,5 +1,6 @@
 """The app in a real browser: keyboard shortcuts, the URL that follows the step, the charts, the join
-changelog tab, and the README's screenshots.
+changelog tab, a shared compare-mode link and its divergence jump, uploading a bad then a fixed
+trace, the offline HTML report, and the README's screenshots.
 
 The app runs as `streamlit run` in a subprocess (local engine, so no Spark) and is driven by Debian's
 Chromium through Playwright. Without Chromium or Playwright a laptop run skips this module; under CI
@@ -183,6 +184,14 @@ def wait_rendered(page, step: int, charts: int) -> None:
     from playwright.sync_api import expect
 
     expect(page.get_by_role("heading", name=f"Step {step}: the input", exact=True)).to_be_visible()
+    wait_settled(page, step, charts)
+
+
+def wait_settled(page, step: int, charts: int) -> None:
+    """Wait until the URL names `step`, the script has finished and `charts` charts are drawn (compare
+    mode has no "Step N" heading: its callers check each side's caption instead)."""
+    from playwright.sync_api import expect
+
     expect(page).to_have_url(re.compile(rf"[?&]step={step}(&|$)"))
     page.locator(APP_IDLE).wait_for()
     expect(page.locator(RUNNING)).to_have_count(0)
@@ -322,3 +331,110 @@ def test_jump_to_the_first_retraction_and_open_the_join_changelog(page, app_url,
     shot = full_page_png(page, tmp_path / "early-fire-left-join-retraction.png")
     check_png(shot, min_height=1500)
     publish(shot, "early-fire-left-join-retraction.png")
+
+
+def test_a_shared_compare_link_opens_its_step_and_jumps_to_the_first_divergence(page, app_url):
+    from playwright.sync_api import expect
+
+    compare_charts = 2  # one aligned min-heap per side
+    query = f"{FLINK_38477}&step=5&profile=flip-38477&compare=flink-1.x-2.x"
+    page.goto(f"{app_url}/?{query}")
+    wait_settled(page, 5, compare_charts)
+    expect(page.get_by_role("combobox", name="Profile")).to_have_value("flip-38477")
+    expect(page.get_by_role("combobox", name="Compare with")).to_have_value("profile flink-1.x-2.x")
+    expect(page).to_have_url(re.compile(r"[?&]profile=flip-38477(&|$)"))
+    expect(page).to_have_url(re.compile(r"[?&]compare=flink-1\.x-2\.x(&|$)"))
+    # Both runs at step 5: W25@1 leaves the minimum 20 under either profile.
+    expect(page.get_by_text("this run: profile flip-38477", exact=True)).to_be_visible()
+    expect(page.get_by_text("status ACTIVE · step 5", exact=True)).to_have_count(2)
+    expect(page.locator('[data-testid="stMetricValue"]')).to_have_text(["20", "20"])
+
+    # FINISHED@2 is a status under flip-38477 and a MAX watermark under released Flink.
+    expect(page.get_by_text(re.compile(r"first diverge at step 2:"))).to_be_visible()
+    go = page.get_by_role("button", name=re.compile(r"^Go to the first divergence \(step 2\)"))
+    expect(go).to_be_enabled()
+    go.click()
+    wait_settled(page, 2, compare_charts)
+    expect(page.get_by_text("status ACTIVE · step 2", exact=True)).to_have_count(2)
+    expect(page.locator('[data-testid="stMetricValue"]')).to_have_text(["MIN", "MIN"])
+    expect(go).to_be_disabled()  # already there
+    expect(page.get_by_role("combobox", name="Profile")).to_have_value("flip-38477")
+
+
+def test_upload_a_bad_trace_see_its_row_then_upload_the_fixed_one(page, app_url, tmp_path):
+    from playwright.sync_api import expect
+
+    from wmviz.ui.uploads import store_upload
+
+    good = (REPO / "sample_data" / "flink-38477-zero-output.jsonl").read_bytes()
+    lines = good.decode("utf-8").splitlines(keepends=True)
+    bad_line = next(n for n, line in enumerate(lines, 1) if '"status": "FINISHED"' in line)
+    lines[bad_line - 1] = lines[bad_line - 1].replace('"status": "FINISHED"', '"status": "DONE"')
+    trace = tmp_path / "my-operator.jsonl"
+    trace.write_text("".join(lines), encoding="utf-8")
+
+    open_view(page, app_url, f"{FLINK_38477}&step=0", 0, ONE_VALVE_CHARTS)
+    box = page.get_by_test_id("stExpander").filter(has_text="Bring your own trace")
+    box.get_by_text("Bring your own trace", exact=True).click()
+    expect(box.get_by_text("Trace or bundle", exact=True)).to_be_visible()
+    trace_input = box.locator('input[type="file"]').first
+    trace_input.set_input_files(str(trace))
+
+    expect(
+        page.get_by_text(re.compile(r"The trace has 1 validation error\(s\); nothing was simulated"))
+    ).to_be_visible()
+    page.locator(APP_IDLE).wait_for()
+    issues = page.get_by_test_id("stMain").get_by_test_id("stDataFrame")
+    expect(issues).to_have_count(1)
+    # file, row (the file's 1-based line), column, reason: one issue, hence exactly four cells.
+    expect(issues.locator('[role="gridcell"]')).to_have_text(
+        [trace.name, str(bad_line), "status", re.compile(r'"DONE" is not one of ')]
+    )
+    expect(page.get_by_role("heading", name="Step 0: the input", exact=True)).to_have_count(0)
+    expect(page.locator(PLOTLY)).to_have_count(0)
+
+    # The person fixes the file and uploads it again under the same name. (A fixed copy elsewhere:
+    # Chromium fires no change event when a file input is given the very path it already holds.)
+    fixed = tmp_path / "fixed" / trace.name
+    fixed.parent.mkdir()
+    fixed.write_bytes(good)
+    trace_input.set_input_files(str(fixed))
+    digest = store_upload(fixed.name, good, None, root=tmp_path / "digest").digest
+    expect(page).to_have_url(re.compile(rf"[?&]trace={digest}(&|$)"))
+    wait_rendered(page, 0, ONE_VALVE_CHARTS)
+    expect(page.get_by_role("heading", level=1)).to_have_text(f"Uploaded: {fixed.name}")
+    expect(page.get_by_text(re.compile(r"validation error"))).to_have_count(0)
+    expect(page.get_by_role("button", name=re.compile("^Download bundle"))).to_be_visible()
+
+
+def test_export_the_report_and_open_it_offline(page, app_url, tmp_path):
+    from playwright.sync_api import expect
+
+    open_view(page, app_url, f"{FLINK_38477}&step=7", 7, ONE_VALVE_CHARTS)
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Export the incident report (HTML, opens offline)").click()
+    download = info.value
+    assert download.suggested_filename == "wmviz-flink-38477-zero-output-step-7.html"
+    report_path = tmp_path / download.suggested_filename
+    download.save_as(report_path)
+    assert report_path.stat().st_size > 0
+
+    # Offline: the report's page may read its own file and nothing else (plotly must be inline).
+
+    report = page.context.new_page()
+    blocked: list[str] = []
+
+    def offline(route) -> None:
+        if route.request.url.startswith("file://"):
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort()
+
+    report.route("**/*", offline)
+    report.goto(report_path.as_uri())
+    expect(report).to_have_title(re.compile("FLINK-38477"))
+    expect(report.locator("h1").first).to_contain_text("FLINK-38477")
+    report.wait_for_function("document.querySelectorAll('.js-plotly-plot').length >= 2")
+    expect(report.get_by_text(re.compile(r"emit WMAX")).first).to_be_visible()
+    assert blocked == [], f"the report asked the network for {blocked}"

@@ -176,3 +176,10 @@ def test_a_large_upload_goes_through_the_spark_engine_whatever_the_engine_switch
     assert any("validated and simulated on the Spark engine" in i.value for i in app.info)
     assert "engine spark" in app.caption[0].value
     assert app.metric[0].value == "MAX"
+
+
+def test_the_same_bytes_under_another_name_is_another_upload_and_both_links_keep_working(cache):
+    first = uploads.store_upload("a.jsonl", INCIDENT, None)
+    second = uploads.store_upload("b.jsonl", INCIDENT, None)
+    assert first.digest != second.digest
+    assert uploads.find_upload(first.digest) == first and uploads.find_upload(second.digest) == second

@@ -138,7 +138,7 @@ def autoplay(last: int) -> None:
         step = int(st.session_state.get(STEP, 0))
         if step >= last:
             st.session_state[PLAYING] = False
-            return
+            st.rerun(scope="app")  # redraw the Play button: the page still shows Pause
         if st.session_state.get("_ticked", False):
             st.session_state[STEP] = step + 1
             st.session_state["_ticked"] = False

@@ -86,7 +86,8 @@ def store_upload(
     h = hashlib.sha256(trace_bytes)
     h.update(b"\0" + (config_bytes if config_bytes is not None else b"-"))
     name = safe_name(trace_name)
-    h.update(b"\0" + Path(name).suffix.lower().encode())  # the format follows the extension
+    # The name is part of the identity: a folder holds exactly one trace, and the name is shown.
+    h.update(b"\0" + name.encode())
     digest = h.hexdigest()[:24]
     folder = root / digest
     folder.mkdir(parents=True, exist_ok=True)
