@@ -174,3 +174,30 @@ def test_the_valve_only_fast_path_writes_exactly_the_timeline_of_the_general_pat
                 fast.state_at(instance, step).pipeline.snapshot()
                 == slow.state_at(instance, step).pipeline.snapshot()
             )
+
+
+def test_a_parquet_payload_json_cannot_hold_survives_the_local_timeline_and_its_replay(tmp_path):
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from wmviz.trace.readers import read_trace
+
+    path = tmp_path / "t.parquet"
+    seen = [dt.datetime(2026, 1, 1), dt.datetime(2026, 1, 2)]
+    pq.write_table(
+        pa.table(
+            {
+                "kind": ["watermark", "watermark"],
+                "channel": [0, 1],
+                "watermark_ms": [10, 12],
+                "seen_at": pa.array(seen, pa.timestamp("ms")),
+            }
+        ),
+        path,
+    )
+    trace = read_trace(path)
+    build_timeline_local(trace, tmp_path / "tl")
+    replayed = Timeline(tmp_path / "tl").explain_at("0", 1)[0].row
+    assert replayed.payload == trace.rows[1].payload
