@@ -11,10 +11,10 @@ from wmviz.core.types import Profile
 from wmviz.incidents import DEFAULT_INCIDENT, story_sections
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.trace.errors import TraceValidationError
-from wmviz.ui import bring, compare_view, controls, export_view, loading, panels, uploads
+from wmviz.ui import bring, compare_view, controls, export_view, loading, panels
 from wmviz.ui.model import chart_window, history_window, operator_watermark, valve_views
 from wmviz.ui.runs import RunRequest
-from wmviz.ui.url import UPLOAD_PREFIX, ViewParams, parse_view, view_query
+from wmviz.ui.url import ViewParams, parse_view, view_query
 
 
 def main() -> None:
@@ -27,25 +27,8 @@ def main() -> None:
     controls.adopt_url(parse_view(st.query_params.to_dict(), list(incidents), default))
     scenario, profile, engine = controls.sidebar_choices(pickers, {s: i.title for s, i in incidents.items()})
     incident = incidents[scenario]
-    bring.upload_error()
-    upload = (
-        uploads.find_upload(scenario.removeprefix(UPLOAD_PREFIX))
-        if scenario.startswith(UPLOAD_PREFIX)
-        else None
-    )
-    if upload is not None and not bring.validate_small(upload):
-        st.query_params.from_dict(view_query(ViewParams(scenario, profile, engine)))
-        st.stop()
-    if upload is not None and bring.needs_spark(upload) and engine != "spark":
-        st.info(f"{upload.name} is large: it is validated and simulated on the Spark engine.")
-        engine = "spark"
-    try:
-        timeline = loading.load_timeline(
-            RunRequest(incident.trace_path, incident.config_path, profile, engine), incident.title
-        )
-    except TraceValidationError as exc:
-        bring.show_issues(exc)
-        st.stop()
+    upload, engine = bring.gate_upload(scenario, profile, engine)
+    timeline = load_timeline(incident, profile, engine)
     instance = controls.instance_choice(sorted(timeline.meta["instances"], key=_natural))
     controls.reset_step_on_new_context((scenario, instance))
     cursor = loading.instance_cursor(str(timeline.path), instance)
@@ -74,6 +57,17 @@ def main() -> None:
     else:
         compare_view.compare_panels(cursor, effective, other, target, step)
     controls.autoplay(cursor.count - 1)
+
+
+def load_timeline(incident, profile: Profile | None, engine: str):
+    """The run's timeline; a trace the Spark reader rejects shows its issues and stops the page."""
+    try:
+        return loading.load_timeline(
+            RunRequest(incident.trace_path, incident.config_path, profile, engine), incident.title
+        )
+    except TraceValidationError as exc:
+        bring.show_issues(exc)
+        st.stop()
 
 
 def header(incident, meta: dict) -> None:

@@ -19,7 +19,7 @@ from wmviz.trace.readers import read_trace
 from wmviz.ui import loading, uploads
 from wmviz.ui.controls import SCENARIO_PROFILE, STEP
 from wmviz.ui.uploads import StoredUpload, UploadError
-from wmviz.ui.url import UPLOAD_PREFIX
+from wmviz.ui.url import UPLOAD_PREFIX, ViewParams, view_query
 
 TRACE_TYPES = ["csv", "jsonl", "ndjson", "json", "parquet", "zip"]
 
@@ -89,6 +89,24 @@ def upload_error() -> None:
     message = st.session_state.get("_upload_error")
     if message:
         st.error(message)
+
+
+def gate_upload(scenario: str, profile, engine: str) -> tuple[StoredUpload | None, str]:
+    """The upload the page shows (None for a built-in incident) and the engine to use. An invalid
+    small upload shows its issues and stops the page; a large one goes to the Spark engine."""
+    upload_error()
+    if not scenario.startswith(UPLOAD_PREFIX):
+        return None, engine
+    upload = uploads.find_upload(scenario.removeprefix(UPLOAD_PREFIX))
+    if upload is None:
+        return None, engine
+    if not validate_small(upload):
+        st.query_params.from_dict(view_query(ViewParams(scenario, profile, engine)))
+        st.stop()
+    if needs_spark(upload) and engine != "spark":
+        st.info(f"{upload.name} is large: it is validated and simulated on the Spark engine.")
+        engine = "spark"
+    return upload, engine
 
 
 def needs_spark(upload: StoredUpload) -> bool:
