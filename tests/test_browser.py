@@ -146,7 +146,7 @@ def _tail(path: Path, lines: int = 40) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # not session: only one sync Playwright may run at a time per process
 def browser():
     if MISSING:
         pytest.fail(f"CI is set, so the browser tests must run: {MISSING}", pytrace=False)
