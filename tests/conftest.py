@@ -50,3 +50,16 @@ def spark():
     session = get_spark("local[2]")
     yield session
     stop_spark()
+
+
+# Debian's chromium, driven by Playwright in the browser and report tests (never `playwright install`).
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]

@@ -27,18 +27,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import CHROMIUM, CHROMIUM_ARGS, REPO
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 VIEWPORT = {"width": 1400, "height": 1000}
 SCREENSHOTS = REPO / "docs" / "screenshots"
 STARTUP_TIMEOUT_S = 90

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import CHROMIUM, CHROMIUM_ARGS, REPO
 from wmviz.report import ReportInput, build_report, chart_images, compact_input, key_steps
 from wmviz.report_html import TRACE_LIMIT_BYTES, markdown_html, pre_block
 from wmviz.timeline.cursor import InstanceCursor
@@ -26,16 +26,6 @@ from wmviz.trace.readers import read_trace
 from wmviz.ui.model import CHART_STEPS
 
 SAMPLES = REPO / "sample_data"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 EVIL = ("<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "</pre>")
 EVIL_TEXT = " ".join(EVIL)
 PLOTLY_JS_MARKER = "* plotly.js v"  # the first line of the inlined bundle's licence comment

@@ -36,6 +36,7 @@ import pyarrow.compute as pc
 
 from wmviz.core.types import MIN_MS, format_ms
 from wmviz.timeline.cursor import InstanceCursor
+from wmviz.timeline.records import INPUT_COLUMNS
 from wmviz.whatif import Change, Delete, Edit, Insert
 
 __all__ = ["Divergence", "divergence_steps", "first_divergence", "step_map"]
@@ -56,18 +57,7 @@ _CHANNEL_FIELDS = (
     ("aligned", "aligned", True),
 )
 # What identifies a row across two runs: everything but `row` and `seq`, which an edit renumbers.
-_INPUT_COLUMNS = (
-    "kind",
-    "input",
-    "channel",
-    "event_ms",
-    "watermark_ms",
-    "status",
-    "proc_ms",
-    "key",
-    "value_json",
-    "payload_json",
-)
+_INPUT_COLUMNS = tuple(c for c in INPUT_COLUMNS if c not in ("row", "seq"))
 ONLY_IN_ONE_RUN = "only in one run"
 
 

@@ -19,23 +19,11 @@ import pandas as pd
 from wmviz.core.pipeline import InstancePipeline, StepResult
 from wmviz.core.scenario import TraceRow
 from wmviz.core.types import MIN_MS
-from wmviz.timeline.records import INPUT_COLUMNS, trace_row_from_step
+from wmviz.timeline.records import STEP_COLUMNS, trace_row_from_step
 from wmviz.timeline.store import Timeline
 
 # What a person can jump to, and where in the timeline each one is found.
 EVENT_KINDS = ("output watermark", "status change", "timer firing", "retraction", "late drop")
-_STEP_COLUMNS = (
-    *INPUT_COLUMNS,
-    "instance",
-    "step",
-    "order",
-    "rules",
-    "out_json",
-    "emit_json",
-    "dropped_json",
-    "output_wm",
-    "output_status",
-)
 
 
 @dataclass(frozen=True)
@@ -57,7 +45,7 @@ class InstanceCursor:
         steps = timeline.table("steps", instance)
         if steps is None or steps.num_rows == 0:
             raise KeyError(f"instance {instance!r} is not in this timeline")
-        self.steps = steps.select([c for c in _STEP_COLUMNS if c in steps.column_names])
+        self.steps = steps.select([c for c in STEP_COLUMNS if c in steps.column_names])
         self.count = self.steps.num_rows
         frames = timeline.table("keyframes", instance)
         self._keyframe_steps = frames.column("step").to_pylist()
