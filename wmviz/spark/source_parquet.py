@@ -7,7 +7,6 @@ numbered by `_metadata.row_index` + 1, as the pure reader numbers them.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -18,9 +17,8 @@ from wmviz.core.scenario import ScenarioConfig
 from wmviz.spark import native, pyrows
 from wmviz.spark.native import NULL_STRING, Raw
 from wmviz.spark.sources import Done, Plan
-from wmviz.trace.config import parse_config_into
 from wmviz.trace.errors import IssueCollector
-from wmviz.trace.readers import PARQUET_CONFIG_KEY, _reject_constant
+from wmviz.trace.readers import parquet_footer
 from wmviz.trace.validate import STANDARD_COLUMNS
 
 
@@ -101,22 +99,7 @@ def plan_parquet(
             raise Done from None
         with pf:
             schema = pf.schema_arrow
-            names = list(schema.names)
-            seen: set[str] = set()
-            for name in names:
-                if name in seen:
-                    collector.add(None, name, "appears twice in the schema")
-                seen.add(name)
-            stored = (schema.metadata or {}).get(PARQUET_CONFIG_KEY)
-            if config is None and stored is not None:
-                try:
-                    obj = json.loads(stored.decode("utf-8"), parse_constant=_reject_constant)
-                except ValueError as exc:
-                    reason = f"the {PARQUET_CONFIG_KEY.decode()} metadata is not valid JSON: {exc}"
-                    collector.add(None, None, reason)
-                    config_ok = False
-                else:
-                    config, config_ok = parse_config_into(obj, collector)
+            names, seen, config, config_ok = parquet_footer(pf, collector, config, config_ok)
             sizes = [pf.metadata.row_group(i).num_rows for i in range(pf.metadata.num_row_groups)]
     config = config or ScenarioConfig()
     params = pyrows.RowParams(source, config, config_ok, tuple(seen), None, False, "row")

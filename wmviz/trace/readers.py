@@ -222,24 +222,7 @@ def _read_parquet(
         collector.add(None, None, f"not a readable Parquet file: {exc}")
         return None
     with pf:
-        schema = pf.schema_arrow
-        names = list(schema.names)
-        seen: set[str] = set()
-        for name in names:
-            if name in seen:
-                collector.add(None, name, "appears twice in the schema")
-            seen.add(name)
-        stored = (schema.metadata or {}).get(PARQUET_CONFIG_KEY)
-        if config is None and stored is not None:
-            try:
-                obj = json.loads(stored.decode("utf-8"), parse_constant=_reject_constant)
-            except ValueError as exc:
-                collector.add(
-                    None, None, f"the {PARQUET_CONFIG_KEY.decode()} metadata is not valid JSON: {exc}"
-                )
-                config_ok = False
-            else:
-                config, config_ok = parse_config_into(obj, collector)
+        names, seen, config, config_ok = parquet_footer(pf, collector, config, config_ok)
         builder = TraceBuilder(
             source, collector, config or ScenarioConfig(), config_ok, header=seen, header_row=None, unit="row"
         )
@@ -254,6 +237,30 @@ def _read_parquet(
             collector.add(row + 1, None, f"cannot read this Parquet row group: {exc}")
             return None
     return builder
+
+
+def parquet_footer(
+    pf: Any, collector: IssueCollector, config: ScenarioConfig | None, config_ok: bool
+) -> tuple[list[str], set[str], ScenarioConfig | None, bool]:
+    """The file-level part of a Parquet trace (also the Spark reader's): the column names, with a
+    name given twice reported, and the config stored in the file's metadata unless one was given."""
+    schema = pf.schema_arrow
+    names = list(schema.names)
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            collector.add(None, name, "appears twice in the schema")
+        seen.add(name)
+    stored = (schema.metadata or {}).get(PARQUET_CONFIG_KEY)
+    if config is None and stored is not None:
+        try:
+            obj = json.loads(stored.decode("utf-8"), parse_constant=_reject_constant)
+        except ValueError as exc:
+            collector.add(None, None, f"the {PARQUET_CONFIG_KEY.decode()} metadata is not valid JSON: {exc}")
+            config_ok = False
+        else:
+            config, config_ok = parse_config_into(obj, collector)
+    return names, seen, config, config_ok
 
 
 def _null(value: Any) -> bool:
