@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -170,3 +171,100 @@ def test_module_entry_point_prints_the_transcript_of_the_flink_38477_incident():
     )
     last = json.loads(result.stdout.splitlines()[-1])
     assert last == {"step": 7, "instance": "0", "out": [{"wm": MAX_MS}]}
+
+
+# --- simulate --out: only into an empty folder or a timeline wmviz wrote ------------------------------
+
+SAMPLE = REPO / "sample_data" / "early-fire-left-join.jsonl"
+
+
+def test_simulate_writes_a_marked_timeline_and_says_what_it_wrote(tmp_path, capsys):
+    from wmviz.timeline.outdir import MARKER
+    from wmviz.timeline.store import Timeline
+
+    code, out, err = run_cli(capsys, "simulate", str(SAMPLE), "--out", str(tmp_path / "tl"))
+    assert code == 0, err
+    assert "timeline of 10 steps over 1 instance (local engine" in out
+    assert "[local] simulate: 10/10 rows (100%)" in err
+    assert Timeline(tmp_path / "tl").meta["instances"] == {"0": 10}
+    assert (tmp_path / "tl" / MARKER).is_file()
+    code, _, err = run_cli(capsys, "simulate", str(SAMPLE), "--out", str(tmp_path / "tl"))
+    assert code == 0, err  # its own timeline is replaced
+
+
+def test_simulate_never_touches_a_folder_it_did_not_write(tmp_path, capsys):
+    precious = tmp_path / "src"
+    precious.mkdir()
+    (precious / "notes.txt").write_text("keep me")
+    (precious / "meta.json").write_text("{}")  # looking like a timeline is not enough
+    code, _, err = run_cli(capsys, "simulate", str(SAMPLE), "--out", str(precious))
+    assert code == 2 and "not a timeline wmviz wrote" in err
+    assert sorted(p.name for p in precious.iterdir()) == ["meta.json", "notes.txt"]
+
+
+def test_simulate_refuses_a_wmviz_timeline_that_someone_added_files_to(tmp_path, capsys):
+    out = tmp_path / "tl"
+    assert run_cli(capsys, "simulate", str(SAMPLE), "--out", str(out))[0] == 0
+    (out / "notes.txt").write_text("mine")
+    code, _, err = run_cli(capsys, "simulate", str(SAMPLE), "--out", str(out))
+    assert code == 2 and "holds files wmviz did not write (notes.txt)" in err
+    assert (out / "notes.txt").read_text() == "mine" and (out / "meta.json").is_file()
+
+
+def test_simulate_to_a_file_exits_2_and_leaves_it(tmp_path, capsys):
+    target = tmp_path / "out.txt"
+    target.write_text("data")
+    code, _, err = run_cli(capsys, "simulate", str(SAMPLE), "--out", str(target))
+    assert code == 2 and "is a file, not a folder" in err
+    assert target.read_text() == "data"
+
+
+def test_an_invalid_trace_leaves_an_earlier_timeline_as_it_was(tmp_path, capsys):
+    out = tmp_path / "tl"
+    assert run_cli(capsys, "simulate", str(SAMPLE), "--out", str(out))[0] == 0
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    bad = tmp_path / "bad.csv"
+    bad.write_text("kind,channel\nbogus,0\n")
+    assert run_cli(capsys, "simulate", str(bad), "--out", str(out))[0] == 2
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tl.wmviz-")]
+
+
+# --- exit codes for what the operating system says --------------------------------------------------
+
+
+def test_a_folder_or_an_unreadable_file_is_bad_input_with_exit_2(tmp_path, capsys, monkeypatch):
+    code, _, err = run_cli(capsys, "validate", str(tmp_path))
+    assert code == 2 and "is a folder, not a file" in err
+    locked = tmp_path / "locked.csv"
+    locked.write_text("kind\n")
+
+    def refused(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    # Tests run as root in CI, where chmod 000 would not stop a read: refuse the open instead.
+    monkeypatch.setattr(cli, "open", refused, raising=False)
+    code, _, err = run_cli(capsys, "validate", str(locked))
+    assert code == 2 and f"{locked}: cannot be read (Permission denied)" in err
+
+
+def test_ctrl_c_exits_130_with_one_line(monkeypatch, capsys):
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_validate", interrupted)
+    code, _, err = run_cli(capsys, "validate", str(SAMPLE))
+    assert code == 130 and err == "interrupted\n"
+
+
+def test_a_closed_stdout_exits_2_with_a_message():
+    result = subprocess.run(
+        [sys.executable, "-m", "wmviz", "transcript", str(SAMPLE)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert result.returncode == 2 and "standard output is closed" in result.stderr

@@ -20,6 +20,7 @@ from wmviz.trace.readers import read_trace
 from wmviz.transcript import transcript_record
 
 SAMPLES = REPO / "sample_data"
+pytestmark = pytest.mark.spark
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from wmviz.core.scenario import Kind, OperatorConfig, ScenarioConfig, Trace, Tra
 from wmviz.core.simulate import Simulation
 from wmviz.core.types import Status
 from wmviz.timeline.local import build_timeline_local
-from wmviz.timeline.records import decode_out
-from wmviz.timeline.store import Timeline
+from wmviz.timeline.recorder import decode_out
+from wmviz.timeline.store import Timeline, TimelineError
 from wmviz.trace.readers import read_trace
 from wmviz.transcript import transcript_record
 
@@ -153,7 +153,7 @@ def test_timer_and_output_tables_follow_the_join(tmp_path):
 
 
 def test_opening_a_directory_that_is_not_a_timeline_says_so(tmp_path):
-    with pytest.raises(FileNotFoundError, match="not a wmviz timeline"):
+    with pytest.raises(TimelineError, match="not a wmviz timeline"):
         Timeline(tmp_path)
 
 

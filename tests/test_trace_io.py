@@ -424,3 +424,16 @@ def test_any_valve_trace_survives_the_compact_format(
     back = read_trace_bytes(write_trace_bytes(trace, "compact"), "v.jsonl")
     assert _unnumbered(back.rows) == rows
     assert back.valve_channels == counts
+
+
+def test_csv_keeps_a_lone_carriage_return_and_each_rows_payload_order(tmp_path):
+    # Two shapes the round-trip property found: a CR inside a cell must be quoted (a lone CR ends
+    # a CSV record), and payload columns must be ordered so every row keeps its own order.
+    rows = [
+        TraceRow(1, Kind.RECORD, channel=0, event_ms=0, payload=(("host", "\r0"),)),
+        TraceRow(2, Kind.RECORD, channel=0, event_ms=0, payload=(("note", "n"),)),
+        TraceRow(3, Kind.RECORD, channel=0, event_ms=0, payload=(("host", "h"), ("note", "n"))),
+    ]
+    trace = read_trace_bytes(write_trace_bytes(rows, "csv"), "t.csv")
+    assert [r.payload for r in trace.rows] == [r.payload for r in rows]
+    assert [r.row for r in trace.rows] == [2, 4, 5]  # the CR inside the quoted cell is a line too

@@ -368,13 +368,15 @@ def test_broken_json_lines_are_reported_and_reading_continues(tmp_path: Path) ->
     ]
 
 
-def test_invalid_utf8_is_reported_per_line_in_json_lines_and_once_in_csv(tmp_path: Path) -> None:
+def test_invalid_utf8_is_reported_per_line_in_json_lines_and_csv(tmp_path: Path) -> None:
     assert _issues(tmp_path, "t.jsonl", b'{"kind": "proctime", "proc_ms": 1}\n{"key": "\xff"}\n') == [
         "t.jsonl:2: line is not valid UTF-8 text"
     ]
-    assert _issues(tmp_path, "t.csv", b"kind,proc_ms\nproctime,1\nproctime,\xff\n")[0].endswith(
-        "file is not valid UTF-8 text"
-    )
+    text = b"kind,proc_ms\nproctime,1\nproctime,\xff\nproctime,2\nbogus,\xfe\n"
+    assert _issues(tmp_path, "t.csv", text) == [
+        "t.csv:3: line is not valid UTF-8 text",
+        "t.csv:5: line is not valid UTF-8 text",
+    ]
 
 
 def test_csv_row_with_the_wrong_number_of_cells_is_an_error(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ Exit codes: 0 ok, 2 bad input or usage, 1 internal error (a message; the traceba
 from __future__ import annotations
 
 import argparse
-import shutil
+import os
 import sys
 import time
 import traceback
@@ -20,11 +20,12 @@ from wmviz.core.story import explain_line
 from wmviz.core.types import Profile
 from wmviz.core.windows import ScenarioError
 from wmviz.timeline.local import build_timeline_local
+from wmviz.timeline.outdir import OutDirError, timeline_out_dir
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace
 from wmviz.transcript import transcript_line
 
-EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 class BadInput(Exception):
@@ -63,7 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_trace_args(simulate_cmd, profile=True)
     add_engine_args(simulate_cmd)
     simulate_cmd.add_argument(
-        "--out", type=Path, required=True, help="output directory (replaced if it exists)"
+        "--out",
+        type=Path,
+        required=True,
+        help="output folder: new, empty, or a timeline wmviz wrote earlier (which it replaces)",
     )
     simulate_cmd.add_argument("--keyframe-every", type=int, default=1000, help="full state every K steps")
     add_trace_args(sub.add_parser("validate", help="check a trace and its config"), profile=False)
@@ -71,17 +75,23 @@ def build_parser() -> argparse.ArgumentParser:
     add_trace_args(explain, profile=True)
     explain.add_argument("--step", type=int, help="only this step (counted from 0 within an instance)")
     explain.add_argument("--instance", help="only this instance")
+    app = sub.add_parser("app", help="start the web app (streamlit run wmviz's app.py)")
+    app.add_argument("streamlit_args", nargs=argparse.REMAINDER, help="passed on to `streamlit run`")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     args = build_parser().parse_args(argv)
+    if sys.stdout is None or sys.stdout.closed:
+        print("error: standard output is closed; nothing to write to", file=sys.stderr)
+        return EXIT_BAD_INPUT
     commands: dict[str, Callable[[argparse.Namespace], None]] = {
         "transcript": cmd_transcript,
         "simulate": cmd_simulate,
         "validate": cmd_validate,
         "explain": cmd_explain,
+        "app": cmd_app,
     }
     try:
         commands[args.command](args)
@@ -93,13 +103,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{args.trace.name}:{err.row.row}: column {err.column}: {err.reason}", file=sys.stderr)
         print("the trace is valid, but the operator cannot process this row", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except BadInput as err:
+    except (BadInput, OutDirError) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
-        # A reader such as `head` went away; the output it wanted was written.
-        sys.stderr.close()
+        # A reader such as `head` went away; the output it wanted was written. Point stdout at
+        # /dev/null so the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except Exception as err:
         if args.debug:
             traceback.print_exc()
@@ -112,10 +126,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def check_files(args: argparse.Namespace) -> None:
-    """The trace and config named on the command line exist."""
+    """The trace and config named on the command line are files this process can read."""
     for path in (args.trace, args.config):
-        if path is not None and not path.is_file():
+        if path is None:
+            continue
+        if path.is_dir():
+            raise BadInput(f"{path}: is a folder, not a file")
+        if not path.exists():
             raise BadInput(f"{path}: no such file")
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as exc:
+            raise BadInput(f"{path}: cannot be read ({exc.strerror or exc})") from None
 
 
 def load(args: argparse.Namespace) -> Trace:
@@ -128,29 +151,25 @@ def cmd_simulate(args: argparse.Namespace) -> None:
     """Write the timeline dataset to --out, with progress on stderr."""
     if args.keyframe_every < 1:
         raise BadInput("--keyframe-every must be at least 1")
-    if args.out.exists() and not (args.out / "meta.json").is_file() and any(args.out.iterdir()):
-        raise BadInput(f"{args.out} exists and is not a wmviz timeline; refusing to overwrite it")
+    check_files(args)
     started = time.perf_counter()
-    if args.engine == "spark":
-        from wmviz.spark.run import spark_simulate
+    with timeline_out_dir(args.out) as work:
+        if args.engine == "spark":
+            from wmviz.spark.run import spark_simulate
 
-        check_files(args)
-        if args.out.exists():
-            shutil.rmtree(args.out)
-        meta = spark_simulate(
-            args.trace, args.config, chosen_profile(args), args.out, args.master, args.keyframe_every
-        )
-    else:
-        trace = load(args)
-        if args.out.exists():
-            shutil.rmtree(args.out)
+            meta = spark_simulate(
+                args.trace, args.config, chosen_profile(args), work, args.master, args.keyframe_every
+            )
+        else:
+            trace = load(args)
 
-        def progress(done: int, total: int) -> None:
-            print(f"[local] simulate: {done:,}/{total:,} rows ({done / max(total, 1):.0%})", file=sys.stderr)
+            def progress(done: int, total: int) -> None:
+                share = done / max(total, 1)
+                print(f"[local] simulate: {done:,}/{total:,} rows ({share:.0%})", file=sys.stderr)
 
-        meta = build_timeline_local(
-            trace, args.out, chosen_profile(args), keyframe_every=args.keyframe_every, progress=progress
-        )
+            meta = build_timeline_local(
+                trace, work, chosen_profile(args), keyframe_every=args.keyframe_every, progress=progress
+            )
     steps = _plural(sum(meta["instances"].values()), "step")
     instances = _plural(len(meta["instances"]), "instance")
     elapsed = time.perf_counter() - started
@@ -214,9 +233,23 @@ def cmd_explain(args: argparse.Namespace) -> None:
         raise BadInput(f"there is no step {args.step}: {sizes}")
 
 
+def cmd_app(args: argparse.Namespace) -> None:
+    """Replace this process with `streamlit run app.py`, passing the remaining arguments on."""
+    from wmviz.resources import app_page
+
+    command = [sys.executable, "-m", "streamlit", "run", str(app_page()), *args.streamlit_args]
+    sys.stdout.flush()
+    os.execv(sys.executable, command)
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
-if __name__ == "__main__":
+def console() -> None:
+    """The `wmviz` console script."""
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    console()

@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 
 from wmviz.core.types import MIN_MS, format_ms
 from wmviz.timeline.cursor import InstanceCursor
-from wmviz.timeline.records import INPUT_COLUMNS
+from wmviz.timeline.tables import INPUT_COLUMNS
 from wmviz.whatif import Change, Delete, Edit, Insert
 
 __all__ = ["Divergence", "divergence_steps", "first_divergence", "step_map"]

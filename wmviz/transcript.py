@@ -14,6 +14,7 @@ from wmviz.core.pipeline import StepResult
 from wmviz.core.scenario import TraceRow
 from wmviz.core.timers import FiredTimer, TimerRegistration
 from wmviz.core.types import Emission, EmittedWatermark
+from wmviz.trace.payload import tagged_value
 
 
 def emission_json(em: Emission) -> dict[str, Any]:
@@ -24,14 +25,25 @@ def emission_json(em: Emission) -> dict[str, Any]:
 
 
 def row_json(row: TraceRow) -> dict[str, Any]:
-    """A trace record as it appears in join output: its line, key, times, value and payload."""
+    """A trace record as it appears in join output: its line, key, times, value and payload.
+
+    The payload is nested under `payload`, so a payload column named like one of these keys
+    (`row`, say) cannot overwrite them.
+    """
     out: dict[str, Any] = {"row": row.row}
     for name in ("key", "event_ms", "proc_ms", "value"):
         value = getattr(row, name)
         if value is not None:
             out[name] = value
-    out.update(row.payload)
+    if row.payload:
+        out["payload"] = dict(row.payload)
     return out
+
+
+def dumps(obj: Any) -> str:
+    """JSON text of a transcript object; payload values JSON cannot hold (a Parquet timestamp,
+    a decimal) are written in the payload's tagged form rather than failing the whole line."""
+    return json.dumps(obj, default=tagged_value)
 
 
 def output_json(output: OperatorOutput) -> dict[str, Any]:
@@ -105,4 +117,4 @@ def transcript_record(
 
 def transcript_line(result: StepResult, *, with_input: bool = False, operator: bool = False) -> str:
     """One transcript line, formatted like the spec's examples."""
-    return json.dumps(transcript_record(result, with_input=with_input, operator=operator))
+    return dumps(transcript_record(result, with_input=with_input, operator=operator))

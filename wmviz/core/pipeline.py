@@ -31,7 +31,15 @@ from wmviz.core.operator_log import (
 )
 from wmviz.core.scenario import Kind, ScenarioConfig, TraceRow
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerRegistration, TimerService
-from wmviz.core.types import Emission, EmittedWatermark, Profile, StatusInput, ValveInput, WatermarkInput
+from wmviz.core.types import (
+    Emission,
+    EmittedWatermark,
+    Profile,
+    Status,
+    StatusInput,
+    ValveInput,
+    WatermarkInput,
+)
 from wmviz.core.valve import Outcome, Valve
 from wmviz.core.windows import WindowOperator
 
@@ -166,23 +174,32 @@ class InstancePipeline:
         """No generator and no operator: every row is a plain valve input or passes by."""
         return not self.generators and self.operator is None
 
-    def process_valve_only(self, row: TraceRow, out: list[Emission]) -> Outcome | None:
-        """`process` for valve-only scenarios, without building a StepResult: the timeline's fast path.
+    def process_valve_only(
+        self,
+        kind: Kind,
+        input_name: str,
+        channel: int | None,
+        watermark_ms: int | None,
+        status: Status | None,
+        proc_ms: int | None,
+        out: list[Emission],
+    ) -> Outcome | None:
+        """`process` for valve-only scenarios, given a row's cells, without building a StepResult
+        (or the row): the timeline's fast path.
 
         Same effects on every piece of state as `process` (tests compare snapshots and timelines);
         returns the valve's outcome, or None for a row that passes the valve.
         """
-        if row.proc_ms is not None:
-            self.advance_processing_time(row.proc_ms, inclusive=row.kind is Kind.PROCTIME)
-        kind = row.kind
+        if proc_ms is not None:
+            self.advance_processing_time(proc_ms, inclusive=kind is Kind.PROCTIME)
         if kind is Kind.WATERMARK:
-            outcome = self.valves[row.input].input_watermark(row.channel, row.watermark_ms, out)  # type: ignore[arg-type]
+            outcome = self.valves[input_name].input_watermark(channel, watermark_ms, out)  # type: ignore[arg-type]
         elif kind is Kind.STATUS:
-            outcome = self.valves[row.input].input_status(row.channel, row.status, out)  # type: ignore[arg-type]
+            outcome = self.valves[input_name].input_status(channel, status, out)  # type: ignore[arg-type]
         else:
             return None
         for emission in out:
-            self.combiner.on_valve_emission(row.input, emission)
+            self.combiner.on_valve_emission(input_name, emission)
         return outcome
 
     def record(self, row: TraceRow) -> None:

@@ -6,6 +6,7 @@ Parsing and validation live in `wmviz.trace`; these are the validated, immutable
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -99,7 +100,8 @@ class Trace:
     """
 
     source: str
-    rows: tuple[TraceRow, ...]
+    rows: Sequence[TraceRow]
+    """In arrival order: a tuple, or (from a reader) an Arrow table decoded on demand."""
     config: ScenarioConfig
     valve_channels: dict[tuple[str, str], int]
 

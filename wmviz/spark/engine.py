@@ -1,178 +1,275 @@
-"""Simulate on Spark: one group per instance, the very same core, ordered by arrival.
+"""The Spark engine: the same reader, checks and simulation as in-process, in Spark's Python workers.
 
-Both the timeline and the transcript come from `groupBy("instance").applyInArrow`: each group's
-rows are sorted by `order` (seq, else file order) and fed to an InstancePipeline exactly as the
-local engine does. Nothing but small summaries reaches the driver; the transcript streams back
-sorted with `toLocalIterator`.
+A trace file is read in chunks (`wmviz.trace.sources.plan_trace` on the driver), each chunk by one
+task running `read_chunk` + `check_batch` (`mapInArrow`), and the rows are shuffled by instance
+(`repartition`) to tasks that check each instance's order and run `run_instance` on it, writing
+their timeline parts with pyarrow. Two jobs do it: the first returns only each chunk's facts (its
+issues, the largest channel per input, whether its `seq` values increase), which the whole-file
+checks and the channel counts need before anything is simulated; the second reads the chunks
+again and simulates. Only facts and per-task summaries reach the driver.
+
+A trace already in memory (a built-in incident, an upload, a what-if) takes one job: its rows are
+checked on the driver by the reader and handed to Spark as one Arrow table.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from dataclasses import dataclass
+import pickle
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow.dataset as ds
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
-from wmviz.core.pipeline import InstancePipeline
-from wmviz.core.scenario import ScenarioConfig, TraceRow
-from wmviz.core.simulate import instance_channels, manual_channels_of
-from wmviz.core.types import Profile
-from wmviz.spark.validate import ROW_COLUMNS
-from wmviz.timeline.records import INPUT_COLUMNS, TimelineRecorder, empty_columns, trace_row_from_step
-from wmviz.timeline.schema import SCHEMA_VERSION, TABLES, spark_ddl
-from wmviz.trace.config import config_to_dict, parse_config
+from wmviz.timeline.local import instance_groups
+from wmviz.timeline.runner import RunSpec, run_instance
+from wmviz.timeline.store import TimelineWriter
+from wmviz.trace.check import CHECKED_SCHEMA, check_batch
+from wmviz.trace.chunks import read_chunk
+from wmviz.trace.errors import IssueCollector, TraceIssue
+from wmviz.trace.readers import check_context
+from wmviz.trace.rowtable import ROW_SCHEMA
+from wmviz.trace.sources import TracePlan
+from wmviz.trace.wholefile import SeqFacts, check_instances
+
+SUMMARY_DDL = "summary binary"
+_SPARK_TYPES = {
+    pa.int64(): "long",
+    pa.int32(): "int",
+    pa.string(): "string",
+    pa.bool_(): "boolean",
+    pa.binary(): "binary",
+}
+
+
+def spark_ddl(schema: pa.Schema) -> str:
+    """An Arrow schema as a Spark DDL string (the row shape is declared once, in Arrow)."""
+    return ", ".join(f"`{f.name}` {_SPARK_TYPES[f.type]}" for f in schema)
+
+
+ROWS_SCHEMA = pa.schema([*CHECKED_SCHEMA, pa.field("order", pa.int64())])
+"""Checked rows as the tasks exchange them: every row (valid or not) and its arrival order."""
+
+
+# ---- job 1: each chunk's facts -------------------------------------------------------------------
+
+
+@dataclass
+class ChunkFacts:
+    """What one chunk tells the whole-file checks (merged on the driver)."""
+
+    issues: list[tuple[TraceIssue, int]] = field(default_factory=list)
+    total: int = 0
+    header_missing: dict[str, dict[str, int]] = field(default_factory=dict)
+    max_channel: dict[str, int] = field(default_factory=dict)
+    compact: dict[str, int] = field(default_factory=dict)
+    seq: SeqFacts = field(default_factory=SeqFacts)
+    without_seq: list[int] = field(default_factory=list)
+    """The first rows (up to the issue cap) that lack `seq`, in case other rows have it."""
+    pairs: set[tuple[str, str]] = field(default_factory=set)
+    rows: int = 0
+
+
+def _checked_tables(plan: TracePlan, index: int, collector: IssueCollector) -> Iterator[tuple[Any, pa.Table]]:
+    context = check_context(plan)
+    for raw in read_chunk(plan, plan.chunks[index], collector):
+        checked = check_batch(raw, context)
+        collector.merge(checked.issues)
+        yield raw, checked
+
+
+def chunk_facts(plan: TracePlan) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The `mapInArrow` function of job 1: chunk indexes in, one pickled ChunkFacts per chunk out."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                collector = IssueCollector(plan.source)
+                facts = ChunkFacts()
+                for raw, checked in _checked_tables(plan, index, collector):
+                    table = checked.table
+                    facts.rows += table.num_rows
+                    for column, kinds in checked.header_missing.items():
+                        into = facts.header_missing.setdefault(column, {})
+                        for label, first in kinds.items():
+                            into[label] = min(into.get(label, first), first)
+                    for name, channel in checked.max_channel.items():
+                        facts.max_channel[name] = max(facts.max_channel.get(name, channel), channel)
+                    facts.compact.update(raw.compact_channels)
+                    facts.seq = facts.seq.merge(SeqFacts.of(table))
+                    has = pc.or_(table.column("seq").is_valid(), table.column("seq_bad"))
+                    lacking = table.column("row").filter(pc.invert(has))
+                    facts.without_seq.extend(lacking.to_pylist()[: collector.cap - len(facts.without_seq)])
+                    valid = table.filter(table.column("valid"))
+                    facts.pairs.update(
+                        zip(
+                            valid.column("instance").to_pylist(),
+                            valid.column("input").to_pylist(),
+                            strict=True,
+                        )
+                    )
+                facts.issues, facts.total = collector.entries(), collector.total
+                yield pa.record_batch([pa.array([pickle.dumps(facts)], pa.binary())], names=["summary"])
+
+    return run
+
+
+def collect_facts(spark: SparkSession, plan: TracePlan) -> list[ChunkFacts]:
+    """Job 1: every chunk's facts, one task per chunk."""
+    chunks = _chunk_frame(spark, plan)
+    found = chunks.mapInArrow(chunk_facts(plan), SUMMARY_DDL).collect()
+    return [pickle.loads(r["summary"]) for r in found]
+
+
+def _chunk_frame(spark: SparkSession, plan: TracePlan) -> DataFrame:
+    """One row per chunk index, each in its own partition (so one task reads one chunk)."""
+    count = len(plan.chunks)
+    return spark.range(0, count, 1, max(1, count))
+
+
+# ---- job 2: rows by instance -----------------------------------------------------------------------
+
+
+def chunk_rows(
+    plan: TracePlan, seq_order: bool
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The `mapInArrow` function that reads and checks chunks again, this time yielding their rows."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                for _, checked in _checked_tables(plan, index, IssueCollector(plan.source)):
+                    table = checked.table
+                    order = table.column("seq") if seq_order else table.column("row")
+                    yield from table.append_column("order", order).to_batches()
+
+    return run
+
+
+def rows_frame(spark: SparkSession, plan: TracePlan, seq_order: bool) -> DataFrame:
+    """Every checked row of a planned file, as a DataFrame (read by the tasks)."""
+    return _chunk_frame(spark, plan).mapInArrow(chunk_rows(plan, seq_order), spark_ddl(ROWS_SCHEMA))
+
+
+def table_frame(spark: SparkSession, rows: pa.Table) -> DataFrame:
+    """A validated trace held in memory (ROW_SCHEMA) as a DataFrame of ROWS_SCHEMA rows."""
+    n = rows.num_rows
+    full = pa.table(
+        {
+            name: rows.column(name) if name in ROW_SCHEMA.names else _filler(name, n)
+            for name in ROWS_SCHEMA.names
+        },
+        schema=ROWS_SCHEMA,
+    )
+    return spark.createDataFrame(full)
+
+
+def _filler(name: str, n: int) -> pa.Array:
+    if name == "valid":
+        return pa.repeat(pa.scalar(True), n)
+    return pa.repeat(pa.scalar(False), n)
 
 
 @dataclass(frozen=True)
-class EngineJob:
-    """Everything a worker needs, small and picklable (the config travels as its JSON dict)."""
+class InstanceJob:
+    """What the tasks of job 2 do: check each instance's order, then (unless `check_only`) simulate
+    it and write its timeline parts into `out_dir`."""
 
-    config: dict[str, Any]
-    profile: str
-    valve_channels: tuple[tuple[str, str, int], ...]
-    keyframe_every: int
-
-    def pipeline(self, instance: str, rows: list[TraceRow]) -> InstancePipeline:
-        config = parse_config(self.config, "config")
-        channels = {(i, n): c for i, n, c in self.valve_channels}
-        manual = manual_channels_of(rows) if config.generator is not None else set()
-        return InstancePipeline(
-            instance,
-            config,
-            Profile.parse(self.profile),
-            instance_channels(channels, config, instance),
-            manual,
-        )
+    spec: RunSpec
+    source: str
+    unit: str
+    config_ok: bool
+    order_known: bool
+    check_only: bool
+    out_dir: str | None
 
 
-def job_for(config: ScenarioConfig, profile: Profile, valve_channels: dict, keyframe_every: int) -> EngineJob:
-    """Pack the run's parameters for the workers."""
-    channels = tuple((i, n, c) for (i, n), c in sorted(valve_channels.items()))
-    return EngineJob(config_to_dict(config), profile.value, channels, keyframe_every)
+def instance_partition(job: InstanceJob) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The `mapInArrow` function of job 2, over one partition of rows (a set of whole instances)."""
 
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
 
-def _rows_of(table) -> tuple[Any, list[int], list[TraceRow]]:
-    """The group sorted by arrival, its `order` values, and its TraceRows (built column-wise)."""
-    table = table.sort_by("order")
-    cols = {name: table.column(name).to_pylist() for name in ROW_COLUMNS}
-    names = list(cols)
-    rows = [
-        trace_row_from_step(dict(zip(names, values, strict=True)))
-        for values in zip(*cols.values(), strict=True)
-    ]
-    return table, cols["order"], rows
-
-
-def timeline_group(job: EngineJob):
-    """The per-instance function of the timeline job (runs on the workers)."""
-
-    def run(table):
-        import pyarrow as pa
-
-        from wmviz.timeline.store import columns_to_table
-
-        table, orders, rows = _rows_of(table)
-        pipeline = job.pipeline(rows[0].instance, rows)
-        columns = empty_columns()
-        recorder = TimelineRecorder(columns, job.keyframe_every)
-        recorder.start(pipeline)
-        fast = pipeline.valve_only
-        for step, (order, row) in enumerate(zip(orders, rows, strict=True)):
-            if fast:
-                out: list = []
-                outcome = pipeline.process_valve_only(row, out)
-                recorder.record_valve_only(pipeline, step, order, row, outcome, out)
-            else:
-                recorder.record(pipeline, pipeline.process(step, row, explain=False), order)
-        columns["steps"].update({name: table.column(name) for name in INPUT_COLUMNS})
-        return pa.concat_tables(columns_to_table(t, columns[t]) for t in TABLES if columns[t]["instance"])
+        table = pa.Table.from_batches(list(batches), schema=ROWS_SCHEMA)
+        collector = IssueCollector(job.source)
+        summary: dict[str, Any] = {"steps": {}, "rows": {}}
+        if table.num_rows:
+            key = "order" if job.order_known else "row"
+            grouped = table.take(pc.sort_indices(table, [("instance", "ascending"), (key, "ascending")]))
+            config = job.spec.config
+            check_instances(grouped, config, job.config_ok, job.unit, collector, order_known=job.order_known)
+            if not collector and not job.check_only and job.out_dir is not None:
+                context = TaskContext.get()
+                part = f"part-{context.partitionId() if context else 0:05d}"
+                writer = TimelineWriter(Path(job.out_dir), part)
+                rows = grouped.select(ROW_SCHEMA.names).cast(ROW_SCHEMA)
+                for instance, instance_rows in instance_groups(rows):
+                    writer.add(run_instance(job.spec, instance, instance_rows))
+                    summary["steps"][instance] = instance_rows.num_rows
+                summary["rows"] = writer.finish()
+        summary["issues"], summary["total"] = collector.entries(), collector.total
+        yield pa.record_batch([pa.array([pickle.dumps(summary)], pa.binary())], names=["summary"])
 
     return run
 
 
-def transcript_group(job: EngineJob, with_input: bool, operator: bool):
-    """The per-instance function of the transcript job: (order, line) pairs."""
+def run_instances(rows: DataFrame, job: InstanceJob, partitions: int) -> list[dict[str, Any]]:
+    """Job 2: rows shuffled by instance to `partitions` tasks; their summaries."""
+    shuffled = rows.repartition(partitions, F.col("instance"))
+    found = shuffled.mapInArrow(instance_partition(job), SUMMARY_DDL).collect()
+    return [pickle.loads(r["summary"]) for r in found]
 
-    def run(table):
-        import pyarrow as pa
 
+def seq_ties(rows: DataFrame, cap: int) -> tuple[list[tuple[int, int, int]], int]:
+    """(row, seq, first row using it) of every row reusing a `seq`, the first `cap` by row, and
+    how many there are (a Spark aggregation: only run when the chunks' facts cannot rule ties out)."""
+    with_seq = rows.where(F.col("seq").isNotNull()).select("row", "seq")
+    firsts = with_seq.groupBy("seq").agg(F.min("row").alias("first"), F.count("*").alias("uses"))
+    tied = with_seq.join(firsts.where(F.col("uses") > 1), "seq").where(F.col("row") != F.col("first"))
+    found = [(r["row"], r["seq"], r["first"]) for r in tied.orderBy("row").limit(cap).collect()]
+    total = tied.count() if len(found) >= cap else len(found)
+    return found, total
+
+
+def transcript_partition(
+    spec: RunSpec, with_input: bool, operator: bool
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The `mapInArrow` function of a transcript: (arrival order, line) of every row of its instances."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from wmviz.timeline.runner import new_pipeline
+        from wmviz.trace.rowtable import TraceRows, decode_rows, grouped_table
         from wmviz.transcript import transcript_line
 
-        _, orders, rows = _rows_of(table)
-        pipeline = job.pipeline(rows[0].instance, rows)
-        lines = []
-        for step, row in enumerate(rows):
-            result = pipeline.process(step, row, explain=False)
-            lines.append(transcript_line(result, with_input=with_input, operator=operator))
-        return pa.table({"order": pa.array(orders, pa.int64()), "line": pa.array(lines, pa.string())})
+        table = pa.Table.from_batches(list(batches), schema=ROWS_SCHEMA)
+        rows = grouped_table(TraceRows(table.select(ROW_SCHEMA.names).cast(ROW_SCHEMA)))
+        for instance, instance_rows in instance_groups(rows):
+            trace_rows = decode_rows(instance_rows)
+            pipeline = new_pipeline(spec, instance, trace_rows)
+            lines = [
+                transcript_line(
+                    pipeline.process(step, row, explain=False), with_input=with_input, operator=operator
+                )
+                for step, row in enumerate(trace_rows)
+            ]
+            yield pa.record_batch(
+                [instance_rows.column("order").combine_chunks(), pa.array(lines, pa.string())],
+                names=["order", "line"],
+            )
 
     return run
 
 
-def transcript_lines(rows: DataFrame, job: EngineJob, *, with_input: bool, operator: bool) -> Iterator[str]:
+def transcript_lines(
+    rows: DataFrame, spec: RunSpec, partitions: int, *, with_input: bool, operator: bool
+) -> Iterator[str]:
     """The transcript, streamed back in arrival order without collecting it at once."""
-    out = (
-        rows.select(*ROW_COLUMNS)
-        .groupBy("instance")
-        .applyInArrow(transcript_group(job, with_input, operator), "order long, line string")
+    out = rows.repartition(partitions, F.col("instance")).mapInArrow(
+        transcript_partition(spec, with_input, operator), "order long, line string"
     )
     for record in out.orderBy("order").toLocalIterator():
         yield record["line"]
-
-
-def build_timeline_spark(
-    spark: SparkSession, rows: DataFrame, job: EngineJob, out_dir: Path, meta: dict[str, Any]
-) -> dict[str, Any]:
-    """Write the timeline of `rows` to `out_dir` (the same layout as the local engine)."""
-    out = rows.select(*ROW_COLUMNS).groupBy("instance").applyInArrow(timeline_group(job), spark_ddl())
-    # Sorting inside each task keeps an instance's rows together, so readers prune row groups.
-    (
-        out.sortWithinPartitions("table", "instance", "step")
-        .write.mode("overwrite")
-        .option("parquet.block.size", 8 * 1024 * 1024)
-        .partitionBy("table")
-        .parquet(str(out_dir))
-    )
-    counts = dict.fromkeys(TABLES, 0)
-    for t in TABLES:
-        folder = Path(out_dir) / f"table={t}"
-        if folder.is_dir():
-            # Parquet footers hold the row counts: no Spark job per table (each costs ~0.5 s).
-            counts[t] = ds.dataset(folder, format="parquet").count_rows()
-    meta = {"schema_version": SCHEMA_VERSION, "rows": counts, **meta}
-    (Path(out_dir) / "meta.json").write_text(json.dumps(meta, indent=2))
-    return meta
-
-
-ROW_DDL = (
-    "instance string, input string, row long, order long, seq long, kind string, channel int, event_ms long, "
-    "watermark_ms long, status string, proc_ms long, key string, value_json string, payload_json string"
-)
-
-
-def dataframe_from_trace(spark: SparkSession, rows: list[TraceRow]) -> DataFrame:
-    """A small in-memory trace as the reader's row DataFrame (tests, and tiny uploads)."""
-    records = [
-        (
-            r.instance,
-            r.input,
-            r.row,
-            r.seq if r.seq is not None else r.row,
-            r.seq,
-            r.kind.value,
-            r.channel,
-            r.event_ms,
-            r.watermark_ms,
-            r.status.value if r.status else None,
-            r.proc_ms,
-            r.key,
-            json.dumps(r.value) if r.value is not None else None,
-            json.dumps([list(p) for p in r.payload]),
-        )
-        for r in rows
-    ]
-    return spark.createDataFrame(records, schema=ROW_DDL)

@@ -1,9 +1,10 @@
 """Live mode: step the valve and operator inside a running Structured Streaming query.
 
 One long-running query, `groupBy("instance").applyInPandasWithState(...)`, holds every instance's
-`InstancePipeline` pickled as bytes in Spark's state store. Each `LiveSession.step` appends ONE
-input row as a small JSON file, the query runs one micro-batch on it, and a `foreachBatch` sink
-hands the step's transcript record back to the waiting caller, keyed by (instance, step).
+`InstancePipeline` as keyframe bytes (`wmviz.timeline.keyframe`) in Spark's state store. Each
+`LiveSession.step` appends ONE input row as a small JSON file, the query runs one micro-batch on
+it, and a `foreachBatch` sink hands the step's transcript record back to the waiting caller, keyed
+by (instance, step).
 
 Why this design (measured with `python -m wmviz.spark.live`, local[2] on a shared 2-core host):
 
@@ -25,7 +26,7 @@ The first step takes several seconds (it starts the query's Python workers and w
 later ones settle after about ten steps.
 
 The output equals the batch engine's because the worker runs the very same `InstancePipeline`,
-one row after another per instance, and only ever resumes it from its own pickled state.
+one row after another per instance, and only ever resumes it from its own stored state.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import pickle
 import statistics
 import tempfile
 import threading
@@ -42,6 +42,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupStateTimeout
@@ -50,7 +52,7 @@ from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow
 from wmviz.core.simulate import instance_channels, manual_channels
 from wmviz.core.types import Profile, Status
-from wmviz.spark.engine import ROW_COLUMNS, ROW_DDL, job_for
+from wmviz.spark.engine import spark_ddl
 from wmviz.spark.live_worker import (
     OUTPUT_DDL,
     SOURCE_NAME,
@@ -59,10 +61,13 @@ from wmviz.spark.live_worker import (
     live_group,
     step_file,
 )
+from wmviz.timeline import keyframe
+from wmviz.timeline.runner import RunSpec
+from wmviz.trace.check import CheckContext, check_batch
 from wmviz.trace.errors import IssueCollector, TraceIssue, TraceValidationError
-from wmviz.trace.payload import encode_payload
-from wmviz.trace.timefmt import show
-from wmviz.trace.validate import TraceBuilder
+from wmviz.trace.raw import RawBatch, from_python
+from wmviz.trace.rowtable import ROW_COLUMNS, ROW_SCHEMA, decode_rows, encode_rows
+from wmviz.trace.wholefile import proc_ms_decrease_reason
 
 _SOURCES = ("python", "files")
 
@@ -76,23 +81,10 @@ class LiveError(RuntimeError):
 
 
 def _row_record(row: TraceRow, order: int) -> dict[str, Any]:
-    """A trace row in the engine's row schema (`ROW_COLUMNS`), as `dataframe_from_trace` writes it."""
-    return {
-        "instance": row.instance,
-        "input": row.input,
-        "row": row.row,
-        "order": order,
-        "seq": row.seq,
-        "kind": row.kind.value,
-        "channel": row.channel,
-        "event_ms": row.event_ms,
-        "watermark_ms": row.watermark_ms,
-        "status": row.status.value if row.status else None,
-        "proc_ms": row.proc_ms,
-        "key": row.key,
-        "value_json": json.dumps(row.value) if row.value is not None else None,
-        "payload_json": encode_payload(row.payload) if row.payload else None,
-    }
+    """A trace row as one ROW_SCHEMA record (the one row encoder), at arrival position `order`."""
+    (record,) = encode_rows([row]).to_pylist()
+    record["order"] = order
+    return record
 
 
 class LiveSession:
@@ -128,6 +120,7 @@ class LiveSession:
         self.profile = Profile.parse(profile) if isinstance(profile, str) else profile
         self.valve_channels = dict(valve_channels)
         self.manual = {i: frozenset(pairs) for i, pairs in (manual_channels or {}).items()}
+        self._refs = {"config": config, "profile": self.profile}
         self.with_input = with_input
         self.operator = operator
         self.step_timeout_s = step_timeout_s
@@ -167,11 +160,11 @@ class LiveSession:
             )
         else:
             rows = (
-                self.session.readStream.schema(ROW_DDL)
+                self.session.readStream.schema(spark_ddl(ROW_SCHEMA))
                 .option("maxFilesPerTrigger", 1)
                 .json(str(self.input_dir))
             )
-        job = job_for(config, self.profile, self.valve_channels, keyframe_every=1)
+        job = RunSpec.of(config, self.profile, self.valve_channels, keyframe_every=1)
         # The row crosses into pandas as JSON: a nullable long column would arrive as float64 and
         # lose Long.MAX_VALUE watermarks; to_json keeps every long exact and drops the nulls.
         out = (
@@ -274,15 +267,24 @@ class LiveSession:
             "key": key,
             "value": value,
         }
-        builder = TraceBuilder("inject", IssueCollector("inject"), self.config)
-        builder.add_row(self._next_row, [(k, v) for k, v in cells.items() if v is not None])
-        (row,) = builder.finish().rows
-        return self.step(row)
+        return self.step(self._read_cells(cells))
+
+    def _read_cells(self, cells: dict[str, Any]) -> TraceRow:
+        """The typed-in cells judged by the trace validator's row rules, as a row of this session."""
+        collector = IssueCollector("inject")
+        columns = {name: from_python([value]) for name, value in cells.items() if value is not None}
+        batch = RawBatch(np.array([self._next_row], np.int64), columns, payload_rows=[[]])
+        checked = check_batch(batch, CheckContext("inject", self.config))
+        collector.merge(checked.issues)
+        collector.raise_if_any()
+        table = checked.table.append_column("order", pa.array([self._order], pa.int64()))
+        (row,) = decode_rows(table.select(ROW_SCHEMA.names))
+        return row
 
     def state_of(self, instance: str) -> InstancePipeline | None:
         """The instance's pipeline as the query stored it after its latest step (None before any)."""
         blob = self._states.get(instance)
-        return pickle.loads(blob) if blob is not None else None
+        return keyframe.decode(blob, self._refs) if blob is not None else None
 
     def close(self) -> None:
         """Stop the query (the step files and checkpoint stay in `work_dir`)."""
@@ -324,8 +326,7 @@ class LiveSession:
             # Worded as the trace validator words it for a file.
             issue(
                 "proc_ms",
-                f"{row.proc_ms} is before {previous[0]} on line {previous[1]}; "
-                f"proc_ms must not decrease within instance {show(row.instance)}",
+                proc_ms_decrease_reason(row.proc_ms, previous[0], "line", previous[1], row.instance),
             )
         if issues:
             raise TraceValidationError(issues)

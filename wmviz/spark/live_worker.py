@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -17,11 +16,10 @@ from typing import Any
 from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
 
 from wmviz.core.pipeline import InstancePipeline
-from wmviz.core.simulate import instance_channels
-from wmviz.core.types import Profile
-from wmviz.spark.engine import ROW_COLUMNS, ROW_DDL, EngineJob
-from wmviz.timeline.records import trace_row_from_step
-from wmviz.trace.config import parse_config
+from wmviz.spark.engine import spark_ddl
+from wmviz.timeline import keyframe
+from wmviz.timeline.runner import RunSpec
+from wmviz.trace.rowtable import ROW_COLUMNS, ROW_SCHEMA, row_from_record
 
 SOURCE_NAME = "wmviz_live"
 OUTPUT_DDL = "instance string, step long, order long, line string, state binary"
@@ -51,7 +49,7 @@ class LiveStepSource(DataSource):
         return SOURCE_NAME
 
     def schema(self) -> str:
-        return ROW_DDL
+        return spark_ddl(ROW_SCHEMA)
 
     def simpleStreamReader(self, schema) -> SimpleDataSourceStreamReader:
         return _StepReader(self.options["path"], float(self.options.get("wait_ms", "200")) / 1000)
@@ -94,25 +92,19 @@ class _StepReader(SimpleDataSourceStreamReader):
 # The stateful function (runs in a Python worker).
 
 
-def _new_pipeline(job: EngineJob, instance: str, manual: Mapping[str, frozenset]) -> InstancePipeline:
-    config = parse_config(job.config, "config")
-    channels = {(i, n): c for i, n, c in job.valve_channels}
-    return InstancePipeline(
-        instance,
-        config,
-        Profile.parse(job.profile),
-        instance_channels(channels, config, instance),
-        set(manual.get(instance, ())) if config.generator is not None else set(),
-    )
+def _new_pipeline(job: RunSpec, instance: str, manual: Mapping[str, frozenset]) -> InstancePipeline:
+    channels = job.channels_of(instance)
+    pairs = set(manual.get(instance, ())) if job.config.generator is not None else set()
+    return InstancePipeline(instance, job.config, job.profile, channels, pairs)
 
 
-def live_group(job: EngineJob, manual: Mapping[str, frozenset], *, with_input: bool, operator: bool):
-    """The `applyInPandasWithState` function: resume the instance's pickled pipeline, run its rows.
+def live_group(job: RunSpec, manual: Mapping[str, frozenset], *, with_input: bool, operator: bool):
+    """The `applyInPandasWithState` function: resume the instance's stored pipeline, run its rows.
 
-    State is `(pipeline bytes, steps so far)`. Each output row carries the step's transcript line
-    and the pipeline pickled after it (so the driver can show the state). A row the pipeline
-    rejects yields `{"error": ...}` and leaves the state as it was before that row: one bad hand
-    input must neither kill the query nor half-apply.
+    State is `(pipeline keyframe, steps so far)`. Each output row carries the step's transcript
+    line and the pipeline's keyframe after it (so the driver can show the state). A row the
+    pipeline rejects yields `{"error": ...}` and leaves the state as it was before that row: one
+    bad hand input must neither kill the query nor half-apply.
     """
 
     def run(key, frames, state):
@@ -121,10 +113,11 @@ def live_group(job: EngineJob, manual: Mapping[str, frozenset], *, with_input: b
         from wmviz.transcript import transcript_line
 
         (instance,) = key
+        refs = job.refs
         if state.exists:
             blob, steps = state.get
             blob = bytes(blob)
-            pipeline = pickle.loads(blob)
+            pipeline = keyframe.decode(blob, refs)
         else:
             blob, steps = None, 0
             pipeline = _new_pipeline(job, instance, manual)
@@ -133,13 +126,15 @@ def live_group(job: EngineJob, manual: Mapping[str, frozenset], *, with_input: b
         out = []
         for order, record in pending:
             try:
-                result = pipeline.process(steps, trace_row_from_step(json.loads(record)), explain=False)
+                result = pipeline.process(steps, row_from_record(json.loads(record)), explain=False)
             except Exception as exc:
                 message = json.dumps({"error": f"{type(exc).__name__}: {exc}"})
                 out.append((instance, steps, order, message, None))
-                pipeline = pickle.loads(blob) if blob is not None else _new_pipeline(job, instance, manual)
+                pipeline = (
+                    keyframe.decode(blob, refs) if blob is not None else _new_pipeline(job, instance, manual)
+                )
                 continue
-            blob = pickle.dumps(pipeline, protocol=pickle.HIGHEST_PROTOCOL)
+            blob = keyframe.encode(pipeline, refs)
             line = transcript_line(result, with_input=with_input, operator=operator)
             out.append((instance, steps, order, line, blob))
             steps += 1

@@ -34,11 +34,6 @@ def get_spark(master: str | None = None) -> SparkSession:
         url = spark_master(master)
         if url.startswith("local"):
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        # Python workers import wmviz to run the very same core: put it on their path.
-        root = str(_package_root())
-        paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
-        if root not in paths:
-            os.environ["PYTHONPATH"] = os.pathsep.join(p for p in [root, *paths] if p)
         builder = (
             SparkSession.builder.appName("wmviz")
             .master(url)
@@ -51,22 +46,34 @@ def get_spark(master: str | None = None) -> SparkSession:
         )
         _SESSION = builder.getOrCreate()
         _SESSION.sparkContext.setLogLevel("ERROR")
-        if not url.startswith("local"):
-            # A cluster's executors do not share this file system: ship the package to them.
-            _SESSION.sparkContext.addPyFile(str(_package_zip()))
+        if not (url.startswith("local") and _installed()):
+            # The workers must run this very code: ship the package as a zip, Spark's standard way
+            # for Python code (its executors put it on their path). A wmviz installed here needs
+            # nothing shipped to local workers, which then also use its compiled modules.
+            _SESSION.sparkContext.addPyFile(str(package_zip()))
         return _SESSION
 
 
-def _package_root() -> Path:
-    return Path(__file__).resolve().parent.parent.parent
+def _installed() -> bool:
+    """Whether this wmviz is installed (so any Python worker of this interpreter imports it)."""
+    package = Path(__file__).resolve().parent.parent
+    return any(part in ("site-packages", "dist-packages") for part in package.parts)
 
 
-def _package_zip() -> Path:
-    """wmviz as a zip for `addPyFile` (rebuilt per process, in the temp directory)."""
+_ZIP: Path | None = None
+
+
+def package_zip() -> Path:
+    """The wmviz package as a zip for `addPyFile` (built once per process, in the temp directory)."""
+    global _ZIP
+    package = Path(__file__).resolve().parent.parent
     target = Path(tempfile.gettempdir()) / f"wmviz-{os.getpid()}.zip"
-    with zipfile.ZipFile(target, "w") as zf:
-        for path in (_package_root() / "wmviz").rglob("*.py"):
-            zf.write(path, path.relative_to(_package_root()))
+    if _ZIP != target:
+        _ZIP = target
+        with zipfile.ZipFile(target, "w") as zf:
+            for path in sorted(package.rglob("*")):
+                if path.suffix in (".py", ".typed") and "__pycache__" not in path.parts:
+                    zf.write(path, path.relative_to(package.parent))
     return target
 
 

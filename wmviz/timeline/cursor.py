@@ -19,8 +19,9 @@ import pandas as pd
 from wmviz.core.pipeline import InstancePipeline, StepResult
 from wmviz.core.scenario import TraceRow
 from wmviz.core.types import MIN_MS
-from wmviz.timeline.records import STEP_COLUMNS, trace_row_from_step
 from wmviz.timeline.store import Timeline
+from wmviz.timeline.tables import STEP_COLUMNS, TABLE_COLUMNS
+from wmviz.trace.rowtable import row_from_record
 
 # What a person can jump to, and where in the timeline each one is found.
 EVENT_KINDS = ("output watermark", "status change", "timer firing", "retraction", "late drop")
@@ -66,7 +67,7 @@ class InstanceCursor:
 
     def trace_row(self, step: int) -> TraceRow:
         """The trace row that arrived at `step`."""
-        return trace_row_from_step(self.row(step))
+        return row_from_record(self.row(step))
 
     def state_at(self, step: int) -> Rebuilt:
         """The pipeline after `step` (−1: before the first), from the nearest keyframe at or before it.
@@ -84,12 +85,15 @@ class InstanceCursor:
                 pickle.loads(pickle.dumps(base, protocol=pickle.HIGHEST_PROTOCOL)) if start < step else base
             )
         else:
-            pipeline, start = pickle.loads(self._keyframe_blobs[index].as_py()), keyframe_step
+            pipeline, start = (
+                self.timeline.decode_keyframe(self._keyframe_blobs[index].as_py()),
+                keyframe_step,
+            )
         if step > start:
             # One Arrow-to-Python conversion for the whole replay: per-cell access costs 10x more.
             records = self.steps.slice(start + 1, step - start).to_pylist()
             for s, record in enumerate(records, start + 1):
-                pipeline.process(s, trace_row_from_step(record), explain=False)
+                pipeline.process(s, row_from_record(record), explain=False)
         rebuilt = Rebuilt(step, pipeline, keyframe_step, step - start)
         self._cache = rebuilt
         return rebuilt
@@ -187,8 +191,6 @@ class InstanceCursor:
 
 
 def _frame(timeline: Timeline, table: str, instance: str) -> pd.DataFrame:
-    from wmviz.timeline.records import TABLE_COLUMNS
-
     arrow = timeline.table(table, instance)
     if arrow is None:
         return pd.DataFrame(columns=list(TABLE_COLUMNS[table]))

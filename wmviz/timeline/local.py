@@ -1,45 +1,44 @@
-"""The local engine: simulate a whole trace in this process and write its timeline."""
+"""The local engine: simulate a whole trace in this process, instance after instance, and write its
+timeline. Each instance's rows are taken from the validated row table and run by `run_instance`,
+the same function the Spark engine's tasks run."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from wmviz.core.scenario import Trace
-from wmviz.core.simulate import Simulation
 from wmviz.core.types import Profile
-from wmviz.timeline.records import TimelineRecorder, empty_columns, input_columns
-from wmviz.timeline.store import TimelineWriter
+from wmviz.timeline.runner import RunSpec, run_instance
+from wmviz.timeline.store import TimelineWriter, timeline_meta_fields, write_meta
 from wmviz.trace.config import config_to_dict
+from wmviz.trace.rowtable import grouped_table
 
 DEFAULT_KEYFRAME_EVERY = 1000
-_FLUSH_ROWS = 250_000
 
 
-def timeline_meta_fields(
-    source: str,
-    config: dict,
-    profile: Profile,
-    keyframe_every: int,
-    engine: str,
-    steps: dict[str, int],
-    valve_channels: dict[tuple[str, str], int],
-) -> dict:
-    """What meta.json says about a run (both engines write the same fields)."""
-    return {
-        "source": source,
-        "config": config,
-        "profile": profile.value,
-        "keyframe_every": keyframe_every,
-        "engine": engine,
-        "instances": dict(sorted(steps.items())),
-        "valve_channels": [[inst, inp, n] for (inst, inp), n in sorted(valve_channels.items())],
-    }
+def instance_groups(rows: pa.Table) -> Iterator[tuple[str, pa.Table]]:
+    """Each instance's rows of a table grouped by instance (`grouped_table`), as zero-copy slices."""
+    if not rows.num_rows:
+        return
+    rows = rows.combine_chunks()
+    codes = pc.dictionary_encode(rows.column("instance")).combine_chunks()
+    indices = codes.indices.to_numpy(zero_copy_only=False)
+    bounds = [0, *(np.flatnonzero(indices[1:] != indices[:-1]) + 1).tolist(), len(indices)]
+    names = codes.dictionary.to_pylist()
+    for start, end in itertools.pairwise(bounds):
+        yield names[indices[start]], rows.slice(start, end - start)
 
 
 def timeline_meta(
     trace: Trace, profile: Profile, keyframe_every: int, engine: str, steps: dict[str, int]
-) -> dict:
+) -> dict[str, Any]:
     """meta.json's fields for an in-memory trace."""
     return timeline_meta_fields(
         trace.source,
@@ -60,44 +59,19 @@ def build_timeline_local(
     keyframe_every: int = DEFAULT_KEYFRAME_EVERY,
     progress: Callable[[int, int], None] | None = None,
     fast: bool = True,
-) -> dict:
+) -> dict[str, Any]:
     """Simulate `trace` in-process and write its timeline to `out_dir`; returns the meta."""
-    sim = Simulation(trace, profile)
-    writer = TimelineWriter(out_dir)
-    columns = empty_columns()
-    recorders: dict[str, TimelineRecorder] = {}
+    chosen = profile or trace.config.profile
+    spec = RunSpec.of(trace.config, chosen, trace.valve_channels, keyframe_every, fast)
+    rows = grouped_table(trace.rows)
+    writer = TimelineWriter(Path(out_dir))
     steps: dict[str, int] = {}
-    total = len(trace.rows)
-    window_start = 0
-    for index, row in enumerate(trace.rows):
-        # Arrival order as the Spark reader defines it: seq when rows carry one, else the row number.
-        order = row.seq if row.seq is not None else row.row
-        pipeline = sim.pipeline(row.instance)
-        recorder = recorders.get(row.instance)
-        if recorder is None:
-            recorder = recorders[row.instance] = TimelineRecorder(columns, keyframe_every)
-            recorder.start(pipeline)
-        step = steps.get(row.instance, 0)
-        steps[row.instance] = step + 1
-        if fast and pipeline.valve_only:
-            out: list = []
-            outcome = pipeline.process_valve_only(row, out)
-            recorder.record_valve_only(pipeline, step, order, row, outcome, out)
-        else:
-            recorder.record(pipeline, pipeline.process(step, row, explain=False), order)
-        if (index + 1) % _FLUSH_ROWS == 0:
-            columns["steps"].update(input_columns(list(trace.rows[window_start : index + 1])))
-            window_start = index + 1
-            writer.write(columns)
-            columns = empty_columns()
-            for r in recorders.values():
-                r.columns = columns
-            if progress is not None:
-                progress(index + 1, total)
-    columns["steps"].update(input_columns(list(trace.rows[window_start:])))
-    writer.write(columns)
-    if progress is not None:
-        progress(total, total)
-    meta = timeline_meta(trace, sim.profile, keyframe_every, "local", steps)
-    writer.close(meta)
-    return meta
+    done, total = 0, rows.num_rows
+    for instance, instance_rows in instance_groups(rows):
+        writer.add(run_instance(spec, instance, instance_rows))
+        steps[instance] = instance_rows.num_rows
+        done += instance_rows.num_rows
+        if progress is not None:
+            progress(done, total)
+    counts = writer.finish()
+    return write_meta(Path(out_dir), counts, timeline_meta(trace, chosen, keyframe_every, "local", steps))

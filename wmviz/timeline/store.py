@@ -1,76 +1,109 @@
-"""Write and read the timeline dataset (Parquet, partitioned by `table`) with pyarrow.
+"""Write and read a timeline directory: one Parquet dataset per table, and meta.json.
 
-Layout of DIR: `meta.json`, and `table=<name>/part-*.parquet` for each table of schema.TABLES,
-every file sorted by (instance, step) so reads filtered to one instance touch few row groups.
+Layout of DIR: `meta.json`, and `table=<name>/part-*.parquet` for each table of `TABLES`. A writer
+appends row groups to one part file per table as instances finish, so rows come out sorted by
+(instance, step) without a global sort. meta.json names the schema version, the keyframe format and
+the wmviz version that wrote it; a reader refuses anything else rather than guess.
 """
 
 from __future__ import annotations
 
 import json
-import pickle
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+from wmviz import __version__
 from wmviz.core.pipeline import InstancePipeline, StepResult
-from wmviz.timeline.records import TABLE_COLUMNS, Columns, trace_row_from_step
-from wmviz.timeline.schema import COLUMN_NAMES, SCHEMA_VERSION, TABLES, arrow_schema
+from wmviz.core.types import Profile
+from wmviz.timeline import keyframe
+from wmviz.timeline.tables import SCHEMA_VERSION, SCHEMAS, TABLE_COLUMNS, TABLES
+from wmviz.trace.config import parse_config
+from wmviz.trace.rowtable import row_from_record
 
 META = "meta.json"
-
-
-def columns_to_table(table: str, columns: Columns):
-    """An Arrow table with the full schema: the table's columns filled, the rest null."""
-    import pyarrow as pa
-
-    schema = arrow_schema()
-    n = len(next(iter(columns.values())))
-    arrays = []
-    for name in COLUMN_NAMES:
-        field = schema.field(name)
-        if name == "table":
-            arrays.append(pa.array([table] * n, field.type))
-        elif name in columns:
-            values = columns[name]
-            if isinstance(values, pa.Array | pa.ChunkedArray):
-                arrays.append(values.cast(field.type))  # passed through from the input, no Python
-            else:
-                arrays.append(pa.array(values, field.type))
-        else:
-            arrays.append(pa.nulls(n, field.type))
-    return pa.Table.from_arrays(arrays, schema=schema)
+ROW_GROUP_ROWS = 64_000
 
 
 class TimelineWriter:
-    """Appends sorted part files per table; `close` writes meta.json."""
+    """Appends instances' tables to one part file per table (`part` names the file, so parallel
+    tasks writing into one directory never collide)."""
 
-    def __init__(self, out_dir: Path) -> None:
+    def __init__(self, out_dir: Path, part: str = "part-00000") -> None:
         self.out_dir = Path(out_dir)
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        self._parts = 0
+        self.part = part
         self.rows = dict.fromkeys(TABLES, 0)
+        self._pending: dict[str, list[pa.Table]] = {t: [] for t in TABLES}
+        self._pending_rows = dict.fromkeys(TABLES, 0)
+        self._writers: dict[str, pq.ParquetWriter] = {}
 
-    def write(self, columns: dict[str, Columns]) -> None:
-        """Write one batch of buffers (one part file per non-empty table)."""
-        import pyarrow.parquet as pq
+    def add(self, tables: dict[str, pa.Table]) -> None:
+        """One instance's tables; flushed as a row group once enough rows wait."""
+        for table, rows in tables.items():
+            self._pending[table].append(rows)
+            self._pending_rows[table] += rows.num_rows
+            self.rows[table] += rows.num_rows
+            if self._pending_rows[table] >= ROW_GROUP_ROWS:
+                self._flush(table)
 
-        for table, cols in columns.items():
-            n = len(cols["instance"])
-            if not n:
-                continue
-            arrow = columns_to_table(table, cols).sort_by([("instance", "ascending"), ("step", "ascending")])
-            arrow = arrow.drop_columns(["table"])  # the directory name carries it
+    def _flush(self, table: str) -> None:
+        if not self._pending[table]:
+            return
+        writer = self._writers.get(table)
+        if writer is None:
             folder = self.out_dir / f"table={table}"
-            folder.mkdir(exist_ok=True)
-            pq.write_table(arrow, folder / f"part-{self._parts:05d}.parquet", row_group_size=64_000)
-            self.rows[table] += n
-        self._parts += 1
+            folder.mkdir(parents=True, exist_ok=True)
+            writer = self._writers[table] = pq.ParquetWriter(folder / f"{self.part}.parquet", SCHEMAS[table])
+        writer.write_table(pa.concat_tables(self._pending[table]), row_group_size=ROW_GROUP_ROWS)
+        self._pending[table], self._pending_rows[table] = [], 0
 
-    def close(self, meta: dict[str, Any]) -> None:
-        """Write meta.json (source, config, profile, counts, keyframe interval, schema version)."""
-        meta = {"schema_version": SCHEMA_VERSION, "rows": self.rows, **meta}
-        (self.out_dir / META).write_text(json.dumps(meta, indent=2))
+    def finish(self) -> dict[str, int]:
+        """Flush and close the part files; returns the rows written per table."""
+        for table in TABLES:
+            self._flush(table)
+        for writer in self._writers.values():
+            writer.close()
+        self._writers.clear()
+        return dict(self.rows)
+
+
+def write_meta(out_dir: Path, rows: dict[str, int], fields: dict[str, Any]) -> dict[str, Any]:
+    """meta.json: what the run was, how many rows each table has, and what wrote it."""
+    meta = {
+        "schema_version": SCHEMA_VERSION,
+        "keyframe_format": keyframe.FORMAT,
+        "wmviz_version": __version__,
+        "rows": rows,
+        **fields,
+    }
+    (Path(out_dir) / META).write_text(json.dumps(meta, indent=2))
+    return meta
+
+
+def timeline_meta_fields(
+    source: str,
+    config: dict[str, Any],
+    profile: Profile,
+    keyframe_every: int,
+    engine: str,
+    steps: dict[str, int],
+    valve_channels: dict[tuple[str, str], int],
+) -> dict[str, Any]:
+    """What meta.json says about a run (both engines write the same fields)."""
+    return {
+        "source": source,
+        "config": config,
+        "profile": profile.value,
+        "keyframe_every": keyframe_every,
+        "engine": engine,
+        "instances": dict(sorted(steps.items())),
+        "valve_channels": [[inst, inp, n] for (inst, inp), n in sorted(valve_channels.items())],
+    }
 
 
 @dataclass(frozen=True)
@@ -83,6 +116,10 @@ class InstanceState:
     replayed: int
 
 
+class TimelineError(ValueError):
+    """A directory that is not a timeline this wmviz can read."""
+
+
 class Timeline:
     """Read access to a timeline directory: per-instance steps, tables, and state at any step."""
 
@@ -90,27 +127,34 @@ class Timeline:
         self.path = Path(path)
         meta_path = self.path / META
         if not meta_path.is_file():
-            raise FileNotFoundError(f"{self.path}: not a wmviz timeline (no {META})")
-        self.meta = json.loads(meta_path.read_text())
+            raise TimelineError(f"{self.path}: not a wmviz timeline (no {META})")
+        try:
+            self.meta = json.loads(meta_path.read_text())
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise TimelineError(f"{meta_path}: not readable: {exc}") from None
+        if not isinstance(self.meta, dict):
+            raise TimelineError(f"{meta_path}: not a timeline's meta.json")
         if self.meta.get("schema_version") != SCHEMA_VERSION:
-            raise ValueError(
+            raise TimelineError(
                 f"{self.path}: timeline schema {self.meta.get('schema_version')} != {SCHEMA_VERSION}"
             )
+        if self.meta.get("keyframe_format") != keyframe.FORMAT:
+            raise TimelineError(f"{self.path}: keyframes in format {self.meta.get('keyframe_format')!r}")
+        self.refs = {
+            "config": parse_config(self.meta["config"], "meta.json"),
+            "profile": Profile.parse(self.meta["profile"]),
+        }
 
-    def _dataset(self, table: str):
-        import pyarrow.dataset as ds
-
+    def _dataset(self, table: str) -> ds.Dataset | None:
         folder = self.path / f"table={table}"
         if not folder.is_dir():
             return None
-        return ds.dataset(folder, format="parquet")
+        return ds.dataset(folder, format="parquet", schema=SCHEMAS[table])
 
     def table(
         self, table: str, instance: str | None = None, first: int | None = None, last: int | None = None
-    ):
+    ) -> pa.Table | None:
         """Rows of one table, optionally one instance and a step range, sorted by (instance, step)."""
-        import pyarrow.dataset as ds
-
         dataset = self._dataset(table)
         if dataset is None:
             return None
@@ -122,39 +166,36 @@ class Timeline:
         ):
             if part is not None:
                 condition = part if condition is None else condition & part
-        columns = [c for c in TABLE_COLUMNS[table]]
-        result = dataset.to_table(columns=columns, filter=condition)
+        result = dataset.to_table(columns=list(TABLE_COLUMNS[table]), filter=condition)
         return result.sort_by([("instance", "ascending"), ("step", "ascending")])
+
+    def decode_keyframe(self, blob: bytes) -> InstancePipeline:
+        """A keyframe of this timeline back as a pipeline (config and profile from meta.json)."""
+        return keyframe.decode(blob, self.refs)
 
     def state_at(self, instance: str, step: int) -> InstanceState:
         """The pipeline after `step` (−1: before the first): nearest keyframe, then replay."""
-        import pyarrow.dataset as ds
-
-        keyframes = self._dataset("keyframes")
-        assert keyframes is not None, "a timeline always has keyframes"
-        found = keyframes.to_table(
-            columns=["step", "state"],
-            filter=(ds.field("instance") == instance) & (ds.field("step") <= step),
-        )
-        if found.num_rows == 0:
+        found = self.table("keyframes", instance, None, step)
+        if found is None or found.num_rows == 0:
             raise KeyError(f"instance {instance!r} is not in this timeline")
-        best = max(range(found.num_rows), key=lambda i: found["step"][i].as_py())
-        keyframe_step = found["step"][best].as_py()
-        pipeline: InstancePipeline = pickle.loads(found["state"][best].as_py())
+        keyframe_step = found["step"][-1].as_py()
+        pipeline = self.decode_keyframe(found["state"][-1].as_py())
         replayed = 0
         if step > keyframe_step:
-            for rec in self.table("steps", instance, keyframe_step + 1, step).to_pylist():
-                pipeline.process(rec["step"], trace_row_from_step(rec), explain=False)
+            steps = self.table("steps", instance, keyframe_step + 1, step)
+            assert steps is not None
+            for record in steps.to_pylist():
+                pipeline.process(record["step"], row_from_record(record), explain=False)
                 replayed += 1
         return InstanceState(step, pipeline, keyframe_step, replayed)
 
     def explain_at(self, instance: str, step: int) -> tuple[StepResult, InstancePipeline]:
         """Step `step` replayed with full accounts, and the pipeline after it."""
         state = self.state_at(instance, step - 1)
-        rows = self.table("steps", instance, step, step).to_pylist()
-        if not rows:
+        rows = self.table("steps", instance, step, step)
+        if rows is None or not rows.num_rows:
             raise KeyError(f"instance {instance!r} has no step {step}")
-        result = state.pipeline.process(step, trace_row_from_step(rows[0]), explain=True)
+        result = state.pipeline.process(step, row_from_record(rows.to_pylist()[0]), explain=True)
         return result, state.pipeline
 
     def transcript_records(self) -> Iterator[dict[str, Any]]:
@@ -162,4 +203,5 @@ class Timeline:
         dataset = self._dataset("steps")
         assert dataset is not None
         table = dataset.to_table().sort_by("order")
-        yield from table.to_pylist()
+        for batch in table.to_batches(max_chunksize=65_536):
+            yield from batch.to_pylist()

@@ -63,10 +63,11 @@ class TraceValidationError(Exception):
         return self._message()
 
 
-def _sort_key(issue: TraceIssue) -> tuple[bool, int]:
-    # File-level issues (no row) first, then by row; `sorted` is stable, so issues of one row keep
-    # the order they were found in (kind before channel before times, and so on).
-    return (issue.row is not None, issue.row or 0)
+def _sort_key(entry: tuple[TraceIssue, int]) -> tuple[bool, int, int]:
+    # File-level issues (no row) first, then by row, then by the check's place in the order a row
+    # is judged (`phase`); `sorted` is stable, so issues of one phase keep the order they came in.
+    issue, phase = entry
+    return (issue.row is not None, issue.row or 0, phase)
 
 
 class IssueCollector:
@@ -81,7 +82,7 @@ class IssueCollector:
         self.source = source
         self.cap = cap
         self.total = 0
-        self._issues: list[TraceIssue] = []
+        self._issues: list[tuple[TraceIssue, int]] = []
 
     def add(
         self,
@@ -91,19 +92,42 @@ class IssueCollector:
         *,
         field: str | None = None,
         file: str | None = None,
+        phase: int = 0,
     ) -> None:
-        """Record one issue; `file` defaults to the collector's source name."""
+        """Record one issue; `file` defaults to the collector's source name. `phase` orders the
+        issues of one row (the validator's order of checks); it is never shown."""
         self.total += 1
-        self._issues.append(TraceIssue(file or self.source, row, column, reason, field))
+        self._issues.append((TraceIssue(file or self.source, row, column, reason, field), phase))
         if len(self._issues) >= 2 * self.cap:
             self._issues = sorted(self._issues, key=_sort_key)[: self.cap]
+
+    def count_more(self, count: int) -> None:
+        """Count issues that were found but, being past the cap in their rows, never rendered."""
+        self.total += count
+
+    def merge(self, other: IssueCollector) -> None:
+        """Take in the issues another collector gathered (a batch, a chunk)."""
+        self.add_entries(other._issues, other.total)
+
+    def add_entries(self, entries: list[tuple[TraceIssue, int]], total: int) -> None:
+        """Take in `entries()` and `total` of a collector elsewhere (a Spark task's)."""
+        for issue, phase in entries:
+            self._issues.append((issue, phase))
+        self.total += total
+        if len(self._issues) >= 2 * self.cap:
+            self._issues = sorted(self._issues, key=_sort_key)[: self.cap]
+
+    def entries(self) -> list[tuple[TraceIssue, int]]:
+        """The kept issues with their phases (for shipping a task's issues to the driver)."""
+        return list(self._issues)
 
     def __bool__(self) -> bool:
         return self.total > 0
 
     def error(self) -> TraceValidationError:
         """The exception holding everything collected so far."""
-        return TraceValidationError(sorted(self._issues, key=_sort_key)[: self.cap], self.total)
+        kept = sorted(self._issues, key=_sort_key)[: self.cap]
+        return TraceValidationError([issue for issue, _ in kept], self.total)
 
     def raise_if_any(self) -> None:
         """Raise `TraceValidationError` if any issue was collected."""

@@ -14,7 +14,10 @@ from typing import Any
 
 from wmviz.core.types import MAX_MS, MIN_MS, fits_long, format_ms
 
-_INT_RE = re.compile(r"[+-]?\d+")
+_INT_RE = re.compile(r"[+-]?[0-9]+")  # ASCII digits only: '٣' or '𝟙' are not numbers here
+ASCII_SPACE = " \t\r\n\f\v"
+"""What `strip` removes from a cell: ASCII whitespace only, so a no-break space is data, not padding."""
+_LONG_DIGITS = 19  # Long.MAX_VALUE has 19 digits: longer numbers need no conversion to be refused
 # The fractional seconds of an ISO time. Dates never contain '.' or ',', so the first match is the
 # seconds fraction. `datetime.fromisoformat` silently drops digits after the sixth, so the digits
 # are checked here rather than trusted to the parsed value.
@@ -62,8 +65,10 @@ def _datetime_ms(dt: datetime, original: Any) -> int:
 
 
 def _parse_text(value: str, sentinels: bool) -> int:
-    text = value.strip()
+    text = value.strip(ASCII_SPACE)
     if _INT_RE.fullmatch(text):
+        if len(text.lstrip("+-").lstrip("0")) > _LONG_DIGITS:
+            raise ValueError(f"{show(value)} is outside the signed 64-bit range of Flink's long")
         return _check_range(int(text), value)
     lowered = text.lower()
     if lowered in _MIN_WORDS or lowered in _MAX_WORDS:
@@ -89,7 +94,9 @@ def parse_time_ms(value: Any, *, sentinels: bool) -> int:
     or an ISO-8601 time (`Z` accepted, no zone means UTC). Sub-millisecond digits that are not zero
     are an error, never truncated. With `sentinels=True` (watermarks only), `MIN`/`-inf` give
     Long.MIN_VALUE and `MAX`/`+inf`/`inf` give Long.MAX_VALUE, case-insensitive, and float
-    infinities are read the same way. Anything outside the signed 64-bit range is an error.
+    infinities (a float Parquet column's only way to hold them) are read the same way; NaN is an
+    error. (JSON has no infinity: the JSON Lines reader refuses `1e999` before it could become one.)
+    Anything outside the signed 64-bit range is an error.
     """
     if isinstance(value, bool):
         raise ValueError(f"{show(value)} is not {_expected(sentinels)}")

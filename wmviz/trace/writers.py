@@ -13,7 +13,6 @@ follow from each format having fewer types than a `TraceRow`:
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import os
@@ -22,10 +21,10 @@ from typing import IO, Any
 
 from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow
 from wmviz.core.types import MAX_MS, MIN_MS
+from wmviz.trace.columns import STANDARD_COLUMNS
 from wmviz.trace.config import config_to_dict
-from wmviz.trace.readers import PARQUET_CONFIG_KEY, format_of
+from wmviz.trace.sources import PARQUET_CONFIG_KEY, format_of
 from wmviz.trace.timefmt import format_time_ms
-from wmviz.trace.validate import STANDARD_COLUMNS
 
 WRITE_FORMATS = ("csv", "jsonl", "parquet", "compact")
 _INT_COLUMNS = frozenset({"seq", "channel", "event_ms", "watermark_ms", "proc_ms"})
@@ -103,18 +102,33 @@ def _write(
 def _payload_names(rows: tuple[TraceRow, ...]) -> list[str]:
     """Payload column names in an order that keeps every row's own order where the rows agree.
 
-    A CSV/Parquet reader returns payload in column order, so a new name is placed right after the
-    name before it in its row rather than at the end.
+    A CSV/Parquet reader returns payload in column order, so the columns are a topological order
+    of "comes before" within rows, ties broken by first appearance (rows that disagree cannot all
+    be kept, and the first appearance wins).
     """
-    order: list[str] = []
+    first_seen: dict[str, int] = {}
+    after: dict[str, set[str]] = {}
     for r in rows:
-        at = -1
-        for name, _ in r.payload:
+        names = [name for name, _ in r.payload]
+        for name in names:
             if name in STANDARD_COLUMNS:
                 raise ValueError(f"row {r.row}: payload column {name!r} clashes with a standard column")
-            if name not in order:
-                order.insert(at + 1, name)
-            at = order.index(name)
+            first_seen.setdefault(name, len(first_seen))
+            after.setdefault(name, set())
+        for before, later in zip(names, names[1:]):
+            after[before].add(later)
+    waiting = {name: 0 for name in first_seen}
+    for name, laters in after.items():
+        for later in laters:
+            waiting[later] += 1
+    order: list[str] = []
+    while len(order) < len(first_seen):
+        ready = [n for n, count in waiting.items() if count == 0 and n not in order]
+        # A cycle (rows that disagree): release the earliest-seen name still waiting.
+        pick = min(ready or [n for n in waiting if n not in order], key=first_seen.__getitem__)
+        order.append(pick)
+        for later in after[pick]:
+            waiting[later] -= 1
     return order
 
 
@@ -150,19 +164,23 @@ def _text(column: str, value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _csv_cell(text: str) -> str:
+    """A CSV cell, quoted when it holds a comma, a quote or a line break of any kind (a lone CR
+    ends a record for most CSV readers, and for wmviz's)."""
+    if any(c in text for c in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
 def _write_csv(rows: tuple[TraceRow, ...], stream: IO[bytes]) -> None:
     extra = _payload_names(rows)
-    text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
-    writer = csv.writer(text, lineterminator="\n")
-    writer.writerow([*STANDARD_COLUMNS, *extra])
+    lines = [",".join(_csv_cell(c) for c in (*STANDARD_COLUMNS, *extra))]
     for r in rows:
         std = _standard(r)
         payload = dict(r.payload)
-        writer.writerow(
-            [_text(c, std.get(c)) for c in STANDARD_COLUMNS] + [_text(c, payload.get(c)) for c in extra]
-        )
-    text.flush()
-    text.detach()  # leave the caller's stream open
+        cells = [_text(c, std.get(c)) for c in STANDARD_COLUMNS] + [_text(c, payload.get(c)) for c in extra]
+        lines.append(",".join(_csv_cell(c) for c in cells))
+    stream.write(("\n".join(lines) + "\n").encode("utf-8"))
 
 
 def _json_line(obj: dict[str, Any]) -> bytes:

@@ -1,0 +1,212 @@
+"""Keyframes: an instance's whole simulation state after a step, as plain, versioned JSON.
+
+A keyframe lets the UI rebuild any step from the nearest one plus a short replay. It is written by
+one run and may be read by another process, another version of wmviz, or someone else's machine,
+so it is data, never code: plain JSON values, where an object is only ever an instance of a class
+of `wmviz.core` (by name, from a fixed list) or one of its enums, rebuilt by setting its
+attributes. Nothing in a keyframe can name another class or run a constructor, unlike a pickle.
+
+The encoding (format `wmviz-keyframe/1`):
+
+* JSON null, booleans, numbers and strings stand for themselves; a list for a Python list;
+* `{"t": [...]}` a tuple, `{"s": [...]}` a set, `{"fs": [...]}` a frozenset, `{"d": [[k, v], ...]}`
+  a dict (keys may be tuples or objects);
+* `{"e": "Status", "v": "IDLE"}` an enum member; `{"ref": "config"}` an object the reader supplies
+  (the run's config and profile live once in meta.json, not in every keyframe);
+* `{"c": "Valve", "n": 3, "a": {...}}` an object of a `wmviz.core` class, its attributes by name,
+  and `{"o": 3}` the same object again (the pipeline and its operator share one timer service);
+* `{"p": "..."}` a payload value JSON cannot hold (a Parquet timestamp, decimal or bytes), in the
+  trace payload's own encoding (`wmviz.trace.payload`).
+
+Scratch buffers that the next step resets (`InstancePipeline._log` and friends) are not stored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import decimal
+import enum
+import inspect
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from wmviz.core import (
+    account,
+    combiner,
+    generator,
+    interval_join,
+    operator_log,
+    pipeline,
+    scenario,
+    timers,
+    types,
+    valve,
+    windows,
+)
+from wmviz.trace.payload import decode_payload, encode_payload
+
+FORMAT = "wmviz-keyframe/1"
+MAX_DEPTH = 64
+_MODULES = (
+    account,
+    combiner,
+    generator,
+    interval_join,
+    operator_log,
+    pipeline,
+    scenario,
+    timers,
+    types,
+    valve,
+    windows,
+)
+_TRANSIENT = {"InstancePipeline": {"_log", "_valve_steps", "_out", "_probes", "_explain"}}
+_PAYLOAD_TYPES = (dt.date, dt.time, dt.timedelta, decimal.Decimal, bytes)
+
+
+def _reset_pipeline(obj: Any) -> None:
+    """The scratch buffers `InstancePipeline.process` refills every step."""
+    obj.__dict__.update(_explain=False, _log=operator_log.StepLog(), _valve_steps=[], _out=[], _probes=[])
+
+
+_RESETS = {"InstancePipeline": _reset_pipeline}
+
+
+def _classes() -> dict[str, type]:
+    found: dict[str, type] = {}
+    for module in _MODULES:
+        for name, cls in vars(module).items():
+            if inspect.isclass(cls) and cls.__module__ == module.__name__:
+                found[name] = cls
+    return found
+
+
+CLASSES = _classes()
+"""Every class (and enum) `wmviz.core` defines, by name: the only objects a keyframe can hold."""
+
+
+class KeyframeError(ValueError):
+    """A keyframe that is not one wmviz wrote (unknown class, wrong format, too deep)."""
+
+
+def encode(state: Any, refs: Mapping[str, Any] | None = None) -> bytes:
+    """`state` (usually an InstancePipeline) as keyframe bytes; objects in `refs` are stored by name."""
+    by_id = {id(obj): name for name, obj in (refs or {}).items()}
+    return json.dumps([FORMAT, _Encoder(by_id).encode(state, 0)], separators=(",", ":")).encode()
+
+
+def decode(blob: bytes, refs: Mapping[str, Any] | None = None) -> Any:
+    """The state back from `encode`'s bytes, with `refs` supplying the objects stored by name."""
+    try:
+        fmt, body = json.loads(blob)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise KeyframeError(f"not a keyframe: {exc}") from None
+    if fmt != FORMAT:
+        raise KeyframeError(f"keyframe format {fmt!r}; this wmviz reads {FORMAT}")
+    return _Decoder(refs or {}).decode(body, 0)
+
+
+class _Encoder:
+    def __init__(self, refs: dict[int, str]) -> None:
+        self.refs = refs
+        self.seen: dict[int, int] = {}
+        self.keep: list[Any] = []  # holds encoded objects alive, so their ids stay unique
+
+    def encode(self, value: Any, depth: int) -> Any:
+        if depth > MAX_DEPTH:
+            raise KeyframeError("state nested too deep to store")
+        if value is None or isinstance(value, bool | int | float | str):
+            return value
+        name = self.refs.get(id(value))
+        if name is not None:
+            return {"ref": name}
+        depth += 1
+        if isinstance(value, list):
+            return [self.encode(v, depth) for v in value]
+        if isinstance(value, tuple) and not hasattr(value, "_fields"):
+            return {"t": [self.encode(v, depth) for v in value]}
+        if isinstance(value, frozenset):
+            return {"fs": [self.encode(v, depth) for v in value]}
+        if isinstance(value, set):
+            return {"s": [self.encode(v, depth) for v in value]}
+        if isinstance(value, dict):
+            return {"d": [[self.encode(k, depth), self.encode(v, depth)] for k, v in value.items()]}
+        if isinstance(value, _PAYLOAD_TYPES):
+            return {"p": encode_payload([("v", value)])}
+        cls = type(value)
+        if CLASSES.get(cls.__name__) is not cls:
+            raise KeyframeError(f"cannot store a {cls.__module__}.{cls.__qualname__} in a keyframe")
+        if isinstance(value, enum.Enum):
+            return {"e": cls.__name__, "v": value.name}
+        number = self.seen.get(id(value))
+        if number is not None:
+            return {"o": number}
+        number = self.seen[id(value)] = len(self.seen)
+        self.keep.append(value)
+        skip = _TRANSIENT.get(cls.__name__, ())
+        attributes = {k: self.encode(v, depth) for k, v in _attributes(value).items() if k not in skip}
+        return {"c": cls.__name__, "n": number, "a": attributes}
+
+
+def _attributes(obj: Any) -> dict[str, Any]:
+    if dataclasses.is_dataclass(obj):
+        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    return dict(vars(obj))
+
+
+class _Decoder:
+    def __init__(self, refs: Mapping[str, Any]) -> None:
+        self.refs = refs
+        self.objects: dict[int, Any] = {}
+
+    def decode(self, value: Any, depth: int) -> Any:
+        if depth > MAX_DEPTH:
+            raise KeyframeError("keyframe nested too deep")
+        if value is None or isinstance(value, bool | int | float | str):
+            return value
+        depth += 1
+        if isinstance(value, list):
+            return [self.decode(v, depth) for v in value]
+        if not isinstance(value, dict) or not 1 <= len(value) <= 3:
+            raise KeyframeError("keyframe holds a value of an unknown shape")
+        if "ref" in value:
+            if value["ref"] not in self.refs:
+                raise KeyframeError(f"keyframe refers to {value['ref']!r}, which the reader did not supply")
+            return self.refs[value["ref"]]
+        if "o" in value:
+            if value["o"] not in self.objects:
+                raise KeyframeError("keyframe refers to an object before defining it")
+            return self.objects[value["o"]]
+        for tag, build in (("t", tuple), ("s", set), ("fs", frozenset)):
+            if tag in value:
+                return build(self.decode(v, depth) for v in value[tag])
+        if "d" in value:
+            return {self.decode(k, depth): self.decode(v, depth) for k, v in value["d"]}
+        if "p" in value:
+            try:
+                return decode_payload(value["p"])[0][1]
+            except (ValueError, TypeError, IndexError) as exc:
+                raise KeyframeError(f"keyframe holds a bad payload value: {exc}") from None
+        return self._object(value, depth)
+
+    def _object(self, value: dict[str, Any], depth: int) -> Any:
+        name = value.get("e") or value.get("c") or ""
+        cls = CLASSES.get(name) if isinstance(name, str) else None
+        if cls is None:
+            raise KeyframeError(f"keyframe names an unknown class {name!r}")
+        if "e" in value:
+            if not issubclass(cls, enum.Enum) or value.get("v") not in cls.__members__:
+                raise KeyframeError(f"keyframe holds an unknown {cls.__name__} {value.get('v')!r}")
+            return cls[value["v"]]
+        if issubclass(cls, enum.Enum | BaseException) or not isinstance(value.get("a"), dict):
+            raise KeyframeError(f"keyframe holds a malformed {cls.__name__}")
+        obj = cls.__new__(cls)
+        self.objects[value.get("n")] = obj  # type: ignore[index]
+        for key, attribute in value["a"].items():
+            object.__setattr__(obj, key, self.decode(attribute, depth))
+        reset = _RESETS.get(cls.__name__)
+        if reset is not None:
+            reset(obj)
+        return obj

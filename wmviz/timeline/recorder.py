@@ -1,0 +1,262 @@
+"""Record one instance's steps column by column, and build its timeline tables once at the end.
+
+Per step only what a reader reads is appended: the rules taken, the emissions, the operator's
+output, the output watermark and status, and the channels, heap entries and timers that changed.
+The step number, the instance and the trace row itself come from the input table without Python.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from wmviz.core.operator_log import JoinOutput, OutputWatermark, WindowOutput
+from wmviz.core.pipeline import InstancePipeline, StepResult
+from wmviz.core.types import MAX_MS, MIN_MS, Emission, Status, format_emission
+from wmviz.core.valve import Outcome
+from wmviz.timeline import keyframe
+from wmviz.timeline.tables import INPUT_COLUMNS, SCHEMAS, TABLES
+from wmviz.transcript import dropped_json, dumps, output_json
+
+_RULES = {outcome: " ".join(outcome.rules) for outcome in Outcome}
+_CHANGE_TABLES = ("channels", "heap", "timers", "outputs", "keyframes")
+_ACTIVE, _IDLE = Status.ACTIVE, Status.IDLE
+
+
+def _status_text(status: Status) -> str:
+    # Identity tests: an Enum's `.value` and its hash are Python-level calls, a million times a run.
+    return "ACTIVE" if status is _ACTIVE else "IDLE" if status is _IDLE else "FINISHED"
+
+
+def encode_out(out: tuple[Emission, ...] | list[Emission]) -> str:
+    """`W10 S:IDLE`: emissions in the conformance notation ("" when there are none)."""
+    return " ".join([format_emission(e) for e in out])
+
+
+def decode_out(text: str | None) -> list[dict[str, Any]]:
+    """The transcript's `out` list back from `encode_out`'s notation."""
+    items: list[dict[str, Any]] = []
+    for token in (text or "").split():
+        if token.startswith("S:"):
+            items.append({"status": token[2:]})
+        else:
+            value = token[1:]
+            items.append({"wm": MAX_MS if value == "MAX" else MIN_MS if value == "MIN" else int(value)})
+    return items
+
+
+def rules_label(result: StepResult) -> str:
+    """`W3 W4 W5`, or with generated inputs `… | generated: W3 W4 W5` (rule names of valve.md)."""
+    steps = result.valve_steps
+    if not steps:
+        return ""
+    if len(steps) == 1:
+        only = steps[0]
+        return ("generated: " if only.generated else "") + _RULES[only.outcome]
+    own = [_RULES[vs.outcome] for vs in steps if not vs.generated]
+    generated = [_RULES[vs.outcome] for vs in steps if vs.generated]
+    label = " ".join(own)
+    if generated:
+        label += (" | " if label else "") + "generated: " + ", ".join(generated)
+    return label
+
+
+class InstanceRecorder:
+    """One instance's timeline rows. `start` stores the keyframe before step 0; then `record` (or
+    `record_valve_only`) per step; `tables` builds the Arrow tables from the buffers."""
+
+    def __init__(self, pipeline: InstancePipeline, keyframe_every: int, refs: dict[str, Any]) -> None:
+        self.instance = pipeline.instance
+        self.keyframe_every = keyframe_every
+        self.refs = refs
+        self.rules: list[str] = []
+        self.out: list[str] = []
+        self.emit: list[str | None] = []
+        self.dropped: list[str | None] = []
+        self.output_wm: list[int] = []
+        self.output_status: list[str] = []
+        self.changes: dict[str, dict[str, list[Any]]] = {
+            table: {c: [] for c in SCHEMAS[table].names if c != "instance"} for table in _CHANGE_TABLES
+        }
+        self._channel_columns = list(self.changes["channels"].values())
+        self._channels: dict[tuple[str, int], tuple[int, Status, bool]] = {}
+        for name, valve in pipeline.valves.items():
+            for c in range(valve.channels):
+                self._channels[(name, c)] = valve.channel_tuple(c)
+        self.keyframe(pipeline, -1)
+
+    # ---- per step --------------------------------------------------------------------------------
+
+    def record_valve_only(
+        self,
+        pipeline: InstancePipeline,
+        step: int,
+        input_name: str,
+        channel: int | None,
+        outcome: Outcome | None,
+        out: list[Emission],
+    ) -> None:
+        """A step of `InstancePipeline.process_valve_only` (no StepResult: the same rows, cheaper)."""
+        self.rules.append(_RULES[outcome] if outcome is not None else "")
+        self.out.append(" ".join([format_emission(e) for e in out]) if out else "")
+        self.emit.append(None)
+        self.dropped.append(None)
+        valve = pipeline.valves[input_name if outcome is not None else pipeline.inputs[0]]
+        self.output_wm.append(valve.last_watermark_ms)
+        self.output_status.append(_status_text(valve.last_status))
+        if outcome is not None:
+            self._channel_change(pipeline, step, input_name, channel)  # type: ignore[arg-type]
+        if (step + 1) % self.keyframe_every == 0:
+            self.keyframe(pipeline, step)
+
+    def record(self, pipeline: InstancePipeline, result: StepResult) -> None:
+        """Every table's rows for one step of `InstancePipeline.process`."""
+        step = result.step
+        self.rules.append(rules_label(result))
+        self.out.append(encode_out(result.out))
+        self.emit.append(dumps([output_json(o) for o in result.emit]) if result.emit else None)
+        self.dropped.append(dumps([dropped_json(d) for d in result.dropped]) if result.dropped else None)
+        self.output_wm.append(pipeline.output_watermark_ms)
+        self.output_status.append(pipeline.output_status.value)
+        seen = set()
+        for vs in result.valve_steps:
+            pair = (vs.input, vs.valve_input.channel)
+            if pair not in seen:
+                seen.add(pair)
+                self._channel_change(pipeline, step, *pair)
+        if result.events:
+            self._timers(result)
+            self._outputs(result)
+        if (step + 1) % self.keyframe_every == 0:
+            self.keyframe(pipeline, step)
+
+    def _channel_change(self, pipeline: InstancePipeline, step: int, input_name: str, channel: int) -> None:
+        """A row for the channel if its (watermark, status, aligned) changed; heap moves with it."""
+        now = pipeline.valves[input_name].channel_tuple(channel)
+        before = self._channels[(input_name, channel)]
+        if now == before:
+            return
+        self._channels[(input_name, channel)] = now
+        changes = self._channel_columns
+        changes[0].append(step)
+        changes[1].append(input_name)
+        changes[2].append(channel)
+        changes[3].append(now[0])
+        changes[4].append(_status_text(now[1]))
+        changes[5].append(now[2])
+        if before[2] != now[2]:
+            self._add("heap", step, input_name, channel, "join" if now[2] else "leave", now[0])
+        elif now[2] and before[0] != now[0]:
+            self._add("heap", step, input_name, channel, "move", now[0])
+
+    def _timers(self, result: StepResult) -> None:
+        for reg in result.timers_registered:
+            t = reg.timer
+            start, end = t.namespace or (None, None)
+            self._add(
+                "timers",
+                result.step,
+                "registered",
+                t.domain.value,
+                t.timestamp_ms,
+                t.key,
+                start,
+                end,
+                reg.purpose,
+                reg.new,
+            )
+        for fired in result.timers_fired:
+            t = fired.timer
+            start, end = t.namespace or (None, None)
+            purposes = "+".join(fired.purposes)
+            self._add(
+                "timers",
+                result.step,
+                "fired",
+                t.domain.value,
+                t.timestamp_ms,
+                t.key,
+                start,
+                end,
+                purposes,
+                None,
+            )
+
+    def _outputs(self, result: StepResult) -> None:
+        for ordinal, o in enumerate(result.emit):
+            if isinstance(o, JoinOutput):
+                left = o.left.row if o.left else None
+                right = o.right.row if o.right else None
+                values: tuple[Any, ...] = (
+                    o.kind.value,
+                    o.cause.value,
+                    left,
+                    right,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                )
+            elif isinstance(o, WindowOutput):
+                values = (
+                    "window",
+                    None,
+                    None,
+                    None,
+                    o.start_ms,
+                    o.end_ms,
+                    o.late,
+                    dumps(output_json(o)),
+                    None,
+                    o.key,
+                )
+            else:
+                assert isinstance(o, OutputWatermark)
+                values = ("wm", None, None, None, None, None, None, None, o.watermark_ms, None)
+            self._add("outputs", result.step, ordinal, *values)
+
+    def keyframe(self, pipeline: InstancePipeline, step: int) -> None:
+        self._add("keyframes", step, keyframe.encode(pipeline, self.refs))
+
+    def _add(self, table: str, step: int, *values: Any) -> None:
+        columns = self.changes[table]
+        names = iter(columns)
+        columns[next(names)].append(step)
+        for name, value in zip(names, values, strict=True):
+            columns[name].append(value)
+
+    # ---- the tables ------------------------------------------------------------------------------
+
+    def tables(self, rows: pa.Table) -> dict[str, pa.Table]:
+        """Every table of this instance; `rows` are its trace rows (ROW_SCHEMA) in step order."""
+        n = rows.num_rows
+        steps = {
+            "instance": pa.repeat(pa.scalar(self.instance, pa.string()), n),
+            "step": pa.array(np.arange(n, dtype=np.int64)),
+            "order": rows.column("order"),
+            "rules": pa.array(self.rules, pa.string()),
+            "out_json": pa.array(self.out, pa.string()),
+            "emit_json": pa.array(self.emit, pa.string()),
+            "dropped_json": pa.array(self.dropped, pa.string()),
+            "output_wm": pa.array(self.output_wm, pa.int64()),
+            "output_status": pa.array(self.output_status, pa.string()),
+        }
+        steps.update({name: rows.column(name) for name in INPUT_COLUMNS})
+        result = {"steps": pa.table(steps, schema=SCHEMAS["steps"])}
+        for table in _CHANGE_TABLES:
+            columns = self.changes[table]
+            count = len(columns["step"])
+            if not count:
+                continue
+            schema = SCHEMAS[table]
+            arrays = {"instance": pa.repeat(pa.scalar(self.instance, pa.string()), count)}
+            arrays.update(
+                {name: pa.array(values, schema.field(name).type) for name, values in columns.items()}
+            )
+            result[table] = pa.table(arrays, schema=schema)
+        assert set(result) <= set(TABLES)
+        return result

@@ -1,0 +1,113 @@
+"""One JSON Lines line decoded strictly, within bounds a hostile file cannot stretch.
+
+A line must be one JSON object with unique keys, nested at most `MAX_DEPTH` deep, with integers of
+at most `MAX_INT_DIGITS` digits and finite numbers only: JSON has no NaN or infinity, and `1e999`
+(which Python would read as infinity) is refused rather than turned into MAX.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from wmviz.trace.timefmt import show
+
+MAX_DEPTH = 64
+MAX_INT_DIGITS = 400
+
+
+class JsonLineError(ValueError):
+    """A line that is not a usable JSON object; the message is what the user reads."""
+
+
+def is_compact_header(obj: Any) -> bool:
+    """Whether a decoded JSON line is a compact `{"channels": N}` header.
+
+    A line with a `kind` is a regular trace row that merely has a payload column named `channels`.
+    """
+    return isinstance(obj, dict) and "channels" in obj and "kind" not in obj
+
+
+def decode_json_line(raw: bytes, *, first: bool = False) -> dict[str, Any] | None:
+    """The object on one line; None for a blank line or a `#` / `//` comment.
+
+    `first`: the file's first line, which may start with a UTF-8 byte-order mark.
+    """
+    try:
+        line = raw.decode("utf-8-sig" if first else "utf-8").strip()
+    except UnicodeDecodeError:
+        raise JsonLineError("line is not valid UTF-8 text") from None
+    if not line or line.startswith(("#", "//")):
+        return None
+    depth = nesting_depth(line)
+    if depth > MAX_DEPTH:
+        raise JsonLineError(f"line is not valid JSON: nested {depth} deep; the limit is {MAX_DEPTH}")
+    try:
+        obj = json.loads(
+            line,
+            object_pairs_hook=_unique_keys,
+            parse_constant=_reject_constant,
+            parse_int=_bounded_int,
+            parse_float=_finite_float,
+        )
+    except ValueError as exc:
+        raise JsonLineError(f"line is not valid JSON: {getattr(exc, 'msg', exc)}") from None
+    if not isinstance(obj, dict):
+        raise JsonLineError(f"line is not a JSON object: {show(obj)}")
+    return obj
+
+
+def nesting_depth(text: str) -> int:
+    """How deep brackets nest in `text`, strings skipped (only counted when it could matter)."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return 0
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # A repeated key would otherwise silently keep only its last value.
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"key {json.dumps(key, ensure_ascii=False)[:60]} appears twice")
+        result[key] = value
+    return result
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) > MAX_INT_DIGITS:
+        raise ValueError(f"an integer of {len(text):,} digits; the limit is {MAX_INT_DIGITS}")
+    return int(text)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{_short(text)} is beyond the range of a double")
+    return value
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 60 else text[:59] + "…"

@@ -1,0 +1,203 @@
+"""The validated trace row as an Arrow table: one schema, one encoder, one decoder.
+
+Readers produce it, both engines and live mode consume it, and the timeline's `steps` table carries
+its columns, so a step can always be replayed from what was stored. `TraceRows` lets the pure core
+iterate a table as `TraceRow`s without holding every row object at once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from wmviz.core.scenario import Kind, TraceRow
+from wmviz.core.types import Status
+from wmviz.trace.payload import decode_payload, encode_payload
+
+ROW_SCHEMA = pa.schema(
+    [
+        ("row", pa.int64()),  # where the row came from (line or Parquet row), for messages and links
+        ("order", pa.int64()),  # arrival order over the whole trace: seq when rows carry it, else row
+        ("instance", pa.string()),
+        ("input", pa.string()),
+        ("channel", pa.int32()),
+        ("seq", pa.int64()),
+        ("kind", pa.string()),
+        ("event_ms", pa.int64()),
+        ("watermark_ms", pa.int64()),
+        ("status", pa.string()),
+        ("proc_ms", pa.int64()),
+        ("key", pa.string()),
+        ("value_json", pa.string()),  # the value as JSON text, so a string "12" and a number 12 differ
+        ("payload_json", pa.string()),  # wmviz.trace.payload's encoding; null when there is none
+    ]
+)
+ROW_COLUMNS: tuple[str, ...] = tuple(ROW_SCHEMA.names)
+_KINDS = {k.value: k for k in Kind}
+_STATUSES = {s.value: s for s in Status}
+_DECODE_ROWS = 1 << 16
+
+
+def encode_rows(rows: Sequence[TraceRow]) -> pa.Table:
+    """TraceRows as a ROW_SCHEMA table (what-if edits, live inputs, traces built in tests)."""
+    columns: dict[str, list[Any]] = {name: [] for name in ROW_COLUMNS}
+    for r in rows:
+        columns["row"].append(r.row)
+        columns["order"].append(r.seq if r.seq is not None else r.row)
+        columns["instance"].append(r.instance)
+        columns["input"].append(r.input)
+        columns["channel"].append(r.channel)
+        columns["seq"].append(r.seq)
+        columns["kind"].append(r.kind.value)
+        columns["event_ms"].append(r.event_ms)
+        columns["watermark_ms"].append(r.watermark_ms)
+        columns["status"].append(r.status.value if r.status is not None else None)
+        columns["proc_ms"].append(r.proc_ms)
+        columns["key"].append(r.key)
+        columns["value_json"].append(json.dumps(r.value, ensure_ascii=False) if r.value is not None else None)
+        columns["payload_json"].append(encode_payload(r.payload))
+    return pa.table(columns, schema=ROW_SCHEMA)
+
+
+def decode_rows(table: pa.Table | pa.RecordBatch) -> list[TraceRow]:
+    """The TraceRows of a table with the ROW_SCHEMA columns (extra columns are ignored)."""
+    values = [table.column(name).to_pylist() for name in _DECODED]
+    return [_row(*cells) for cells in zip(*values, strict=True)]
+
+
+_DECODED = (
+    "row",
+    "kind",
+    "instance",
+    "input",
+    "channel",
+    "seq",
+    "event_ms",
+    "watermark_ms",
+    "status",
+    "proc_ms",
+    "key",
+    "value_json",
+    "payload_json",
+)
+
+
+def _row(
+    row: int,
+    kind: str,
+    instance: str,
+    input_name: str,
+    channel: int | None,
+    seq: int | None,
+    event_ms: int | None,
+    watermark_ms: int | None,
+    status: str | None,
+    proc_ms: int | None,
+    key: str | None,
+    value_json: str | None,
+    payload_json: str | None,
+) -> TraceRow:
+    return TraceRow(
+        row,
+        _KINDS[kind],
+        instance,
+        input_name,
+        channel,
+        seq,
+        event_ms,
+        watermark_ms,
+        _STATUSES[status] if status is not None else None,
+        proc_ms,
+        key,
+        json.loads(value_json) if value_json is not None else None,
+        decode_payload(payload_json) if payload_json is not None else (),
+    )
+
+
+def row_from_record(record: dict[str, Any]) -> TraceRow:
+    """The TraceRow of one record holding the ROW_SCHEMA columns (a timeline `steps` row)."""
+    return _row(*(record.get(name) for name in _DECODED))
+
+
+class TraceRows(Sequence[TraceRow]):
+    """A ROW_SCHEMA table seen as a sequence of TraceRows in arrival order, decoded on demand.
+
+    The table may be stored grouped by instance (sorted by instance, then arrival), which is how
+    engines consume it; `arrival` then holds the table positions in arrival order. Iterating
+    decodes one slice at a time, so a ten-million-row trace is never held as objects; indexing
+    decodes (and keeps) the slice around the index.
+    """
+
+    def __init__(self, table: pa.Table, arrival: np.ndarray | None = None, *, grouped: bool = False) -> None:
+        self.table = table
+        self.arrival = arrival
+        self.grouped = grouped
+        self._slice: tuple[int, list[TraceRow]] | None = None
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    def _part(self, start: int, stop: int) -> pa.Table:
+        if self.arrival is None:
+            return self.table.slice(start, max(0, stop - start))
+        return self.table.take(pa.array(self.arrival[start:stop]))
+
+    def arrival_table(self) -> pa.Table:
+        """The rows in arrival order."""
+        return self._part(0, len(self))
+
+    @overload
+    def __getitem__(self, index: int) -> TraceRow: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[TraceRow, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> TraceRow | tuple[TraceRow, ...]:
+        if isinstance(index, slice):  # a slice is a plain tuple, as a trace's rows used to be
+            start, stop, step = index.indices(len(self))
+            if step == 1:
+                return tuple(decode_rows(self._part(start, stop)))
+            return tuple(self[i] for i in range(start, stop, step))
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        first = index - index % _DECODE_ROWS
+        if self._slice is None or self._slice[0] != first:
+            self._slice = (first, decode_rows(self._part(first, first + _DECODE_ROWS)))
+        return self._slice[1][index - first]
+
+    def __iter__(self) -> Iterator[TraceRow]:
+        for start in range(0, len(self), _DECODE_ROWS):
+            yield from decode_rows(self._part(start, start + _DECODE_ROWS))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    def __add__(self, other: Sequence[TraceRow]) -> tuple[TraceRow, ...]:
+        return (*self, *other)
+
+    def __radd__(self, other: Sequence[TraceRow]) -> tuple[TraceRow, ...]:
+        return (*other, *self)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def row_table(rows: Sequence[TraceRow]) -> pa.Table:
+    """The ROW_SCHEMA table of any row sequence (in any order: every row carries its `order`)."""
+    return rows.table if isinstance(rows, TraceRows) else encode_rows(rows)
+
+
+def grouped_table(rows: Sequence[TraceRow]) -> pa.Table:
+    """The rows sorted by (instance, arrival order): each instance's rows together, in order."""
+    if isinstance(rows, TraceRows) and rows.grouped:
+        return rows.table
+    table = row_table(rows)
+    return table.take(pc.sort_indices(table, [("instance", "ascending"), ("order", "ascending")]))
