@@ -59,18 +59,42 @@ def cluster(tmp_path_factory):
     processes = []
     try:
         master = subprocess.Popen(
-            [str(_spark_class()), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-             "--port", str(port), "--webui-port", str(_free_port())],
-            env=env, stdout=open(logs / "master.log", "w"), stderr=subprocess.STDOUT,  # noqa: SIM115
+            [
+                str(_spark_class()),
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--webui-port",
+                str(_free_port()),
+            ],
+            env=env,
+            stdout=open(logs / "master.log", "w"),  # noqa: SIM115 (open while the master runs)
+            stderr=subprocess.STDOUT,
         )
         processes.append(master)
         _wait_for(port, master)
         url = f"spark://127.0.0.1:{port}"
         worker = subprocess.Popen(
-            [str(_spark_class()), "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
-             "--cores", "1", "--memory", "1g", "--webui-port", str(_free_port()),
-             "--work-dir", str(logs / "work")],
-            env=env, stdout=open(logs / "worker.log", "w"), stderr=subprocess.STDOUT,  # noqa: SIM115
+            [
+                str(_spark_class()),
+                "org.apache.spark.deploy.worker.Worker",
+                url,
+                "--host",
+                "127.0.0.1",
+                "--cores",
+                "1",
+                "--memory",
+                "1g",
+                "--webui-port",
+                str(_free_port()),
+                "--work-dir",
+                str(logs / "work"),
+            ],
+            env=env,
+            stdout=open(logs / "worker.log", "w"),  # noqa: SIM115 (open while the worker runs)
+            stderr=subprocess.STDOUT,
         )
         processes.append(worker)
         time.sleep(3)  # the worker registers with the master
@@ -91,8 +115,22 @@ def test_a_standalone_cluster_writes_the_local_engines_timeline(cluster, case, t
     outs = {}
     for engine in ("local", "spark"):
         out = tmp_path / engine
-        argv = [sys.executable, "-m", "wmviz", "simulate", str(path), *config_args, "--out", str(out),
-                "--engine", engine, "--master", cluster, "--keyframe-every", "40"]
+        argv = [
+            sys.executable,
+            "-m",
+            "wmviz",
+            "simulate",
+            str(path),
+            *config_args,
+            "--out",
+            str(out),
+            "--engine",
+            engine,
+            "--master",
+            cluster,
+            "--keyframe-every",
+            "40",
+        ]
         # Run from outside the checkout, so the executors can only have wmviz from the shipped zip.
         repo = Path(__file__).resolve().parent.parent
         env = {**os.environ, "PYTHONPATH": str(repo), "WMVIZ_DRIVER_MEMORY": "1g"}

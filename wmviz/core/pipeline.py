@@ -231,7 +231,7 @@ class InstancePipeline:
             account = account_step(valve, inp)
             emissions, outcome = account.emissions, account.outcome
         else:
-            account, out = None, []
+            account, out = None, []  # type: ignore[var-annotated]
             outcome = valve.process(inp, out)
             emissions = tuple(out)
         self._valve_steps.append(ValveStep(input_name, inp, generated, emissions, account, outcome))
@@ -269,7 +269,7 @@ class InstancePipeline:
             timer_due = next_timer is not None and next_timer <= now_ms
             # Equal times: processing-time timers first (Flink fires them as the clock is set),
             # then the row's record, then probes (windows-and-generation.md §1's record-first rule).
-            if probes and (not timer_due or probes[0] < next_timer):
+            if probes and (next_timer is None or not timer_due or probes[0] < next_timer):
                 self.run_probe(probes.pop(0))
             elif timer_due:
                 fired = self.timers.pop_due(TimeDomain.PROCESSING, now_ms)

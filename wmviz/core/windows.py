@@ -169,4 +169,6 @@ def aggregate(elements: tuple[Any, ...], how: str) -> Any:
         return list(elements)
     if how == "count":
         return len(elements)
-    return {"sum": sum, "min": min, "max": max}[how](elements)
+    if how == "sum":
+        return sum(elements)
+    return min(elements) if how == "min" else max(elements)

@@ -1,25 +1,31 @@
 """The Spark engine: the same reader, checks and simulation as in-process, in Spark's Python workers.
 
 A trace file is read in chunks (`wmviz.trace.sources.plan_trace` on the driver), each chunk by one
-task running `read_chunk` + `check_batch` (`mapInArrow`), and the rows are shuffled by instance
-(`repartition`) to tasks that check each instance's order and run `run_instance` on it, writing
-their timeline parts with pyarrow. Two jobs do it: the first returns only each chunk's facts (its
-issues, the largest channel per input, whether its `seq` values increase), which the whole-file
-checks and the channel counts need before anything is simulated; the second reads the chunks
-again and simulates. Only facts and per-task summaries reach the driver.
+task running `read_chunk` + `check_batch` (`mapInArrow`). Two jobs do the work:
+
+1. every chunk's facts (its issues, the largest channel per input, whether its `seq` values
+   increase, its (instance, input) pairs): what the whole-file checks and the channel counts need
+   before anything may be simulated; only these small facts reach the driver;
+2. the chunks read and checked again, their rows cut into buckets by instance and each bucket sent
+   through Spark's shuffle as one Arrow IPC blob (so the JVM moves a few blobs, never a row), then
+   tasks that each take whole instances, check their order and run `run_instance` on them, writing
+   their timeline parts with pyarrow. Each task returns a summary.
 
 A trace already in memory (a built-in incident, an upload, a what-if) takes one job: its rows are
-checked on the driver by the reader and handed to Spark as one Arrow table.
+checked on the driver by the reader and sent as the same blobs.
 """
 
 from __future__ import annotations
 
+import itertools
 import pickle
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
@@ -28,15 +34,17 @@ from pyspark.sql import functions as F
 from wmviz.timeline.local import instance_groups
 from wmviz.timeline.runner import RunSpec, run_instance
 from wmviz.timeline.store import TimelineWriter
-from wmviz.trace.check import CHECKED_SCHEMA, check_batch
+from wmviz.trace.check import CHECKED_SCHEMA, CheckedBatch, check_batch
 from wmviz.trace.chunks import read_chunk
 from wmviz.trace.errors import IssueCollector, TraceIssue
+from wmviz.trace.raw import RawBatch
 from wmviz.trace.readers import check_context
 from wmviz.trace.rowtable import ROW_SCHEMA
 from wmviz.trace.sources import TracePlan
 from wmviz.trace.wholefile import SeqFacts, check_instances
 
 SUMMARY_DDL = "summary binary"
+BUCKETS_DDL = "bucket int, rows binary"
 _SPARK_TYPES = {
     pa.int64(): "long",
     pa.int32(): "int",
@@ -44,6 +52,9 @@ _SPARK_TYPES = {
     pa.bool_(): "boolean",
     pa.binary(): "binary",
 }
+ROWS_SCHEMA = pa.schema([*CHECKED_SCHEMA, pa.field("order", pa.int64())])
+"""Checked rows as the tasks exchange them: every row (valid or not) and its arrival order."""
+Transform = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
 
 def spark_ddl(schema: pa.Schema) -> str:
@@ -51,8 +62,24 @@ def spark_ddl(schema: pa.Schema) -> str:
     return ", ".join(f"`{f.name}` {_SPARK_TYPES[f.type]}" for f in schema)
 
 
-ROWS_SCHEMA = pa.schema([*CHECKED_SCHEMA, pa.field("order", pa.int64())])
-"""Checked rows as the tasks exchange them: every row (valid or not) and its arrival order."""
+def _summary(value: Any) -> pa.RecordBatch:
+    return pa.record_batch([pa.array([pickle.dumps(value)], pa.binary())], names=["summary"])
+
+
+def _checked(
+    plan: TracePlan, index: int, collector: IssueCollector
+) -> Iterator[tuple[RawBatch, CheckedBatch]]:
+    context = check_context(plan)
+    for raw in read_chunk(plan, plan.chunks[index], collector):
+        checked = check_batch(raw, context)
+        collector.merge(checked.issues)
+        yield raw, checked
+
+
+def _chunk_frame(spark: SparkSession, plan: TracePlan) -> DataFrame:
+    """One row per chunk index, each in its own partition (so one task reads one chunk)."""
+    count = len(plan.chunks)
+    return spark.range(0, count, 1, max(1, count))
 
 
 # ---- job 1: each chunk's facts -------------------------------------------------------------------
@@ -73,16 +100,26 @@ class ChunkFacts:
     pairs: set[tuple[str, str]] = field(default_factory=set)
     rows: int = 0
 
+    def add(self, raw: RawBatch, checked: CheckedBatch, cap: int) -> None:
+        table = checked.table
+        self.rows += table.num_rows
+        for column, kinds in checked.header_missing.items():
+            into = self.header_missing.setdefault(column, {})
+            for label, first in kinds.items():
+                into[label] = min(into.get(label, first), first)
+        for name, channel in checked.max_channel.items():
+            self.max_channel[name] = max(self.max_channel.get(name, channel), channel)
+        self.compact.update(raw.compact_channels)
+        self.seq = self.seq.merge(SeqFacts.of(table))
+        if len(self.without_seq) < cap:
+            lacking = table.column("row").filter(pc.invert(pc.or_(table["seq"].is_valid(), table["seq_bad"])))
+            self.without_seq.extend(lacking.slice(0, cap - len(self.without_seq)).to_pylist())
+        valid = table.filter(table.column("valid")).select(["instance", "input"])
+        pairs = valid.group_by(["instance", "input"]).aggregate([])
+        self.pairs.update(zip(pairs["instance"].to_pylist(), pairs["input"].to_pylist(), strict=True))
 
-def _checked_tables(plan: TracePlan, index: int, collector: IssueCollector) -> Iterator[tuple[Any, pa.Table]]:
-    context = check_context(plan)
-    for raw in read_chunk(plan, plan.chunks[index], collector):
-        checked = check_batch(raw, context)
-        collector.merge(checked.issues)
-        yield raw, checked
 
-
-def chunk_facts(plan: TracePlan) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+def chunk_facts(plan: TracePlan) -> Transform:
     """The `mapInArrow` function of job 1: chunk indexes in, one pickled ChunkFacts per chunk out."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -90,88 +127,113 @@ def chunk_facts(plan: TracePlan) -> Callable[[Iterator[pa.RecordBatch]], Iterato
             for index in batch.column(0).to_pylist():
                 collector = IssueCollector(plan.source)
                 facts = ChunkFacts()
-                for raw, checked in _checked_tables(plan, index, collector):
-                    table = checked.table
-                    facts.rows += table.num_rows
-                    for column, kinds in checked.header_missing.items():
-                        into = facts.header_missing.setdefault(column, {})
-                        for label, first in kinds.items():
-                            into[label] = min(into.get(label, first), first)
-                    for name, channel in checked.max_channel.items():
-                        facts.max_channel[name] = max(facts.max_channel.get(name, channel), channel)
-                    facts.compact.update(raw.compact_channels)
-                    facts.seq = facts.seq.merge(SeqFacts.of(table))
-                    has = pc.or_(table.column("seq").is_valid(), table.column("seq_bad"))
-                    lacking = table.column("row").filter(pc.invert(has))
-                    facts.without_seq.extend(lacking.to_pylist()[: collector.cap - len(facts.without_seq)])
-                    valid = table.filter(table.column("valid"))
-                    facts.pairs.update(
-                        zip(
-                            valid.column("instance").to_pylist(),
-                            valid.column("input").to_pylist(),
-                            strict=True,
-                        )
-                    )
+                for raw, checked in _checked(plan, index, collector):
+                    facts.add(raw, checked, collector.cap)
                 facts.issues, facts.total = collector.entries(), collector.total
-                yield pa.record_batch([pa.array([pickle.dumps(facts)], pa.binary())], names=["summary"])
+                yield _summary(facts)
 
     return run
 
 
 def collect_facts(spark: SparkSession, plan: TracePlan) -> list[ChunkFacts]:
     """Job 1: every chunk's facts, one task per chunk."""
-    chunks = _chunk_frame(spark, plan)
-    found = chunks.mapInArrow(chunk_facts(plan), SUMMARY_DDL).collect()
+    found = _chunk_frame(spark, plan).mapInArrow(chunk_facts(plan), SUMMARY_DDL).collect()
     return [pickle.loads(r["summary"]) for r in found]
 
 
-def _chunk_frame(spark: SparkSession, plan: TracePlan) -> DataFrame:
-    """One row per chunk index, each in its own partition (so one task reads one chunk)."""
-    count = len(plan.chunks)
-    return spark.range(0, count, 1, max(1, count))
+# ---- rows cut into buckets of whole instances ---------------------------------------------------
 
 
-# ---- job 2: rows by instance -----------------------------------------------------------------------
+def bucket_of(instances: pa.Array | pa.ChunkedArray, buckets: int) -> np.ndarray:
+    """Each row's bucket: a hash of its instance that every process computes alike (CRC-32;
+    Python's own string hash differs from process to process)."""
+    encoded = pc.dictionary_encode(instances)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    per_name = np.array(
+        [zlib.crc32(name.encode("utf-8")) % buckets for name in encoded.dictionary.to_pylist()], np.int32
+    )
+    return per_name[encoded.indices.to_numpy(zero_copy_only=False)]
 
 
-def chunk_rows(
-    plan: TracePlan, seq_order: bool
-) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The `mapInArrow` function that reads and checks chunks again, this time yielding their rows."""
+def to_buckets(table: pa.Table, buckets: int) -> Iterator[pa.RecordBatch]:
+    """(bucket, Arrow IPC bytes of the bucket's rows) for each bucket that has rows."""
+    if not table.num_rows:
+        return
+    slot = bucket_of(table.column("instance"), buckets)
+    order = np.argsort(slot, kind="stable")
+    grouped, slots = table.take(pa.array(order)), slot[order]
+    bounds = [0, *(np.flatnonzero(slots[1:] != slots[:-1]) + 1).tolist(), len(slots)]
+    for start, end in itertools.pairwise(bounds):
+        sink = pa.BufferOutputStream()
+        part = grouped.slice(start, end - start)
+        with pa.ipc.new_stream(sink, part.schema) as writer:
+            writer.write_table(part)
+        yield pa.record_batch(
+            [
+                pa.array([int(slots[start])], pa.int32()),
+                pa.array([sink.getvalue().to_pybytes()], pa.binary()),
+            ],
+            names=["bucket", "rows"],
+        )
+
+
+def from_buckets(batches: Iterator[pa.RecordBatch]) -> pa.Table:
+    """The rows of every bucket blob a task received, as one table."""
+    tables = []
+    for batch in batches:
+        for blob in batch.column("rows").to_pylist():
+            tables.append(pa.ipc.open_stream(blob).read_all())
+    return pa.concat_tables(tables) if tables else ROWS_SCHEMA.empty_table()
+
+
+def chunk_rows(plan: TracePlan, seq_order: bool, buckets: int) -> Transform:
+    """The `mapInArrow` function that reads and checks chunks again, yielding their rows in buckets."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for index in batch.column(0).to_pylist():
-                for _, checked in _checked_tables(plan, index, IssueCollector(plan.source)):
+                for _, checked in _checked(plan, index, IssueCollector(plan.source)):
                     table = checked.table
                     order = table.column("seq") if seq_order else table.column("row")
-                    yield from table.append_column("order", order).to_batches()
+                    yield from to_buckets(table.append_column("order", order), buckets)
 
     return run
 
 
-def rows_frame(spark: SparkSession, plan: TracePlan, seq_order: bool) -> DataFrame:
-    """Every checked row of a planned file, as a DataFrame (read by the tasks)."""
-    return _chunk_frame(spark, plan).mapInArrow(chunk_rows(plan, seq_order), spark_ddl(ROWS_SCHEMA))
+def rows_frame(spark: SparkSession, plan: TracePlan, seq_order: bool, buckets: int) -> DataFrame:
+    """Every checked row of a planned file, in bucket blobs (read and checked by the tasks)."""
+    return _chunk_frame(spark, plan).mapInArrow(chunk_rows(plan, seq_order, buckets), BUCKETS_DDL)
 
 
-def table_frame(spark: SparkSession, rows: pa.Table) -> DataFrame:
-    """A validated trace held in memory (ROW_SCHEMA) as a DataFrame of ROWS_SCHEMA rows."""
+def table_frame(spark: SparkSession, rows: pa.Table, buckets: int) -> DataFrame:
+    """A validated trace held in memory (ROW_SCHEMA) in bucket blobs, built on the driver."""
     n = rows.num_rows
-    full = pa.table(
-        {
-            name: rows.column(name) if name in ROW_SCHEMA.names else _filler(name, n)
-            for name in ROWS_SCHEMA.names
-        },
-        schema=ROWS_SCHEMA,
-    )
-    return spark.createDataFrame(full)
+    full = rows.append_column("valid", pa.repeat(pa.scalar(True), n))
+    full = full.append_column("seq_bad", pa.repeat(pa.scalar(False), n)).select(ROWS_SCHEMA.names)
+    blobs = list(to_buckets(full.cast(ROWS_SCHEMA), buckets))
+    if not blobs:
+        return spark.createDataFrame([], BUCKETS_DDL)
+    return spark.createDataFrame(pa.Table.from_batches(blobs))
 
 
-def _filler(name: str, n: int) -> pa.Array:
-    if name == "valid":
-        return pa.repeat(pa.scalar(True), n)
-    return pa.repeat(pa.scalar(False), n)
+def seq_ties(rows: DataFrame, cap: int) -> tuple[list[tuple[int, int, int]], int]:
+    """(row, seq, first row using it) of every row reusing a `seq`, the first `cap` by row, and how
+    many there are: a Spark aggregation, run only when the chunks' facts cannot rule ties out."""
+
+    def unpack(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = from_buckets(batches).select(["row", "seq"])
+        yield from table.filter(table.column("seq").is_valid()).to_batches()
+
+    with_seq = rows.mapInArrow(unpack, "row long, seq long")
+    firsts = with_seq.groupBy("seq").agg(F.min("row").alias("first"), F.count("*").alias("uses"))
+    tied = with_seq.join(firsts.where(F.col("uses") > 1), "seq").where(F.col("row") != F.col("first"))
+    found = [(r["row"], r["seq"], r["first"]) for r in tied.orderBy("row").limit(cap).collect()]
+    total = tied.count() if len(found) >= cap else len(found)
+    return found, total
+
+
+# ---- job 2: whole instances per task -----------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -188,13 +250,13 @@ class InstanceJob:
     out_dir: str | None
 
 
-def instance_partition(job: InstanceJob) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The `mapInArrow` function of job 2, over one partition of rows (a set of whole instances)."""
+def instance_partition(job: InstanceJob) -> Transform:
+    """The `mapInArrow` function of job 2, over the bucket blobs one task received."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
 
-        table = pa.Table.from_batches(list(batches), schema=ROWS_SCHEMA)
+        table = from_buckets(batches)
         collector = IssueCollector(job.source)
         summary: dict[str, Any] = {"steps": {}, "rows": {}}
         if table.num_rows:
@@ -212,32 +274,19 @@ def instance_partition(job: InstanceJob) -> Callable[[Iterator[pa.RecordBatch]],
                     summary["steps"][instance] = instance_rows.num_rows
                 summary["rows"] = writer.finish()
         summary["issues"], summary["total"] = collector.entries(), collector.total
-        yield pa.record_batch([pa.array([pickle.dumps(summary)], pa.binary())], names=["summary"])
+        yield _summary(summary)
 
     return run
 
 
 def run_instances(rows: DataFrame, job: InstanceJob, partitions: int) -> list[dict[str, Any]]:
-    """Job 2: rows shuffled by instance to `partitions` tasks; their summaries."""
-    shuffled = rows.repartition(partitions, F.col("instance"))
+    """Job 2: bucket blobs shuffled to `partitions` tasks (whole instances each); their summaries."""
+    shuffled = rows.repartition(partitions, F.col("bucket"))
     found = shuffled.mapInArrow(instance_partition(job), SUMMARY_DDL).collect()
     return [pickle.loads(r["summary"]) for r in found]
 
 
-def seq_ties(rows: DataFrame, cap: int) -> tuple[list[tuple[int, int, int]], int]:
-    """(row, seq, first row using it) of every row reusing a `seq`, the first `cap` by row, and
-    how many there are (a Spark aggregation: only run when the chunks' facts cannot rule ties out)."""
-    with_seq = rows.where(F.col("seq").isNotNull()).select("row", "seq")
-    firsts = with_seq.groupBy("seq").agg(F.min("row").alias("first"), F.count("*").alias("uses"))
-    tied = with_seq.join(firsts.where(F.col("uses") > 1), "seq").where(F.col("row") != F.col("first"))
-    found = [(r["row"], r["seq"], r["first"]) for r in tied.orderBy("row").limit(cap).collect()]
-    total = tied.count() if len(found) >= cap else len(found)
-    return found, total
-
-
-def transcript_partition(
-    spec: RunSpec, with_input: bool, operator: bool
-) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+def transcript_partition(spec: RunSpec, with_input: bool, operator: bool) -> Transform:
     """The `mapInArrow` function of a transcript: (arrival order, line) of every row of its instances."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -245,7 +294,7 @@ def transcript_partition(
         from wmviz.trace.rowtable import TraceRows, decode_rows, grouped_table
         from wmviz.transcript import transcript_line
 
-        table = pa.Table.from_batches(list(batches), schema=ROWS_SCHEMA)
+        table = from_buckets(batches)
         rows = grouped_table(TraceRows(table.select(ROW_SCHEMA.names).cast(ROW_SCHEMA)))
         for instance, instance_rows in instance_groups(rows):
             trace_rows = decode_rows(instance_rows)
@@ -256,10 +305,8 @@ def transcript_partition(
                 )
                 for step, row in enumerate(trace_rows)
             ]
-            yield pa.record_batch(
-                [instance_rows.column("order").combine_chunks(), pa.array(lines, pa.string())],
-                names=["order", "line"],
-            )
+            orders = instance_rows.column("order").combine_chunks()
+            yield pa.record_batch([orders, pa.array(lines, pa.string())], names=["order", "line"])
 
     return run
 
@@ -268,7 +315,7 @@ def transcript_lines(
     rows: DataFrame, spec: RunSpec, partitions: int, *, with_input: bool, operator: bool
 ) -> Iterator[str]:
     """The transcript, streamed back in arrival order without collecting it at once."""
-    out = rows.repartition(partitions, F.col("instance")).mapInArrow(
+    out = rows.repartition(partitions, F.col("bucket")).mapInArrow(
         transcript_partition(spec, with_input, operator), "order long, line string"
     )
     for record in out.orderBy("order").toLocalIterator():

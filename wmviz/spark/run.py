@@ -131,15 +131,18 @@ def _check_seq(
     ties = 0
     if not seq.proves_unique():
         with SparkProgress(spark, "looking for seq values used twice", 0, sink):
-            found, ties = seq_ties(rows_frame(spark, plan, seq_order=True), collector.cap)
+            found, ties = seq_ties(rows_frame(spark, plan, True, _parallelism(spark)), collector.cap)
         for row, value, first in found:
             collector.add(row, "seq", seq_reused_reason(value, plan.unit, first), phase=PHASE_SEQ)
         collector.count_more(ties - len(found))
     return seq.broken_cells == 0 and seq.without_seq == 0 and ties == 0, True
 
 
-def _instance_partitions(spark: SparkSession, instances: int) -> int:
-    return max(1, min(instances, 2 * _parallelism(spark)))
+def _instance_partitions(spark: SparkSession, instances: int) -> tuple[int, int]:
+    """(tasks, buckets) for the instance job: buckets several times the tasks, so Spark's hash of a
+    bucket number spreads whole instances evenly over the tasks."""
+    tasks = max(1, min(instances, 2 * _parallelism(spark)))
+    return tasks, 4 * tasks
 
 
 def _merge(
@@ -175,9 +178,8 @@ def spark_simulate(
         spec, plan.source, plan.unit, plan.config_ok, checked.order_known, bool(collector), str(out_dir)
     )
     with SparkProgress(spark, "simulating" if not collector else "checking each instance", 0, progress):
-        summaries = run_instances(
-            rows_frame(spark, plan, checked.seq_order), job, _instance_partitions(spark, checked.instances)
-        )
+        tasks, buckets = _instance_partitions(spark, checked.instances)
+        summaries = run_instances(rows_frame(spark, plan, checked.seq_order, buckets), job, tasks)
     steps, rows = _merge(summaries, collector)
     collector.raise_if_any()
     fields = timeline_meta_fields(
@@ -207,7 +209,8 @@ def spark_simulate_trace(
     job = InstanceJob(spec, trace.source, "line", True, True, False, str(out_dir))
     instances = len({i for i, _ in trace.valve_channels})
     with SparkProgress(spark, "simulating", rows.num_rows, progress):
-        summaries = run_instances(table_frame(spark, rows), job, _instance_partitions(spark, instances))
+        tasks, buckets = _instance_partitions(spark, instances)
+        summaries = run_instances(table_frame(spark, rows, buckets), job, tasks)
     collector = IssueCollector(trace.source)
     steps, counts = _merge(summaries, collector)
     collector.raise_if_any()
@@ -239,13 +242,13 @@ def spark_transcript(
         # The per-instance checks (proc_ms order, generated channels) belong in the same report.
         spec = RunSpec.of(plan.config, plan.config.profile, checked.channels, DEFAULT_KEYFRAME_EVERY)
         job = InstanceJob(spec, plan.source, plan.unit, plan.config_ok, checked.order_known, True, None)
-        rows = rows_frame(spark, plan, checked.seq_order)
-        _merge(run_instances(rows, job, _instance_partitions(spark, checked.instances)), collector)
+        tasks, buckets = _instance_partitions(spark, checked.instances)
+        _merge(run_instances(rows_frame(spark, plan, checked.seq_order, buckets), job, tasks), collector)
         collector.raise_if_any()
     chosen = profile or plan.config.profile
     spec = RunSpec.of(plan.config, chosen, checked.channels, DEFAULT_KEYFRAME_EVERY)
     with_input = len({n for _, n in checked.channels}) > 1
     operator = plan.config.generator is not None or plan.config.operator.type != "none"
-    rows = rows_frame(spark, plan, checked.seq_order)
-    partitions = _instance_partitions(spark, checked.instances)
-    yield from transcript_lines(rows, spec, partitions, with_input=with_input, operator=operator)
+    tasks, buckets = _instance_partitions(spark, checked.instances)
+    rows = rows_frame(spark, plan, checked.seq_order, buckets)
+    yield from transcript_lines(rows, spec, tasks, with_input=with_input, operator=operator)

@@ -68,7 +68,7 @@ def package_zip() -> Path:
     global _ZIP
     package = Path(__file__).resolve().parent.parent
     target = Path(tempfile.gettempdir()) / f"wmviz-{os.getpid()}.zip"
-    if _ZIP != target:
+    if target != _ZIP:
         _ZIP = target
         with zipfile.ZipFile(target, "w") as zf:
             for path in sorted(package.rglob("*")):

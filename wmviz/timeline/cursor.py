@@ -49,6 +49,7 @@ class InstanceCursor:
         self.steps = steps.select([c for c in STEP_COLUMNS if c in steps.column_names])
         self.count = self.steps.num_rows
         frames = timeline.table("keyframes", instance)
+        assert frames is not None, "a timeline always has keyframes"
         self._keyframe_steps = frames.column("step").to_pylist()
         self._keyframe_blobs = frames.column("state")
         self.channels = _frame(timeline, "channels", instance)

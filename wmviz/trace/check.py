@@ -135,7 +135,7 @@ def check_batch(batch: RawBatch, context: CheckContext) -> CheckedBatch:
             if kind in column.meaningful:
                 continue
             mask = judge[column.name] & (kind_codes == code)
-            issues.add(mask, column.name, PHASE_MEANINGLESS + place, lambda _, k=kind: meaningless_reason(k))
+            issues.add(mask, column.name, PHASE_MEANINGLESS + place, _always(meaningless_reason(kind)))
             judge[column.name] &= ~mask
 
     parsed = {name: _parse(batch, name, judge, issues) for name in cols.CHECK_ORDER if name != "kind"}
@@ -404,12 +404,17 @@ def _payload(batch: RawBatch, issues: _Rows) -> pa.Array:
                     _one(n, index),
                     name,
                     PHASE_CELL + len(cols.CHECK_ORDER),
-                    lambda _, c=cell: f"cannot be read: {c}",
+                    _always(f"cannot be read: {cell}"),
                 )
             elif cell is not None:
                 pairs.append((name, cell))
         out[index] = encode_payload(pairs)
     return pa.array(out, pa.string())
+
+
+def _always(text: str) -> Callable[[int], str]:
+    """A reason that is the same for every row."""
+    return lambda _: text
 
 
 def _one(n: int, index: int) -> np.ndarray:

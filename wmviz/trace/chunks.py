@@ -150,9 +150,10 @@ def _parquet(plan: TracePlan, chunk: Chunk, collector: IssueCollector) -> Iterat
     import pyarrow.parquet as pq
 
     row = chunk.first_row
+    skip, left = chunk.skip, chunk.rows
     with plan.blob.open() as f, pq.ParquetFile(f) as pf:
         batches = pf.iter_batches(batch_size=BATCH_ROWS, row_groups=range(chunk.start, chunk.end))
-        while True:
+        while left is None or left > 0:
             try:
                 batch = next(batches)
             except StopIteration:
@@ -160,6 +161,14 @@ def _parquet(plan: TracePlan, chunk: Chunk, collector: IssueCollector) -> Iterat
             except (pa.ArrowException, OSError) as exc:
                 collector.add(row, None, f"cannot read this Parquet row group: {exc}")
                 return
+            if skip >= batch.num_rows:  # rows of the group another chunk checks
+                skip -= batch.num_rows
+                continue
+            keep = batch.num_rows - skip if left is None else min(left, batch.num_rows - skip)
+            batch = batch.slice(skip, keep)
+            skip = 0
+            if left is not None:
+                left -= batch.num_rows
             columns: dict[str, RawColumn] = {}
             payload: list[tuple[str, RawColumn]] = []
             for name, values in zip(plan.header, batch.columns, strict=True):

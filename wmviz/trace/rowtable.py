@@ -121,7 +121,8 @@ def _row(
 
 def row_from_record(record: dict[str, Any]) -> TraceRow:
     """The TraceRow of one record holding the ROW_SCHEMA columns (a timeline `steps` row)."""
-    return _row(*(record.get(name) for name in _DECODED))
+    cells: list[Any] = [record.get(name) for name in _DECODED]
+    return _row(*cells)
 
 
 class TraceRows(Sequence[TraceRow]):

@@ -72,11 +72,17 @@ class Blob:
 @dataclass(frozen=True, slots=True)
 class Chunk:
     """A piece of the body a task reads on its own: bytes [start, end) whose first record is on line
-    `first_row` (CSV, JSON Lines), or row groups [start, end) whose first row is `first_row` (Parquet)."""
+    `first_row` (CSV, JSON Lines), or row groups [start, end) whose first row is `first_row` (Parquet).
+
+    A Parquet row group larger than a chunk is shared by several chunks, each keeping `rows` rows
+    from row `skip` of the group: reading a row group again is cheap, checking it is not.
+    """
 
     start: int
     end: int
     first_row: int
+    skip: int = 0
+    rows: int | None = None
 
 
 @dataclass(slots=True)
@@ -346,6 +352,15 @@ def _plan_parquet(
     plan.header, plan.declared = names, frozenset(names)
     start_group, start_row, pending = 0, 1, 0
     for group, rows in enumerate(groups):
+        if rows > chunk_rows:  # a big row group alone: several chunks share it
+            if pending:
+                plan.chunks.append(Chunk(start_group, group, start_row))
+                start_row += pending
+            for skip in range(0, rows, chunk_rows):
+                take = min(chunk_rows, rows - skip)
+                plan.chunks.append(Chunk(group, group + 1, start_row + skip, skip, take))
+            start_group, start_row, pending = group + 1, start_row + rows, 0
+            continue
         pending += rows
         if pending >= chunk_rows or group == len(groups) - 1:
             plan.chunks.append(Chunk(start_group, group + 1, start_row))

@@ -14,6 +14,7 @@ follow from each format having fewer types than a `TraceRow`:
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 from collections.abc import Iterable
@@ -84,7 +85,7 @@ def _write(
     rows: Trace | Iterable[TraceRow], stream: IO[bytes], fmt: str, config: ScenarioConfig | None
 ) -> None:
     trace = rows if isinstance(rows, Trace) else None
-    row_list = tuple(trace.rows if trace else rows)
+    row_list = tuple(trace.rows) if trace is not None else tuple(rows)  # type: ignore[arg-type]
     if fmt == "csv" and config is not None:
         raise ValueError("a CSV file cannot hold a config; write it next to the file with write_config")
     if config is None and trace is not None and trace.config != ScenarioConfig():
@@ -115,10 +116,10 @@ def _payload_names(rows: tuple[TraceRow, ...]) -> list[str]:
                 raise ValueError(f"row {r.row}: payload column {name!r} clashes with a standard column")
             first_seen.setdefault(name, len(first_seen))
             after.setdefault(name, set())
-        for before, later in zip(names, names[1:]):
+        for before, later in itertools.pairwise(names):
             after[before].add(later)
     waiting = {name: 0 for name in first_seen}
-    for name, laters in after.items():
+    for laters in after.values():
         for later in laters:
             waiting[later] += 1
     order: list[str] = []
