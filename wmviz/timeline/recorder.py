@@ -25,7 +25,7 @@ _CHANGE_TABLES = ("channels", "heap", "timers", "outputs", "keyframes")
 _ACTIVE, _IDLE = Status.ACTIVE, Status.IDLE
 
 
-def _status_text(status: Status) -> str:
+def status_text(status: Status) -> str:
     # Identity tests: an Enum's `.value` and its hash are Python-level calls, a million times a run.
     return "ACTIVE" if status is _ACTIVE else "IDLE" if status is _IDLE else "FINISHED"
 
@@ -64,8 +64,8 @@ def rules_label(result: StepResult) -> str:
 
 
 class InstanceRecorder:
-    """One instance's timeline rows. `start` stores the keyframe before step 0; then `record` (or
-    `record_valve_only`) per step; `tables` builds the Arrow tables from the buffers."""
+    """One instance's timeline rows: the keyframe before step 0, then `record` per step; `tables`
+    builds the Arrow tables from the buffers. (Valve-only instances: `ValveOnlyRecorder`.)"""
 
     def __init__(self, pipeline: InstancePipeline, keyframe_every: int, refs: dict[str, Any]) -> None:
         self.instance = pipeline.instance
@@ -88,28 +88,6 @@ class InstanceRecorder:
         self.keyframe(pipeline, -1)
 
     # ---- per step --------------------------------------------------------------------------------
-
-    def record_valve_only(
-        self,
-        pipeline: InstancePipeline,
-        step: int,
-        input_name: str,
-        channel: int | None,
-        outcome: Outcome | None,
-        out: list[Emission],
-    ) -> None:
-        """A step of `InstancePipeline.process_valve_only` (no StepResult: the same rows, cheaper)."""
-        self.rules.append(_RULES[outcome] if outcome is not None else "")
-        self.out.append(" ".join([format_emission(e) for e in out]) if out else "")
-        self.emit.append(None)
-        self.dropped.append(None)
-        valve = pipeline.valves[input_name if outcome is not None else pipeline.inputs[0]]
-        self.output_wm.append(valve.last_watermark_ms)
-        self.output_status.append(_status_text(valve.last_status))
-        if outcome is not None:
-            self._channel_change(pipeline, step, input_name, channel)  # type: ignore[arg-type]
-        if (step + 1) % self.keyframe_every == 0:
-            self.keyframe(pipeline, step)
 
     def record(self, pipeline: InstancePipeline, result: StepResult) -> None:
         """Every table's rows for one step of `InstancePipeline.process`."""
@@ -144,7 +122,7 @@ class InstanceRecorder:
         changes[1].append(input_name)
         changes[2].append(channel)
         changes[3].append(now[0])
-        changes[4].append(_status_text(now[1]))
+        changes[4].append(status_text(now[1]))
         changes[5].append(now[2])
         if before[2] != now[2]:
             self._add("heap", step, input_name, channel, "join" if now[2] else "leave", now[0])
@@ -233,20 +211,18 @@ class InstanceRecorder:
 
     def tables(self, rows: pa.Table) -> dict[str, pa.Table]:
         """Every table of this instance; `rows` are its trace rows (ROW_SCHEMA) in step order."""
-        n = rows.num_rows
-        steps = {
-            "instance": pa.repeat(pa.scalar(self.instance, pa.string()), n),
-            "step": pa.array(np.arange(n, dtype=np.int64)),
-            "order": rows.column("order"),
-            "rules": pa.array(self.rules, pa.string()),
-            "out_json": pa.array(self.out, pa.string()),
-            "emit_json": pa.array(self.emit, pa.string()),
-            "dropped_json": pa.array(self.dropped, pa.string()),
-            "output_wm": pa.array(self.output_wm, pa.int64()),
-            "output_status": pa.array(self.output_status, pa.string()),
+        result = {
+            "steps": steps_table(
+                self.instance,
+                rows,
+                self.rules,
+                self.out,
+                pa.array(self.emit, pa.string()),
+                pa.array(self.dropped, pa.string()),
+                self.output_wm,
+                self.output_status,
+            )
         }
-        steps.update({name: rows.column(name) for name in INPUT_COLUMNS})
-        result = {"steps": pa.table(steps, schema=SCHEMAS["steps"])}
         for table in _CHANGE_TABLES:
             columns = self.changes[table]
             count = len(columns["step"])
@@ -260,3 +236,30 @@ class InstanceRecorder:
             result[table] = pa.table(arrays, schema=schema)
         assert set(result) <= set(TABLES)
         return result
+
+
+def steps_table(
+    instance: str,
+    rows: pa.Table,
+    rules: list[str],
+    out: list[str],
+    emit: pa.Array,
+    dropped: pa.Array,
+    output_wm: list[int],
+    output_status: list[str],
+) -> pa.Table:
+    """The `steps` table of one instance: what each step caused, beside the trace row itself."""
+    n = rows.num_rows
+    steps = {
+        "instance": pa.repeat(pa.scalar(instance, pa.string()), n),
+        "step": pa.array(np.arange(n, dtype=np.int64)),
+        "order": rows.column("order"),
+        "rules": pa.array(rules, pa.string()),
+        "out_json": pa.array(out, pa.string()),
+        "emit_json": emit,
+        "dropped_json": dropped,
+        "output_wm": pa.array(output_wm, pa.int64()),
+        "output_status": pa.array(output_status, pa.string()),
+    }
+    steps.update({name: rows.column(name) for name in INPUT_COLUMNS})
+    return pa.table(steps, schema=SCHEMAS["steps"])

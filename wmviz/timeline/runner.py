@@ -17,6 +17,7 @@ from wmviz.core.scenario import Kind, ScenarioConfig, TraceRow
 from wmviz.core.simulate import instance_channels, manual_channels_of
 from wmviz.core.types import Emission, Profile, Status
 from wmviz.timeline.recorder import InstanceRecorder
+from wmviz.timeline.valve_recorder import ValveOnlyRecorder
 from wmviz.trace.rowtable import decode_rows
 
 
@@ -82,8 +83,8 @@ def _run_valve_only(spec: RunSpec, instance: str, rows: pa.Table) -> dict[str, p
     """No generator and no operator: the pipeline's valve-only entry point, fed the cells it reads
     straight from the columns (no TraceRow is built)."""
     pipeline = InstancePipeline(instance, spec.config, spec.profile, spec.channels_of(instance), set())
-    recorder = InstanceRecorder(pipeline, spec.keyframe_every, spec.refs)
-    process, record = pipeline.process_valve_only, recorder.record_valve_only
+    recorder = ValveOnlyRecorder(pipeline, spec.keyframe_every, spec.refs)
+    process, record = pipeline.process_valve_only, recorder.record
     kinds, statuses = _KINDS, _STATUSES
     out: list[Emission] = []
     cells = [rows.column(name).to_pylist() for name in _VALVE_CELLS]
