@@ -203,7 +203,7 @@ def cmd_validate(args: argparse.Namespace) -> None:
     trace = load(args)
     counts = sorted(set(trace.valve_channels.values()))
     channels = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
-    inputs = sorted({r.input for r in trace.rows})
+    inputs = sorted({input_name for _, input_name in trace.valve_channels})
     print(
         f"{trace.source}: valid: {_plural(len(trace.rows), 'row')}, "
         f"{_plural(len(trace.instances), 'instance')}, input{'s' if len(inputs) > 1 else ''} "

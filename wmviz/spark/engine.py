@@ -34,7 +34,7 @@ from pyspark.sql import functions as F
 from wmviz.timeline.local import instance_groups
 from wmviz.timeline.runner import RunSpec, run_instance
 from wmviz.timeline.store import TimelineWriter
-from wmviz.trace.check import CHECKED_SCHEMA, CheckedBatch, check_batch
+from wmviz.trace.check import CHECKED_SCHEMA, CheckedBatch, check_batch, conform
 from wmviz.trace.chunks import read_chunk
 from wmviz.trace.errors import IssueCollector, TraceIssue
 from wmviz.trace.raw import RawBatch
@@ -184,7 +184,9 @@ def from_buckets(batches: Iterator[pa.RecordBatch]) -> pa.Table:
     for batch in batches:
         for blob in batch.column("rows").to_pylist():
             tables.append(pa.ipc.open_stream(blob).read_all())
-    return pa.concat_tables(tables) if tables else ROWS_SCHEMA.empty_table()
+    if not tables:
+        return ROWS_SCHEMA.empty_table()
+    return conform(pa.concat_tables(tables, promote_options="permissive"), ROWS_SCHEMA)
 
 
 def chunk_rows(plan: TracePlan, seq_order: bool, buckets: int) -> Transform:
@@ -211,7 +213,7 @@ def table_frame(spark: SparkSession, rows: pa.Table, buckets: int) -> DataFrame:
     n = rows.num_rows
     full = rows.append_column("valid", pa.repeat(pa.scalar(True), n))
     full = full.append_column("seq_bad", pa.repeat(pa.scalar(False), n)).select(ROWS_SCHEMA.names)
-    blobs = list(to_buckets(full.cast(ROWS_SCHEMA), buckets))
+    blobs = list(to_buckets(conform(full, ROWS_SCHEMA), buckets))
     if not blobs:
         return spark.createDataFrame([], BUCKETS_DDL)
     return spark.createDataFrame(pa.Table.from_batches(blobs))

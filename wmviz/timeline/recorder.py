@@ -253,7 +253,7 @@ def steps_table(
     steps = {
         "instance": pa.repeat(pa.scalar(instance, pa.string()), n),
         "step": pa.array(np.arange(n, dtype=np.int64)),
-        "order": rows.column("order"),
+        "order": rows.column("order").cast(pa.int64()),
         "rules": pa.array(rules, pa.string()),
         "out_json": pa.array(out, pa.string()),
         "emit_json": emit,
@@ -261,5 +261,6 @@ def steps_table(
         "output_wm": pa.array(output_wm, pa.int64()),
         "output_status": pa.array(output_status, pa.string()),
     }
-    steps.update({name: rows.column(name) for name in INPUT_COLUMNS})
-    return pa.table(steps, schema=SCHEMAS["steps"])
+    schema = SCHEMAS["steps"]
+    steps.update({name: rows.column(name).cast(schema.field(name).type) for name in INPUT_COLUMNS})
+    return pa.table(steps, schema=schema)

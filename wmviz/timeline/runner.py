@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import Kind, ScenarioConfig, TraceRow
@@ -76,7 +79,25 @@ def run_instance(spec: RunSpec, instance: str, rows: pa.Table) -> dict[str, pa.T
 
 _KINDS = {k.value: k for k in Kind}
 _STATUSES = {s.value: s for s in Status}
-_VALVE_CELLS = ("kind", "input", "channel", "watermark_ms", "status", "proc_ms")
+_VALUE_CELLS = ("channel", "watermark_ms", "proc_ms")
+
+
+class _Same(dict):
+    """A mapping of every name to itself (the input names are taken as they are)."""
+
+    def __missing__(self, name: str) -> str:
+        return name
+
+
+def _members(column: pa.ChunkedArray | pa.Array, by_name: dict[str, Any]) -> list[Any]:
+    """An enum column (`kind`, `status`) as a list of members (None where null), decoded per
+    distinct value rather than per cell."""
+    encoded = pc.dictionary_encode(column.cast(pa.string()) if column.type == pa.null() else column)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    members = np.array([by_name[name] for name in encoded.dictionary.to_pylist()] + [None], object)
+    codes = encoded.indices.fill_null(len(members) - 1).to_numpy(zero_copy_only=False)
+    return members[codes].tolist()
 
 
 def _run_valve_only(spec: RunSpec, instance: str, rows: pa.Table) -> dict[str, pa.Table]:
@@ -85,15 +106,14 @@ def _run_valve_only(spec: RunSpec, instance: str, rows: pa.Table) -> dict[str, p
     pipeline = InstancePipeline(instance, spec.config, spec.profile, spec.channels_of(instance), set())
     recorder = ValveOnlyRecorder(pipeline, spec.keyframe_every, spec.refs)
     process, record = pipeline.process_valve_only, recorder.record
-    kinds, statuses = _KINDS, _STATUSES
     out: list[Emission] = []
-    cells = [rows.column(name).to_pylist() for name in _VALVE_CELLS]
+    kinds, statuses = _members(rows["kind"], _KINDS), _members(rows["status"], _STATUSES)
+    inputs = _members(rows["input"], _Same())
+    channels, watermarks, clocks = (rows.column(name).to_pylist() for name in _VALUE_CELLS)
     for step, (kind, input_name, channel, watermark_ms, status, proc_ms) in enumerate(
-        zip(*cells, strict=True)
+        zip(kinds, inputs, channels, watermarks, statuses, clocks, strict=True)
     ):
         out.clear()
-        outcome = process(
-            kinds[kind], input_name, channel, watermark_ms, statuses[status] if status else None, proc_ms, out
-        )
+        outcome = process(kind, input_name, channel, watermark_ms, status, proc_ms, out)
         record(pipeline, step, input_name, channel, outcome, out)
     return recorder.tables(rows)

@@ -41,7 +41,9 @@ class ValveOnlyRecorder:
         self.refs = refs
         self.first_valve = pipeline.valves[pipeline.inputs[0]]
         self.initial = {
-            (name, c): valve.channel_tuple(c) for name, valve in pipeline.valves.items() for c in range(valve.channels)
+            (name, c): valve.channel_tuple(c)
+            for name, valve in pipeline.valves.items()
+            for c in range(valve.channels)
         }
         self.rules: list[str] = []
         self.out: list[str] = []
@@ -119,7 +121,9 @@ class ValveOnlyRecorder:
         wm = np.asarray(self.channel_wm, np.int64)[touched]
         code = code[touched]
         inputs = rows.column("input").take(pa.array(touched))
-        channels = rows.column("channel").take(pa.array(touched)).to_numpy(zero_copy_only=False).astype(np.int64)
+        channels = (
+            rows.column("channel").take(pa.array(touched)).to_numpy(zero_copy_only=False).astype(np.int64)
+        )
         encoded = pc.dictionary_encode(inputs).combine_chunks()
         names = encoded.dictionary.to_pylist()
         input_codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)

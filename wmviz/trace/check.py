@@ -46,7 +46,8 @@ PHASE_SEQ = 501
 PHASE_PROC = 502
 PHASE_GENERATED = 503
 
-CHECKED_SCHEMA = pa.schema(
+CHECKED_SCHEMA = pa.schema(  # the logical types: an all-null column may be Arrow's null type,
+    # and `kind` is dictionary-encoded; `conform` gives exactly these types
     [
         ("row", pa.int64()),
         ("instance", pa.string()),
@@ -67,6 +68,12 @@ CHECKED_SCHEMA = pa.schema(
 )
 """Every row as checked: the trace row's columns (null where a cell is absent or broke its rule),
 `valid` (the row passed every row rule) and `seq_bad` (its `seq` cell broke its rule)."""
+
+
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """`table`'s columns of `schema` cast to exactly its types (null-type and dictionary columns
+    become typed ones: do it on slices, as a writer or a task needs them)."""
+    return pa.table({f.name: table.column(f.name).cast(f.type) for f in schema}, schema=schema)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,31 +155,33 @@ def check_batch(batch: RawBatch, context: CheckContext) -> CheckedBatch:
 
     payload = _payload(batch, issues)
     valid = ~issues.bad & (kind_codes >= 0) & input_ok & ~_header_blocked(kind_codes, batch, context)
-    table = pa.table(
-        {
-            "row": pa.array(batch.rows, pa.int64()),
-            "instance": instance,
-            "input": input_names_,
-            "channel": pa.array(channel.values, pa.int64(), mask=~channel.valid).cast(pa.int32()),
-            "seq": _ints(parsed["seq"]),
-            "kind": pa.array(
-                np.array([k.value for k in KINDS], object)[np.maximum(kind_codes, 0)],
-                pa.string(),
-                mask=kind_codes < 0,
-            ),
-            "event_ms": _ints(parsed["event_ms"]),
-            "watermark_ms": _ints(parsed["watermark_ms"]),
-            "status": parsed["status"].values,
-            "proc_ms": _ints(parsed["proc_ms"]),
-            "key": parsed["key"].values,
-            "value_json": parsed["value"].values,
-            "payload_json": payload,
-            "valid": pa.array(valid),
-            "seq_bad": pa.array(parsed["seq"].bad),
-        },
-        schema=CHECKED_SCHEMA,
-    )
-    return CheckedBatch(table, issues.collector, header_missing, max_channel)
+    columns = {
+        "row": pa.array(batch.rows, pa.int64()),
+        "instance": instance,
+        "input": input_names_,
+        "channel": _lean(pa.array(channel.values, pa.int64(), mask=~channel.valid).cast(pa.int32())),
+        "seq": _lean(_ints(parsed["seq"])),
+        "kind": pa.DictionaryArray.from_arrays(pa.array(kind_codes, mask=kind_codes < 0), _KIND_NAMES),
+        "event_ms": _lean(_ints(parsed["event_ms"])),
+        "watermark_ms": _lean(_ints(parsed["watermark_ms"])),
+        "status": _lean(parsed["status"].values),
+        "proc_ms": _lean(_ints(parsed["proc_ms"])),
+        "key": _lean(parsed["key"].values),
+        "value_json": _lean(parsed["value"].values),
+        "payload_json": _lean(payload),
+        "valid": pa.array(valid),
+        "seq_bad": pa.array(parsed["seq"].bad),
+    }
+    return CheckedBatch(pa.table(columns), issues.collector, header_missing, max_channel)
+
+
+_KIND_NAMES = pa.array([k.value for k in KINDS], pa.string())
+
+
+def _lean(values: pa.Array) -> pa.Array:
+    """An all-null column as Arrow's null type, which holds no buffers: most traces leave several
+    columns empty, and ten million empty cells would otherwise cost a gigabyte in all."""
+    return pa.nulls(len(values)) if values.null_count == len(values) else values
 
 
 # ---- the kind, and which cells it makes meaningless or required ---------------------------------

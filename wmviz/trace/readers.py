@@ -103,7 +103,8 @@ def validate(
 
 def _take_all(tables: list[pa.Table]) -> pa.Table:
     """The batches as one table, emptying the list so `finish` holds the only reference."""
-    table = pa.concat_tables(tables) if tables else CHECKED_SCHEMA.empty_table()
+    # Batches may differ in which columns are all null (Arrow's null type there): unify them.
+    table = pa.concat_tables(tables, promote_options="permissive") if tables else CHECKED_SCHEMA.empty_table()
     tables.clear()
     return table
 
@@ -128,16 +129,29 @@ def finish(
     order_known = check_seq(table, plan.unit, collector)
     table = table.append_column("order", arrival_order(table))
     key = "order" if order_known else "row"
-    grouped = table.take(pc.sort_indices(table, [("instance", "ascending"), (key, "ascending")]))
-    del table  # one copy of the rows at a time
-    check_instances(grouped, plan.config, plan.config_ok, plan.unit, collector, order_known=order_known)
+    indices = pc.sort_indices(table, [("instance", "ascending"), (key, "ascending")])
+    columns = {name: table.column(name) for name in ROW_SCHEMA.names}
+    del table
+    rows = _gather(columns, indices)
+    del indices
+    check_instances(rows, plan.config, plan.config_ok, plan.unit, collector, order_known=order_known)
     collector.raise_if_any()
-    rows = grouped.select(list(ROW_SCHEMA.names)).cast(ROW_SCHEMA).combine_chunks()
     arrival = np.argsort(rows.column("order").to_numpy(), kind="stable")
     pairs = _first_pairs(rows)
     channels = valve_channels(pairs, plan.config, plan.config_ok, compact, merge_max_channel(max_channels))
     trace_rows = TraceRows(rows, arrival, grouped=True)
     return Trace(source=plan.source, rows=trace_rows, config=plan.config, valve_channels=channels)
+
+
+def _gather(columns: dict[str, pa.ChunkedArray], indices: pa.Array) -> pa.Table:
+    """The columns taken in `indices` order, one at a time, each source column let go (popped from
+    `columns`) once gathered: at most one column is held twice (ten million rows are ~1 GB)."""
+    gathered = {}
+    for name in list(columns):
+        column = columns.pop(name)
+        gathered[name] = column.take(indices).combine_chunks()
+        del column
+    return pa.table(gathered)
 
 
 def _first_pairs(rows: pa.Table) -> list[tuple[str, str]]:

@@ -61,6 +61,16 @@ def generated_watermark_reason(channel: int, unit: str, first: int) -> str:
     )
 
 
+def _typed(table: pa.Table, name: str, kind: pa.DataType) -> pa.Array:
+    """One column as a single array of `kind` (a checked table may hold it as Arrow's null type,
+    or dictionary-encoded)."""
+    return table.column(name).combine_chunks().cast(kind)
+
+
+def _numpy(table: pa.Table, name: str) -> np.ndarray:
+    return table.column(name).combine_chunks().to_numpy(zero_copy_only=False)
+
+
 # ---- header ----------------------------------------------------------------------------------
 
 
@@ -104,14 +114,14 @@ class SeqFacts:
 
     @classmethod
     def of(cls, table: pa.Table) -> SeqFacts:
-        seq = table.column("seq").combine_chunks()
-        bad = table.column("seq_bad").to_numpy()
+        seq = _typed(table, "seq", pa.int64())
+        bad = _numpy(table, "seq_bad")
         has = seq.is_valid().to_numpy(zero_copy_only=False) | bad
-        rows = table.column("row").to_numpy()
+        rows = _numpy(table, "row")
         facts = cls(with_seq=int(has.sum()), without_seq=int((~has).sum()), broken_cells=int(bad.sum()))
         if facts.with_seq:
             facts.first_with_seq = int(rows[has].min())
-        values = seq.drop_null().to_numpy()
+        values = seq.drop_null().to_numpy(zero_copy_only=False)
         if len(values):
             order = np.argsort(rows[seq.is_valid().to_numpy(zero_copy_only=False)], kind="stable")
             in_file_order = values[order]
@@ -150,16 +160,19 @@ def check_seq(table: pa.Table, unit: str, collector: IssueCollector) -> bool:
     facts = SeqFacts.of(table)
     if not facts.used:
         return True
-    rows = table.column("row").to_numpy()
-    seq = table.column("seq").combine_chunks()
-    has = seq.is_valid().to_numpy(zero_copy_only=False) | table.column("seq_bad").to_numpy()
+    rows = _numpy(table, "row")
+    seq = _typed(table, "seq", pa.int64())
+    has = seq.is_valid().to_numpy(zero_copy_only=False) | _numpy(table, "seq_bad")
     assert facts.first_with_seq is not None
     for row in rows[~has].tolist():
         collector.add(row, "seq", seq_missing_reason(unit, facts.first_with_seq), phase=PHASE_SEQ)
     ties = 0
     if not facts.proves_unique():
         ties = report_seq_ties(
-            rows[seq.is_valid().to_numpy(zero_copy_only=False)], seq.drop_null().to_numpy(), unit, collector
+            rows[seq.is_valid().to_numpy(zero_copy_only=False)],
+            seq.drop_null().to_numpy(zero_copy_only=False),
+            unit,
+            collector,
         )
     return facts.broken_cells == 0 and facts.without_seq == 0 and ties == 0
 
@@ -188,7 +201,7 @@ def report_seq_ties(rows: np.ndarray, seqs: np.ndarray, unit: str, collector: Is
 def arrival_order(table: pa.Table) -> pa.Array:
     """Each row's place in arrival order: its `seq` when the rows carry one, else its row number."""
     seq = table.column("seq")
-    return seq if seq.null_count < len(seq) else table.column("row")
+    return seq.cast(pa.int64()) if seq.null_count < len(seq) else table.column("row")
 
 
 # ---- per instance ------------------------------------------------------------------------------
@@ -222,12 +235,12 @@ def _segments(instances: pa.Array) -> list[tuple[int, int]]:
 
 
 def _check_proc_ms(table: pa.Table, instances: pa.Array, unit: str, collector: IssueCollector) -> None:
-    proc = table.column("proc_ms").combine_chunks()
+    proc = _typed(table, "proc_ms", pa.int64())
     if proc.null_count == len(proc):
         return
     has = proc.is_valid().to_numpy(zero_copy_only=False)
-    values = proc.fill_null(0).to_numpy()
-    rows = table.column("row").to_numpy()
+    values = proc.fill_null(0).to_numpy(zero_copy_only=False)
+    rows = _numpy(table, "row")
     names = instances.to_numpy(zero_copy_only=False)
     for start, end in _segments(instances):
         here = np.flatnonzero(has[start:end]) + start
@@ -250,11 +263,11 @@ def _check_proc_ms(table: pa.Table, instances: pa.Array, unit: str, collector: I
 
 def _check_generated(table: pa.Table, unit: str, collector: IssueCollector) -> None:
     """An explicit watermark on a channel that carries records (so the generator makes its watermarks)."""
-    kind = table.column("kind").combine_chunks()
-    channel = table.column("channel").combine_chunks()
+    kind = _typed(table, "kind", pa.string())
+    channel = _typed(table, "channel", pa.int32())
     keys = pc.binary_join_element_wise(
         table.column("instance").combine_chunks(),
-        table.column("input").combine_chunks(),
+        _typed(table, "input", pa.string()),
         channel.cast(pa.string()),
         "\x00",
     )
@@ -262,7 +275,7 @@ def _check_generated(table: pa.Table, unit: str, collector: IssueCollector) -> N
     is_watermark = pc.fill_null(pc.and_(pc.equal(kind, "watermark"), channel.is_valid()), False)
     if not pc.any(is_record).as_py() or not pc.any(is_watermark).as_py():
         return
-    rows = table.column("row").to_numpy()
+    rows = _numpy(table, "row")
     record_at = np.flatnonzero(is_record.to_numpy(zero_copy_only=False))
     record_keys = keys.take(pa.array(record_at))
     distinct, first = np.unique(record_keys.to_numpy(zero_copy_only=False), return_index=True)
