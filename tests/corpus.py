@@ -375,7 +375,7 @@ _BAD: list[Case] = [
         "compact",
         "v.jsonl",
         _text(
-            '{"channels": 2}\n{"ch": 2, "wm": 5}\n{"ch": 0}\n{"ch": 0, "wm": 1, "status": "IDLE"}\n{"ch": 0, "wx": 1}\n{"channels": 0}\n'
+            '{"channels": 2}\n{"ch": 2, "wm": 5}\n{"ch": 0}\n{"ch": 0, "wm": 1, "status": "IDLE"}\n{"ch": 0, "wx": 1}\n{"channels": 0}\n{"channels": 40000}\n'
         ),
         issues=(
             "v.jsonl:2: column ch: 2 is out of range; input 0 has 2 channels (0..1)",
@@ -384,6 +384,7 @@ _BAD: list[Case] = [
             "v.jsonl:5: column wx: unknown key; a compact line has ch and either wm or status",
             "v.jsonl:5: a compact line needs wm (a watermark) or status",
             "v.jsonl:6: column channels: 0 is not a positive channel count",
+            "v.jsonl:7: column channels: 40,000 channels are more than a valve may have here: 32,768 (Flink's largest parallelism; WMVIZ_MAX_CHANNELS)",
         ),
     ),
     Case(
@@ -416,7 +417,25 @@ _BAD: list[Case] = [
         ),
         total=2500,
     ),
+    Case(
+        "reserved-column",
+        "t.csv",
+        _text("kind,proc_ms,config\nproctime,1,x\n"),
+        issues=(
+            't.csv:1: column config: is a reserved name (a JSON Lines line with a "config" key is the config); rename it',
+        ),
+    ),
     Case("no-rows", "h.csv", _text("kind,channel\n"), issues=("h.csv: the trace has no rows",)),
+    Case(
+        "channel-budget",
+        "t.jsonl",
+        _text('{"kind": "status", "channel": 40000, "status": "IDLE"}\n'),
+        {"channels": {"0": 2147483647}},
+        issues=(
+            "channel-budget.config.json: field channels.0: 2,147,483,647 channels are more than a valve may have here: 32,768 (Flink's largest parallelism; WMVIZ_MAX_CHANNELS)",
+            "t.jsonl:1: column channel: channel 40000: 40,001 channels are more than a valve may have here: 32,768 (Flink's largest parallelism; WMVIZ_MAX_CHANNELS)",
+        ),
+    ),
 ]
 
 

@@ -437,3 +437,13 @@ def test_csv_keeps_a_lone_carriage_return_and_each_rows_payload_order(tmp_path):
     trace = read_trace_bytes(write_trace_bytes(rows, "csv"), "t.csv")
     assert [r.payload for r in trace.rows] == [r.payload for r in rows]
     assert [r.row for r in trace.rows] == [2, 4, 5]  # the CR inside the quoted cell is a line too
+
+
+def test_a_payload_name_with_spaces_survives_every_format(tmp_path):
+    # Spaces around a standard name are a spreadsheet's; around a payload name they are the name.
+    pq.write_table(pa.table({"kind": ["proctime"], "proc_ms": [1], " note ": ["n"]}), tmp_path / "t.parquet")
+    trace = read_trace(tmp_path / "t.parquet")
+    for fmt in ("csv", "jsonl", "parquet"):
+        back = read_trace_bytes(write_trace_bytes(trace, fmt), FORMATS[fmt])
+        assert back.rows[0].payload == ((" note ", "n"),), fmt
+    assert read_trace_bytes(b" kind , proc_ms\nproctime,1\n", "t.csv").rows[0].proc_ms == 1

@@ -18,6 +18,7 @@ from typing import Any
 from wmviz.core.scenario import Kind
 from wmviz.core.types import Status, fits_long
 from wmviz.trace.columns import KIND_NAMES, Parse
+from wmviz.trace.config import MAX_CHANNELS, channel_budget_reason
 from wmviz.trace.timefmt import ASCII_SPACE, parse_time_ms, show
 
 MAX_CHANNEL = 2**31 - 1
@@ -83,6 +84,8 @@ def channel(value: Any) -> int:
         raise Invalid(f"{result} must be >= 0")
     if result > MAX_CHANNEL:
         raise Invalid(f"{result} is larger than the largest channel index, {MAX_CHANNEL}")
+    if result >= MAX_CHANNELS:
+        raise Invalid(f"channel {result}: {channel_budget_reason(result + 1)}")
     return result
 
 

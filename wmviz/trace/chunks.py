@@ -15,8 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from wmviz.trace.cellrules import MAX_CHANNEL
 from wmviz.trace.columns import STANDARD, TYPED
+from wmviz.trace.config import MAX_CHANNELS, channel_budget_reason
 from wmviz.trace.errors import IssueCollector
 from wmviz.trace.jsonline import JsonLineError, decode_json_line, is_compact_header
 from wmviz.trace.lines import line_breaks
@@ -307,8 +307,11 @@ class _Compact:
                 self.collector.add(row, key, 'unknown key; a header line is only {"channels": N}')
         self.instances += 1
         count = obj["channels"]
-        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_CHANNEL:
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             self.collector.add(row, "channels", f"{show(count)} is not a positive channel count")
+            return
+        if count > MAX_CHANNELS:
+            self.collector.add(row, "channels", channel_budget_reason(count))
             return
         if self.configured is not None and self.configured != count:
             self.collector.add(

@@ -7,7 +7,6 @@ to a default.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import fields, replace
@@ -24,7 +23,12 @@ AGGREGATES = ("list", "count", "sum", "min", "max")
 JOIN_TYPES = ("inner", "left", "right", "full")
 TIME_MODES = ("rowtime", "proctime")
 RESUME_MODES = ("eager", "flip27-released")  # windows-and-generation.md §3
-MAX_CHANNELS = 2**31 - 1  # channel indexes are Java ints in Flink
+MAX_CHANNELS = int(os.environ.get("WMVIZ_MAX_CHANNELS", "32768"))
+"""The most channels a valve may have: Flink's own ceiling on parallelism (32,768, its largest max
+parallelism), so no real upstream exceeds it, and a 44-byte config cannot make wmviz allocate for
+two billion channels. Settable with WMVIZ_MAX_CHANNELS."""
+MAX_CONFIG_BYTES = int(os.environ.get("WMVIZ_MAX_CONFIG_KB", "256")) * 1024
+"""The largest config (a file, a JSON Lines config line, Parquet metadata) wmviz reads."""
 
 _TOP_FIELDS = ("name", "description", "profile", "channels", "generator", "operator")
 _GENERATOR_FIELDS = ("out_of_orderness_ms", "emit", "interval_ms", "idle_timeout_ms", "resume")
@@ -44,6 +48,14 @@ _OPERATOR_FIELDS = {
     ),
 }
 _REQUIRED_OPERATOR_FIELDS = {"window": ("size_ms",), "interval_join": ("lower_ms", "upper_ms")}
+
+
+def channel_budget_reason(count: int) -> str:
+    """A channel count (or index + 1) over MAX_CHANNELS."""
+    return (
+        f"{count:,} channels are more than a valve may have here: {MAX_CHANNELS:,} "
+        "(Flink's largest parallelism; WMVIZ_MAX_CHANNELS)"
+    )
 
 
 def input_names(operator_type: str) -> tuple[str, ...]:
@@ -145,8 +157,11 @@ class _ConfigParser:
         for raw_name, count in (mapping or {}).items():
             name = str(raw_name)
             path = f"channels.{name}"
-            if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_CHANNELS:
+            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
                 self.issue(path, f"{show(count)} is not a positive channel count")
+                continue
+            if count > MAX_CHANNELS:
+                self.issue(path, channel_budget_reason(count))
                 continue
             canonical = name if operator_type is None else normalize_input(name, operator_type)
             if canonical is None:
@@ -303,24 +318,24 @@ def load_config(path: str | os.PathLike[str]) -> ScenarioConfig:
 
 def load_config_into(path: str | os.PathLike[str], collector: IssueCollector) -> tuple[ScenarioConfig, bool]:
     """Like `parse_config_into` for a JSON file; issues name the file's base name, without a row."""
+    from wmviz.trace.jsonline import JsonLineError, loads_strict
+
     file = os.path.basename(os.fspath(path))
     with open(path, "rb") as f:
-        data = f.read()
+        data = f.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        limit = f"the limit is {MAX_CONFIG_BYTES:,} bytes (WMVIZ_MAX_CONFIG_KB)"
+        collector.add(None, None, f"file is larger than a config may be; {limit}", file=file)
+        return ScenarioConfig(), False
     try:
-        obj = json.loads(data.decode("utf-8-sig"), parse_constant=_reject_constant)
+        obj = loads_strict(data.decode("utf-8-sig"))
     except UnicodeDecodeError:
         collector.add(None, None, "file is not valid UTF-8 text", file=file)
         return ScenarioConfig(), False
-    except ValueError as exc:
-        line = getattr(exc, "lineno", None)
-        collector.add(line, None, f"file is not valid JSON: {getattr(exc, 'msg', exc)}", file=file)
+    except JsonLineError as exc:
+        collector.add(exc.line, None, f"file is not valid JSON: {exc}", file=file)
         return ScenarioConfig(), False
     return parse_config_into(obj, collector, file=file)
-
-
-def _reject_constant(name: str) -> Any:
-    # json accepts NaN and Infinity by default; they are not JSON and have no meaning in a config.
-    raise ValueError(f"{name} is not valid JSON")
 
 
 def config_to_dict(config: ScenarioConfig) -> dict[str, Any]:

@@ -18,7 +18,12 @@ MAX_INT_DIGITS = 400
 
 
 class JsonLineError(ValueError):
-    """A line that is not a usable JSON object; the message is what the user reads."""
+    """A line that is not a usable JSON object; the message is what the user reads, and `line`
+    the line of a multi-line document where the decoder stopped."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
 
 
 def is_compact_header(obj: Any) -> bool:
@@ -40,22 +45,31 @@ def decode_json_line(raw: bytes, *, first: bool = False) -> dict[str, Any] | Non
         raise JsonLineError("line is not valid UTF-8 text") from None
     if not line or line.startswith(("#", "//")):
         return None
-    depth = nesting_depth(line)
-    if depth > MAX_DEPTH:
-        raise JsonLineError(f"line is not valid JSON: nested {depth} deep; the limit is {MAX_DEPTH}")
     try:
-        obj = json.loads(
-            line,
+        obj = loads_strict(line)
+    except JsonLineError as exc:
+        raise JsonLineError(f"line is not valid JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise JsonLineError(f"line is not a JSON object: {show(obj)}")
+    return obj
+
+
+def loads_strict(text: str) -> Any:
+    """Any JSON text wmviz reads (a line, a config file, file metadata, a bundle's view) decoded
+    within the same bounds; JsonLineError(reason) otherwise."""
+    depth = nesting_depth(text)
+    if depth > MAX_DEPTH:
+        raise JsonLineError(f"nested {depth} deep; the limit is {MAX_DEPTH}")
+    try:
+        return json.loads(
+            text,
             object_pairs_hook=_unique_keys,
             parse_constant=_reject_constant,
             parse_int=_bounded_int,
             parse_float=_finite_float,
         )
     except ValueError as exc:
-        raise JsonLineError(f"line is not valid JSON: {getattr(exc, 'msg', exc)}") from None
-    if not isinstance(obj, dict):
-        raise JsonLineError(f"line is not a JSON object: {show(obj)}")
-    return obj
+        raise JsonLineError(getattr(exc, "msg", None) or str(exc), getattr(exc, "lineno", None)) from None
 
 
 def nesting_depth(text: str) -> int:

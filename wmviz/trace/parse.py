@@ -22,6 +22,7 @@ from wmviz.core.types import MAX_MS
 from wmviz.trace import cellrules
 from wmviz.trace.cellrules import FLOAT_EXACT, MAX_CHANNEL, Invalid
 from wmviz.trace.columns import Parse
+from wmviz.trace.config import MAX_CHANNELS
 from wmviz.trace.raw import FLOAT, INT, PY, STR, TIMESTAMP, Lane, RawColumn
 
 _SPACE = " \t\r\n\f\v"
@@ -91,8 +92,8 @@ def _parse_int(column: RawColumn, parse: Parse, judge: np.ndarray) -> Parsed:
         if not here.any():
             continue
         plain, plain_values = _int_kernel(lane, parse, here)
-        if parse is Parse.CHANNEL:
-            plain &= (plain_values >= 0) & (plain_values <= MAX_CHANNEL)
+        if parse is Parse.CHANNEL:  # out of range: the scalar rule says why
+            plain &= (plain_values >= 0) & (plain_values < min(MAX_CHANNEL, MAX_CHANNELS))
         values[plain] = plain_values[plain]
         valid |= plain
         rest = here & ~plain

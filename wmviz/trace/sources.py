@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,9 +19,9 @@ import numpy as np
 
 from wmviz.core.scenario import ScenarioConfig
 from wmviz.trace.columns import RESERVED_NAMES, STANDARD
-from wmviz.trace.config import parse_config_into
+from wmviz.trace.config import MAX_CONFIG_BYTES, parse_config_into
 from wmviz.trace.errors import IssueCollector
-from wmviz.trace.jsonline import JsonLineError, decode_json_line, is_compact_header
+from wmviz.trace.jsonline import JsonLineError, decode_json_line, is_compact_header, loads_strict
 from wmviz.trace.lines import line_breaks
 from wmviz.trace.timefmt import show
 
@@ -36,8 +35,6 @@ FORMATS: dict[str, str] = {
 }
 PARQUET_CONFIG_KEY = b"wmviz.config"
 """Parquet schema metadata key holding the scenario config as JSON (written by `write_trace`)."""
-MAX_CONFIG_BYTES = int(os.environ.get("WMVIZ_MAX_CONFIG_KB", "256")) * 1024
-"""The largest config (a file, a JSON Lines config line, Parquet metadata) wmviz reads."""
 _BOM = b"\xef\xbb\xbf"
 _SCAN_BLOCK = 8 << 20
 
@@ -170,7 +167,9 @@ def _plan_csv(
     except (csv.Error, StopIteration) as exc:
         collector.add(header_line, None, f"broken CSV: {exc}")
         return None
-    plan.header = tuple(c.strip() for c in cells)
+    # Spaces around a standard name are a spreadsheet's ("kind, channel"); a payload column keeps
+    # its name exactly, so " note" is written back as " note".
+    plan.header = tuple(c.strip() if c.strip() in STANDARD or not c.strip() else c for c in cells)
     plan.declared = frozenset(plan.header)
     plan.header_row = header_line
     _check_header(plan.header, header_line, "header", collector)
@@ -374,15 +373,14 @@ def _stored_config(stored: bytes, collector: IssueCollector) -> tuple[ScenarioCo
         collector.add(None, None, f"the {key} metadata: {_config_too_big(len(stored))}")
         return None, False
     try:
-        obj = json.loads(stored.decode("utf-8"), parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as exc:
+        obj = loads_strict(stored.decode("utf-8"))
+    except UnicodeDecodeError:
+        collector.add(None, None, f"the {key} metadata is not valid UTF-8 text")
+        return None, False
+    except JsonLineError as exc:
         collector.add(None, None, f"the {key} metadata is not valid JSON: {_short(exc)}")
         return None, False
     return parse_config_into(obj, collector)
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
 
 
 def _short(exc: BaseException) -> str:
