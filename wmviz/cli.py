@@ -19,6 +19,7 @@ from wmviz.core.simulate import simulate
 from wmviz.core.story import explain_line
 from wmviz.core.types import Profile
 from wmviz.core.windows import ScenarioError
+from wmviz.timefmt import MODES, TimeFormat, trace_origin
 from wmviz.timeline.local import build_timeline_local
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace
@@ -71,6 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_trace_args(explain, profile=True)
     explain.add_argument("--step", type=int, help="only this step (counted from 0 within an instance)")
     explain.add_argument("--instance", help="only this instance")
+    explain.add_argument(
+        "--time",
+        choices=MODES,
+        default="utc",
+        help="how times read: utc (ISO date-times for epoch values, plain ms for small ones; the default), "
+        "relative (+10m 5s from the trace's first time) or ms (the raw numbers)",
+    )
     return parser
 
 
@@ -200,6 +208,7 @@ def cmd_explain(args: argparse.Namespace) -> None:
             f"no instance {args.instance!r} in {trace.source}; it has {', '.join(trace.instances)}"
         )
     multi = len(trace.instances) > 1
+    times = TimeFormat(args.time, origin_ms=trace_origin(trace))
     steps: dict[str, int] = {}
     printed = 0
     for result in simulate(trace, chosen_profile(args), explain=True):
@@ -207,7 +216,7 @@ def cmd_explain(args: argparse.Namespace) -> None:
         if args.instance not in (None, result.instance) or args.step not in (None, result.step):
             continue
         where = f" [instance {result.instance}]" if multi or args.instance else ""
-        print(f"step {result.step}{where} {explain_line(result)}")
+        print(f"step {result.step}{where} {explain_line(result, times)}")
         printed += 1
     if args.step is not None and not printed:
         sizes = ", ".join(f"instance {i} has {_plural(n, 'step')}" for i, n in steps.items())
