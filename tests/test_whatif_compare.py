@@ -20,6 +20,7 @@ from wmviz.cli import main as cli_main
 from wmviz.compare import ONLY_IN_ONE_RUN, divergence_steps, first_divergence, step_map
 from wmviz.core.scenario import Kind, Trace, TraceRow
 from wmviz.core.types import MIN_MS, Profile, Status
+from wmviz.timefmt import TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.store import Timeline
@@ -387,8 +388,15 @@ def test_never_marking_partition_1_idle_keeps_subtask_0_pinned_from_step_4(pinne
     assert (by_row.step, by_row.right_step) == (4, None)
     assert by_row.what == ("emissions", "output watermark", "channel 1 status", "channel 1 aligned")
     assert by_row.left == (
+        "step 4 IDLE@1: emit W(2026-11-21 10:00:10.000Z); output 2026-11-21 10:00:10.000Z ACTIVE; "
+        "ch1 2026-11-21 09:59:58.000Z IDLE not aligned"
+    )
+    raw = first_divergence(original, whatif, aligned_by="row", t=TimeFormat("ms"))
+    assert raw.left == (
         "step 4 IDLE@1: emit W1795255210000; output 1795255210000 ACTIVE; ch1 1795255198000 IDLE not aligned"
     )
+    # What the runs send on first differs at the same step here: the emission.
+    assert first_divergence(original, whatif, output=True).step == 4
     assert divergence_steps(original, whatif, aligned_by="row") == [4, 5]  # pinned at ch1's watermark
 
 
