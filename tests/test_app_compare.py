@@ -21,16 +21,29 @@ def open_app(**query) -> AppTest:
     return app
 
 
-def test_compare_mode_shows_both_profiles_side_by_side_and_jumps_to_the_first_divergence():
+def test_compare_mode_names_the_first_output_divergence_first_and_the_earlier_state_one_second():
     app = open_app(compare="flip-38477", step="0")
     banner = app.warning[-1].value
-    assert banner.startswith("The runs first diverge at step 2: channel 2 watermark, channel 2 status")
-    assert "ch2 MAX ACTIVE aligned" in banner and "ch2 MIN FINISHED not aligned" in banner
+    assert banner.startswith("The outputs first differ at step 7: emissions, output watermark, output status")
+    assert "output MAX ACTIVE" in banner and "output 25 IDLE" in banner
     app.button(key="goto_divergence").click().run()
-    assert app.session_state["step"] == 2
+    assert app.session_state["step"] == 7
     assert app.query_params["compare"] in ("flip-38477", ["flip-38477"])
-    assert app.query_params["step"] in ("2", ["2"])
+    assert app.query_params["step"] in ("7", ["7"])
     assert app.button(key="goto_divergence").disabled
+    # The state differs earlier (FINISHED@2 is a status here, a MAX watermark there): one click away.
+    state = app.button(key="goto_state_divergence")
+    assert state.label == "Go to the first state divergence (step 2)"
+    state.click().run()
+    assert app.session_state["step"] == 2
+
+
+def test_compare_mode_keeps_the_chart_and_the_operator_panels_for_both_sides():
+    app = open_app(scenario="early-fire-left-join", compare="flip-38477", step="7")
+    charts = [e for e in app.get("plotly_chart")]
+    assert len(charts) == 2  # one watermark chart per side
+    labels = [t.label for t in app.tabs]
+    assert labels.count("Join changelog") == 2 and labels.count("Timers") == 2
 
 
 def test_the_two_sides_step_together_and_show_max_against_the_finished_status_at_step_7():
@@ -54,8 +67,8 @@ def test_a_what_if_edit_re_simulates_and_compares_with_the_original():
     app.selectbox(key="whatif_status").set_value("IDLE")
     app.button(key="whatif_submit").click().run()
     assert not app.exception, app.exception
-    assert app.session_state["compare"].startswith("trace:")
-    assert "IDLE@2" in app.warning[-1].value and "first diverge at step 2" in app.warning[-1].value
+    assert app.session_state["compare"].startswith("whatif:")
+    assert any("IDLE@2" in i.value and "first differs at step 2" in i.value for i in app.info)
     app.slider(key="step").set_value(7).run()
     assert [m.value for m in app.metric] == ["MAX", "MAX"]  # idle instead of finished: still MAX
     assert app.query_params["compare"][0 if isinstance(app.query_params["compare"], list) else slice(None)]

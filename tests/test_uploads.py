@@ -145,7 +145,7 @@ def test_a_valid_upload_opens_at_the_linked_step_and_offers_its_bundle(cache):
     stored = uploads.store_upload("prod.jsonl", INCIDENT, None)
     app = open_link(trace=stored.digest, engine="local", step="7", profile="flip-38477")
     assert app.title[0].value == "Uploaded: prod.jsonl"
-    assert next(h.value for h in app.subheader if h.value.startswith("Step ")) == "Step 7: the input"
+    assert next(h.value for h in app.subheader if h.value.startswith("Step ")) == "Step 7 of 7"
     assert app.query_params["trace"] in (stored.digest, [stored.digest])
     assert app.query_params["profile"] in ("flip-38477", ["flip-38477"])
     labels = [b.proto.label for b in app.get("download_button")]
