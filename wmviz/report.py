@@ -17,14 +17,15 @@ import os
 import shutil
 import threading
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
 
+from wmviz.compare import first_divergence
 from wmviz.core.story import explain_parts
-from wmviz.core.types import Profile, Status, format_ms
+from wmviz.core.types import Profile, Status
 from wmviz.report_html import (
     CSS,
     Html,
@@ -36,9 +37,13 @@ from wmviz.report_html import (
     pre_block,
     table,
 )
+from wmviz.timefmt import DEFAULT, TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
-from wmviz.ui.figures import heap_figure, watermark_figure
-from wmviz.ui.model import ValveView, chart_window, history_window, operator_watermark, valve_views
+from wmviz.ui.figures import heap_figure
+from wmviz.ui.model import ValveView, chart_window, holders, valve_views
+from wmviz.ui.operator_model import operator_watermark
+from wmviz.ui.stall import longest_stalls, stall_at, stall_text
+from wmviz.ui.step_chart import step_chart
 
 DEFAULT_BROWSER = "/usr/bin/chromium"
 # The modebar's "Produced with Plotly" logo links to plotly.com; a report meant for offline reading
@@ -64,57 +69,118 @@ class ReportInput:
     trace_name: str
     trace_text: str
     config_json: str | None
+    time: TimeFormat = DEFAULT
+    """How times read, as on the page the report was taken from."""
 
 
-def key_steps(cursor: InstanceCursor, limit: int = 40, *, step: int | None = None) -> list[int]:
-    """The steps worth narrating: every step with an event of any kind in `cursor.events`, plus
-    `step` (the one the person was looking at), sorted.
+@dataclass(frozen=True)
+class CompareInput:
+    """The other run of a report taken in compare mode: its label, its cursor, its profile, and its
+    step for the report's step (None: the what-if deleted that row)."""
 
-    With more than `limit`, the first quarter of the budget goes to the earliest ones (how the
-    incident began) and the rest to those nearest `step` (ties: the earlier), so `step` itself is
-    always kept; without a `step`, the earliest `limit`.
-    """
+    label: str
+    cursor: InstanceCursor
+    profile: str
+    step: int | None
+
+
+KEY_KINDS = (
+    ("first output divergence", 0),
+    ("late drop", 1),
+    ("status change", 2),
+    ("stall", 3),
+    ("timer firing", 4),
+    ("retraction", 5),
+    ("output watermark", 9),
+)
+"""Why a step is worth narrating, and its rank: drops, status changes, the start of a stall,
+firings, retractions and the first divergence come before routine output-watermark changes."""
+_RANK = dict(KEY_KINDS)
+
+
+def step_reasons(
+    cursor: InstanceCursor, *, step: int | None = None, divergence: int | None = None
+) -> dict[int, list[str]]:
+    """Every step with an event, each with its reasons in rank order; `step` (the one the person
+    was looking at) and `divergence` (compare mode's first output divergence) included."""
+    reasons: dict[int, list[str]] = {}
+    for kind, steps in cursor.events.items():
+        for s in np.asarray(steps, dtype=np.int64).tolist():
+            reasons.setdefault(s, []).append(kind)
+    for found in longest_stalls(cursor):
+        reasons.setdefault(found.start, []).append("stall")
+    if divergence is not None and 0 <= divergence < cursor.count:
+        reasons.setdefault(divergence, []).append("first output divergence")
+    if step is not None and 0 <= step < cursor.count:
+        reasons.setdefault(step, []).append("the report's step")
+    return {s: sorted(r, key=lambda k: _RANK.get(k, 8)) for s, r in sorted(reasons.items())}
+
+
+def key_steps(
+    cursor: InstanceCursor, limit: int = 40, *, step: int | None = None, divergence: int | None = None
+) -> list[int]:
+    """The steps worth narrating, sorted, at most `limit`: `step` itself (the one the person was
+    looking at) always, then whole ranks in KEY_KINDS order (a drop before a routine emission).
+    A rank that no longer fits whole gives its earliest quarter of the room left (how it began)
+    and the rest to the steps nearest `step` (ties: the earlier); without a `step`, its earliest."""
     if limit <= 0:
         return []
-    steps = _candidate_steps(cursor, step)
-    if len(steps) <= limit:
-        return steps.tolist()
+    reasons = step_reasons(cursor, divergence=divergence)
+    chosen = [step] if step is not None and 0 <= step < cursor.count else []
+    tiers: dict[int, list[int]] = {}
+    for s, why in reasons.items():
+        tiers.setdefault(min(_RANK.get(k, 8) for k in why), []).append(s)
+    for rank in sorted(tiers):
+        room = limit - len(chosen)
+        if room <= 0:
+            break
+        candidates = [s for s in tiers[rank] if s not in chosen]
+        chosen += candidates if len(candidates) <= room else _spread(candidates, room, step)
+    return sorted(chosen)
+
+
+def _spread(steps: list[int], room: int, step: int | None) -> list[int]:
     if step is None:
-        return steps[:limit].tolist()
-    head = limit // 4
-    rest = steps[head:]
-    nearest = rest[np.lexsort((rest, np.abs(rest - step)))][: limit - head]
-    return sorted([*steps[:head].tolist(), *nearest.tolist()])
+        return steps[:room]
+    head = room // 4
+    rest = np.asarray(steps[head:], dtype=np.int64)
+    nearest = rest[np.lexsort((rest, np.abs(rest - step)))][: room - head]
+    return [*steps[:head], *nearest.tolist()]
 
 
-def _candidate_steps(cursor: InstanceCursor, step: int | None) -> np.ndarray:
-    """Every step with an event, and `step`, sorted and unique."""
-    arrays = [np.asarray(a, dtype=np.int64) for a in cursor.events.values()]
-    if step is not None and 0 <= step < cursor.count:
-        arrays.append(np.array([step], dtype=np.int64))
-    return np.unique(np.concatenate(arrays)) if arrays else np.zeros(0, np.int64)
-
-
-def build_report(inp: ReportInput, cursor: InstanceCursor) -> str:
+def build_report(inp: ReportInput, cursor: InstanceCursor, compare: CompareInput | None = None) -> str:
     """The incident report as one HTML document (UTF-8 text), self-contained and safe to open:
     every user-supplied string is escaped, and the only scripts are plotly.js (inlined once) and
-    one bootstrap per chart."""
+    one bootstrap per chart. In compare mode (`compare`) it holds both runs: where they diverge,
+    both charts and both channel tables."""
     step = _clamp(inp.step, cursor)
+    t = inp.time
     profile = _profile(inp.profile)
-    views = valve_views(cursor, cursor.state_at(step).pipeline, step, profile or Profile.FLINK_1X_2X)
-    figures = _figures(cursor, step, views)
+    views = valve_views(cursor, cursor.state_at(step).pipeline, step, profile or Profile.FLINK_1X_2X, t)
+    figures = _figures(cursor, step, views, t)
+    output_split = first_divergence(cursor, compare.cursor, output=True, t=t) if compare else None
+    state_split = first_divergence(cursor, compare.cursor, t=t) if compare else None
     sections = [
         f"<h1>{esc(inp.title)}</h1>",
         '<p class="note">wmviz incident report: a Flink watermark valve replayed step by step</p>',
-        _overview(inp, cursor, step, profile),
+        _overview(inp, cursor, step, profile, compare),
     ]
     if inp.story_md and inp.story_md.strip():
         sections += ["<h2>The story</h2>", markdown_html(inp.story_md)]
     if inp.description and inp.description.strip():
         sections += ["<h2>Description</h2>", paragraphs_html(inp.description)]
-    sections += _key_steps_section(cursor, step)
+    sections += _where_section(cursor, step, views, t, compare, output_split, state_split)
+    divergence = output_split.step if output_split is not None else None
+    sections += _key_steps_section(cursor, step, t, divergence)
+    if compare is not None and compare.step is not None:
+        other_views = _views_of(compare, t)
+        figures[f"watermarks ({compare.label})"] = step_chart(
+            compare.cursor, compare.step, other_views, t, title=f"Watermarks over steps: {compare.label}"
+        )
     sections += _charts_section(figures, cursor, step)
-    sections += _channels_section(cursor, step, views)
+    sections += _channels_section(cursor, step, views, t, "this run" if compare else None)
+    if compare is not None and compare.step is not None:
+        sections += _channels_section(compare.cursor, compare.step, _views_of(compare, t), t, compare.label)
     sections += [f"<h2>The trace: {esc(inp.trace_name)}</h2>", pre_block(inp.trace_text)]
     if inp.config_json:
         sections += ["<h2>The config</h2>", pre_block(inp.config_json)]
@@ -126,6 +192,12 @@ def build_report(inp: ReportInput, cursor: InstanceCursor) -> str:
         f"<title>{esc(inp.title)} · wmviz report</title>\n<style>{CSS}</style>\n</head>\n"
         f"<body>\n{body}\n</body>\n</html>\n"
     )
+
+
+def _views_of(compare: CompareInput, t: TimeFormat) -> list[ValveView]:
+    profile = _profile(compare.profile) or Profile.FLINK_1X_2X
+    pipeline = compare.cursor.state_at(compare.step).pipeline
+    return valve_views(compare.cursor, pipeline, compare.step, profile, t)
 
 
 def chart_images(inp: ReportInput, cursor: InstanceCursor) -> dict[str, bytes]:
@@ -150,7 +222,8 @@ def chart_images(inp: ReportInput, cursor: InstanceCursor) -> dict[str, bytes]:
         ) from exc
     step = _clamp(inp.step, cursor)
     profile = _profile(inp.profile) or Profile.FLINK_1X_2X
-    figures = _figures(cursor, step, valve_views(cursor, cursor.state_at(step).pipeline, step, profile))
+    views = valve_views(cursor, cursor.state_at(step).pipeline, step, profile, inp.time)
+    figures = _figures(cursor, step, views, inp.time)
     images: dict[str, bytes] = {}
     with _KALEIDO_LOCK, warnings.catch_warnings():
         # Plotly passes per-call browser options that a running server ignores, and says so each time.
@@ -175,16 +248,28 @@ def chart_images(inp: ReportInput, cursor: InstanceCursor) -> dict[str, bytes]:
 # --- sections ---------------------------------------------------------------------------------------
 
 
-def _overview(inp: ReportInput, cursor: InstanceCursor, step: int, profile: Profile | None) -> str:
+def _overview(
+    inp: ReportInput, cursor: InstanceCursor, step: int, profile: Profile | None, compare: CompareInput | None
+) -> str:
     """The view the report was taken from, as a two-column table, and the profile warning."""
     profile_text = f"{profile.value}: {profile.describes}" if profile else inp.profile
+    t = inp.time
+    times = {
+        "utc": f"date-times in {t.zone_label} (small values as ms)",
+        "relative": f"relative to {t.instant(t.origin_ms) if t.origin_ms is not None else 0}",
+        "ms": "raw milliseconds",
+    }[t.mode]
     rows = [
         ("profile", profile_text),
         ("engine", inp.engine),
         ("instance", inp.instance),
         ("step", f"{step} (of steps 0–{cursor.count - 1})"),
         ("trace", inp.trace_name),
+        ("times", times),
     ]
+    if compare is not None:
+        mapped = "its row was deleted" if compare.step is None else f"its step {compare.step}"
+        rows.append(("compared with", f"{compare.label} (profile {compare.profile}; {mapped})"))
     if inp.link:
         # Shown as text, not a link: the report must not point anywhere by itself.
         rows.append(("share link", Html(f"<code>{esc(inp.link)}</code>")))
@@ -197,36 +282,100 @@ def _overview(inp: ReportInput, cursor: InstanceCursor, step: int, profile: Prof
     return "\n".join(parts)
 
 
-def _key_steps_section(cursor: InstanceCursor, step: int) -> list[str]:
-    """Each key step: its input, what the valve emitted, and the narration, the current step marked."""
-    steps = key_steps(cursor, step=step)
+def _where_section(
+    cursor: InstanceCursor,
+    step: int,
+    views: list[ValveView],
+    t: TimeFormat,
+    compare: CompareInput | None,
+    output_split,
+    state_split,
+) -> list[str]:
+    """Where it went wrong: the stall at the step and the longest ones; in compare mode, where the
+    runs' outputs and states first differ, with both narrations at the output divergence."""
+    items = []
+    found = stall_at(cursor, step, holders(views))
+    if found is not None:
+        items.append(f"At step {step}: {stall_text(found, cursor.count, t)}.")
+    for other in longest_stalls(cursor):
+        if found is None or other.start != found.start:
+            items.append(f"Longest stall: {stall_text(other, cursor.count, t)}.")
+            break
+    out = ["<h2>Where it went wrong</h2>"]
+    if compare is not None:
+        if output_split is None:
+            items.append(f"The outputs of this run and {compare.label} never differ.")
+        else:
+            items.append(
+                f"The outputs first differ at step {output_split.step} ({', '.join(output_split.what)}). "
+                f"This run: {output_split.left}. {compare.label}: {output_split.right}."
+            )
+        if state_split is not None and (output_split is None or state_split.step < output_split.step):
+            items.append(
+                f"The state first differs earlier, at step {state_split.step} "
+                f"({', '.join(state_split.what)}), without changing the output there."
+            )
+    if not items:
+        return []
+    out.append(bullet_list(items))
+    if compare is not None and output_split is not None:
+        out.append(_side_by_side(cursor, compare, output_split, t))
+    return out
+
+
+def _side_by_side(cursor: InstanceCursor, compare: CompareInput, split, t: TimeFormat) -> str:
+    """Both runs' narration at the first output divergence, side by side."""
+    short = replace(t, short=True)
+    left = explain_parts(cursor.explain(split.step)[0], short)
+    right_step = split.right_step
+    right = (
+        explain_parts(compare.cursor.explain(right_step)[0], short)
+        if right_step is not None
+        else ["(no such row in this run)"]
+    )
+    return table(
+        [f"this run, step {split.step}", f"{compare.label}, step {right_step}"],
+        [(bullet_list(left), bullet_list(right))],
+        css_class="compare",
+    )
+
+
+def _key_steps_section(cursor: InstanceCursor, step: int, t: TimeFormat, divergence: int | None) -> list[str]:
+    """Each key step: why it matters, its input, what the valve emitted, and the narration, the
+    current step marked."""
+    steps = key_steps(cursor, step=step, divergence=divergence)
+    reasons = step_reasons(cursor, step=step, divergence=divergence)
+    short = replace(t, short=True)
     rows, classes = [], []
     for s in steps:
         record = cursor.row(s)
-        parts = explain_parts(cursor.explain(s)[0])
+        parts = explain_parts(cursor.explain(s)[0], short)
         here = " ◀ this step" if s == step else ""
         rows.append(
             (
                 f"{s}{here}",
+                ", ".join(reasons.get(s, [])),
                 record.get("row"),
-                compact_input(record),
+                compact_input(record, t),
                 record.get("out_json") or "—",
                 bullet_list(parts),
             )
         )
         classes.append("current" if s == step else "")
     note = (
-        "Steps where the output watermark or a status changed, a timer fired, a row was retracted "
-        "or a record was dropped, and the step the report was taken at"
+        "Steps ranked by what they did: drops, status changes, the start of a stall, timer firings, "
+        "retractions (and the first divergence in compare mode) before routine output-watermark changes"
     )
-    total = len(_candidate_steps(cursor, step))
+    total = len(reasons)
     if len(steps) < total:
-        note += f": {len(steps)} of {total}, the earliest and those nearest step {step}"
+        note += f"; {len(steps)} of {total} shown"
     note += "."
+    if short.day:
+        note += f" Times are {short.zone_label} on {short.day} unless dated."
     return [
         "<h2>Key steps</h2>",
         f"<p>{esc(note)}</p>",
-        table(["step", "trace row", "input", "emitted", "what happened"], rows, row_classes=classes),
+        table(["step", "why", "trace row", "input", "emitted", "what happened"], rows, row_classes=classes),
     ]
 
 
@@ -243,6 +392,8 @@ def _charts_section(figures: dict[str, go.Figure], cursor: InstanceCursor, step:
 
 
 def _caption(name: str, cursor: InstanceCursor, step: int) -> str:
+    if name.startswith("watermarks ("):
+        return f"The other run, {name[12:-1]}: every channel's watermark and the output over steps"
     if name == "watermarks":
         first, last = chart_window(cursor.count, step)
         shown = "" if last - first + 1 == cursor.count else f" (steps {first}–{last} of {cursor.count})"
@@ -252,9 +403,11 @@ def _caption(name: str, cursor: InstanceCursor, step: int) -> str:
     return f"The aligned min-heap{where} after step {step} (the root is the output candidate)"
 
 
-def _channels_section(cursor: InstanceCursor, step: int, views: list[ValveView]) -> list[str]:
+def _channels_section(
+    cursor: InstanceCursor, step: int, views: list[ValveView], t: TimeFormat, run: str | None = None
+) -> list[str]:
     """The channel table of every valve after the step, statuses coloured, the minimum marked."""
-    out = [f"<h2>Channels after step {step}</h2>"]
+    out = [f"<h2>Channels after step {step}{f' ({esc(run)})' if run else ''}</h2>"]
     for view in views:
         if view.input != "0":
             out.append(f"<h3>Input {esc(view.input)}</h3>")
@@ -266,50 +419,50 @@ def _channels_section(cursor: InstanceCursor, step: int, views: list[ValveView])
         ]
         out.append(frame_table(frame, cell_classes=cells))
         out.append(
-            f"<p>valve output: watermark {esc(format_ms(view.output_wm))}, "
+            f"<p>valve output: watermark {esc(t.with_raw(view.output_wm))}, "
             f"status {esc(view.output_status)}</p>"
         )
     pipeline = cursor.state_at(step).pipeline
     if len(views) > 1:
         out.append(
-            f"<p>combined input: watermark {esc(format_ms(pipeline.output_watermark_ms))}, "
+            f"<p>combined input: watermark {esc(t.with_raw(pipeline.output_watermark_ms))}, "
             f"status {esc(pipeline.output_status.value)}</p>"
         )
     emitted = operator_watermark(cursor, step)
     if emitted is not None:
-        out.append(f"<p>the operator's own output watermark: {esc(format_ms(emitted))}</p>")
+        out.append(f"<p>the operator's own output watermark: {esc(t.with_raw(emitted))}</p>")
     return out
 
 
 # --- helpers ----------------------------------------------------------------------------------------
 
 
-def _figures(cursor: InstanceCursor, step: int, views: list[ValveView]) -> dict[str, go.Figure]:
+def _figures(
+    cursor: InstanceCursor, step: int, views: list[ValveView], t: TimeFormat
+) -> dict[str, go.Figure]:
     """The report's charts by name: the watermark history (whole, or a window around `step` for long
-    traces) and the heap of every valve after `step`."""
-    first, last = chart_window(cursor.count, step)
-    history, output = history_window(cursor.channel_history(), cursor.output_history(), first, last)
-    figures = {"watermarks": watermark_figure(history, output, step, last, title="Watermarks over steps")}
+    traces, pointing at the channels that hold the minimum) and the heap of every valve after `step`."""
+    figures = {"watermarks": step_chart(cursor, step, views, t)}
     record = cursor.row(step)
     for view in views:
         # Only the valve the row arrived at has a channel that just changed.
         highlight = record.get("channel") if str(record.get("input")) == view.input else None
         name = "heap" if len(views) == 1 else f"heap-{view.input}"
-        figures[name] = heap_figure(view.heap, highlight=highlight)
+        figures[name] = heap_figure(view.heap, highlight=highlight, t=t)
     return figures
 
 
-def compact_input(record: dict) -> str:
+def compact_input(record: dict, t: TimeFormat = DEFAULT) -> str:
     """A steps record's input in one line: `W10@2`, `L: IDLE@0`, `record key=1 value="a"
     event_ms=10 @0 note="x"`, `proctime 1000` (plain text; the caller escapes it)."""
     kind, channel = record.get("kind"), record.get("channel")
     where = "" if record.get("input") in (None, "0") else f"{record['input']}: "
     if kind == "watermark":
-        return f"{where}W{format_ms(record['watermark_ms'])}@{channel}"
+        return f"{where}W{t.token(record['watermark_ms'])}@{channel}"
     if kind == "status":
         return f"{where}{record['status']}@{channel}"
     if kind == "proctime":
-        return f"proctime {format_ms(record['proc_ms'])}"
+        return f"proctime {t(record['proc_ms'])}"
     parts = [f"{where}{kind}"]
     if record.get("key") is not None:
         parts.append(f"key={record['key']}")
@@ -317,7 +470,7 @@ def compact_input(record: dict) -> str:
         parts.append(f"value={record['value_json']}")
     for name in ("event_ms", "proc_ms"):
         if record.get(name) is not None:
-            parts.append(f"{name}={format_ms(record[name])}")
+            parts.append(f"{name}={t(record[name])}")
     if channel is not None:
         parts.append(f"@{channel}")
     payload = json.loads(record.get("payload_json") or "[]")
