@@ -299,3 +299,33 @@ def test_the_spark_engine_shows_what_the_local_engine_shows():
     assert narration(spark_app) == narration(local_app)
     assert channel_table(spark_app).equals(channel_table(local_app))
     assert "engine spark" in spark_app.caption[0].value
+
+
+# --- readable time, the moment across instances (issue 12) ---------------------------------------
+
+
+def test_the_time_display_and_zone_are_in_the_sidebar_and_the_link():
+    app = open_app("idle-partition-pins-watermark", step=3, time="relative")
+    assert app.sidebar.radio(key="time_mode").value == "relative"
+    # Relative to the trace's first event time, partition 1's 09:59:58.
+    assert app.metric[0].value == "+0" and list(channel_table(app)["watermark"]) == ["+12s", "+0"]
+    assert app.query_params["time"] in ("relative", ["relative"])
+    app = open_app("idle-partition-pins-watermark", step=3, tz="Europe/Berlin")
+    assert app.sidebar.selectbox(key="time_zone").value == "Europe/Berlin"
+    assert app.metric[0].value == "10:59:58.000+01:00"
+    assert channel_table(app)["watermark"].iloc[0] == "2026-11-21 11:00:10.000+01:00"
+    app.sidebar.radio(key="time_mode").set_value("ms").run()
+    assert app.metric[0].value == "1795255198000" and "tz" in app.query_params
+    app = open_app("idle-partition-pins-watermark", step=0, tz="Nowhere/Else")
+    assert app.sidebar.selectbox(key="time_zone").value == "UTC"
+    assert any("unknown time zone" in t.value for t in app.toast)
+
+
+def test_changing_instance_keeps_the_moment_by_arrival_order():
+    app = open_app("idle-partition-pins-watermark", step=4)  # instance 0's IDLE@1, seq 11
+    app.sidebar.selectbox(key="instance").set_value("1").run()
+    assert not app.exception, app.exception
+    record = frame(app, "field", "value")
+    rows = dict(zip(record["field"], record["value"], strict=True))
+    # Instance 1's step is the last of its rows that arrived before instance 0's seq 11: seq 10.
+    assert rows["seq"] == "10" and step_of(app) == 5 and url_step(app) == 5

@@ -94,3 +94,41 @@ def test_an_edit_that_makes_the_trace_invalid_is_refused_with_the_reason():
     app.button(key="whatif_submit").click().run()
     assert any("cannot be simulated" in e.value and "watermark_ms" in e.value for e in app.error)
     assert app.sidebar.selectbox(key="compare").value == "nothing"
+
+
+def _right_side(app: AppTest) -> tuple:
+    """What the compared run shows: its output values, its narration, its channel table."""
+    metrics = [m.value for m in app.metric]
+    texts = [t.value for t in app.text if t.value.startswith("•")]
+    tables = [d.value for d in app.dataframe if "minimum" in d.value.columns]
+    return metrics[len(metrics) // 2 :], texts[-1], tables[-1].to_dict("list")
+
+
+def test_a_what_if_link_opened_in_a_fresh_session_shows_what_its_sender_saw():
+    sender = open_app(step="3")
+    sender.radio(key="whatif_action").set_value("insert an input before it")
+    sender.selectbox(key="whatif_kind_3").set_value("status")
+    sender.selectbox(key="whatif_status").set_value("IDLE")
+    sender.number_input(key="whatif_channel_3").set_value(3)
+    sender.button(key="whatif_submit").click().run()
+    assert not sender.exception, sender.exception
+    sender.slider(key="step").set_value(5).run()
+    link = {k: sender.query_params[k] for k in sender.query_params}
+    link = {k: v[0] if isinstance(v, list) else v for k, v in link.items()}
+    assert link["compare"].startswith("whatif:") and link["step"] == "5"
+    # A fresh session knows nothing of the sender's: the edit itself is in the link.
+    receiver = open_app(**link)
+    assert receiver.session_state["compare"] == link["compare"]
+    label = receiver.sidebar.selectbox(key="compare")
+    assert label.value == link["compare"] and "what-if: what if ch3" in label.format_func(label.value)
+    assert _right_side(receiver) == _right_side(sender)
+    assert not any("deleted" in i.value for i in receiver.info)
+
+
+def test_a_link_with_a_what_if_that_does_not_fit_the_trace_says_so():
+    from wmviz.whatif import Delete, encode_edit
+
+    app = open_app(step="0", compare="whatif:" + encode_edit(Delete("0", 999)))
+    assert any("cannot be applied" in e.value and "no step 999" in e.value for e in app.error)
+    app = open_app(step="0", compare="whatif:!!!")
+    assert any("cannot be applied" in e.value for e in app.error)

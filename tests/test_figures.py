@@ -18,7 +18,15 @@ from hypothesis import strategies as st
 
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.timefmt import EPOCH_FROM_MS, TimeFormat
-from wmviz.ui.figures import STATUS_COLORS, heap_figure, heatmap_matrix, instance_heatmap, watermark_figure
+from wmviz.ui.figures import (
+    STATUS_COLORS,
+    ChartMarks,
+    heap_figure,
+    heatmap_matrix,
+    input_frontier,
+    instance_heatmap,
+    watermark_figure,
+)
 from wmviz.ui.figures_common import (
     HIGHLIGHT_COLOR,
     POINT_CAP,
@@ -610,3 +618,73 @@ def test_figure_modules_import_neither_streamlit_nor_pyspark_and_never_read_the_
             assert name.split(".")[0] not in ("streamlit", "pyspark", "time", "datetime"), name
         if isinstance(node, ast.Attribute):
             assert node.attr not in ("now", "utcnow", "today", "time_ns"), node.attr
+
+
+# --- pointing at the culprit (issue 12) -----------------------------------------------------------
+
+
+def test_the_channel_holding_the_minimum_is_drawn_thicker_and_ringed_at_the_cursor():
+    marks = ChartMarks(holders=(("0", 1),))
+    fig = watermark_figure(SMALL_HISTORY, SMALL_OUTPUT, step=3, last_step=6, marks=marks)
+    assert trace(fig, "ch 1").line.width > trace(fig, "ch 0").line.width
+    ring = trace(fig, "ch 1 holds the minimum")
+    assert list(ring.x) == [3] and list(ring.y) == [20.0] and ring.marker.symbol == "circle-open"
+    assert ring.marker.line.color == trace(fig, "ch 1").line.color
+    assert "ch 1 holds the minimum" in [a.text for a in fig.layout.annotations]
+
+
+def test_events_get_markers_on_their_own_lane_and_a_stall_is_shaded_and_named():
+    events = {"late drop": np.array([2, 5]), "retraction": np.array([4]), "status change": np.array([])}
+    marks = ChartMarks(events=events, stall=(1, 5, "output stuck at 10 for 4 steps"))
+    fig = watermark_figure(SMALL_HISTORY, SMALL_OUTPUT, step=3, last_step=6, marks=marks)
+    drops, retractions = trace(fig, "late drop"), trace(fig, "retraction")
+    assert list(drops.x) == [2, 5] and list(retractions.x) == [4]
+    assert {drops.yaxis, retractions.yaxis} == {"y2"} and abs(drops.y[0] - lane_of(fig, "events")) < 0.5
+    assert drops.marker.symbol != retractions.marker.symbol
+    assert not [t for t in fig.data if t.name == "status change"]  # no such event: no legend entry
+    stall = shape(fig, "stall")
+    assert (stall.x0, stall.x1) == (1, 5)
+    assert "output stuck at 10 for 4 steps" in [a.text for a in fig.layout.annotations]
+
+
+def test_the_y_axis_reads_clock_times_for_epoch_watermarks_in_the_chosen_zone():
+    epoch = 1_795_514_715_000  # 2026-11-24 10:05:15 UTC
+    history = history_frame(
+        [(-1, "0", 0, MIN_MS, "ACTIVE", True), (0, "0", 0, epoch, "ACTIVE", True),
+         (5, "0", 0, epoch + 600_000, "ACTIVE", True)]
+    )  # fmt: skip
+    output = output_frame([(0, epoch, "ACTIVE"), (5, epoch + 600_000, "ACTIVE")])
+    fig = watermark_figure(history, output, step=0, last_step=6)
+    assert fig.layout.yaxis.title.text == "watermark (UTC)"
+    assert "10:08" in fig.layout.yaxis.ticktext and "MIN" in fig.layout.yaxis.ticktext
+    berlin = watermark_figure(history, output, step=0, last_step=6, t=TimeFormat(zone="Europe/Berlin"))
+    assert (
+        berlin.layout.yaxis.title.text == "watermark (Europe/Berlin)"
+        and "11:08" in berlin.layout.yaxis.ticktext
+    )
+    raw = watermark_figure(history, output, step=0, last_step=6, t=TimeFormat("ms"))
+    assert raw.layout.yaxis.title.text == "watermark (ms)"
+
+
+def test_absolute_mode_shows_a_stall_of_every_instance_that_lag_behind_the_leader_hides():
+    # Both instances stop at 100 while the input runs on to 400: equal, so neither lags the other.
+    steps = pd.DataFrame(
+        {
+            "instance": ["0", "1"] * 4,
+            "order": np.arange(8),
+            "output_wm": [100, 100, 100, 100, 100, 100, 100, 100],
+            "event_ms": [100, 100, 200, 200, 300, 300, 400, 400],
+            "watermark_ms": [None] * 8,
+        }
+    )
+    matrix = heatmap_matrix(steps, buckets=4)
+    leader = np.asarray(instance_heatmap(matrix).data[0].z, dtype=float)
+    assert (leader == 0).all()
+    frontier = input_frontier(steps, np.asarray(matrix.columns))
+    assert frontier.tolist() == [100, 200, 300, 400]
+    fig = instance_heatmap(matrix, frontier=frontier)
+    z = np.asarray(fig.data[0].z, dtype=float)
+    assert z[:, 0].tolist() == [0, 0] and z[:, -1].tolist() == [300, 300]  # growing in every row
+    assert "behind the newest input" in fig.data[0].hovertext[0][-1]
+    bar = fig.data[0].colorbar
+    assert bar.thickness >= 15 and bar.len == 1 and list(bar.ticktext)[-1].endswith("ms")

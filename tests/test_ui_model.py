@@ -262,3 +262,42 @@ def test_a_run_is_simulated_once_and_then_read_from_the_cache(tmp_path):
     other = run_timeline(RunRequest(trace, None, Profile.FLIP_38477, "local"), None, tmp_path)
     assert other.path != first.path and other.meta["profile"] == "flip-38477"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("run-")]  # no half-written run left
+
+
+# --- the stall summary -------------------------------------------------------------------------------
+
+
+def test_the_stall_summary_names_the_output_its_length_and_the_channel_holding_it(tmp_path):
+    from wmviz.ui import stall
+
+    data = REPO / "tests" / "data"
+    build_timeline_local(
+        read_trace(data / "kafka-rebalance.csv", data / "kafka-rebalance.json"), tmp_path / "k"
+    )
+    cursor = InstanceCursor(Timeline(tmp_path / "k"), "0")
+    t = TimeFormat(origin_ms=model.trace_times(cursor.steps))
+    (longest, *_) = stall.longest_stalls(cursor)
+    inside = (longest.start + longest.end) // 2
+    views = model.valve_views(cursor, cursor.state_at(inside).pipeline, inside, Profile.FLINK_1X_2X, t)
+    found = stall.stall_at(cursor, inside, model.holders(views))
+    assert (found.start, found.end) == (longest.start, longest.end) and found.holders == ("ch2",)
+    assert stall.stall_text(found, cursor.count, t) == (
+        f"output stuck at 2026-11-24 10:05:15.000Z for {found.steps} steps "
+        f"(steps {found.start}–{found.end - 1}), held by ch2 since step {found.held_since}"
+    )
+    assert found.steps >= 15 and found.held_since <= found.start
+    # The routine gaps between watermarks (a few records each) are not stalls.
+    assert stall.stall_at(cursor, 20, []) is None
+    # At MAX the output is finished, not stuck.
+    done = InstanceCursor(timeline_of(tmp_path, "flink-38477-zero-output"), "0")
+    assert stall.stall_at(done, 7, []) is None
+
+
+def test_the_time_display_and_zone_round_trip_through_the_link_and_bad_values_fall_back():
+    view = ViewParams("flink-38477-zero-output", time="relative", zone="Europe/Berlin", compare="whatif:abc")
+    query = view_query(view)
+    assert query["time"] == "relative" and query["tz"] == "Europe/Berlin" and query["compare"] == "whatif:abc"
+    assert parse_view(query, SCENARIOS, SCENARIOS[0]) == view
+    assert "time" not in view_query(ViewParams("x")) and "tz" not in view_query(ViewParams("x"))
+    bad = parse_view({"time": "iso", "tz": "Mars/Base"}, SCENARIOS, SCENARIOS[0])
+    assert (bad.time, bad.zone) == ("utc", "UTC") and len(bad.notes) == 2

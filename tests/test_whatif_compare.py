@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -27,7 +28,16 @@ from wmviz.timeline.store import Timeline
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace, read_trace_bytes
 from wmviz.ui.runs import RunRequest, run_timeline
-from wmviz.whatif import Change, Delete, Insert, apply_edit, describe_edit, write_whatif
+from wmviz.whatif import (
+    Change,
+    Delete,
+    Insert,
+    apply_edit,
+    decode_edit,
+    describe_edit,
+    encode_edit,
+    write_whatif,
+)
 
 SAMPLES = REPO / "sample_data"
 INCIDENT = SAMPLES / "flink-38477-zero-output.jsonl"
@@ -633,3 +643,31 @@ def test_two_unrelated_traces_compare_by_step_exactly_as_the_full_state_rebuild_
     ]
     assert divergence_steps(a, b) == naive_divergences(a, b, slots, missing_differs=True)
     assert first_divergence(a, a) is None
+
+
+# --- what-ifs in links ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        Delete("0", 5),
+        Insert("1", 3, Kind.STATUS, "0", 2, status=Status.IDLE),
+        Insert("0", 0, Kind.RECORD, "L", 0, event_ms=10_000, key="1", value="order-9"),
+        Change("0", 4, {"kind": Kind.WATERMARK, "watermark_ms": 2**63 - 1, "status": None}),
+    ],
+)
+def test_an_edit_survives_the_round_trip_through_a_url_token(edit):
+    token = encode_edit(edit)
+    assert re.fullmatch(r"[A-Za-z0-9_-]+", token) and len(token) < 400
+    assert decode_edit(token) == edit
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["", "!!", "a" * 5000, "bm90IGpzb24", "WzFd", "eyJvcCI6ImRlbGV0ZSJ9",
+     "eyJpbnN0YW5jZSI6IjAiLCJvcCI6ImNoYW5nZSIsInN0ZXAiOjEsImZpZWxkcyI6eyJyb3ciOjV9fQ"],
+)  # fmt: skip
+def test_a_malformed_or_hostile_token_is_refused_with_a_value_error(token):
+    with pytest.raises(ValueError):
+        decode_edit(token)

@@ -269,8 +269,10 @@ def origin_of(*values: int | None) -> int | None:
 
 
 def trace_origin(trace) -> int | None:
-    """The relative origin of a trace (`wmviz.core.scenario.Trace`): its smallest finite time."""
-    return origin_of(*(v for r in trace.rows for v in (r.event_ms, r.watermark_ms, r.proc_ms)))
+    """The relative origin of a trace (`wmviz.core.scenario.Trace`): its smallest finite event
+    time or watermark (event time is what the page shows), else its first processing time."""
+    found = origin_of(*(v for r in trace.rows for v in (r.event_ms, r.watermark_ms)))
+    return found if found is not None else origin_of(*(r.proc_ms for r in trace.rows))
 
 
 DEFAULT = TimeFormat()

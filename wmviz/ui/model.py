@@ -225,18 +225,22 @@ def input_summary(record: dict, t: TimeFormat = DEFAULT) -> str:
 
 
 def trace_times(steps) -> int | None:
-    """The relative origin of a steps table (Arrow): its smallest finite event, watermark or
-    processing time (None when it has none)."""
-    best = None
-    for name in ("event_ms", "watermark_ms", "proc_ms"):
-        if name not in steps.column_names:
-            continue
-        values = steps.column(name).drop_null().to_numpy(zero_copy_only=False).astype(np.int64)
-        values = values[(values != MIN_MS) & (values != MAX_MS)]
-        if len(values):
-            low = int(values.min())
-            best = low if best is None else min(best, low)
-    return best
+    """The relative origin of a steps table (Arrow), as `wmviz.timefmt.trace_origin` for a trace:
+    its smallest finite event time or watermark, else its first processing time (None: none)."""
+
+    def smallest(names: tuple[str, ...]) -> int | None:
+        best = None
+        for name in names:
+            if name not in steps.column_names:
+                continue
+            values = steps.column(name).drop_null().to_numpy(zero_copy_only=False).astype(np.int64)
+            values = values[(values != MIN_MS) & (values != MAX_MS)]
+            if len(values):
+                best = int(values.min()) if best is None else min(best, int(values.min()))
+        return best
+
+    found = smallest(("event_ms", "watermark_ms"))
+    return found if found is not None else smallest(("proc_ms",))
 
 
 def step_for_order(orders: np.ndarray, order: int) -> int:
