@@ -81,7 +81,7 @@ def header(incident, meta: dict) -> None:
         st.warning(
             f"Profile {profile.value} is not verified against a running Flink build ({profile.describes}); "
             "only flink-1.x-2.x is checked against the real Flink 2.3.0 valve.",
-            icon="⚠️",
+            icon=":material/warning:",
         )
     description = (meta.get("config") or {}).get("description")
     trusted = not incident.slug.startswith(UPLOAD_PREFIX)  # an upload's story is user text

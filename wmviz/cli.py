@@ -208,7 +208,10 @@ def cmd_explain(args: argparse.Namespace) -> None:
             f"no instance {args.instance!r} in {trace.source}; it has {', '.join(trace.instances)}"
         )
     multi = len(trace.instances) > 1
-    times = TimeFormat(args.time, origin_ms=trace_origin(trace))
+    # Date-times on the trace's first day read as clock times; the one header line gives the date.
+    times = TimeFormat(args.time, origin_ms=trace_origin(trace), short=args.time == "utc")
+    if times.day is not None and args.time == "utc":
+        print(f"# times are {times.zone_label} on {times.day} unless dated")
     steps: dict[str, int] = {}
     printed = 0
     for result in simulate(trace, chosen_profile(args), explain=True):

@@ -70,13 +70,13 @@ def divergence_banner(left: InstanceCursor, right: InstanceCursor, step: int, t:
         st.info(
             f"The outputs never differ. The state first differs at step {state.step}: "
             f"{', '.join(state.what)}.  \nLeft: {state.left}  \nRight: {state.right}",
-            icon="🔀",
+            icon=":material/compare_arrows:",
         )
     else:
         st.warning(
             f"The outputs first differ at step {output.step}: {', '.join(output.what)}.  \n"
             f"Left: {output.left}  \nRight: {output.right}",
-            icon="🔀",
+            icon=":material/compare_arrows:",
         )
     buttons = st.columns(2)
     if output is not None:
@@ -101,7 +101,12 @@ def divergence_banner(left: InstanceCursor, right: InstanceCursor, step: int, t:
 
 def side_panels(side: Side, column_key: str, t: TimeFormat) -> None:
     """One run at its step: output, narration, channels, the chart, the operator's panels."""
-    st.markdown(f"**{side.label}**")
+    with st.container(key=f"{column_key}_side"):
+        _side(side, column_key, t)
+
+
+def _side(side: Side, column_key: str, t: TimeFormat) -> None:
+    st.text(side.label)  # a what-if's description quotes trace values: user text
     if side.step is None:
         st.info("This step's row does not exist in this run (the what-if deleted it).")
         return

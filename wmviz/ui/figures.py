@@ -216,7 +216,8 @@ def watermark_figure(
     elif t.mode == "utc" and len(finite) and is_epoch(int(lo)) and is_epoch(int(hi)):
         axis_title = f"watermark ({t.zone_label})"
     layout = {
-        "title": {"text": title} if title else None,
+        # Left-aligned, so it never runs into the legend at the top right.
+        "title": {"text": title, "x": 0.01, "xanchor": "left"} if title else None,
         "height": height,
         "barmode": "overlay",
         "hovermode": "closest",

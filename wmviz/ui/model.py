@@ -118,6 +118,8 @@ class OutputCard:
     value: str
     raw: str
     status: str | None
+    dated: bool = False
+    """The date went into the label (an epoch time shown as its clock time)."""
 
 
 def output_cards(
@@ -149,7 +151,7 @@ def _card(label: str, ms: int, status: str | None, t: TimeFormat) -> OutputCard:
     if status is not None:
         label = f"{label} · {status}"
     if t.mode == "utc" and is_epoch(ms):
-        label, text = f"{label} · {text[:10]}", text[11:]
+        return OutputCard(f"{label} · {text[:10]}", text[11:], raw(ms), status, dated=True)
     return OutputCard(label, text, raw(ms), status)
 
 

@@ -27,6 +27,8 @@ from wmviz.ui.figures import STATUS_COLORS
 _STYLE = """
 <style>
 [data-testid="stHeader"] { background: transparent; }
+[data-testid="stHeader"], [data-testid="stHeader"] div { pointer-events: none; }
+[data-testid="stHeader"] button, [data-testid="stHeader"] a { pointer-events: auto; }
 [data-testid="stMainBlockContainer"] { padding-top: 1.4rem; padding-bottom: 3rem;
   padding-left: 2.2rem; padding-right: 2.2rem; }
 [data-testid="stMain"] h1 { font-size: 1.55rem; padding: 0.1rem 7rem 0.2rem 0; }
@@ -106,7 +108,7 @@ def narration_panel(parts: list[str], t: TimeFormat, key: str = "") -> None:
 def output_panel(cards: list[model.OutputCard]) -> None:
     """The emitted output watermark(s), readable, the raw number one hover away."""
     per_row = 2 if len(cards) > 2 else len(cards)
-    if any(len(c.label) > 30 for c in cards):  # a date in the label: one card a line, nothing cut
+    if any(c.dated for c in cards):  # a date in the label: one card a line, nothing cut
         per_row = 1
     for start in range(0, len(cards), per_row):
         columns = st.columns(per_row)
@@ -123,10 +125,11 @@ def channel_tables(views: list[model.ValveView], key: str = "") -> None:
         tables = [("Channels of every input", model.merged_channels(views), "all")]
     else:
         tables = [("Channels", v.channels, v.input) for v in views]
+    box = st.container(key=f"{key}channels")
     for title, table, name in tables:
-        st.markdown(f"**{title}**")
+        box.markdown(f"**{title}**")
         styled = table.style.map(_status_style, subset=["status"]).map(_holds_style, subset=["minimum"])
-        st.dataframe(
+        box.dataframe(
             styled,
             hide_index=True,
             width="stretch",
@@ -150,11 +153,12 @@ def operator_panel(cursor: InstanceCursor, pipeline, step: int, t: TimeFormat, k
     """Timers, windows, the join changelog and drops as tabs; the tab that matters at this step
     (a retraction, a firing, a drop, a timer) is the one shown, each with its cumulative view."""
     choice = om.panel_choice(cursor, pipeline, step)
+    box = st.container(key=f"{key}operator")
     if choice.reason:
-        st.caption(f"Operator: {choice.shown} shown because {choice.reason}.")
+        box.caption(f"Operator: {choice.shown} shown because {choice.reason}.")
     else:
-        st.caption("Operator")
-    tabs = dict(zip(choice.names, st.tabs(list(choice.names), default=choice.shown), strict=True))
+        box.caption("Operator")
+    tabs = dict(zip(choice.names, box.tabs(list(choice.names), default=choice.shown), strict=True))
     with tabs[om.TIMERS]:
         st.caption(om.timers_so_far(cursor, step))
         timers = om.timers_table(cursor, pipeline, step, t)
