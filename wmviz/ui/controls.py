@@ -20,6 +20,11 @@ STEP = "step"
 PLAYING = "playing"
 SPEEDS = {"1 step/s": 1.0, "2 steps/s": 0.5, "5 steps/s": 0.2, "10 steps/s": 0.1}
 SCENARIO_PROFILE = "the scenario's own"
+# UTC first, then the IANA region zones (`Europe/Berlin`), as Flink's web UI offers them.
+ZONES = [
+    "UTC",
+    *sorted(z for z in available_timezones() if "/" in z and not z.startswith(("Etc/", "SystemV/"))),
+]
 
 
 def adopt_url(view: ViewParams) -> None:
@@ -78,12 +83,6 @@ def time_choice(where) -> tuple[str, str]:
         "Time zone", ZONES, key="time_zone", disabled=mode != "utc", help="The zone date-times are shown in"
     )
     return mode, zone
-
-
-ZONES = [
-    "UTC",
-    *sorted(z for z in available_timezones() if "/" in z and not z.startswith(("Etc/", "SystemV/"))),
-]
 
 
 def follow_context(scenario: str, instance: str, orders) -> None:
