@@ -688,3 +688,13 @@ def test_absolute_mode_shows_a_stall_of_every_instance_that_lag_behind_the_leade
     assert "behind the newest input" in fig.data[0].hovertext[0][-1]
     bar = fig.data[0].colorbar
     assert bar.thickness >= 15 and bar.len == 1 and list(bar.ticktext)[-1].endswith("ms")
+
+
+def test_a_window_of_a_long_trace_is_drawn_from_its_first_step_with_only_its_own_events():
+    history = history_frame([(999, "0", 0, 5, "ACTIVE", True), (1500, "0", 0, 9, "ACTIVE", True)])
+    output = output_frame([(s, 5, "ACTIVE") for s in range(1000, 2000)])
+    marks = ChartMarks(events={"late drop": [3, 1200, 5000], "retraction": [10]})
+    fig = watermark_figure(history, output, step=1200, last_step=1999, marks=marks)
+    assert tuple(fig.layout.xaxis.range) == (998.5, 2000.5)
+    assert list(trace(fig, "late drop").x) == [1200]
+    assert not [t for t in fig.data if t.name == "retraction"]

@@ -154,7 +154,9 @@ def watermark_figure(
         end,
     )
     traces += [_band_bars(runs, lane_names, s, end) for s in _BAND_STATUSES]
-    traces += _event_markers(marks.events, step, last_step)
+    # The first step drawn: -1 (the initial state) for a whole trace, first−1 for a window of it.
+    start = int(min(steps.min() if len(steps) else step, out_steps.min() if len(out_steps) else step, step))
+    traces += _event_markers(marks.events, start, last_step)
 
     # Two stacked y axes on one x axis (cheaper than make_subplots, and the x axis is shared by
     # construction): watermarks on top, an events lane and one status lane per channel below.
@@ -224,7 +226,7 @@ def watermark_figure(
         "uirevision": "watermarks",  # keep the user's zoom while the cursor moves
         "margin": {"t": 60, "r": 20},
         "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "right", "x": 1},
-        "xaxis": {"title": {"text": "step"}, "anchor": "y2", "range": [-1.5, end + 0.5]},
+        "xaxis": {"title": {"text": "step"}, "anchor": "y2", "range": [start - 0.5, end + 0.5]},
         "yaxis": {
             "title": {"text": axis_title}, "domain": [split + 0.03, 1], "anchor": "x",
             "tickmode": "array", "tickvals": tick_values, "ticktext": tick_text,
@@ -241,18 +243,21 @@ def watermark_figure(
     return go.Figure(data=traces, layout=layout)
 
 
-def _event_markers(events: dict[str, np.ndarray], step: int, last_step: int) -> list[dict]:
-    """One marker trace per kind of event on the `events` lane (lane -1), inside the window
+def _event_markers(events: dict[str, np.ndarray], first: int, last_step: int) -> list[dict]:
+    """One marker trace per kind of event on the `events` lane (lane -1), inside the steps drawn
     (at most POINT_CAP markers per kind, thinned evenly)."""
     traces = []
-    kinds = [k for k in events if k in EVENT_SYMBOLS and len(events[k])]
-    for i, kind in enumerate(kinds):
-        x = np.asarray(events[kind], dtype=np.int64)
-        x = x[x <= last_step]
+    inside = {}
+    for kind, steps in events.items():
+        x = np.asarray(steps, dtype=np.int64)
+        x = x[(x >= first) & (x <= last_step)]
+        if kind in EVENT_SYMBOLS and len(x):
+            inside[kind] = x
+    for i, (kind, x) in enumerate(inside.items()):
         if len(x) > POINT_CAP:
             x = x[np.linspace(0, len(x) - 1, POINT_CAP).astype(np.int64)]
         symbol, colour = EVENT_SYMBOLS[kind]
-        offset = (i - (len(kinds) - 1) / 2) * 0.22
+        offset = (i - (len(inside) - 1) / 2) * 0.22
         traces.append(
             {"type": "scatter", "x": x, "y": np.full(len(x), -1 + offset), "mode": "markers",
              "name": kind, "marker": {"symbol": symbol, "size": 9, "color": colour,
