@@ -1,25 +1,33 @@
 """wmviz in the browser: step through a multi-input operator's watermark valve, its heap, timers and
-retractions, on a built-in incident. Read top to bottom: it is the page's table of contents."""
+retractions, on a built-in incident or an upload. Read top to bottom: it is the page's table of
+contents. Above the fold at 1440×900: the title, the story strip, the step controls, and the step
+itself (narration, output, channels, the operator panel that matters); below it the chart, the
+heap and the input row, and the overview of every instance."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from urllib.parse import urlencode
 
 import streamlit as st
 
+from wmviz.core.story import explain_parts
 from wmviz.core.types import Profile
-from wmviz.incidents import DEFAULT_INCIDENT, story_sections
+from wmviz.incidents import DEFAULT_INCIDENT
+from wmviz.timefmt import TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.trace.errors import TraceValidationError
-from wmviz.ui import bring, compare_view, controls, export_view, loading, panels
-from wmviz.ui.model import chart_window, history_window, operator_watermark, valve_views
+from wmviz.ui import bring, compare_view, controls, export_view, loading, panels, stall
+from wmviz.ui import operator_model as om
+from wmviz.ui.model import holders, input_summary, output_cards, valve_views
 from wmviz.ui.runs import RunRequest
-from wmviz.ui.url import ViewParams, parse_view, view_query
+from wmviz.ui.url import UPLOAD_PREFIX, ViewParams, parse_view, view_query
 
 
 def main() -> None:
     """Render the page for the view in the URL and the sidebar."""
     st.set_page_config(page_title="wmviz: watermark valve debugger", layout="wide")
+    panels.page_style()
     pickers = st.sidebar.container()  # above the upload box, but filled after it takes a file in
     bring.upload_panel()
     incidents = bring.available_incidents()
@@ -30,32 +38,26 @@ def main() -> None:
     upload, engine = bring.gate_upload(scenario, profile, engine)
     timeline = load_timeline(incident, profile, engine)
     instance = controls.instance_choice(sorted(timeline.meta["instances"], key=_natural))
-    controls.reset_step_on_new_context((scenario, instance))
     cursor = loading.instance_cursor(str(timeline.path), instance)
+    controls.follow_context(scenario, instance, cursor.steps.column("order").to_numpy())
 
     effective = Profile.parse(timeline.meta["profile"])
-    target = compare_view.compare_choice(pickers, effective, compare_view.compare_titles())
+    target = compare_view.compare_choice(pickers, effective, compare_view.compare_titles(incident))
+    mode, zone = controls.time_choice(pickers)
+    t = TimeFormat(mode, zone, origin_ms=loading.time_origin(str(timeline.path)))
     other = compare_view.other_run(target, incident, effective, engine, instance)
 
     header(incident, timeline.meta)
     step = controls.step_controls(cursor)
-    view = ViewParams(scenario, profile, engine, instance, step, target)
+    controls.remember_moment(cursor.row(step)["order"])
+    view = ViewParams(scenario, profile, engine, instance, step, target, mode, zone)
     st.query_params.from_dict(view_query(view))
-    if upload is not None:
-        bring.bundle_button(upload, {**view_query(view), "profile": profile.value if profile else None})
-    ask = compare_view.whatif_form(cursor, step)
-    if ask is not None:
-        made = compare_view.make_whatif(incident.trace(), instance, step, ask)
-        if made is not None:
-            st.session_state["_pending_compare"] = made
-            st.rerun()
-    export_view.export_buttons(
-        incident, timeline.meta, str(timeline.path), instance, step, "?" + urlencode(view_query(view))
-    )
     if other is None:
-        step_panels(cursor, str(timeline.path), step, timeline.meta)
+        ask = step_panels(cursor, str(timeline.path), step, timeline.meta, t)
     else:
-        compare_view.compare_panels(cursor, effective, other, target, step)
+        ask = compare_view.compare_panels(cursor, effective, other, step, t)
+    what_if(ask, incident, instance, step)
+    share_and_export(incident, timeline, upload, profile, view, other, t)
     controls.autoplay(cursor.count - 1)
 
 
@@ -71,52 +73,76 @@ def load_timeline(incident, profile: Profile | None, engine: str):
 
 
 def header(incident, meta: dict) -> None:
-    """The incident's title, its profile and the story (what users saw, what the valve did, the fix)."""
-    st.title(incident.title)
+    """The incident's title, its profile, and the story in a collapsible strip."""
+    st.title(incident.title, anchor=False)
     profile = Profile.parse(meta["profile"])
     st.caption(f"profile {profile.value}: {profile.describes} · engine {meta['engine']}")
     if profile is not Profile.FLINK_1X_2X:
         st.warning(
             f"Profile {profile.value} is not verified against a running Flink build ({profile.describes}); "
             "only flink-1.x-2.x is checked against the real Flink 2.3.0 valve.",
-            icon="⚠️",
+            icon=":material/warning:",
         )
-    if not incident.story_md:  # an upload: its config's description is user text, never markup
-        description = (meta.get("config") or {}).get("description")
-        if description:
-            st.text(description)
-        return
-    with st.expander("The story", expanded=True):
-        for title, body in story_sections(incident.story_md).items():
-            st.markdown(f"#### {title}")
-            st.markdown(body)
+    description = (meta.get("config") or {}).get("description")
+    trusted = not incident.slug.startswith(UPLOAD_PREFIX)  # an upload's story is user text
+    panels.story_strip(incident.story_md, trusted=trusted, description=None if trusted else description)
 
 
-def step_panels(cursor: InstanceCursor, path: str, step: int, meta: dict) -> None:
-    """Everything about one step: input and narration, output, valves, chart, operator, overview."""
+def step_panels(cursor: InstanceCursor, path: str, step: int, meta: dict, t: TimeFormat) -> dict | None:
+    """Everything about one step: what arrived and what happened, the output, the channels, the
+    operator panel that matters now; then the chart, the heap and input row, the overview.
+    Returns the what-if edit the person asked for, if any."""
     result, pipeline, before = cursor.explain(step)
-    top = st.columns([2, 3])
-    with top[0]:
-        panels.input_panel(cursor, step)
-    with top[1]:
-        panels.narration_panel(result)
-    views = valve_views(cursor, pipeline, step, Profile.parse(meta["profile"]))
-    combined = (pipeline.output_watermark_ms, pipeline.output_status.value) if len(views) > 1 else None
-    panels.output_panel(views, combined, operator_watermark(cursor, step))
-    changed = cursor.row(step).get("channel")
-    for view in views:
-        panels.valve_panel(view, changed)
-    history, output = loading.histories(path, cursor.instance)
-    first, last = chart_window(cursor.count, step)
-    panels.watermark_chart(*history_window(history, output, first, last), step, last)
-    panels.operator_panels(cursor, pipeline, step)
+    record = cursor.row(step)
+    views = valve_views(cursor, pipeline, step, Profile.parse(meta["profile"]), t)
+    left, right = st.columns([5, 7], gap="medium")
+    with left:
+        panels.step_heading(step, cursor.count - 1, input_summary(record, t))
+        panels.output_panel(output_cards(views, pipeline, om.operator_watermark(cursor, step), t))
+        found = stall.stall_at(cursor, step, holders(views))
+        if found is not None:
+            st.info(stall.stall_text(found, cursor.count, t), icon=":material/pause_circle:")
+        short = replace(t, short=True)
+        panels.narration_panel(explain_parts(result, short), short)
+        ask = compare_view.whatif_form(cursor, step)
+    with right:
+        panels.channel_tables(views)
+        if pipeline.operator is not None or not cursor.timers.empty:
+            panels.operator_panel(cursor, pipeline, step, t)
+    panels.watermark_chart(compare_view.chart_figure(cursor, step, views, t))
+    changed = record.get("channel")
+    panels.heap_and_input(views, changed, record, t)
     if len(meta["instances"]) > 1:
-        st.subheader("Every instance's output watermark")
-        panels.overview_panel(loading.overview_matrix(path), int(cursor.row(step)["order"]))
+        st.subheader("Every instance's output watermark", anchor=False)
+        matrix, frontier = loading.overview_matrix(path)
+        panels.overview_panel(matrix, frontier, int(record["order"]), t)
     st.caption(
         f"state rebuilt from the keyframe at step {before.keyframe_step} (one every "
         f"{meta['keyframe_every']:,} steps); {cursor.count:,} steps in instance {cursor.instance}"
     )
+    return ask
+
+
+def what_if(ask: dict | None, incident, instance: str, step: int) -> None:
+    """Apply a what-if edit the person asked for: compare mode opens on it, carried in the link."""
+    if ask is None:
+        return
+    made = compare_view.make_whatif(incident, instance, step, ask)
+    if made is not None:
+        st.session_state["_pending_compare"] = made
+        st.rerun()
+
+
+def share_and_export(incident, timeline, upload, profile, view: ViewParams, other, t: TimeFormat) -> None:
+    """The sidebar's share box: the report (with both runs in compare mode), the PNGs, the bundle.
+    The link itself is the page's URL, which always carries the whole view."""
+    with st.sidebar:
+        st.markdown("**Share and export**")
+        export_view.export_buttons(
+            incident, timeline.meta, str(timeline.path), view, "?" + urlencode(view_query(view)), other, t
+        )
+        if upload is not None:
+            bring.bundle_button(upload, {**view_query(view), "profile": profile.value if profile else None})
 
 
 def _natural(name: str) -> tuple:

@@ -65,7 +65,12 @@ def heading(app: AppTest) -> str:
 
 
 def narration(app: AppTest) -> str:
-    return app.text[0].value
+    return next(t.value for t in app.text if t.value.startswith("•"))
+
+
+def frame(app: AppTest, *columns: str):
+    """The first table holding every one of `columns`."""
+    return next(d.value for d in app.dataframe if set(columns) <= set(d.value.columns))
 
 
 def charts(app: AppTest) -> list[dict]:
@@ -73,7 +78,7 @@ def charts(app: AppTest) -> list[dict]:
 
 
 def channel_table(app: AppTest, index: int = 0):
-    frames = [d.value for d in app.dataframe if "holds the minimum" in getattr(d.value, "columns", [])]
+    frames = [d.value for d in app.dataframe if "minimum" in getattr(d.value, "columns", [])]
     return frames[index]
 
 
@@ -86,13 +91,13 @@ def test_the_app_opens_on_the_flink_38477_incident_at_step_0_with_the_view_in_th
     app.run()
     assert not app.exception
     assert app.title[0].value.startswith("FLINK-38477")
-    assert heading(app) == "Step 0: the input"
+    assert heading(app) == "Step 0 of 7"
     assert app.query_params["scenario"] in ("flink-38477-zero-output", ["flink-38477-zero-output"])
     assert url_step(app) == 0
 
 
 def test_a_link_with_a_step_opens_on_that_step_and_an_impossible_step_is_clamped_to_the_last():
-    assert heading(open_app(step=5)) == "Step 5: the input"
+    assert heading(open_app(step=5)) == "Step 5 of 7"
     app = open_app(step=999)
     assert step_of(app) == 7 and url_step(app) == 7
 
@@ -116,7 +121,7 @@ def test_forward_back_first_and_last_move_the_step_and_the_url_follows():
     app = open_app(step=0)
     assert app.button(key="back").disabled and app.button(key="first").disabled
     click(app, "fwd")
-    assert step_of(app) == 1 and url_step(app) == 1 and heading(app) == "Step 1: the input"
+    assert step_of(app) == 1 and url_step(app) == 1 and heading(app) == "Step 1 of 7"
     click(app, "last")
     assert step_of(app) == 7 and url_step(app) == 7
     assert app.button(key="fwd").disabled and app.button(key="last").disabled
@@ -137,7 +142,7 @@ def test_the_step_buttons_carry_the_keyboard_shortcuts_the_issue_asks_for():
 def test_the_slider_scrubs_to_any_step():
     app = open_app()
     app.slider(key="step").set_value(4).run()
-    assert heading(app) == "Step 4: the input" and url_step(app) == 4
+    assert heading(app) == "Step 4 of 7" and url_step(app) == 4
 
 
 def test_jumping_to_the_next_and_previous_output_watermark_change_skips_steps_without_one():
@@ -163,7 +168,7 @@ def test_jumping_to_a_late_drop_and_a_timer_firing_in_the_allowed_lateness_incid
     app.selectbox(key="jump_kind").set_value("late drop").run()
     click(app, "next_event")
     assert step_of(app) == 9
-    dropped = next(d.value for d in app.dataframe if list(d.value.columns) == ["trace row", "reason"])
+    dropped = next(d.value for d in app.dataframe if list(d.value.columns) == ["step", "trace row", "reason"])
     assert "too late" in dropped["reason"].iloc[0]
     app.selectbox(key="jump_kind").set_value("timer firing").run()
     click(app, "prev_event")
@@ -195,9 +200,9 @@ def test_at_the_max_step_the_output_is_max_the_heap_holds_the_finished_channels_
     assert "leaves the aligned set" in narration(app)
     table = channel_table(app)
     assert list(table["status"]) == ["IDLE", "IDLE", *["ACTIVE (FINISHED, replayed as MAX)"] * 2]
-    assert list(table["holds the minimum"]) == ["", "", "◀ min", "◀ min"]
+    assert list(table["minimum"]) == ["", "", "◀ holds the minimum", "◀ holds the minimum"]
     assert not table.isna().any().any()
-    heap = charts(app)[0]
+    heap = next(c for c in charts(app) if any(t.get("name") == "nodes" for t in c["data"]))
     labels = " ".join(str(t) for trace in heap["data"] for t in (trace.get("text") or []))
     assert "ch 2" in labels and "ch 3" in labels and "ch 0" not in labels
 
@@ -210,19 +215,16 @@ def test_under_flip_38477_the_finished_channels_are_finished_and_the_output_goes
     assert "IDLE" in app.caption[1].value or "IDLE" in narration(app)
 
 
-def test_the_channel_table_shows_every_watermark_as_a_number_and_a_utc_time_never_nan():
+def test_the_channel_table_shows_every_watermark_as_a_utc_time_with_the_raw_number_beside_it():
     app = open_app("idle-partition-pins-watermark", step=3)
     table = channel_table(app)
-    assert list(table.columns) == [
-        "channel",
-        "watermark",
-        "UTC time",
-        "status",
-        "aligned",
-        "holds the minimum",
-    ]
-    assert table["UTC time"].str.endswith("UTC").all()
+    assert list(table.columns) == ["channel", "watermark", "raw (ms)", "status", "aligned", "minimum"]
+    assert list(table["watermark"]) == ["2026-11-21 10:00:10.000Z", "2026-11-21 09:59:58.000Z"]
+    assert list(table["raw (ms)"]) == ["1795255210000", "1795255198000"]
     assert not table.isna().any().any()
+    # The output card: the clock time as the value, the date in its label, the raw number a hover away.
+    assert app.metric[0].value == "09:59:58.000Z"
+    assert "2026-11-21" in app.metric[0].label and "1795255198000" in app.metric[0].help
 
 
 def test_the_watermark_chart_has_a_cursor_on_the_current_step():
@@ -234,15 +236,18 @@ def test_the_watermark_chart_has_a_cursor_on_the_current_step():
 
 def test_the_input_panel_shows_the_row_that_arrived():
     app = open_app(step=2)
-    rows = dict(zip(app.dataframe[0].value["field"], app.dataframe[0].value["value"], strict=True))
+    table = frame(app, "field", "value")
+    rows = dict(zip(table["field"], table["value"], strict=True))
     assert rows["kind"] == "status" and rows["status"] == "FINISHED" and rows["channel"] == "2"
 
 
 def test_the_join_changelog_links_the_retraction_to_the_speculative_row_it_corrects():
     app = open_app("early-fire-left-join", step=7)
     assert [t.label for t in app.tabs] == ["Timers", "Join changelog", "Dropped records"]
-    log = next(d.value for d in app.dataframe if "corrects" in d.value.columns)
+    log = next(d.value for d in app.dataframe if "now" in d.value.columns and "corrects" in d.value.columns)
     assert list(log["kind"]) == ["+I", "+I", "-U", "+U"]
+    assert list(log["left"]) == ["order-2@11500", "order-1@10000", "order-1@10000", "order-1@10000"]
+    assert list(log["right"]) == ["shipment-2@11000", "null", "null", "shipment-1@14000"]
     speculative = log[log["cause"] == "early_fire"]["#"].iloc[0]
     assert log[log["kind"] == "-U"]["corrects"].iloc[0] == f"#{speculative}"
     # valve L, valve R, the combined input, and what the join sends downstream (held back by 9 s)
@@ -280,7 +285,7 @@ def test_every_step_of_every_built_in_incident_renders_its_panels(scenario):
     for step in range(count):
         if step:
             click(app, "fwd")
-        assert heading(app) == f"Step {step}: the input"
+        assert heading(app) == f"Step {step} of {count - 1}"
         assert narration(app).startswith("•")
         assert not channel_table(app).isna().any().any()
         assert len(charts(app)) >= 2  # the heap and the watermark chart
@@ -294,3 +299,33 @@ def test_the_spark_engine_shows_what_the_local_engine_shows():
     assert narration(spark_app) == narration(local_app)
     assert channel_table(spark_app).equals(channel_table(local_app))
     assert "engine spark" in spark_app.caption[0].value
+
+
+# --- readable time, the moment across instances (issue 12) ---------------------------------------
+
+
+def test_the_time_display_and_zone_are_in_the_sidebar_and_the_link():
+    app = open_app("idle-partition-pins-watermark", step=3, time="relative")
+    assert app.sidebar.radio(key="time_mode").value == "relative"
+    # Relative to the trace's first event time, partition 1's 09:59:58.
+    assert app.metric[0].value == "+0" and list(channel_table(app)["watermark"]) == ["+12s", "+0"]
+    assert app.query_params["time"] in ("relative", ["relative"])
+    app = open_app("idle-partition-pins-watermark", step=3, tz="Europe/Berlin")
+    assert app.sidebar.selectbox(key="time_zone").value == "Europe/Berlin"
+    assert app.metric[0].value == "10:59:58.000+01:00"
+    assert channel_table(app)["watermark"].iloc[0] == "2026-11-21 11:00:10.000+01:00"
+    app.sidebar.radio(key="time_mode").set_value("ms").run()
+    assert app.metric[0].value == "1795255198000" and "tz" in app.query_params
+    app = open_app("idle-partition-pins-watermark", step=0, tz="Nowhere/Else")
+    assert app.sidebar.selectbox(key="time_zone").value == "UTC"
+    assert any("unknown time zone" in t.value for t in app.toast)
+
+
+def test_changing_instance_keeps_the_moment_by_arrival_order():
+    app = open_app("idle-partition-pins-watermark", step=4)  # instance 0's IDLE@1, seq 11
+    app.sidebar.selectbox(key="instance").set_value("1").run()
+    assert not app.exception, app.exception
+    record = frame(app, "field", "value")
+    rows = dict(zip(record["field"], record["value"], strict=True))
+    # Instance 1's step is the last of its rows that arrived before instance 0's seq 11: seq 10.
+    assert rows["seq"] == "10" and step_of(app) == 5 and url_step(app) == 5

@@ -21,22 +21,35 @@ def open_app(**query) -> AppTest:
     return app
 
 
-def test_compare_mode_shows_both_profiles_side_by_side_and_jumps_to_the_first_divergence():
+def test_compare_mode_names_the_first_output_divergence_first_and_the_earlier_state_one_second():
     app = open_app(compare="flip-38477", step="0")
     banner = app.warning[-1].value
-    assert banner.startswith("The runs first diverge at step 2: channel 2 watermark, channel 2 status")
-    assert "ch2 MAX ACTIVE aligned" in banner and "ch2 MIN FINISHED not aligned" in banner
+    assert banner.startswith("The outputs first differ at step 7: emissions, output watermark, output status")
+    assert "output MAX ACTIVE" in banner and "output 25 IDLE" in banner
     app.button(key="goto_divergence").click().run()
-    assert app.session_state["step"] == 2
+    assert app.session_state["step"] == 7
     assert app.query_params["compare"] in ("flip-38477", ["flip-38477"])
-    assert app.query_params["step"] in ("2", ["2"])
+    assert app.query_params["step"] in ("7", ["7"])
     assert app.button(key="goto_divergence").disabled
+    # The state differs earlier (FINISHED@2 is a status here, a MAX watermark there): one click away.
+    state = app.button(key="goto_state_divergence")
+    assert state.label == "Go to the first state divergence (step 2)"
+    state.click().run()
+    assert app.session_state["step"] == 2
+
+
+def test_compare_mode_keeps_the_chart_and_the_operator_panels_for_both_sides():
+    app = open_app(scenario="early-fire-left-join", compare="flip-38477", step="7")
+    charts = [e for e in app.get("plotly_chart")]
+    assert len(charts) == 2  # one watermark chart per side
+    labels = [t.label for t in app.tabs]
+    assert labels.count("Join changelog") == 2 and labels.count("Timers") == 2
 
 
 def test_the_two_sides_step_together_and_show_max_against_the_finished_status_at_step_7():
     app = open_app(compare="flip-38477", step="7")
     assert [m.value for m in app.metric] == ["MAX", "25"]
-    left, right = (t.value for t in app.text[:2])
+    left, right = (t.value for t in app.text if t.value.startswith("•"))
     assert "emit WMAX" in left and "emit WMAX" not in right
 
 
@@ -54,8 +67,8 @@ def test_a_what_if_edit_re_simulates_and_compares_with_the_original():
     app.selectbox(key="whatif_status").set_value("IDLE")
     app.button(key="whatif_submit").click().run()
     assert not app.exception, app.exception
-    assert app.session_state["compare"].startswith("trace:")
-    assert "IDLE@2" in app.warning[-1].value and "first diverge at step 2" in app.warning[-1].value
+    assert app.session_state["compare"].startswith("whatif:")
+    assert any("IDLE@2" in i.value and "first differs at step 2" in i.value for i in app.info)
     app.slider(key="step").set_value(7).run()
     assert [m.value for m in app.metric] == ["MAX", "MAX"]  # idle instead of finished: still MAX
     assert app.query_params["compare"][0 if isinstance(app.query_params["compare"], list) else slice(None)]
@@ -69,8 +82,8 @@ def test_deleting_an_input_shifts_the_other_side_by_one_step():
     app.slider(key="step").set_value(2).run()
     assert any("deleted" in i.value for i in app.info)
     app.slider(key="step").set_value(4).run()
-    right_input = app.text[1].value
-    assert "W20@0" in app.text[0].value and "W20@0" in right_input  # step 4 here is step 3 there
+    left, right = (t.value for t in app.text if t.value.startswith("•"))
+    assert "W20@0" in left and "W20@0" in right  # step 4 here is step 3 there
 
 
 def test_an_edit_that_makes_the_trace_invalid_is_refused_with_the_reason():
@@ -81,3 +94,41 @@ def test_an_edit_that_makes_the_trace_invalid_is_refused_with_the_reason():
     app.button(key="whatif_submit").click().run()
     assert any("cannot be simulated" in e.value and "watermark_ms" in e.value for e in app.error)
     assert app.sidebar.selectbox(key="compare").value == "nothing"
+
+
+def _right_side(app: AppTest) -> tuple:
+    """What the compared run shows: its output values, its narration, its channel table."""
+    metrics = [m.value for m in app.metric]
+    texts = [t.value for t in app.text if t.value.startswith("•")]
+    tables = [d.value for d in app.dataframe if "minimum" in d.value.columns]
+    return metrics[len(metrics) // 2 :], texts[-1], tables[-1].to_dict("list")
+
+
+def test_a_what_if_link_opened_in_a_fresh_session_shows_what_its_sender_saw():
+    sender = open_app(step="3")
+    sender.radio(key="whatif_action").set_value("insert an input before it")
+    sender.selectbox(key="whatif_kind_3").set_value("status")
+    sender.selectbox(key="whatif_status").set_value("IDLE")
+    sender.number_input(key="whatif_channel_3").set_value(3)
+    sender.button(key="whatif_submit").click().run()
+    assert not sender.exception, sender.exception
+    sender.slider(key="step").set_value(5).run()
+    link = {k: sender.query_params[k] for k in sender.query_params}
+    link = {k: v[0] if isinstance(v, list) else v for k, v in link.items()}
+    assert link["compare"].startswith("whatif:") and link["step"] == "5"
+    # A fresh session knows nothing of the sender's: the edit itself is in the link.
+    receiver = open_app(**link)
+    assert receiver.session_state["compare"] == link["compare"]
+    label = receiver.sidebar.selectbox(key="compare")
+    assert label.value == link["compare"] and "what-if: what if ch3" in label.format_func(label.value)
+    assert _right_side(receiver) == _right_side(sender)
+    assert not any("deleted" in i.value for i in receiver.info)
+
+
+def test_a_link_with_a_what_if_that_does_not_fit_the_trace_says_so():
+    from wmviz.whatif import Delete, encode_edit
+
+    app = open_app(step="0", compare="whatif:" + encode_edit(Delete("0", 999)))
+    assert any("cannot be applied" in e.value and "no step 999" in e.value for e in app.error)
+    app = open_app(step="0", compare="whatif:!!!")
+    assert any("cannot be applied" in e.value for e in app.error)

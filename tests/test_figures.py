@@ -17,9 +17,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wmviz.core.types import MAX_MS, MIN_MS
-from wmviz.ui.figures import STATUS_COLORS, heap_figure, heatmap_matrix, instance_heatmap, watermark_figure
+from wmviz.timefmt import EPOCH_FROM_MS, TimeFormat
+from wmviz.ui.figures import (
+    STATUS_COLORS,
+    ChartMarks,
+    heap_figure,
+    heatmap_matrix,
+    input_frontier,
+    instance_heatmap,
+    watermark_figure,
+)
 from wmviz.ui.figures_common import (
-    EPOCH_FROM_MS,
     HIGHLIGHT_COLOR,
     POINT_CAP,
     ROOT_COLOR,
@@ -55,7 +63,7 @@ def shape(fig, name: str):
 
 
 def lane_of(fig, name: str) -> int:
-    return list(fig.layout.yaxis2.ticktext).index(name)
+    return fig.layout.yaxis2.tickvals[list(fig.layout.yaxis2.ticktext).index(name)]
 
 
 def bands(fig, status: str) -> set[tuple[int, int, int]]:
@@ -102,12 +110,16 @@ def test_status_colors_name_a_distinct_css_hex_colour_for_each_status():
 # --- watermark_figure ----------------------------------------------------------------------------
 
 
-def test_watermark_figure_draws_one_hv_step_line_per_channel_and_a_thicker_output_line():
+def test_watermark_figure_draws_the_output_as_a_band_first_and_each_channel_over_it_in_its_own_colour():
     fig = watermark_figure(SMALL_HISTORY, SMALL_OUTPUT, step=3, last_step=6, title="demo")
     lines = [t for t in fig.data if t.type == "scatter"]
-    assert [t.name for t in lines] == ["ch 0", "ch 1", "output"]
+    # The output first, wide and translucent: the channel pinning it is drawn on top, not hidden.
+    assert [t.name for t in lines] == ["output", "ch 0", "ch 1"]
     assert all(t.line.shape == "hv" for t in lines)
-    assert trace(fig, "output").line.width > max((t.line.width or 2) for t in lines[:2])
+    output = trace(fig, "output")
+    assert output.line.width > max(t.line.width for t in lines[1:]) and "rgba" in output.line.color
+    colours = [t.line.color for t in lines[1:]]
+    assert len(set(colours)) == 2 and all(re.fullmatch(r"#[0-9a-f]{6}", c) for c in colours)
     assert fig.layout.xaxis.title.text == "step"
     assert fig.layout.title.text == "demo"
 
@@ -131,8 +143,8 @@ def test_channel_names_carry_the_input_when_there_are_several_inputs_in_natural_
         ]
     )
     fig = watermark_figure(history, output_frame([]), step=0, last_step=0)
-    assert [t.name for t in fig.data if t.type == "scatter"] == ["L/ch 0", "L/ch 1", "R/ch 0", "output"]
-    assert list(fig.layout.yaxis2.ticktext) == ["output", "L/ch 0", "L/ch 1", "R/ch 0"]
+    assert [t.name for t in fig.data if t.type == "scatter"] == ["output", "L/ch 0", "L/ch 1", "R/ch 0"]
+    assert list(fig.layout.yaxis2.ticktext) == ["events", "output", "L/ch 0", "L/ch 1", "R/ch 0"]
 
 
 def test_cursor_is_one_vertical_line_at_the_step_spanning_the_whole_figure():
@@ -162,17 +174,22 @@ def test_the_output_status_gets_a_lane_of_its_own():
     assert (lane_of(fig, "output"), 1, 3) in bands(fig, "IDLE")
 
 
-def test_max_is_drawn_above_the_finite_range_min_below_each_on_a_labelled_dashed_line():
+def test_max_and_min_sit_on_labelled_bands_off_the_finite_range_and_the_axis_names_them():
     fig = watermark_figure(SMALL_HISTORY, SMALL_OUTPUT, step=3, last_step=6)
     ch0 = trace(fig, "ch 0")
     y = np.asarray(ch0.y)
-    finite_max = 20.0
-    max_line = shape(fig, "MAX (end of time)")
-    min_line = shape(fig, "MIN (Long.MIN_VALUE)")
-    assert y[-1] == max_line.y0 > finite_max
-    assert y[0] == min_line.y0 < 10
-    assert max_line.line.dash == min_line.line.dash == "dash"
-    assert {"MAX (end of time)", "MIN (Long.MIN_VALUE)"} <= {a.text for a in fig.layout.annotations}
+    finite_min, finite_max = 10.0, 20.0
+    max_band = shape(fig, "MAX (end of time)")
+    min_band = shape(fig, "MIN (Long.MIN_VALUE)")
+    assert y[-1] == (max_band.y0 + max_band.y1) / 2 and max_band.y0 > finite_max
+    assert y[0] == (min_band.y0 + min_band.y1) / 2 and min_band.y1 < finite_min
+    # Far enough off the scale that "20 → MAX" cannot read as one more unit: 30 % of the span.
+    assert y[-1] - finite_max >= 0.3 * (finite_max - finite_min)
+    assert shape(fig, "MAX (end of time) gap").line.dash == "dot"
+    notes = {a.text for a in fig.layout.annotations}
+    assert {"MAX (end of time) · off the scale", "MIN (Long.MIN_VALUE) · off the scale"} <= notes
+    ticks = dict(zip(fig.layout.yaxis.ticktext, fig.layout.yaxis.tickvals))
+    assert ticks["MAX"] == y[-1] and ticks["MIN"] == y[0] and "10" in ticks
     assert "watermark MAX (end of time)" in list(ch0.hovertext)[-1]
     assert "watermark MIN (Long.MIN_VALUE)" in ch0.hovertext[0]
 
@@ -200,7 +217,7 @@ def test_hover_shows_the_utc_time_for_epoch_milliseconds_and_plain_numbers_for_s
     )
     fig = watermark_figure(history, output_frame([(0, epoch, "ACTIVE")]), step=0, last_step=1)
     ch0, ch1 = list(trace(fig, "ch 0").hovertext), list(trace(fig, "ch 1").hovertext)
-    assert ch0[1] == "step 0<br>watermark 1764000000000 (2025-11-24 16:00:00.000 UTC)<br>ACTIVE"
+    assert ch0[1] == "step 0<br>watermark 2025-11-24 16:00:00.000Z (1764000000000 ms)<br>ACTIVE"
     assert ch1[0] == "step 1<br>watermark 10<br>IDLE, not aligned"
     # The name is said once per trace, by the template.
     assert trace(fig, "ch 1").hovertemplate == "ch 1<br>%{hovertext}<extra></extra>"
@@ -210,7 +227,7 @@ def test_describe_ms_switches_to_utc_exactly_at_the_year_2000():
     text = describe_ms(np.array([EPOCH_FROM_MS - 1, EPOCH_FROM_MS, -5, 0, MAX_MS, MIN_MS]))
     assert text.tolist() == [
         str(EPOCH_FROM_MS - 1),
-        f"{EPOCH_FROM_MS} (2000-01-01 00:00:00.000 UTC)",
+        f"2000-01-01 00:00:00.000Z ({EPOCH_FROM_MS} ms)",
         "-5",
         "0",
         "MAX (end of time)",
@@ -337,7 +354,8 @@ def test_a_million_output_steps_and_fifty_thousand_changes_stay_under_the_point_
     near = x[(x >= cursor - 1000) & (x <= cursor + 1000)]
     assert near.tolist() == list(range(cursor - 1000, cursor + 1001))
     assert 123_456 in x.tolist()
-    assert np.asarray(out.y).max() == shape(fig, "MAX (end of time)").y0
+    band = shape(fig, "MAX (end of time)")
+    assert np.asarray(out.y).max() == (band.y0 + band.y1) / 2
 
 
 def test_more_status_periods_than_the_cap_are_merged_evenly_and_still_cover_every_idle_step():
@@ -397,8 +415,8 @@ def test_thin_keeps_ends_extremes_and_the_cursor_window_within_the_cap(n, cap, c
         assert window <= set(keep.tolist())
 
 
-def test_sentinel_levels_sit_eight_percent_of_the_span_outside_the_finite_values():
-    assert sentinel_levels(np.array([MIN_MS, 0, 100, MAX_MS])) == (-8.0, 108.0)
+def test_sentinel_levels_sit_thirty_percent_of_the_span_outside_the_finite_values():
+    assert sentinel_levels(np.array([MIN_MS, 0, 100, MAX_MS])) == (-30.0, 130.0)
     assert sentinel_levels(np.array([5]), np.array([MAX_MS])) == (4.0, 6.0)
     assert sentinel_levels(np.array([MIN_MS]), np.array([], dtype=np.int64)) == (-1.0, 1.0)
 
@@ -455,7 +473,7 @@ def test_empty_heap_shows_a_note_instead_of_a_tree():
 
 
 def test_heap_text_shrinks_with_depth_and_crowded_levels_get_vertical_labels_under_their_nodes():
-    fig = heap_figure([(c, 1_700_000_000_000 + c) for c in range(128)])
+    fig = heap_figure([(c, 1_700_000_000_000 + c) for c in range(128)], t=TimeFormat("ms"))
     nodes = trace(fig, "nodes")
     sizes = list(nodes.textfont.size)
     assert sizes[0] > sizes[127] >= 8
@@ -565,7 +583,7 @@ def test_instance_heatmap_colours_lag_behind_the_leader_zero_for_the_leader():
     hover = np.asarray(heat.hovertext, dtype=object)
     assert hover[0, 0] == "MIN (Long.MIN_VALUE)<br>no watermark yet"
     assert hover[1, 2] == "MAX (end of time)<br>leading"
-    assert hover[2, 1] == "12<br>18 ms behind instance 1"
+    assert hover[2, 1] == "12<br>18ms behind instance 1"
     assert hover[2, 2] == "13<br>behind instance 1 at MAX"
     assert not any("nan" in str(h).lower() for h in hover.ravel())
 
@@ -600,3 +618,83 @@ def test_figure_modules_import_neither_streamlit_nor_pyspark_and_never_read_the_
             assert name.split(".")[0] not in ("streamlit", "pyspark", "time", "datetime"), name
         if isinstance(node, ast.Attribute):
             assert node.attr not in ("now", "utcnow", "today", "time_ns"), node.attr
+
+
+# --- pointing at the culprit (issue 12) -----------------------------------------------------------
+
+
+def test_the_channel_holding_the_minimum_is_drawn_thicker_and_ringed_at_the_cursor():
+    marks = ChartMarks(holders=(("0", 1),))
+    fig = watermark_figure(SMALL_HISTORY, SMALL_OUTPUT, step=3, last_step=6, marks=marks)
+    assert trace(fig, "ch 1").line.width > trace(fig, "ch 0").line.width
+    ring = trace(fig, "ch 1 holds the minimum")
+    assert list(ring.x) == [3] and list(ring.y) == [20.0] and ring.marker.symbol == "circle-open"
+    assert ring.marker.line.color == trace(fig, "ch 1").line.color
+    assert "ch 1 holds the minimum" in [a.text for a in fig.layout.annotations]
+
+
+def test_events_get_markers_on_their_own_lane_and_a_stall_is_shaded_and_named():
+    events = {"late drop": np.array([2, 5]), "retraction": np.array([4]), "status change": np.array([])}
+    marks = ChartMarks(events=events, stall=(1, 5, "output stuck at 10 for 4 steps"))
+    fig = watermark_figure(SMALL_HISTORY, SMALL_OUTPUT, step=3, last_step=6, marks=marks)
+    drops, retractions = trace(fig, "late drop"), trace(fig, "retraction")
+    assert list(drops.x) == [2, 5] and list(retractions.x) == [4]
+    assert {drops.yaxis, retractions.yaxis} == {"y2"} and abs(drops.y[0] - lane_of(fig, "events")) < 0.5
+    assert drops.marker.symbol != retractions.marker.symbol
+    assert not [t for t in fig.data if t.name == "status change"]  # no such event: no legend entry
+    stall = shape(fig, "stall")
+    assert (stall.x0, stall.x1) == (1, 5)
+    assert "output stuck at 10 for 4 steps" in [a.text for a in fig.layout.annotations]
+
+
+def test_the_y_axis_reads_clock_times_for_epoch_watermarks_in_the_chosen_zone():
+    epoch = 1_795_514_715_000  # 2026-11-24 10:05:15 UTC
+    history = history_frame(
+        [(-1, "0", 0, MIN_MS, "ACTIVE", True), (0, "0", 0, epoch, "ACTIVE", True),
+         (5, "0", 0, epoch + 600_000, "ACTIVE", True)]
+    )  # fmt: skip
+    output = output_frame([(0, epoch, "ACTIVE"), (5, epoch + 600_000, "ACTIVE")])
+    fig = watermark_figure(history, output, step=0, last_step=6)
+    assert fig.layout.yaxis.title.text == "watermark (UTC)"
+    assert "10:08" in fig.layout.yaxis.ticktext and "MIN" in fig.layout.yaxis.ticktext
+    berlin = watermark_figure(history, output, step=0, last_step=6, t=TimeFormat(zone="Europe/Berlin"))
+    assert (
+        berlin.layout.yaxis.title.text == "watermark (Europe/Berlin)"
+        and "11:08" in berlin.layout.yaxis.ticktext
+    )
+    raw = watermark_figure(history, output, step=0, last_step=6, t=TimeFormat("ms"))
+    assert raw.layout.yaxis.title.text == "watermark (ms)"
+
+
+def test_absolute_mode_shows_a_stall_of_every_instance_that_lag_behind_the_leader_hides():
+    # Both instances stop at 100 while the input runs on to 400: equal, so neither lags the other.
+    steps = pd.DataFrame(
+        {
+            "instance": ["0", "1"] * 4,
+            "order": np.arange(8),
+            "output_wm": [100, 100, 100, 100, 100, 100, 100, 100],
+            "event_ms": [100, 100, 200, 200, 300, 300, 400, 400],
+            "watermark_ms": [None] * 8,
+        }
+    )
+    matrix = heatmap_matrix(steps, buckets=4)
+    leader = np.asarray(instance_heatmap(matrix).data[0].z, dtype=float)
+    assert (leader == 0).all()
+    frontier = input_frontier(steps, np.asarray(matrix.columns))
+    assert frontier.tolist() == [100, 200, 300, 400]
+    fig = instance_heatmap(matrix, frontier=frontier)
+    z = np.asarray(fig.data[0].z, dtype=float)
+    assert z[:, 0].tolist() == [0, 0] and z[:, -1].tolist() == [300, 300]  # growing in every row
+    assert "behind the newest input" in fig.data[0].hovertext[0][-1]
+    bar = fig.data[0].colorbar
+    assert bar.thickness >= 15 and bar.len == 1 and list(bar.ticktext)[-1].endswith("ms")
+
+
+def test_a_window_of_a_long_trace_is_drawn_from_its_first_step_with_only_its_own_events():
+    history = history_frame([(999, "0", 0, 5, "ACTIVE", True), (1500, "0", 0, 9, "ACTIVE", True)])
+    output = output_frame([(s, 5, "ACTIVE") for s in range(1000, 2000)])
+    marks = ChartMarks(events={"late drop": [3, 1200, 5000], "retraction": [10]})
+    fig = watermark_figure(history, output, step=1200, last_step=1999, marks=marks)
+    assert tuple(fig.layout.xaxis.range) == (998.5, 2000.5)
+    assert list(trace(fig, "late drop").x) == [1200]
+    assert not [t for t in fig.data if t.name == "retraction"]

@@ -265,7 +265,7 @@ def test_report_channel_table_marks_finished_channels_and_the_minimum_at_step_se
     channels = document.split("<h2>Channels after step 7</h2>")[1].split("<h2>")[0]
     assert channels.count('<td class="status-IDLE">IDLE</td>') == 2
     assert channels.count('<td class="status-ACTIVE">ACTIVE (FINISHED, replayed as MAX)</td>') == 2
-    assert channels.count("◀ min") == 2
+    assert channels.count("◀ holds the minimum") == 2
     assert "valve output: watermark MAX, status ACTIVE" in channels
 
 
@@ -373,10 +373,11 @@ def test_key_steps_capping_keeps_the_earliest_quarter_and_those_nearest_the_curr
     cursor = long_trace
     everything = key_steps(cursor, limit=10**6, step=1_000)
     assert len(everything) > 2_000
-    assert key_steps(cursor, limit=8, step=1_000) == [1, 2, 997, 998, 999, 1000, 1001, 1002]
+    # One rank only (routine output changes): the step, a quarter earliest, the rest nearest it.
+    assert key_steps(cursor, limit=8, step=1_000) == [1, 997, 998, 999, 1000, 1001, 1002, 1003]
     capped = key_steps(cursor, step=1_000)
     assert len(capped) == 40 and capped == sorted(capped) and 1_000 in capped
-    assert capped[:10] == everything[:10]
+    assert capped[:9] == everything[:9]  # a quarter of the 39 left beside the step
     assert key_steps(cursor, limit=1, step=1_000) == [1_000]
     assert key_steps(cursor, limit=5) == everything[:5]
     assert key_steps(cursor, limit=0, step=1_000) == []
@@ -390,7 +391,7 @@ def test_report_of_a_long_trace_caps_the_narrated_steps_and_charts_a_window(long
     document = build_report(inp, cursor)
     table = document.split("<h2>Key steps</h2>")[1].split("</table>")[0]
     assert table.count("<tr") == 1 + 40  # the header and the 40 capped steps
-    assert f"of {len(key_steps(cursor, limit=10**6, step=1_000))}, the earliest and those nearest" in document
+    assert f"; 40 of {len(key_steps(cursor, limit=10**6, step=1_000))} shown" in document
     first = 1_000 - CHART_STEPS // 2
     assert f"(steps {first}–{first + CHART_STEPS - 1} of {cursor.count})" in document
     assert "<h2>The story</h2>" not in document and "<h2>The config</h2>" not in document
@@ -470,3 +471,105 @@ def test_report_file_opens_offline_in_headless_chromium_and_every_chart_renders(
         finally:
             browser.close()
     assert blocked == [] and errors == [] and dialogs == []
+
+
+# --- colours, compare mode, ranked key steps, stories (issue 12) -------------------------------------
+
+CHANNEL_RGB = {"ch 0": (0x1F, 0x77, 0xB4), "ch 1": (0xD6, 0x27, 0x28), "ch 2": (0x2C, 0xA0, 0x2C)}
+
+
+def _plotly_data(document: str) -> list[list[dict]]:
+    """The `data` argument of every Plotly.newPlot call in the document."""
+    out = []
+    for match in re.finditer(r"Plotly\.newPlot\(\s*\"[^\"]+\",\s*(\[.*?\]),\s*\{", document, re.DOTALL):
+        out.append(json.loads(match.group(1)))
+    return out
+
+
+def test_every_channel_of_the_report_chart_has_its_own_colour_and_a_legend_entry(zero_output):
+    _, _, document = zero_output
+    watermarks = next(d for d in _plotly_data(document) if any(t.get("name") == "ch 0" for t in d))
+    lines = [t for t in watermarks if t.get("name", "").startswith("ch ") and t.get("mode") == "lines"]
+    colours = {t["name"]: t["line"]["color"] for t in lines}
+    assert len(colours) == 4 and len(set(colours.values())) == 4
+    assert all(re.fullmatch(r"#[0-9a-f]{6}", c) for c in colours.values())
+    assert all(t.get("showlegend", True) for t in lines)
+
+
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory):
+    """FLINK-38477 under released Flink against flip-38477, the report taken at step 0."""
+    from wmviz.core.types import Profile
+    from wmviz.report import CompareInput
+
+    trace = read_trace(SAMPLES / "flink-38477-zero-output.jsonl")
+    cursors = []
+    for profile in (None, Profile.FLIP_38477):
+        out = tmp_path_factory.mktemp("cmp") / "tl"
+        build_timeline_local(trace, out, profile)
+        cursors.append(InstanceCursor(Timeline(out), "0"))
+    inp = _sample_input("flink-38477-zero-output", cursors[0], 0)
+    other = CompareInput("profile flip-38477", cursors[1], "flip-38477", 0)
+    return inp, cursors, build_report(inp, cursors[0], other)
+
+
+def test_a_compare_mode_report_holds_both_runs_and_where_they_diverge(compared):
+    _, _, document = compared
+    where = document.split("<h2>Where it went wrong</h2>")[1].split("<h2>")[0]
+    assert "The outputs first differ at step 7" in where and "output 25 IDLE" in where
+    assert "The state first differs earlier, at step 2" in where
+    assert "this run, step 7" in where and "profile flip-38477, step 7" in where
+    assert "emit WMAX" in where and "emits S:IDLE" in where  # both narrations at the divergence
+    assert "<h2>Channels after step 0 (this run)</h2>" in document
+    assert "<h2>Channels after step 0 (profile flip-38477)</h2>" in document
+    assert len(re.findall(r'<figure class="chart" id="chart-watermarks', document)) == 2
+    assert "compared with" in document
+    key = document.split("<h2>Key steps</h2>")[1].split("</table>")[0]
+    assert "first output divergence" in key
+
+
+def test_key_steps_rank_drops_and_status_changes_above_routine_emissions(tmp_path):
+    trace = read_trace(
+        REPO / "tests" / "data" / "kafka-rebalance.csv", REPO / "tests" / "data" / "kafka-rebalance.json"
+    )
+    build_timeline_local(trace, tmp_path / "tl")
+    cursor = InstanceCursor(Timeline(tmp_path / "tl"), "1")
+    drops = [int(s) for s in cursor.events["late drop"]]
+    statuses = [int(s) for s in cursor.events["status change"]]
+    assert drops and statuses and len(cursor.events["output watermark"]) > 40
+    chosen = key_steps(cursor, limit=8, step=0)
+    assert set(drops + statuses) <= set(chosen)  # never buried under the routine emissions
+    from wmviz.report import step_reasons
+
+    reasons = step_reasons(cursor)
+    assert reasons[drops[0]][0] == "late drop"
+    assert any("stall" in r for r in reasons.values())
+
+
+def test_an_uploaded_story_is_shown_through_the_safe_subset_only(zero_output):
+    inp, cursor, _ = zero_output
+    from dataclasses import replace
+
+    story = "## What users saw\n**Nothing** fired. <script>alert(1)</script> ![x](http://evil.example/x.png)"
+    document = build_report(replace(inp, story_md=story), cursor)
+    section = document.split("<h2>The story</h2>")[1].split("<h2>")[0]
+    assert "<strong>Nothing</strong>" in section and "&lt;script&gt;" in section
+    assert "<img" not in section and 'src="http' not in section
+
+
+@needs_chromium
+def test_the_png_export_keeps_every_channel_colour(zero_output):
+    from io import BytesIO
+
+    from PIL import Image
+
+    inp, cursor, _ = zero_output
+    png = chart_images(inp, cursor)["watermarks"]
+    with Image.open(BytesIO(png)) as image:
+        pixels = image.convert("RGB").getdata()
+        counts = dict.fromkeys(CHANNEL_RGB, 0)
+        for pixel in pixels:
+            for name, rgb in CHANNEL_RGB.items():
+                if all(abs(a - b) <= 12 for a, b in zip(pixel, rgb)):
+                    counts[name] += 1
+    assert all(n > 150 for n in counts.values()), counts  # each line drawn in its own colour

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -11,11 +12,13 @@ from hypothesis import strategies as st
 
 from tests.conftest import REPO
 from wmviz.core.types import MAX_MS, MIN_MS, Profile
+from wmviz.timefmt import TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.store import Timeline
 from wmviz.trace.readers import read_trace
 from wmviz.ui import model
+from wmviz.ui import operator_model as om
 from wmviz.ui.runs import RunRequest, run_timeline
 from wmviz.ui.url import ViewParams, clamp_step, parse_view, view_query
 
@@ -116,10 +119,38 @@ def test_a_finished_channel_is_remembered_from_the_step_its_status_arrived(tmp_p
 # --- panel tables ----------------------------------------------------------------------------------
 
 
-def test_watermarks_are_shown_as_utc_times_with_the_sentinels_spelled_out():
-    assert model.utc_text(1_795_255_200_000) == "2026-11-21 10:00:00.000 UTC"
-    assert model.utc_text(10) == "1970-01-01 00:00:00.010 UTC"
-    assert model.utc_text(MIN_MS).startswith("MIN") and model.utc_text(MAX_MS).startswith("MAX")
+def test_the_channel_table_shows_epoch_watermarks_as_utc_times_and_the_raw_number_beside_them(tmp_path):
+    cursor = InstanceCursor(timeline_of(tmp_path, "idle-partition-pins-watermark"), "0")
+    t = TimeFormat(origin_ms=model.trace_times(cursor.steps))
+    (view,) = model.valve_views(cursor, cursor.state_at(1).pipeline, 1, Profile.FLINK_1X_2X, t)
+    assert list(view.channels["watermark"]) == ["2026-11-21 10:00:00.000Z", "2026-11-21 09:59:58.000Z"]
+    assert list(view.channels["raw (ms)"]) == ["1795255200000", "1795255198000"]
+    # Small demo values need no second column: the readable text is the number.
+    small = InstanceCursor(timeline_of(tmp_path, "flink-38477-zero-output"), "0")
+    (view,) = model.valve_views(small, small.state_at(1).pipeline, 1, Profile.FLINK_1X_2X)
+    assert "raw (ms)" not in view.channels and list(view.channels["watermark"]) == ["10", "12", "MIN", "MIN"]
+
+
+def test_an_output_card_shows_the_clock_time_with_the_date_in_its_label_and_the_raw_number_on_hover(
+    tmp_path,
+):
+    cursor = InstanceCursor(timeline_of(tmp_path, "idle-partition-pins-watermark"), "0")
+    pipeline = cursor.state_at(1).pipeline
+    views = model.valve_views(cursor, pipeline, 1, Profile.FLINK_1X_2X)
+    (card,) = model.output_cards(views, pipeline, None)
+    assert (card.label, card.value, card.raw) == (
+        "output watermark · ACTIVE · 2026-11-21",
+        "09:59:58.000Z",
+        "1795255198000",
+    )
+    (card,) = model.output_cards(views, pipeline, None, TimeFormat("relative", origin_ms=1_795_255_200_000))
+    assert (card.label, card.value) == ("output watermark · ACTIVE", "-2s")
+
+
+def test_changing_instance_keeps_the_moment_by_arrival_order():
+    orders = np.array([0, 2, 5, 9])
+    assert [model.step_for_order(orders, o) for o in (0, 1, 2, 4, 5, 100)] == [0, 0, 1, 1, 2, 3]
+    assert model.step_for_order(np.array([3, 4]), 1) == 0  # before the instance's first row: step 0
 
 
 def test_released_flink_shows_a_finished_channel_as_active_at_max_and_flip_38477_as_finished(tmp_path):
@@ -134,24 +165,55 @@ def test_released_flink_shows_a_finished_channel_as_active_at_max_and_flip_38477
 def test_the_channel_holding_the_minimum_is_marked_and_the_heap_is_in_array_order(tmp_path):
     cursor = InstanceCursor(timeline_of(tmp_path, "flink-38477-zero-output"), "0")
     (view,) = model.valve_views(cursor, cursor.state_at(4).pipeline, 4, Profile.FLINK_1X_2X)
-    assert list(view.channels["holds the minimum"]) == ["", "◀ min", "", ""]
+    assert list(view.channels["minimum"]) == ["", model.HOLDS, "", ""]
     assert view.heap[0] == (1, 12)
     assert sorted(view.heap) == [(0, 20), (1, 12), (2, MAX_MS), (3, MAX_MS)]
 
 
-def test_the_changelog_links_each_retraction_to_the_row_it_corrects(tmp_path):
+def test_the_changelog_names_rows_by_value_and_time_and_links_each_retraction_to_the_row_it_corrects(
+    tmp_path,
+):
     cursor = InstanceCursor(timeline_of(tmp_path, "early-fire-left-join"), "0")
-    log = model.changelog_table(cursor, cursor.count - 1)
+    log = om.changelog_table(cursor, cursor.count - 1)
     retract = log[log["kind"] == "-U"].iloc[0]
     target = log[log["#"] == int(retract["corrects"].lstrip("#"))].iloc[0]
     assert target["kind"] == "+I" and target["cause"] == "early_fire"
-    assert (target["left row"], target["right row"]) == (retract["left row"], retract["right row"])
-    assert model.changelog_table(cursor, 5).empty or "-U" not in set(model.changelog_table(cursor, 5)["kind"])
+    assert (
+        (target["left"], target["right"]) == (retract["left"], retract["right"]) == ("order-1@10000", "null")
+    )
+    assert target["trace rows"] == "L line 2 · R —"  # the trace row one column away
+    assert "-U" not in set(om.changelog_table(cursor, 5)["kind"])
+    assert om.changelog_so_far(cursor, 7) == "changelog so far: 4 rows (2 +I, 1 -U, 1 +U); 2 at this step"
+
+
+def test_the_operator_panel_shown_follows_what_happened_at_the_step(tmp_path):
+    join = InstanceCursor(timeline_of(tmp_path, "early-fire-left-join"), "0")
+    shown = {s: om.panel_choice(join, join.state_at(s).pipeline, s).shown for s in range(join.count)}
+    assert shown[7] == om.CHANGELOG  # the retraction
+    assert shown[0] == om.TIMERS  # order 1 registers its timers
+    windows = InstanceCursor(timeline_of(tmp_path, "late-data-allowed-lateness"), "0")
+    choice = {s: om.panel_choice(windows, windows.state_at(s).pipeline, s) for s in range(windows.count)}
+    assert choice[9].shown == om.DROPPED and "dropped" in choice[9].reason
+    fired = [s for s, c in choice.items() if c.shown == om.WINDOWS]
+    assert fired and all(
+        "window" in set(windows.outputs[windows.outputs["step"] == s]["kind"]) for s in fired
+    )
+    assert om.dropped_so_far(windows, windows.count - 1) == len(om.dropped_table(windows, 99, so_far=True))
+
+
+def test_the_join_cache_says_matched_is_tracked_on_the_outer_side_only(tmp_path):
+    cursor = InstanceCursor(timeline_of(tmp_path, "early-fire-left-join"), "0")
+    cache = om.join_cache_table(cursor.state_at(7).pipeline)
+    inner = cache[cache["side"] == "R (inner)"]
+    outer = cache[cache["side"] == "L (outer)"]
+    assert set(inner["matched (outer only)"]) == {"not tracked"} and set(inner["joined"]) == {"yes"}
+    assert set(outer["matched (outer only)"]) <= {"yes", "no"}
+    assert "outer side" in om.MATCHED_HELP
 
 
 def test_the_timers_table_marks_the_next_due_timer_per_domain(tmp_path):
     cursor = InstanceCursor(timeline_of(tmp_path, "early-fire-left-join"), "0")
-    table = model.timers_table(cursor, cursor.state_at(0).pipeline, 0)
+    table = om.timers_table(cursor, cursor.state_at(0).pipeline, 0)
     assert "registered now" in set(table["state"])
     pending = table[table["state"].str.startswith("pending")]
     assert list(pending["state"]).count("pending, next due") == 1
@@ -200,3 +262,42 @@ def test_a_run_is_simulated_once_and_then_read_from_the_cache(tmp_path):
     other = run_timeline(RunRequest(trace, None, Profile.FLIP_38477, "local"), None, tmp_path)
     assert other.path != first.path and other.meta["profile"] == "flip-38477"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("run-")]  # no half-written run left
+
+
+# --- the stall summary -------------------------------------------------------------------------------
+
+
+def test_the_stall_summary_names_the_output_its_length_and_the_channel_holding_it(tmp_path):
+    from wmviz.ui import stall
+
+    data = REPO / "tests" / "data"
+    build_timeline_local(
+        read_trace(data / "kafka-rebalance.csv", data / "kafka-rebalance.json"), tmp_path / "k"
+    )
+    cursor = InstanceCursor(Timeline(tmp_path / "k"), "0")
+    t = TimeFormat(origin_ms=model.trace_times(cursor.steps))
+    (longest, *_) = stall.longest_stalls(cursor)
+    inside = (longest.start + longest.end) // 2
+    views = model.valve_views(cursor, cursor.state_at(inside).pipeline, inside, Profile.FLINK_1X_2X, t)
+    found = stall.stall_at(cursor, inside, model.holders(views))
+    assert (found.start, found.end) == (longest.start, longest.end) and found.holders == ("ch2",)
+    assert stall.stall_text(found, cursor.count, t) == (
+        f"output stuck at 2026-11-24 10:05:15.000Z for {found.steps} steps "
+        f"(steps {found.start}–{found.end - 1}), held by ch2 since step {found.held_since}"
+    )
+    assert found.steps >= 15 and found.held_since <= found.start
+    # The routine gaps between watermarks (a few records each) are not stalls.
+    assert stall.stall_at(cursor, 20, []) is None
+    # At MAX the output is finished, not stuck.
+    done = InstanceCursor(timeline_of(tmp_path, "flink-38477-zero-output"), "0")
+    assert stall.stall_at(done, 7, []) is None
+
+
+def test_the_time_display_and_zone_round_trip_through_the_link_and_bad_values_fall_back():
+    view = ViewParams("flink-38477-zero-output", time="relative", zone="Europe/Berlin", compare="whatif:abc")
+    query = view_query(view)
+    assert query["time"] == "relative" and query["tz"] == "Europe/Berlin" and query["compare"] == "whatif:abc"
+    assert parse_view(query, SCENARIOS, SCENARIOS[0]) == view
+    assert "time" not in view_query(ViewParams("x")) and "tz" not in view_query(ViewParams("x"))
+    bad = parse_view({"time": "iso", "tz": "Mars/Base"}, SCENARIOS, SCENARIOS[0])
+    assert (bad.time, bad.zone) == ("utc", "UTC") and len(bad.notes) == 2

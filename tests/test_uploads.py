@@ -145,7 +145,7 @@ def test_a_valid_upload_opens_at_the_linked_step_and_offers_its_bundle(cache):
     stored = uploads.store_upload("prod.jsonl", INCIDENT, None)
     app = open_link(trace=stored.digest, engine="local", step="7", profile="flip-38477")
     assert app.title[0].value == "Uploaded: prod.jsonl"
-    assert next(h.value for h in app.subheader if h.value.startswith("Step ")) == "Step 7: the input"
+    assert next(h.value for h in app.subheader if h.value.startswith("Step ")) == "Step 7 of 7"
     assert app.query_params["trace"] in (stored.digest, [stored.digest])
     assert app.query_params["profile"] in ("flip-38477", ["flip-38477"])
     labels = [b.proto.label for b in app.get("download_button")]
@@ -183,3 +183,49 @@ def test_the_same_bytes_under_another_name_is_another_upload_and_both_links_keep
     second = uploads.store_upload("b.jsonl", INCIDENT, None)
     assert first.digest != second.digest
     assert uploads.find_upload(first.digest) == first and uploads.find_upload(second.digest) == second
+
+
+# --- stories and what-ifs travel with an upload (issue 12) -------------------------------------------
+
+KAFKA = REPO / "tests" / "data" / "kafka-rebalance.csv"
+
+
+def test_an_upload_can_carry_a_story_the_page_shows_through_the_safe_subset(cache):
+    story = (
+        KAFKA.with_suffix(".md").read_text() + "\n<script>alert(1)</script> ![x](http://evil.example/x.png)"
+    )
+    stored = uploads.store_upload(
+        KAFKA.name, KAFKA.read_bytes(), KAFKA.with_suffix(".json").read_bytes(), story_bytes=story.encode()
+    )
+    assert uploads.find_upload(stored.digest).story() == story
+    app = open_link(trace=stored.digest, engine="local", step="151")
+    shown = " ".join(h.proto.body for h in app.get("html"))
+    assert "What users saw" in shown and "<strong>not even IDLE</strong>" in shown
+    assert "&lt;script&gt;" in shown and "<img" not in shown and "<script>" not in shown
+    assert all("evil.example" not in m.value for m in app.markdown)
+
+
+def test_a_story_changes_the_uploads_digest_and_a_bad_story_is_refused(cache):
+    plain = uploads.store_upload("t.csv", KAFKA.read_bytes(), None)
+    told = uploads.store_upload("t.csv", KAFKA.read_bytes(), None, story_bytes=b"## What users saw\nx")
+    assert plain.digest != told.digest and plain.story_path is None and told.story() == "## What users saw\nx"
+    with pytest.raises(uploads.UploadError, match="UTF-8"):
+        uploads.check_story("story.md", b"\xff\xfe")
+    with pytest.raises(uploads.UploadError, match="at most"):
+        uploads.check_story("story.md", b"x" * (uploads.STORY_LIMIT + 1))
+
+
+def test_a_bundle_carries_the_story_and_the_what_if_of_its_view(cache):
+    stored = uploads.store_upload("t.jsonl", INCIDENT, None, story_bytes=b"## The fix\nIdle sooner.")
+    view = {"trace": stored.digest, "step": "4", "compare": "whatif:eyJvcCI6ImRlbGV0ZSJ9"}
+    bundle = uploads.open_bundle("b.zip", uploads.make_bundle(stored, view))
+    assert bundle.story_bytes == b"## The fix\nIdle sooner." and bundle.view["compare"] == view["compare"]
+    again = uploads.store_upload(bundle.trace_name, bundle.trace_bytes, None, story_bytes=bundle.story_bytes)
+    assert again.digest == stored.digest
+
+
+def test_the_committed_kafka_fixture_is_exactly_what_its_generator_writes():
+    from tests.kafka_trace import csv_text, rows
+
+    assert KAFKA.read_text(encoding="utf-8") == csv_text()
+    assert 440 <= len(rows()) <= 500  # a realistic ~468-row export

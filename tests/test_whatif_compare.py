@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -20,13 +21,23 @@ from wmviz.cli import main as cli_main
 from wmviz.compare import ONLY_IN_ONE_RUN, divergence_steps, first_divergence, step_map
 from wmviz.core.scenario import Kind, Trace, TraceRow
 from wmviz.core.types import MIN_MS, Profile, Status
+from wmviz.timefmt import TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.store import Timeline
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace, read_trace_bytes
 from wmviz.ui.runs import RunRequest, run_timeline
-from wmviz.whatif import Change, Delete, Insert, apply_edit, describe_edit, write_whatif
+from wmviz.whatif import (
+    Change,
+    Delete,
+    Insert,
+    apply_edit,
+    decode_edit,
+    describe_edit,
+    encode_edit,
+    write_whatif,
+)
 
 SAMPLES = REPO / "sample_data"
 INCIDENT = SAMPLES / "flink-38477-zero-output.jsonl"
@@ -387,8 +398,15 @@ def test_never_marking_partition_1_idle_keeps_subtask_0_pinned_from_step_4(pinne
     assert (by_row.step, by_row.right_step) == (4, None)
     assert by_row.what == ("emissions", "output watermark", "channel 1 status", "channel 1 aligned")
     assert by_row.left == (
+        "step 4 IDLE@1: emit W(2026-11-21 10:00:10.000Z); output 2026-11-21 10:00:10.000Z ACTIVE; "
+        "ch1 2026-11-21 09:59:58.000Z IDLE not aligned"
+    )
+    raw = first_divergence(original, whatif, aligned_by="row", t=TimeFormat("ms"))
+    assert raw.left == (
         "step 4 IDLE@1: emit W1795255210000; output 1795255210000 ACTIVE; ch1 1795255198000 IDLE not aligned"
     )
+    # What the runs send on first differs at the same step here: the emission.
+    assert first_divergence(original, whatif, output=True).step == 4
     assert divergence_steps(original, whatif, aligned_by="row") == [4, 5]  # pinned at ch1's watermark
 
 
@@ -625,3 +643,31 @@ def test_two_unrelated_traces_compare_by_step_exactly_as_the_full_state_rebuild_
     ]
     assert divergence_steps(a, b) == naive_divergences(a, b, slots, missing_differs=True)
     assert first_divergence(a, a) is None
+
+
+# --- what-ifs in links ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        Delete("0", 5),
+        Insert("1", 3, Kind.STATUS, "0", 2, status=Status.IDLE),
+        Insert("0", 0, Kind.RECORD, "L", 0, event_ms=10_000, key="1", value="order-9"),
+        Change("0", 4, {"kind": Kind.WATERMARK, "watermark_ms": 2**63 - 1, "status": None}),
+    ],
+)
+def test_an_edit_survives_the_round_trip_through_a_url_token(edit):
+    token = encode_edit(edit)
+    assert re.fullmatch(r"[A-Za-z0-9_-]+", token) and len(token) < 400
+    assert decode_edit(token) == edit
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["", "!!", "a" * 5000, "bm90IGpzb24", "WzFd", "eyJvcCI6ImRlbGV0ZSJ9",
+     "eyJpbnN0YW5jZSI6IjAiLCJvcCI6ImNoYW5nZSIsInN0ZXAiOjEsImZpZWxkcyI6eyJyb3ciOjV9fQ"],
+)  # fmt: skip
+def test_a_malformed_or_hostile_token_is_refused_with_a_value_error(token):
+    with pytest.raises(ValueError):
+        decode_edit(token)

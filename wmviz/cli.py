@@ -19,6 +19,7 @@ from wmviz.core.simulate import simulate
 from wmviz.core.story import explain_line
 from wmviz.core.types import Profile
 from wmviz.core.windows import ScenarioError
+from wmviz.timefmt import MODES, TimeFormat, trace_origin
 from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.outdir import OutDirError, timeline_out_dir
 from wmviz.trace.errors import TraceValidationError
@@ -75,6 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_trace_args(explain, profile=True)
     explain.add_argument("--step", type=int, help="only this step (counted from 0 within an instance)")
     explain.add_argument("--instance", help="only this instance")
+    explain.add_argument(
+        "--time",
+        choices=MODES,
+        default="utc",
+        help="how times read: utc (ISO date-times for epoch values, plain ms for small ones; the default), "
+        "relative (+10m 5s from the trace's first time) or ms (the raw numbers)",
+    )
     app = sub.add_parser("app", help="start the web app (streamlit run wmviz's app.py)")
     app.add_argument("streamlit_args", nargs=argparse.REMAINDER, help="passed on to `streamlit run`")
     return parser
@@ -219,6 +227,10 @@ def cmd_explain(args: argparse.Namespace) -> None:
             f"no instance {args.instance!r} in {trace.source}; it has {', '.join(trace.instances)}"
         )
     multi = len(trace.instances) > 1
+    # Date-times on the trace's first day read as clock times; the one header line gives the date.
+    times = TimeFormat(args.time, origin_ms=trace_origin(trace), short=args.time == "utc")
+    if times.day is not None and args.time == "utc":
+        print(f"# times are {times.zone_label} on {times.day} unless dated")
     steps: dict[str, int] = {}
     printed = 0
     for result in simulate(trace, chosen_profile(args), explain=True):
@@ -226,7 +238,7 @@ def cmd_explain(args: argparse.Namespace) -> None:
         if args.instance not in (None, result.instance) or args.step not in (None, result.step):
             continue
         where = f" [instance {result.instance}]" if multi or args.instance else ""
-        print(f"step {result.step}{where} {explain_line(result)}")
+        print(f"step {result.step}{where} {explain_line(result, times)}")
         printed += 1
     if args.step is not None and not printed:
         sizes = ", ".join(f"instance {i} has {_plural(n, 'step')}" for i, n in steps.items())

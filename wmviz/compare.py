@@ -34,7 +34,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from wmviz.core.types import MIN_MS, format_ms
+from wmviz.core.types import MIN_MS
+from wmviz.timefmt import DEFAULT, TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.tables import INPUT_COLUMNS
 from wmviz.whatif import Change, Delete, Edit, Insert
@@ -77,14 +78,24 @@ class Divergence:
     right_step: int | None = None
 
 
-def first_divergence(a: InstanceCursor, b: InstanceCursor, *, aligned_by: str = "step") -> Divergence | None:
+def first_divergence(
+    a: InstanceCursor,
+    b: InstanceCursor,
+    *,
+    aligned_by: str = "step",
+    output: bool = False,
+    t: TimeFormat = DEFAULT,
+) -> Divergence | None:
     """The first step where runs `a` and `b` differ, or None when they never do.
 
+    With `output=True`, the first step where what they *send on* differs (emissions, operator
+    output, dropped records, output watermark or status), ignoring channel states that have not
+    reached the output yet: what a person debugging a wrong result looks for first.
     With `aligned_by="step"` a run longer than the other diverges at the first step past the
     shorter one ("only in one run"); with `aligned_by="row"` see the module docstring.
     """
     cmp = _Comparison(a, b, aligned_by)
-    slots = np.flatnonzero(cmp.mask)
+    slots = np.flatnonzero(cmp.output_mask if output else cmp.mask)
     if not len(slots):
         return None
     slot = int(slots[0])
@@ -97,19 +108,21 @@ def first_divergence(a: InstanceCursor, b: InstanceCursor, *, aligned_by: str = 
     return Divergence(
         step=int(cmp.left_step[slot]),
         what=what,
-        left=cmp.summary(0, slot, what, channels),
-        right=cmp.summary(1, slot, what, channels),
+        left=cmp.summary(0, slot, what, channels, t),
+        right=cmp.summary(1, slot, what, channels, t),
         right_step=ib if ib >= 0 else None,
     )
 
 
-def divergence_steps(a: InstanceCursor, b: InstanceCursor, *, aligned_by: str = "step") -> list[int]:
-    """Every step of `a` where the runs differ, ascending (for marking a chart).
-
-    With `aligned_by="step"` the steps past the shorter run are all included.
+def divergence_steps(
+    a: InstanceCursor, b: InstanceCursor, *, aligned_by: str = "step", output: bool = False
+) -> list[int]:
+    """Every step of `a` where the runs differ (`output=True`: where what they send on differs),
+    ascending (for marking a chart). With `aligned_by="step"` the steps past the shorter run are
+    all included.
     """
     cmp = _Comparison(a, b, aligned_by)
-    return np.unique(cmp.left_step[cmp.mask]).tolist()
+    return np.unique(cmp.left_step[cmp.output_mask if output else cmp.mask]).tolist()
 
 
 def step_map(
@@ -170,6 +183,7 @@ class _Comparison:
             mask |= self.values[0][column] != self.values[1][column]
         if aligned_by == "step":
             mask |= (self.ia < 0) | (self.ib < 0)
+        self.output_mask = mask  # what leaves the valve or operator: emissions, output, drops
         self.changes = [self._channel_changes(run, idx) for run, idx in zip(self.runs, (self.ia, self.ib))]
         self.mask = mask | self._channel_mask()
 
@@ -258,7 +272,9 @@ class _Comparison:
                     what.extend(f"{_channel_name(inp, int(channel))} {name}" for name in fields)
         return tuple(what), channels
 
-    def summary(self, side: int, slot: int, what: tuple[str, ...], channels: list[tuple[str, int]]) -> str:
+    def summary(
+        self, side: int, slot: int, what: tuple[str, ...], channels: list[tuple[str, int]], t: TimeFormat
+    ) -> str:
         """One line: the row that arrived, what it emitted, the output, the differing channels."""
         run, idx = self.runs[side], (self.ia, self.ib)[side][slot]
         values = self.values[side]
@@ -267,10 +283,12 @@ class _Comparison:
                 return f"no step {slot}: this run has {run.count} steps"
             head = "no such row in this run (state as after its previous step)"
         else:
-            head = f"step {idx} {_describe_input(run.row(int(idx)))}: " + (
-                f"emit {values['out_json'][slot]}" if values["out_json"][slot] else "nothing emitted"
+            head = f"step {idx} {_describe_input(run.row(int(idx)), t)}: " + (
+                f"emit {emitted_text(values['out_json'][slot], t)}"
+                if values["out_json"][slot]
+                else "nothing emitted"
             )
-        parts = [head, f"output {format_ms(int(values['output_wm'][slot]))} {values['output_status'][slot]}"]
+        parts = [head, f"output {t(int(values['output_wm'][slot]))} {values['output_status'][slot]}"]
         for column, label, _ in _EVENT_ASPECTS[1:]:
             if label in what:
                 parts.append(f"{label}: {_count(values[column][slot])}")
@@ -281,7 +299,7 @@ class _Comparison:
             state = self._states(side, keys)
             for i, (inp, channel) in enumerate(channels):
                 aligned = "aligned" if state["aligned"][i] else "not aligned"
-                wm = format_ms(int(state["watermark_ms"][i]))
+                wm = t(int(state["watermark_ms"][i]))
                 parts.append(f"{_channel_name(inp, channel, short=True)} {wm} {state['status'][i]} {aligned}")
         return "; ".join(parts)
 
@@ -346,18 +364,29 @@ def _channel_name(inp: str, channel: int, *, short: bool = False) -> str:
     return name if inp == "0" else f"input {inp} {name}"
 
 
-def _describe_input(row: dict) -> str:
+def _describe_input(row: dict, t: TimeFormat = DEFAULT) -> str:
     """The row in the conformance notation where it has one: `W10@2`, `IDLE@0`, `record@1`."""
     prefix = f"{row['input']}:" if row.get("input") not in (None, "0") else ""
     kind, channel = row["kind"], row.get("channel")
     if kind == "watermark":
-        return f"{prefix}W{format_ms(row['watermark_ms'])}@{channel}"
+        return f"{prefix}W{t.token(row['watermark_ms'])}@{channel}"
     if kind == "status":
         return f"{prefix}{row['status']}@{channel}"
     if kind == "record":
         event = row.get("event_ms")
-        return f"{prefix}record {format_ms(event) if event is not None else ''}@{channel}"
-    return f"proctime {row.get('proc_ms')}"
+        return f"{prefix}record {t(event) if event is not None else ''}@{channel}"
+    return f"proctime {t(row.get('proc_ms'))}"
+
+
+def emitted_text(out: str, t: TimeFormat = DEFAULT) -> str:
+    """A step's emissions as stored (`W10 S:IDLE`, `WMAX`) with their times formatted by `t`."""
+    tokens = []
+    for token in out.split():
+        body = token[1:]
+        if token.startswith("W") and body.lstrip("-").isdigit():
+            token = "W" + t.token(int(body))
+        tokens.append(token)
+    return " ".join(tokens)
 
 
 def _count(emit_json: str | None) -> str:

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wmviz.core.scenario import Trace
+from wmviz.resources import sample_data
 from wmviz.trace.readers import FORMATS, read_trace
 
-SAMPLES: Path = Path(__file__).resolve().parent.parent / "sample_data"
+SAMPLES: Path = sample_data()
 DEFAULT_INCIDENT = "flink-38477-zero-output"
 
 STORY_SECTIONS = ("What users saw", "What the valve did", "The fix")

@@ -12,7 +12,6 @@ Every piece of user text goes through `wmviz.report_html`, which escapes it.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import threading
@@ -20,15 +19,13 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import plotly.graph_objects as go
 
-from wmviz.core.story import explain_parts
-from wmviz.core.types import Profile, Status, format_ms
+from wmviz.compare import first_divergence
+from wmviz.core.types import Profile, Status
 from wmviz.report_html import (
     CSS,
     Html,
-    bullet_list,
     esc,
     frame_table,
     markdown_html,
@@ -36,9 +33,24 @@ from wmviz.report_html import (
     pre_block,
     table,
 )
+from wmviz.report_steps import compact_input, key_steps, step_reasons, where_section
+from wmviz.report_steps import key_steps_section as _key_steps_section
+from wmviz.timefmt import DEFAULT, TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
-from wmviz.ui.figures import heap_figure, watermark_figure
-from wmviz.ui.model import ValveView, chart_window, history_window, operator_watermark, valve_views
+from wmviz.ui.figures import heap_figure
+from wmviz.ui.model import ValveView, chart_window, valve_views
+from wmviz.ui.operator_model import operator_watermark
+from wmviz.ui.step_chart import step_chart
+
+__all__ = [
+    "CompareInput",
+    "ReportInput",
+    "build_report",
+    "chart_images",
+    "compact_input",
+    "key_steps",
+    "step_reasons",
+]
 
 DEFAULT_BROWSER = "/usr/bin/chromium"
 # The modebar's "Produced with Plotly" logo links to plotly.com; a report meant for offline reading
@@ -64,57 +76,54 @@ class ReportInput:
     trace_name: str
     trace_text: str
     config_json: str | None
+    time: TimeFormat = DEFAULT
+    """How times read, as on the page the report was taken from."""
 
 
-def key_steps(cursor: InstanceCursor, limit: int = 40, *, step: int | None = None) -> list[int]:
-    """The steps worth narrating: every step with an event of any kind in `cursor.events`, plus
-    `step` (the one the person was looking at), sorted.
+@dataclass(frozen=True)
+class CompareInput:
+    """The other run of a report taken in compare mode: its label, its cursor, its profile, and its
+    step for the report's step (None: the what-if deleted that row)."""
 
-    With more than `limit`, the first quarter of the budget goes to the earliest ones (how the
-    incident began) and the rest to those nearest `step` (ties: the earlier), so `step` itself is
-    always kept; without a `step`, the earliest `limit`.
-    """
-    if limit <= 0:
-        return []
-    steps = _candidate_steps(cursor, step)
-    if len(steps) <= limit:
-        return steps.tolist()
-    if step is None:
-        return steps[:limit].tolist()
-    head = limit // 4
-    rest = steps[head:]
-    nearest = rest[np.lexsort((rest, np.abs(rest - step)))][: limit - head]
-    return sorted([*steps[:head].tolist(), *nearest.tolist()])
+    label: str
+    cursor: InstanceCursor
+    profile: str
+    step: int | None
 
 
-def _candidate_steps(cursor: InstanceCursor, step: int | None) -> np.ndarray:
-    """Every step with an event, and `step`, sorted and unique."""
-    arrays = [np.asarray(a, dtype=np.int64) for a in cursor.events.values()]
-    if step is not None and 0 <= step < cursor.count:
-        arrays.append(np.array([step], dtype=np.int64))
-    return np.unique(np.concatenate(arrays)) if arrays else np.zeros(0, np.int64)
-
-
-def build_report(inp: ReportInput, cursor: InstanceCursor) -> str:
+def build_report(inp: ReportInput, cursor: InstanceCursor, compare: CompareInput | None = None) -> str:
     """The incident report as one HTML document (UTF-8 text), self-contained and safe to open:
     every user-supplied string is escaped, and the only scripts are plotly.js (inlined once) and
-    one bootstrap per chart."""
+    one bootstrap per chart. In compare mode (`compare`) it holds both runs: where they diverge,
+    both charts and both channel tables."""
     step = _clamp(inp.step, cursor)
+    t = inp.time
     profile = _profile(inp.profile)
-    views = valve_views(cursor, cursor.state_at(step).pipeline, step, profile or Profile.FLINK_1X_2X)
-    figures = _figures(cursor, step, views)
+    views = valve_views(cursor, cursor.state_at(step).pipeline, step, profile or Profile.FLINK_1X_2X, t)
+    figures = _figures(cursor, step, views, t)
+    output_split = first_divergence(cursor, compare.cursor, output=True, t=t) if compare else None
+    state_split = first_divergence(cursor, compare.cursor, t=t) if compare else None
     sections = [
         f"<h1>{esc(inp.title)}</h1>",
         '<p class="note">wmviz incident report: a Flink watermark valve replayed step by step</p>',
-        _overview(inp, cursor, step, profile),
+        _overview(inp, cursor, step, profile, compare),
     ]
     if inp.story_md and inp.story_md.strip():
         sections += ["<h2>The story</h2>", markdown_html(inp.story_md)]
     if inp.description and inp.description.strip():
         sections += ["<h2>Description</h2>", paragraphs_html(inp.description)]
-    sections += _key_steps_section(cursor, step)
+    sections += where_section(cursor, step, views, t, compare, output_split, state_split)
+    divergence = output_split.step if output_split is not None else None
+    sections += _key_steps_section(cursor, step, t, divergence)
+    if compare is not None and compare.step is not None:
+        other_views = _views_of(compare, t)
+        figures[f"watermarks ({compare.label})"] = step_chart(
+            compare.cursor, compare.step, other_views, t, title=f"Watermarks over steps: {compare.label}"
+        )
     sections += _charts_section(figures, cursor, step)
-    sections += _channels_section(cursor, step, views)
+    sections += _channels_section(cursor, step, views, t, "this run" if compare else None)
+    if compare is not None and compare.step is not None:
+        sections += _channels_section(compare.cursor, compare.step, _views_of(compare, t), t, compare.label)
     sections += [f"<h2>The trace: {esc(inp.trace_name)}</h2>", pre_block(inp.trace_text)]
     if inp.config_json:
         sections += ["<h2>The config</h2>", pre_block(inp.config_json)]
@@ -126,6 +135,12 @@ def build_report(inp: ReportInput, cursor: InstanceCursor) -> str:
         f"<title>{esc(inp.title)} · wmviz report</title>\n<style>{CSS}</style>\n</head>\n"
         f"<body>\n{body}\n</body>\n</html>\n"
     )
+
+
+def _views_of(compare: CompareInput, t: TimeFormat) -> list[ValveView]:
+    profile = _profile(compare.profile) or Profile.FLINK_1X_2X
+    pipeline = compare.cursor.state_at(compare.step).pipeline
+    return valve_views(compare.cursor, pipeline, compare.step, profile, t)
 
 
 def chart_images(inp: ReportInput, cursor: InstanceCursor) -> dict[str, bytes]:
@@ -150,7 +165,8 @@ def chart_images(inp: ReportInput, cursor: InstanceCursor) -> dict[str, bytes]:
         ) from exc
     step = _clamp(inp.step, cursor)
     profile = _profile(inp.profile) or Profile.FLINK_1X_2X
-    figures = _figures(cursor, step, valve_views(cursor, cursor.state_at(step).pipeline, step, profile))
+    views = valve_views(cursor, cursor.state_at(step).pipeline, step, profile, inp.time)
+    figures = _figures(cursor, step, views, inp.time)
     images: dict[str, bytes] = {}
     with _KALEIDO_LOCK, warnings.catch_warnings():
         # Plotly passes per-call browser options that a running server ignores, and says so each time.
@@ -175,16 +191,28 @@ def chart_images(inp: ReportInput, cursor: InstanceCursor) -> dict[str, bytes]:
 # --- sections ---------------------------------------------------------------------------------------
 
 
-def _overview(inp: ReportInput, cursor: InstanceCursor, step: int, profile: Profile | None) -> str:
+def _overview(
+    inp: ReportInput, cursor: InstanceCursor, step: int, profile: Profile | None, compare: CompareInput | None
+) -> str:
     """The view the report was taken from, as a two-column table, and the profile warning."""
     profile_text = f"{profile.value}: {profile.describes}" if profile else inp.profile
+    t = inp.time
+    times = {
+        "utc": f"date-times in {t.zone_label} (small values as ms)",
+        "relative": f"relative to {t.instant(t.origin_ms) if t.origin_ms is not None else 0}",
+        "ms": "raw milliseconds",
+    }[t.mode]
     rows = [
         ("profile", profile_text),
         ("engine", inp.engine),
         ("instance", inp.instance),
         ("step", f"{step} (of steps 0–{cursor.count - 1})"),
         ("trace", inp.trace_name),
+        ("times", times),
     ]
+    if compare is not None:
+        mapped = "its row was deleted" if compare.step is None else f"its step {compare.step}"
+        rows.append(("compared with", f"{compare.label} (profile {compare.profile}; {mapped})"))
     if inp.link:
         # Shown as text, not a link: the report must not point anywhere by itself.
         rows.append(("share link", Html(f"<code>{esc(inp.link)}</code>")))
@@ -195,39 +223,6 @@ def _overview(inp: ReportInput, cursor: InstanceCursor, step: int, profile: Prof
             "build; only flink-1.x-2.x is checked against the real Flink 2.3.0 valve.</p>"
         )
     return "\n".join(parts)
-
-
-def _key_steps_section(cursor: InstanceCursor, step: int) -> list[str]:
-    """Each key step: its input, what the valve emitted, and the narration, the current step marked."""
-    steps = key_steps(cursor, step=step)
-    rows, classes = [], []
-    for s in steps:
-        record = cursor.row(s)
-        parts = explain_parts(cursor.explain(s)[0])
-        here = " ◀ this step" if s == step else ""
-        rows.append(
-            (
-                f"{s}{here}",
-                record.get("row"),
-                compact_input(record),
-                record.get("out_json") or "—",
-                bullet_list(parts),
-            )
-        )
-        classes.append("current" if s == step else "")
-    note = (
-        "Steps where the output watermark or a status changed, a timer fired, a row was retracted "
-        "or a record was dropped, and the step the report was taken at"
-    )
-    total = len(_candidate_steps(cursor, step))
-    if len(steps) < total:
-        note += f": {len(steps)} of {total}, the earliest and those nearest step {step}"
-    note += "."
-    return [
-        "<h2>Key steps</h2>",
-        f"<p>{esc(note)}</p>",
-        table(["step", "trace row", "input", "emitted", "what happened"], rows, row_classes=classes),
-    ]
 
 
 def _charts_section(figures: dict[str, go.Figure], cursor: InstanceCursor, step: int) -> list[str]:
@@ -243,6 +238,8 @@ def _charts_section(figures: dict[str, go.Figure], cursor: InstanceCursor, step:
 
 
 def _caption(name: str, cursor: InstanceCursor, step: int) -> str:
+    if name.startswith("watermarks ("):
+        return f"The other run, {name[12:-1]}: every channel's watermark and the output over steps"
     if name == "watermarks":
         first, last = chart_window(cursor.count, step)
         shown = "" if last - first + 1 == cursor.count else f" (steps {first}–{last} of {cursor.count})"
@@ -252,9 +249,11 @@ def _caption(name: str, cursor: InstanceCursor, step: int) -> str:
     return f"The aligned min-heap{where} after step {step} (the root is the output candidate)"
 
 
-def _channels_section(cursor: InstanceCursor, step: int, views: list[ValveView]) -> list[str]:
+def _channels_section(
+    cursor: InstanceCursor, step: int, views: list[ValveView], t: TimeFormat, run: str | None = None
+) -> list[str]:
     """The channel table of every valve after the step, statuses coloured, the minimum marked."""
-    out = [f"<h2>Channels after step {step}</h2>"]
+    out = [f"<h2>Channels after step {step}{f' ({esc(run)})' if run else ''}</h2>"]
     for view in views:
         if view.input != "0":
             out.append(f"<h3>Input {esc(view.input)}</h3>")
@@ -266,63 +265,37 @@ def _channels_section(cursor: InstanceCursor, step: int, views: list[ValveView])
         ]
         out.append(frame_table(frame, cell_classes=cells))
         out.append(
-            f"<p>valve output: watermark {esc(format_ms(view.output_wm))}, "
+            f"<p>valve output: watermark {esc(t.with_raw(view.output_wm))}, "
             f"status {esc(view.output_status)}</p>"
         )
     pipeline = cursor.state_at(step).pipeline
     if len(views) > 1:
         out.append(
-            f"<p>combined input: watermark {esc(format_ms(pipeline.output_watermark_ms))}, "
+            f"<p>combined input: watermark {esc(t.with_raw(pipeline.output_watermark_ms))}, "
             f"status {esc(pipeline.output_status.value)}</p>"
         )
     emitted = operator_watermark(cursor, step)
     if emitted is not None:
-        out.append(f"<p>the operator's own output watermark: {esc(format_ms(emitted))}</p>")
+        out.append(f"<p>the operator's own output watermark: {esc(t.with_raw(emitted))}</p>")
     return out
 
 
 # --- helpers ----------------------------------------------------------------------------------------
 
 
-def _figures(cursor: InstanceCursor, step: int, views: list[ValveView]) -> dict[str, go.Figure]:
+def _figures(
+    cursor: InstanceCursor, step: int, views: list[ValveView], t: TimeFormat
+) -> dict[str, go.Figure]:
     """The report's charts by name: the watermark history (whole, or a window around `step` for long
-    traces) and the heap of every valve after `step`."""
-    first, last = chart_window(cursor.count, step)
-    history, output = history_window(cursor.channel_history(), cursor.output_history(), first, last)
-    figures = {"watermarks": watermark_figure(history, output, step, last, title="Watermarks over steps")}
+    traces, pointing at the channels that hold the minimum) and the heap of every valve after `step`."""
+    figures = {"watermarks": step_chart(cursor, step, views, t)}
     record = cursor.row(step)
     for view in views:
         # Only the valve the row arrived at has a channel that just changed.
         highlight = record.get("channel") if str(record.get("input")) == view.input else None
         name = "heap" if len(views) == 1 else f"heap-{view.input}"
-        figures[name] = heap_figure(view.heap, highlight=highlight)
+        figures[name] = heap_figure(view.heap, highlight=highlight, t=t)
     return figures
-
-
-def compact_input(record: dict) -> str:
-    """A steps record's input in one line: `W10@2`, `L: IDLE@0`, `record key=1 value="a"
-    event_ms=10 @0 note="x"`, `proctime 1000` (plain text; the caller escapes it)."""
-    kind, channel = record.get("kind"), record.get("channel")
-    where = "" if record.get("input") in (None, "0") else f"{record['input']}: "
-    if kind == "watermark":
-        return f"{where}W{format_ms(record['watermark_ms'])}@{channel}"
-    if kind == "status":
-        return f"{where}{record['status']}@{channel}"
-    if kind == "proctime":
-        return f"proctime {format_ms(record['proc_ms'])}"
-    parts = [f"{where}{kind}"]
-    if record.get("key") is not None:
-        parts.append(f"key={record['key']}")
-    if record.get("value_json") is not None:
-        parts.append(f"value={record['value_json']}")
-    for name in ("event_ms", "proc_ms"):
-        if record.get(name) is not None:
-            parts.append(f"{name}={format_ms(record[name])}")
-    if channel is not None:
-        parts.append(f"@{channel}")
-    payload = json.loads(record.get("payload_json") or "[]")
-    parts.extend(f"{name}={json.dumps(value)}" for name, value in payload)
-    return " ".join(parts)
 
 
 def _clamp(step: int, cursor: InstanceCursor) -> int:

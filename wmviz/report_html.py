@@ -56,21 +56,33 @@ def esc(text: object) -> str:
 _HEADING = re.compile(r"(#{1,6})\s+(.*?)\s*#*\s*$")
 _BULLET = re.compile(r"\s{0,3}[-*]\s+(.*)")
 _CODE_SPAN = re.compile(r"`([^`]+)`")
+_STRONG = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
+_EMPHASIS = re.compile(r"(?<![*\w])\*(?=\S)(.+?)(?<=\S)\*(?![*\w])")
 
 
 def inline_html(text: str) -> str:
-    """One line or paragraph of markdown text: escaped, then `code` spans turned into <code>.
+    """One line or paragraph of markdown text: escaped, then `code` spans turned into <code>, and
+    outside them **bold** into <strong> and *italics* into <em>.
 
-    The code pattern runs on escaped text, which holds no `<`, so it can only add the tags it writes.
+    The patterns run on escaped text, which holds no `<`, so they can only add the tags they write;
+    links, images and HTML stay the text they are (nothing on the page reaches the network).
     """
-    return _CODE_SPAN.sub(r"<code>\1</code>", esc(text))
+    parts = _CODE_SPAN.split(esc(text))
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2:  # inside a code span: literal
+            out.append(f"<code>{part}</code>")
+        else:
+            out.append(_EMPHASIS.sub(r"<em>\1</em>", _STRONG.sub(r"<strong>\1</strong>", part)))
+    return "".join(out)
 
 
 def markdown_html(text: str, *, heading_shift: int = 1) -> str:
     """The subset of markdown the built-in stories use, as HTML: headings (`## x` becomes <h3> with
     the default shift, since the story sits under the report's own <h2>), `- ` bullets (an indented
     or unindented line after a bullet continues it), paragraphs separated by blank lines, `code`
-    spans and fenced code blocks. Everything else is shown as the escaped text it is."""
+    spans, **bold**, *italics* and fenced code blocks. Everything else (raw HTML, links, images) is
+    shown as the escaped text it is: a story an upload carries is user text."""
     out: list[str] = []
     paragraph: list[str] = []
     items: list[list[str]] = []

@@ -84,6 +84,17 @@ def _untag(obj: dict[str, Any]) -> Any:
     return decoder(obj["v"])
 
 
+def payload_text(value: Any) -> str:
+    """A payload value as a person reads it: JSON for what JSON holds, else the value's own text
+    (a timestamp in ISO form, a decimal's digits, bytes as Python writes them)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        if isinstance(value, dt.date | dt.time | dt.datetime):
+            return value.isoformat()
+        return str(value)
+
+
 def encode_payload(payload: Iterable[tuple[str, Any]]) -> str | None:
     """`payload_json`: the `[name, value]` pairs as JSON text (non-JSON values tagged); None if none."""
     pairs = [[name, _escape(value)] for name, value in payload]

@@ -30,21 +30,53 @@ def spark_threshold_mb() -> float:
 
 
 def upload_incident(upload: StoredUpload) -> Incident:
-    """An upload shown like a built-in incident (no story: its config's description is shown)."""
+    """An upload shown like a built-in incident; its story (if it came with one) is user text, which
+    the page and the report render only through the safe markdown subset."""
     return Incident(
-        f"upload-{upload.digest}", f"Uploaded: {upload.name}", upload.trace_path, upload.config_path, ""
+        f"upload-{upload.digest}",
+        f"Uploaded: {upload.name}",
+        upload.trace_path,
+        upload.config_path,
+        upload.story(),
     )
+
+
+DOCS = Path(__file__).resolve().parent.parent.parent / "docs"
+
+
+@st.dialog("The trace format", width="large")
+def format_reference() -> None:
+    """The repo's own reference (docs/trace-format.md), our text, shown as markdown."""
+    path = DOCS / "trace-format.md"
+    st.markdown(path.read_text(encoding="utf-8") if path.is_file() else "docs/trace-format.md is missing.")
 
 
 def upload_panel() -> StoredUpload | None:
     """The sidebar's upload box; returns a newly stored upload (once per file), else None."""
     with st.sidebar.expander("Bring your own trace", expanded=False):
-        st.caption(f"Up to {uploads.limit_mb():,} MB. A bundle (.zip) reopens the view it was saved with.")
+        st.caption(
+            f"CSV, JSON Lines, Parquet or the compact valve format, up to {uploads.limit_mb():,} MB "
+            "(see docs/trace-format.md). A bundle (.zip) reopens the view it was saved with."
+        )
+        if st.button("How to write a trace", key="format_reference", icon=":material/menu_book:"):
+            format_reference()
         trace_file = st.file_uploader("Trace or bundle", type=TRACE_TYPES, key="upload_trace")
         config_file = st.file_uploader("Config (JSON, optional)", type=["json"], key="upload_config")
+        story_file = st.file_uploader(
+            "Story (optional: plain text or markdown)",
+            type=["md", "txt"],
+            key="upload_story",
+            help="What users saw, what happened, the fix: shown above the steps and in the report. "
+            "Headings, lists, paragraphs, **bold**, *italics* and `code` are kept; HTML, links and "
+            "images are shown as text.",
+        )
     if trace_file is None:
         return None
-    marker = (trace_file.file_id, config_file.file_id if config_file else None)
+    marker = (
+        trace_file.file_id,
+        config_file.file_id if config_file else None,
+        story_file.file_id if story_file else None,
+    )
     if st.session_state.get("_upload_marker") == marker:
         return None  # already taken in on an earlier run
     st.session_state["_upload_marker"] = marker
@@ -53,14 +85,18 @@ def upload_panel() -> StoredUpload | None:
         if config_file is not None:
             uploads.check_upload("config.jsonl", config_file.size)  # size only: a config is JSON
         view = {}
+        story = story_file.getvalue() if story_file else None
+        if story is not None:
+            uploads.check_story(story_file.name, story)
         if trace_file.name.lower().endswith(".zip"):
             bundle = uploads.open_bundle(trace_file.name, trace_file.getvalue())
             config = config_file.getvalue() if config_file else bundle.config_bytes
-            stored = uploads.store_upload(bundle.trace_name, bundle.trace_bytes, config)
+            story = story if story is not None else bundle.story_bytes
+            stored = uploads.store_upload(bundle.trace_name, bundle.trace_bytes, config, story_bytes=story)
             view = bundle.view
         else:
             config = config_file.getvalue() if config_file else None
-            stored = uploads.store_upload(trace_file.name, trace_file.getvalue(), config)
+            stored = uploads.store_upload(trace_file.name, trace_file.getvalue(), config, story_bytes=story)
     except UploadError as exc:
         st.session_state["_upload_error"] = str(exc)
         return None
@@ -81,6 +117,8 @@ def _adopt_view(stored: StoredUpload, view: dict) -> None:
         st.session_state["instance"] = str(view["instance"])
     if view.get("engine") in ("spark", "local"):
         st.session_state["engine"] = view["engine"]
+    if isinstance(view.get("compare"), str):
+        st.session_state["compare"] = view["compare"]
     st.session_state["_context"] = None  # keep the bundle's step: this is not a user's new choice
 
 

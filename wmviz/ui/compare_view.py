@@ -1,26 +1,36 @@
 """Compare mode and what-if (Streamlit): the same trace under another profile, or the original
 against an edited copy, side by side with one step control and the first divergence one click away.
+
+A what-if travels as its edit: the compare target `whatif:<token>` (`wmviz.whatif.encode_edit`)
+is in the link and in the bundle, and any server that has the original trace re-applies it, so a
+fresh browser shows what the sender saw. `trace:<digest>` compares with another stored upload.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import streamlit as st
 
 from wmviz.compare import first_divergence, step_map
-from wmviz.core.scenario import Kind, Trace
+from wmviz.core.scenario import Kind
+from wmviz.core.story import explain_parts
 from wmviz.core.types import Profile, Status
+from wmviz.timefmt import TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.trace.errors import TraceValidationError
+from wmviz.trace.timefmt import parse_time_ms
 from wmviz.ui import loading, model, panels, uploads
+from wmviz.ui import operator_model as om
 from wmviz.ui.controls import STEP
-from wmviz.ui.figures import heap_figure
-from wmviz.ui.runs import RunRequest
-from wmviz.whatif import Change, Delete, Insert, apply_edit, describe_edit, write_whatif
+from wmviz.ui.runs import RunRequest, file_digest
+from wmviz.ui.step_chart import step_chart
+from wmviz.whatif import Change, Delete, Edit, Insert, apply_edit, decode_edit, describe_edit, encode_edit
+from wmviz.whatif import write_whatif as _write_whatif
 
 NOTHING = "nothing"
 TRACE_PREFIX = "trace:"
+WHATIF_PREFIX = "whatif:"
 
 
 @dataclass(frozen=True)
@@ -33,51 +43,97 @@ class Side:
     step: int | None  # None: this run has no such step (a deleted row)
 
 
+@dataclass(frozen=True)
+class OtherRun:
+    """Compare mode's second run: what it is called, its profile, its cursor, and the edit when it
+    is a what-if of this trace (to keep both sides on the same row across an insert or delete)."""
+
+    label: str
+    profile: Profile
+    cursor: InstanceCursor
+    edit: Edit | None = None
+
+
 def _jump(step: int) -> None:
     st.session_state[STEP] = step
 
 
-def divergence_banner(left: InstanceCursor, right: InstanceCursor, step: int) -> None:
-    """Where the two runs first differ, and a button that goes there."""
-    found = first_divergence(left, right)
-    if found is None:
+def divergence_banner(left: InstanceCursor, right: InstanceCursor, step: int, t: TimeFormat) -> None:
+    """Where what the two runs send on first differs (their output), then where their state first
+    differs when that is earlier, each with a button that goes there."""
+    output = first_divergence(left, right, output=True, t=t)
+    state = first_divergence(left, right, t=t)
+    if state is None:
         st.success("The two runs are identical at every step.")
         return
-    st.warning(
-        f"The runs first diverge at step {found.step}: {', '.join(found.what)}.  \n"
-        f"Left: {found.left}  \nRight: {found.right}",
-        icon="🔀",
-    )
-    st.button(
-        f"Go to the first divergence (step {found.step})",
-        on_click=_jump,
-        args=(found.step,),
-        disabled=step == found.step,
-        shortcut="D",
-        key="goto_divergence",
-    )
-
-
-def side_panels(side: Side, column_key: str) -> None:
-    """One run's output, narration, channel table and heap at its step."""
-    st.markdown(f"**{side.label}**")
-    if side.step is None:
-        st.info("This step's row does not exist in this run (it was deleted).")
-        return
-    result, pipeline, _ = side.cursor.explain(side.step)
-    views = model.valve_views(side.cursor, pipeline, side.step, side.profile)
-    for view in views:
-        st.metric(
-            "output watermark" if len(views) == 1 else f"input {view.input}: valve output",
-            model.watermark_text(view.output_wm),
+    if output is None:
+        st.info(
+            f"The outputs never differ. The state first differs at step {state.step}: "
+            f"{', '.join(state.what)}.  \nLeft: {state.left}  \nRight: {state.right}",
+            icon=":material/compare_arrows:",
         )
-        st.caption(f"status {view.output_status} · step {side.step}")
-        st.dataframe(view.channels, hide_index=True, width="stretch", key=f"{column_key}_ch_{view.input}")
-        st.plotly_chart(
-            heap_figure(view.heap), width="stretch", key=f"{column_key}_heap_{view.input}",
-            config={"displayModeBar": False},
-        )  # fmt: skip
-    panels.narration_panel(result)
+    else:
+        st.warning(
+            f"The outputs first differ at step {output.step}: {', '.join(output.what)}.  \n"
+            f"Left: {output.left}  \nRight: {output.right}",
+            icon=":material/compare_arrows:",
+        )
+    buttons = st.columns(2)
+    if output is not None:
+        buttons[0].button(
+            f"Go to the first output divergence (step {output.step})",
+            on_click=_jump,
+            args=(output.step,),
+            disabled=step == output.step,
+            shortcut="D",
+            key="goto_divergence",
+        )
+    if output is None or state.step < output.step:
+        buttons[1].button(
+            f"Go to the first state divergence (step {state.step})",
+            on_click=_jump,
+            args=(state.step,),
+            disabled=step == state.step,
+            key="goto_state_divergence",
+            help=f"What differs there: {', '.join(state.what)}",
+        )
+
+
+def side_panels(side: Side, column_key: str, t: TimeFormat) -> None:
+    """One run at its step: output, narration, channels, the chart, the operator's panels."""
+    with st.container(key=f"{column_key}_side"):
+        _side(side, column_key, t)
+
+
+def _side(side: Side, column_key: str, t: TimeFormat) -> None:
+    st.text(side.label)  # a what-if's description quotes trace values: user text
+    if side.step is None:
+        st.info("This step's row does not exist in this run (the what-if deleted it).")
+        return
+    cursor, step = side.cursor, side.step
+    result, pipeline, _ = cursor.explain(step)
+    views = model.valve_views(cursor, pipeline, step, side.profile, t)
+    st.caption(f"step {step} · {model.input_summary(cursor.row(step), t)}")
+    panels.output_panel(model.output_cards(views, pipeline, om.operator_watermark(cursor, step), t))
+    short = replace(t, short=True)
+    panels.narration_panel(explain_parts(result, short), short, key=f"{column_key}_")
+    panels.channel_tables(views, key=f"{column_key}_")
+    panels.watermark_chart(chart_figure(cursor, step, views, t, compact=True), key=f"{column_key}_chart")
+    if pipeline.operator is not None or not cursor.timers.empty:
+        panels.operator_panel(cursor, pipeline, step, t, key=f"{column_key}_")
+
+
+def chart_figure(cursor: InstanceCursor, step: int, views, t: TimeFormat, *, compact: bool = False):
+    """The watermark chart of one run at `step` (`wmviz.ui.step_chart`), its histories cached."""
+    histories = loading.histories(str(cursor.timeline.path), cursor.instance)
+    title = "" if compact else "Watermarks over steps"
+    fig = step_chart(cursor, step, views, t, histories=histories, title=title)
+    if compact:
+        fig.update_layout(height=min(fig.layout.height, 520), margin={"t": 30})
+    return fig
+
+
+# --- what-if -----------------------------------------------------------------------------------------
 
 
 def whatif_form(cursor: InstanceCursor, step: int):
@@ -107,10 +163,12 @@ def whatif_form(cursor: InstanceCursor, step: int):
         )
         status = cols[1].selectbox("Status", [s.value for s in Status], index=1, key="whatif_status")
         watermark = cols[2].text_input(
-            "Watermark (ms)", value=str(record.get("watermark_ms") or ""), key=f"whatif_watermark_{step}"
+            "Watermark (ms or ISO time)",
+            value=str(record.get("watermark_ms") or ""),
+            key=f"whatif_watermark_{step}",
         )
         event = cols[3].text_input(
-            "Event time (ms)", value=str(record.get("event_ms") or ""), key=f"whatif_event_{step}"
+            "Event time (ms or ISO time)", value=str(record.get("event_ms") or ""), key=f"whatif_event_{step}"
         )
         submitted = st.form_submit_button("Re-simulate with this edit", key="whatif_submit")
     if not submitted:
@@ -127,8 +185,76 @@ def whatif_form(cursor: InstanceCursor, step: int):
     }
 
 
+def edit_from(ask: dict, instance: str, step: int) -> Edit:
+    """The edit the form asks for (ValueError naming what is wrong)."""
+    kind = Kind(ask["kind"])
+    watermark = ask["watermark_ms"] if kind is Kind.WATERMARK else None
+    event = ask["event_ms"] if kind is Kind.RECORD else None
+    values = {
+        "channel": ask["channel"],
+        "watermark_ms": _time(watermark, "watermark", sentinels=True),
+        "status": Status(ask["status"]) if kind is Kind.STATUS else None,
+        "event_ms": _time(event, "event time", sentinels=False),
+        "key": ask["key"] if kind is Kind.RECORD else None,
+    }
+    if ask["action"].startswith("delete"):
+        return Delete(instance, step)
+    if ask["action"].startswith("insert"):
+        return Insert(instance, step, kind, ask["input"], **values)
+    return Change(instance, step, {"kind": kind, **values})
+
+
+def _time(text: str | None, what: str, *, sentinels: bool) -> int | None:
+    if text is None:
+        return None
+    try:
+        return parse_time_ms(text, sentinels=sentinels)  # a number, an ISO time copied from the page
+    except ValueError as exc:
+        raise ValueError(f"{what}: {exc}") from None
+
+
+def make_whatif(incident, instance: str, step: int, ask: dict) -> str | None:
+    """Check the person's edit against the trace and return its compare target (or None, after
+    showing why the edit cannot be made)."""
+    try:
+        edit = edit_from(ask, instance, step)
+        target = WHATIF_PREFIX + encode_edit(edit)
+        resolve_whatif(incident, target)
+    except (ValueError, TraceValidationError) as exc:
+        st.error(f"That edit cannot be simulated: {exc}")
+        return None
+    return target
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _stored_whatif(trace_path: str, config_path: str | None, digest: str, token: str):
+    """Apply an edit to a trace once per (trace bytes, edit) and store the result like an upload."""
+    from pathlib import Path
+
+    from wmviz.trace.readers import read_trace
+
+    del digest  # part of the cache key only: a changed trace file is a new what-if
+    edit = decode_edit(token)
+    trace = read_trace(Path(trace_path), Path(config_path) if config_path else None)
+    edited = apply_edit(trace, edit)
+    path = _write_whatif(edited, uploads.uploads_root() / "whatif")
+    stored = uploads.store_upload(path.name, path.read_bytes(), None)
+    return stored, describe_edit(edit, trace), edit
+
+
+def resolve_whatif(incident, target: str):
+    """The stored edited trace, its description and the edit, for a `whatif:<token>` target."""
+    config = str(incident.config_path) if incident.config_path else None
+    return _stored_whatif(
+        str(incident.trace_path), config, file_digest(incident.trace_path), target.removeprefix(WHATIF_PREFIX)
+    )
+
+
+# --- choosing and loading the other run ------------------------------------------------------------------
+
+
 def compare_choice(where, profile: Profile, titles: dict[str, str]) -> str | None:
-    """What to compare the run with: another profile, a what-if of this session, or nothing."""
+    """What to compare the run with: another profile, a what-if, another upload, or nothing."""
     options = [NOTHING, *(p.value for p in Profile if p is not profile), *titles]
     if st.session_state.get("compare") not in options:
         st.session_state["compare"] = NOTHING
@@ -137,59 +263,21 @@ def compare_choice(where, profile: Profile, titles: dict[str, str]) -> str | Non
     return None if chosen == NOTHING else chosen
 
 
-def whatif_titles() -> dict[str, str]:
-    """The what-if runs made in this session (and the one a link names), by compare target."""
-    return {
-        f"{TRACE_PREFIX}{d}": f"what-if: {text}"
-        for d, (text, _) in st.session_state.get("_whatifs", {}).items()
-    }
-
-
-def make_whatif(trace: Trace, instance: str, step: int, ask: dict) -> str | None:
-    """Apply the person's edit, store the edited trace, and return its compare target (or None,
-    after showing why the edit cannot be made)."""
-    kind = Kind(ask["kind"])
-    try:
-        values = {
-            "channel": ask["channel"],
-            "watermark_ms": int(ask["watermark_ms"])
-            if ask["watermark_ms"] and kind is Kind.WATERMARK
-            else None,
-            "status": Status(ask["status"]) if kind is Kind.STATUS else None,
-            "event_ms": int(ask["event_ms"]) if ask["event_ms"] and kind is Kind.RECORD else None,
-            "key": ask["key"] if kind is Kind.RECORD else None,
-        }
-        if ask["action"].startswith("delete"):
-            edit = Delete(instance, step)
-        elif ask["action"].startswith("insert"):
-            edit = Insert(instance, step, kind, ask["input"], **values)
-        else:
-            edit = Change(instance, step, {"kind": kind, **values})
-        edited = apply_edit(trace, edit)
-    except (ValueError, TraceValidationError) as exc:
-        st.error(f"That edit cannot be simulated: {exc}")
-        return None
-    path = write_whatif(edited, uploads.uploads_root() / "whatif")
-    stored = uploads.store_upload(path.name, path.read_bytes(), None)
-    st.session_state.setdefault("_whatifs", {})[stored.digest] = (describe_edit(edit, trace), edit)
-    return f"{TRACE_PREFIX}{stored.digest}"
-
-
-def mapped_step(target: str, step: int, instance: str, count: int) -> int | None:
-    """The other run's step for `step`: the same, or shifted by a what-if's insert or delete."""
-    known = st.session_state.get("_whatifs", {}).get(target.removeprefix(TRACE_PREFIX))
-    if not target.startswith(TRACE_PREFIX) or known is None:
-        return step
-    return step_map(known[1], count, instance=instance)(step)
-
-
-def compare_titles() -> dict[str, str]:
-    """What-if runs of this session, plus a trace a link compares with; applies a what-if just made."""
+def compare_titles(incident) -> dict[str, str]:
+    """The what-ifs of this session and of the link, and a stored trace a link compares with;
+    applies a what-if just made. A link's what-if that cannot be applied is said, not dropped."""
     pending = st.session_state.pop("_pending_compare", None)
     if pending is not None:
         st.session_state["compare"] = pending
-    titles = whatif_titles()
+    known = st.session_state.setdefault("_whatifs", {})
     linked = st.session_state.get("compare") or ""
+    if linked.startswith(WHATIF_PREFIX) and linked not in known:
+        try:
+            _, text, _ = resolve_whatif(incident, linked)
+            known[linked] = text
+        except (ValueError, TraceValidationError) as exc:
+            st.error(f"The link's what-if cannot be applied to this trace: {exc}")
+    titles = {target: f"what-if: {text}" for target, text in known.items()}
     if linked.startswith(TRACE_PREFIX) and linked not in titles:
         upload = uploads.find_upload(linked.removeprefix(TRACE_PREFIX))
         if upload is not None:
@@ -197,14 +285,22 @@ def compare_titles() -> dict[str, str]:
     return titles
 
 
-def other_run(target: str | None, incident, profile: Profile, engine: str, instance: str):
-    """Compare mode's second run, as (label, profile, cursor), or None in single mode."""
+def other_run(target: str | None, incident, profile: Profile, engine: str, instance: str) -> OtherRun | None:
+    """Compare mode's second run, or None in single mode."""
     if target is None:
         return None
-    if target.startswith(TRACE_PREFIX):
+    edit = None
+    if target.startswith(WHATIF_PREFIX):
+        stored, text, edit = resolve_whatif(incident, target)
+        request = RunRequest(stored.trace_path, stored.config_path, profile, engine)
+        label, other_profile = f"what-if: {text}", profile
+    elif target.startswith(TRACE_PREFIX):
         upload = uploads.find_upload(target.removeprefix(TRACE_PREFIX))
+        if upload is None:
+            st.error("The trace this view compares with is not on this server.")
+            return None
         request = RunRequest(upload.trace_path, upload.config_path, profile, engine)
-        label, other_profile = _label(target), profile
+        label, other_profile = f"trace {upload.name}", profile
     else:
         other_profile = Profile.parse(target)
         request = RunRequest(incident.trace_path, incident.config_path, other_profile, engine)
@@ -213,26 +309,29 @@ def other_run(target: str | None, incident, profile: Profile, engine: str, insta
     if instance not in timeline.meta["instances"]:
         st.error(f"instance {instance} is not in the other run")
         return None
-    return (
-        label,
-        Profile.parse(timeline.meta["profile"]),
-        loading.instance_cursor(str(timeline.path), instance),
-    )
+    cursor = loading.instance_cursor(str(timeline.path), instance)
+    return OtherRun(label, Profile.parse(timeline.meta["profile"]), cursor, edit)
 
 
-def _label(target: str) -> str:
-    return whatif_titles().get(target, target)
+def mapped_step(other: OtherRun, step: int, instance: str, count: int) -> int | None:
+    """The other run's step for `step`: the same, or shifted by a what-if's insert or delete."""
+    if other.edit is None:
+        return step
+    return step_map(other.edit, count, instance=instance)(step)
 
 
-def compare_panels(cursor: InstanceCursor, profile: Profile, other, target: str, step: int) -> None:
-    """The two runs side by side at the same step (shifted across a what-if's insert or delete)."""
-    label, other_profile, other_cursor = other
-    divergence_banner(cursor, other_cursor, step)
-    mapped = mapped_step(target, step, cursor.instance, cursor.count)
-    if mapped is not None and mapped >= other_cursor.count:
+def compare_panels(
+    cursor: InstanceCursor, profile: Profile, other: OtherRun, step: int, t: TimeFormat
+) -> dict | None:
+    """The two runs side by side at the same step (shifted across a what-if's insert or delete);
+    returns a further what-if edit asked for on this run, if any."""
+    divergence_banner(cursor, other.cursor, step, t)
+    mapped = mapped_step(other, step, cursor.instance, cursor.count)
+    if mapped is not None and mapped >= other.cursor.count:
         mapped = None
     left, right = st.columns(2)
     with left:
-        side_panels(Side(f"this run: profile {profile.value}", cursor, profile, step), "a")
+        side_panels(Side(f"this run: profile {profile.value}", cursor, profile, step), "a", t)
     with right:
-        side_panels(Side(label, other_cursor, other_profile, mapped), "b")
+        side_panels(Side(other.label, other.cursor, other.profile, mapped), "b", t)
+    return whatif_form(cursor, step)

@@ -6,16 +6,25 @@ number: buttons and keyboard shortcuts through callbacks that run before the pag
 
 from __future__ import annotations
 
+from zoneinfo import available_timezones
+
 import streamlit as st
 
 from wmviz.core.types import Profile
+from wmviz.timefmt import MODE_TITLES, MODES
 from wmviz.timeline.cursor import EVENT_KINDS, InstanceCursor
+from wmviz.ui.model import step_for_order
 from wmviz.ui.url import ENGINES, ViewParams
 
 STEP = "step"
 PLAYING = "playing"
 SPEEDS = {"1 step/s": 1.0, "2 steps/s": 0.5, "5 steps/s": 0.2, "10 steps/s": 0.1}
 SCENARIO_PROFILE = "the scenario's own"
+# UTC first, then the IANA region zones (`Europe/Berlin`), as Flink's web UI offers them.
+ZONES = [
+    "UTC",
+    *sorted(z for z in available_timezones() if "/" in z and not z.startswith(("Etc/", "SystemV/"))),
+]
 
 
 def adopt_url(view: ViewParams) -> None:
@@ -31,6 +40,8 @@ def adopt_url(view: ViewParams) -> None:
         st.session_state["instance"] = view.instance
     if view.compare is not None:
         st.session_state["compare"] = view.compare
+    st.session_state["time_mode"] = view.time
+    st.session_state["time_zone"] = view.zone
     for note in view.notes:
         st.toast(note)
 
@@ -53,11 +64,44 @@ def sidebar_choices(where, titles: dict[str, str]) -> tuple[str, Profile | None,
     return scenario, profile, engine
 
 
-def reset_step_on_new_context(context: tuple) -> None:
-    """A new incident or instance starts at step 0; a new profile or engine keeps the step."""
-    if st.session_state.get("_context") not in (None, context):
-        st.session_state[STEP] = 0
-    st.session_state["_context"] = context
+def time_choice(where) -> tuple[str, str]:
+    """How times read (date-times, relative, raw ms) and the time zone of date-times."""
+    if st.session_state.get("time_mode") not in MODES:
+        st.session_state["time_mode"] = "utc"
+    if st.session_state.get("time_zone") not in ZONES:
+        st.session_state["time_zone"] = "UTC"
+    mode = where.radio(
+        "Times",
+        MODES,
+        format_func=MODE_TITLES.get,
+        key="time_mode",
+        help="Epoch-millisecond times as ISO date-times (small demo values stay plain numbers), as "
+        "offsets from the trace's first time, or as the raw numbers. The raw number is always one "
+        "hover or one column away.",
+    )
+    zone = where.selectbox(
+        "Time zone", ZONES, key="time_zone", disabled=mode != "utc", help="The zone date-times are shown in"
+    )
+    return mode, zone
+
+
+def follow_context(scenario: str, instance: str, orders) -> None:
+    """A new incident starts at step 0; a new instance keeps the moment: the step whose arrival
+    order is the last at or before the order shown before (the instances interleave in one trace);
+    a new profile or engine keeps the step."""
+    previous = st.session_state.get("_context")
+    if previous not in (None, (scenario, instance)):
+        moment = st.session_state.get("_moment")
+        if previous[0] == scenario and moment is not None:
+            st.session_state[STEP] = step_for_order(orders, moment)
+        else:
+            st.session_state[STEP] = 0
+    st.session_state["_context"] = (scenario, instance)
+
+
+def remember_moment(order: int) -> None:
+    """The arrival order of the step on screen, which a change of instance keeps."""
+    st.session_state["_moment"] = int(order)
 
 
 def instance_choice(instances: list[str]) -> str:
@@ -86,23 +130,31 @@ def step_controls(cursor: InstanceCursor) -> int:
     last = cursor.count - 1
     step = min(max(int(st.session_state.get(STEP, 0)), 0), last)
     st.session_state[STEP] = step
-    buttons = st.columns(5, vertical_alignment="bottom")
-    buttons[0].button("⏮ First", on_click=_go, args=(0,), shortcut="Home", disabled=step == 0, key="first")
-    buttons[1].button(
+    # Two rows sized to their content: the transport buttons and the slider, then the jumps.
+    transport = st.container(horizontal=True, vertical_alignment="center", gap="small", key="transport")
+    transport.button("|◀ First", on_click=_go, args=(0,), shortcut="Home", disabled=step == 0, key="first")
+    transport.button(
         "◀ Back", on_click=_go, args=(step - 1,), shortcut="Left", disabled=step == 0, key="back"
     )
     playing = st.session_state.get(PLAYING, False)
-    buttons[2].button("⏸ Pause" if playing else "▶ Play", on_click=_toggle_play, shortcut="Space", key="play")
-    buttons[3].button(
+    transport.button("⏸ Pause" if playing else "▶ Play", on_click=_toggle_play, shortcut="Space", key="play")
+    transport.button(
         "Forward ▶", on_click=_go, args=(step + 1,), shortcut="Right", disabled=step == last, key="fwd"
     )
-    buttons[4].button("Last ⏭", on_click=_go, args=(last,), shortcut="End", disabled=step == last, key="last")
-    jumps = st.columns([2, 3, 3, 3], vertical_alignment="bottom")
-    jumps[0].selectbox("Play speed", list(SPEEDS), index=1, key="speed")
-    kind = jumps[1].selectbox("Jump to", EVENT_KINDS, key="jump_kind", help=_jump_help(cursor))
-    jumps = jumps[1:]
+    transport.button("Last ▶|", on_click=_go, args=(last,), shortcut="End", disabled=step == last, key="last")
+    if last > 0:
+        transport.slider("Step", 0, last, key=STEP, label_visibility="collapsed", width="stretch")
+    jumps = st.container(horizontal=True, vertical_alignment="center", gap="small", key="jumps")
+    kind = jumps.selectbox(
+        "Jump to",
+        EVENT_KINDS,
+        key="jump_kind",
+        help=_jump_help(cursor),
+        label_visibility="collapsed",
+        width=190,
+    )
     previous, following = cursor.previous_event(kind, step), cursor.next_event(kind, step)
-    jumps[1].button(
+    jumps.button(
         f"⇤ previous {kind}",
         on_click=_go,
         args=(previous if previous is not None else step,),
@@ -110,7 +162,7 @@ def step_controls(cursor: InstanceCursor) -> int:
         shortcut="Shift+Left",
         key="prev_event",
     )
-    jumps[2].button(
+    jumps.button(
         f"next {kind} ⇥",
         on_click=_go,
         args=(following if following is not None else step,),
@@ -118,8 +170,7 @@ def step_controls(cursor: InstanceCursor) -> int:
         shortcut="Shift+Right",
         key="next_event",
     )
-    if last > 0:
-        st.slider("Step", 0, last, key=STEP)
+    jumps.selectbox("Play speed", list(SPEEDS), index=1, key="speed", label_visibility="collapsed", width=130)
     return int(st.session_state[STEP])
 
 

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from wmviz.report import ReportInput, build_report, chart_images
+from wmviz.compare import step_map
+from wmviz.report import CompareInput, ReportInput, build_report, chart_images
+from wmviz.timefmt import DEFAULT, TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.store import Timeline
 from wmviz.trace.readers import format_of, read_trace
@@ -31,9 +33,13 @@ def trace_text(trace_path: Path, config_path: Path | None) -> str:
     return data.decode("utf-8", "replace")
 
 
-def export_buttons(incident, meta: dict, timeline_path: str, instance: str, step: int, link: str) -> None:
-    """Download buttons for the report (HTML) and the chart images (PNG, zipped)."""
+def export_buttons(
+    incident, meta: dict, timeline_path: str, view, link: str, other=None, t: TimeFormat = DEFAULT
+) -> None:
+    """Download buttons for the report (HTML) and the chart images (PNG, zipped). In compare mode
+    (`other`, a `compare_view.OtherRun`) the report holds both runs and where they diverge."""
     config = meta.get("config") or {}
+    instance, step = view.instance, view.step
 
     def report_input() -> ReportInput:
         return ReportInput(
@@ -48,13 +54,24 @@ def export_buttons(incident, meta: dict, timeline_path: str, instance: str, step
             trace_name=incident.trace_path.name,
             trace_text=trace_text(incident.trace_path, incident.config_path),
             config_json=json.dumps(config, indent=2),
+            time=t,
         )
 
     def cursor() -> InstanceCursor:
         return InstanceCursor(Timeline(Path(timeline_path)), instance)
 
+    def compared(mine: InstanceCursor) -> CompareInput | None:
+        if other is None:
+            return None
+        theirs = InstanceCursor(other.cursor.timeline, instance)
+        mapped = step if other.edit is None else step_map(other.edit, mine.count, instance=instance)(step)
+        if mapped is not None and mapped >= theirs.count:
+            mapped = None
+        return CompareInput(other.label, theirs, other.profile.value, mapped)
+
     def html() -> bytes:
-        return build_report(report_input(), cursor()).encode("utf-8")
+        mine = cursor()
+        return build_report(report_input(), mine, compared(mine)).encode("utf-8")
 
     def pngs() -> bytes:
         out = io.BytesIO()
@@ -63,11 +80,10 @@ def export_buttons(incident, meta: dict, timeline_path: str, instance: str, step
                 zf.writestr(f"{name}-step-{step}.png", data)
         return out.getvalue()
 
-    stem = f"wmviz-{incident.slug}-step-{step}"
-    left, right = st.columns(2)
-    left.download_button(
+    stem = f"wmviz-{incident.slug}-step-{step}" + ("-compare" if other is not None else "")
+    st.download_button(
         "Export the incident report (HTML, opens offline)", html, f"{stem}.html", "text/html", key="report"
     )
-    right.download_button(
+    st.download_button(
         "Export the charts (PNG, zip)", pngs, f"{stem}-charts.zip", "application/zip", key="pngs"
     )

@@ -10,6 +10,7 @@ import re
 import numpy as np
 
 from wmviz.core.types import MAX_MS, MIN_MS
+from wmviz.timefmt import DEFAULT, EPOCH_FROM_MS, EPOCH_UNTIL_MS, TimeFormat
 
 # Okabe-Ito colours: distinguishable under every common colour-vision deficiency, and IDLE
 # (orange) and FINISHED (blue) differ in both hue and lightness.
@@ -19,6 +20,13 @@ STATUS_COLORS: dict[str, str] = {
     "FINISHED": "#0072B2",  # blue
 }
 OUTPUT_COLOR = "#000000"
+OUTPUT_BAND = "rgba(60, 60, 60, 0.22)"  # the output drawn as a wide band under the channels
+CHANNEL_COLORS = (
+    "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
+    "#7f7f7f", "#bcbd22",
+)  # fmt: skip
+"""Channel lines, in lane order: explicit, so the page, the HTML report and the PNGs agree (a
+renderer's default colourway, or none, would otherwise decide)."""
 ROOT_COLOR = "#D55E00"  # vermillion: the heap's root, the current minimum
 HIGHLIGHT_COLOR = "#CC79A7"  # reddish purple: the channel that just changed
 CURSOR_COLOR = "#D55E00"
@@ -26,42 +34,55 @@ CURSOR_COLOR = "#D55E00"
 MAX_TEXT = "MAX (end of time)"
 MIN_TEXT = "MIN (Long.MIN_VALUE)"
 
-EPOCH_FROM_MS = 946_684_800_000
-"""2000-01-01T00:00:00Z. A watermark from here up to EPOCH_UNTIL_MS is taken to be epoch
-milliseconds and its hover adds the UTC time; anything smaller (the specs' demo times 10, 60,
-13000, negative times) is shown as a plain number, because "1970-01-01 00:00:00.010" would only
-mislead. The same threshold as `wmviz.ui.model.utc_text`'s."""
-EPOCH_UNTIL_MS = 253_402_300_799_999
-"""9999-12-31T23:59:59.999Z, the last instant an ISO year has four digits for."""
-
 POINT_CAP = 20_000
 """The most points one trace may carry; longer traces are thinned (see `thin`)."""
 
 
-def describe_ms(values: np.ndarray) -> np.ndarray:
-    """Hover text for int64 watermarks: `MAX (end of time)`, `MIN (Long.MIN_VALUE)`, `10`, or
-    `1764000000000 (2025-11-24 16:00:00.000 UTC)` for epoch milliseconds (see EPOCH_FROM_MS)."""
+def format_many(values: np.ndarray, t: TimeFormat = DEFAULT) -> np.ndarray:
+    """`t(v)` for every int64 in `values`, as an object array, without a Python call per value in
+    the common case (UTC date-times, raw ms): the chart's hover text may hold 100,000 points."""
     values = np.asarray(values, dtype=np.int64)
     out = values.astype(str).astype(object)
-    epoch = (values >= EPOCH_FROM_MS) & (values <= EPOCH_UNTIL_MS)
-    if epoch.any():
-        iso = np.datetime_as_string(values[epoch].astype("datetime64[ms]"), unit="ms")
-        stamps = np.char.replace(iso.astype(str), "T", " ")
-        out[epoch] = out[epoch] + " (" + stamps.astype(object) + " UTC)"
+    if t.mode == "utc" and t.zone_label == "UTC" and not t.short:
+        epoch = (values >= EPOCH_FROM_MS) & (values <= EPOCH_UNTIL_MS)
+        if epoch.any():
+            iso = np.datetime_as_string(values[epoch].astype("datetime64[ms]"), unit="ms").astype(str)
+            out[epoch] = (np.char.replace(iso, "T", " ").astype(object)) + "Z"
+    elif t.mode != "ms":
+        # Other zones and relative offsets: one call per distinct value (a step line repeats many).
+        unique, inverse = np.unique(values, return_inverse=True)
+        out = np.array([t(int(v)) for v in unique], dtype=object)[inverse]
+    out[values == MAX_MS] = "MAX"
+    out[values == MIN_MS] = "MIN"
+    return out
+
+
+def describe_ms(values: np.ndarray, t: TimeFormat = DEFAULT) -> np.ndarray:
+    """Hover text for int64 watermarks: the readable time and, when it differs, the raw number
+    (`2026-11-24 10:05:15.000Z (1795514715000 ms)`); `MAX (end of time)`, `MIN (Long.MIN_VALUE)`."""
+    values = np.asarray(values, dtype=np.int64)
+    readable = format_many(values, t)
+    number = values.astype(str).astype(object)
+    out = np.where(readable == number, readable, readable + " (" + number + " ms)")
     out[values == MAX_MS] = MAX_TEXT
     out[values == MIN_MS] = MIN_TEXT
     return out
 
 
-def describe_one(value: int) -> str:
+def describe_one(value: int, t: TimeFormat = DEFAULT) -> str:
     """`describe_ms` for one watermark."""
-    return str(describe_ms(np.array([value]))[0])
+    return str(describe_ms(np.array([value]), t)[0])
 
 
-def sentinel_levels(*arrays: np.ndarray) -> tuple[float, float]:
-    """Where MIN and MAX are drawn: just below / above the finite values of all `arrays`.
+SENTINEL_GAP = 0.3
+"""MIN and MAX sit this fraction of the finite span outside it: far enough that "25 → MAX" reads
+as a jump off the scale, not as one more unit, with a labelled band around each."""
 
-    A linear axis cannot show ±2^63 next to real times, so the sentinels sit 8 % of the finite
+
+def sentinel_levels(*arrays: np.ndarray, gap: float = SENTINEL_GAP) -> tuple[float, float]:
+    """Where MIN and MAX are drawn: below / above the finite values of all `arrays`.
+
+    A linear axis cannot show ±2^63 next to real times, so the sentinels sit `gap` of the finite
     span (at least 1 ms) outside it; with no finite value at all they sit at -1 and 1."""
     finite = [a[(a != MIN_MS) & (a != MAX_MS)] for a in (np.asarray(x, dtype=np.int64) for x in arrays)]
     finite = [a for a in finite if a.size]
@@ -69,7 +90,7 @@ def sentinel_levels(*arrays: np.ndarray) -> tuple[float, float]:
         return -1.0, 1.0
     lo = float(min(a.min() for a in finite))
     hi = float(max(a.max() for a in finite))
-    pad = max((hi - lo) * 0.08, 1.0)
+    pad = max((hi - lo) * gap, 1.0)
     return lo - pad, hi + pad
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from wmviz.core.types import format_ms
+from wmviz.timefmt import DEFAULT, TimeFormat
 from wmviz.ui.figures_common import HIGHLIGHT_COLOR, ROOT_COLOR, STATUS_COLORS, describe_ms
 
 EMPTY_HEAP_TEXT = "no aligned channel (the heap is empty)"
@@ -21,11 +21,13 @@ def heap_figure(
     *,
     label: Callable[[int], str] = lambda c: f"ch {c}",
     highlight: int | None = None,
+    t: TimeFormat = DEFAULT,
 ) -> go.Figure:
     """The heap in array order (children of i are 2i+1 and 2i+2) as a tree.
 
     Traces: `edges` (one line segment per parent-child pair, segments separated by None) and
-    `nodes` (one marker per entry, text `ch 2<br>10` with MIN/MAX spelled out). The root, which
+    `nodes` (one marker per entry, text `ch 2<br>10` with MIN/MAX spelled out and
+    times formatted by `t`). The root, which
     is the minimum the valve emits, is coloured ROOT_COLOR and annotated; the `highlight`
     channel gets a thick HIGHLIGHT_COLOR ring, or a note when it is not in the heap. Levels are
     spread over the full width, so text shrinks with depth; on a level too narrow for its labels
@@ -51,15 +53,15 @@ def heap_figure(
     depth = np.array([(i + 1).bit_length() - 1 for i in range(n)])
     slot = np.arange(n) + 1 - 2**depth
     x = (slot + 0.5) / 2**depth
-    texts = [f"{label(c)}<br>{format_ms(int(w))}" for c, w in zip(channels, watermarks)]
+    texts = [f"{label(c)}<br>{t(int(w))}" for c, w in zip(channels, watermarks)]
     sizes = np.maximum(8, 14 - depth)
     # A level whose labels would not fit side by side (at _ASSUMED_WIDTH_PX, a character being
     # ~0.6 em wide) gets vertical labels under its nodes, and the level below moves down to make
     # room. Small demo watermarks stay horizontal for longer than 13-digit epoch times.
     levels = int(depth.max()) + 1
     longest = np.zeros(levels)
-    for i, t in enumerate(texts):
-        longest[depth[i]] = max(longest[depth[i]], *(len(part) for part in t.split("<br>")))
+    for i, text in enumerate(texts):
+        longest[depth[i]] = max(longest[depth[i]], *(len(part) for part in text.split("<br>")))
     crowded_level = [
         longest[d] * 0.6 * max(8, 14 - d) > _ASSUMED_WIDTH_PX / 2**d * 0.9 for d in range(levels)
     ]
@@ -83,7 +85,7 @@ def heap_figure(
 
     colors = [ROOT_COLOR if i == 0 else STATUS_COLORS["ACTIVE"] for i in range(n)]
     ring = [highlight is not None and c == highlight for c in channels]
-    described = describe_ms(watermarks)
+    described = describe_ms(watermarks, t)
     hover = [
         f"{label(c)}<br>watermark {described[i]}<br>heap index {i}"
         + (" (root: the current minimum)" if i == 0 else f", parent {label(channels[(i - 1) // 2])}")

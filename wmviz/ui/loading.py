@@ -11,6 +11,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -18,6 +19,8 @@ from wmviz.incidents import Incident, built_in_incidents
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.store import Timeline
 from wmviz.ui.figures import heatmap_matrix
+from wmviz.ui.figures_heatmap import input_frontier
+from wmviz.ui.model import trace_times
 from wmviz.ui.runs import RunRequest, cache_root, run_timeline
 
 
@@ -46,7 +49,8 @@ def load_timeline(request: RunRequest, what: str) -> Timeline:
     target = cache_root() / request.digest()
     if (target / "meta.json").is_file():
         return Timeline(target)
-    with st.status(f"Simulating {what} on the {request.engine} engine…", expanded=True) as status:
+    box = st.empty()  # cleared when done: the page below must not move down for good
+    with box.status(f"Simulating {what} on the {request.engine} engine…", expanded=True) as status:
         if request.engine == "spark":
             status.write("Starting the local SparkSession (about 10 s, once per server)…")
             spark_session()
@@ -73,6 +77,7 @@ def load_timeline(request: RunRequest, what: str) -> Timeline:
         status.update(
             label=f"Simulated {what} on the {request.engine} engine", state="complete", expanded=False
         )
+    box.empty()
     return state["timeline"]
 
 
@@ -83,12 +88,25 @@ def instance_cursor(path: str, instance: str) -> InstanceCursor:
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def overview_matrix(path: str) -> pd.DataFrame:
-    """Every instance's output watermark over arrival order, bucketed (the overview heatmap's input)."""
+def overview_matrix(path: str) -> tuple[pd.DataFrame, np.ndarray]:
+    """Every instance's output watermark over arrival order, bucketed (the overview heatmap's input),
+    and the newest input time seen up to each bucket (what "absolute" lag is measured against)."""
     import pyarrow.dataset as ds
 
     steps = ds.dataset(Path(path) / "table=steps", format="parquet")
-    return heatmap_matrix(steps.to_table(columns=["instance", "order", "output_wm"]).to_pandas())
+    table = steps.to_table(columns=["instance", "order", "output_wm", "event_ms", "watermark_ms"]).to_pandas()
+    matrix = heatmap_matrix(table)
+    return matrix, input_frontier(table, np.asarray(matrix.columns, dtype=np.int64))
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def time_origin(path: str) -> int | None:
+    """The run's first time (the smallest finite event, watermark or processing time over every
+    instance): the origin of relative times, the same for every instance."""
+    import pyarrow.dataset as ds
+
+    steps = ds.dataset(Path(path) / "table=steps", format="parquet")
+    return trace_times(steps.to_table(columns=["event_ms", "watermark_ms", "proc_ms"]))
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)

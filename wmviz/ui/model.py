@@ -1,39 +1,26 @@
 """What each panel shows at a step, as plain pandas tables and dataclasses (no Streamlit here).
 
 The renderer only lays these out; everything a test wants to assert about a panel is decided here.
+Every time goes through one `TimeFormat` (`t`): readable in one column, the raw number in the next.
+The operator's panels (timers, windows, changelog, drops) are in `wmviz.ui.operator_model`; where
+the output is stuck and who holds it, in `wmviz.ui.stall`.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
-from wmviz.core.interval_join import IntervalJoin
 from wmviz.core.pipeline import InstancePipeline
-from wmviz.core.types import MAX_MS, MIN_MS, Profile, Status, ValveState, format_ms
-from wmviz.core.windows import WindowOperator
+from wmviz.core.types import MAX_MS, MIN_MS, Profile, Status, ValveState
+from wmviz.timefmt import DEFAULT, TimeFormat, is_epoch, raw
 from wmviz.timeline.cursor import InstanceCursor
+from wmviz.trace.payload import decode_payload, payload_text
 
-# Realistic event times are epoch milliseconds; small demo times (10, 25) read better as numbers.
-_EPOCH_FROM_MS = 946_684_800_000  # 2000-01-01: anything later is shown as a UTC time too
-
-
-def utc_text(ms: int) -> str:
-    """A watermark as a UTC time: `2026-11-23 10:15:00.250 UTC`, `MIN`/`MAX` for the sentinels,
-    `1970-01-01 00:00:00.010 UTC` for small values (never empty, never NaN)."""
-    if ms == MIN_MS:
-        return "MIN (no watermark yet)"
-    if ms == MAX_MS:
-        return "MAX (end of time)"
-    stamp = pd.Timestamp(ms, unit="ms", tz="UTC")
-    return stamp.strftime("%Y-%m-%d %H:%M:%S.") + f"{stamp.microsecond // 1000:03d} UTC"
-
-
-def watermark_text(ms: int) -> str:
-    """A watermark as the number a Flink engineer reads in logs (MIN/MAX spelled out)."""
-    return format_ms(ms)
+HOLDS = "◀ holds the minimum"
+"""The channel table's mark for the channel(s) the valve's output waits on."""
 
 
 @dataclass(frozen=True)
@@ -48,11 +35,19 @@ class ValveView:
     min_channels: tuple[int, ...]
 
 
-def valve_view(name: str, state: ValveState, profile: Profile, finished: set[tuple[str, int]]) -> ValveView:
-    """The channel table of one valve: number and UTC time, status, aligned, who holds the minimum.
+def valve_view(
+    name: str,
+    state: ValveState,
+    profile: Profile,
+    finished: set[tuple[str, int]],
+    t: TimeFormat = DEFAULT,
+) -> ValveView:
+    """The channel table of one valve: the watermark readable and raw, status, aligned, who holds
+    the minimum.
 
     Released profiles have no FINISHED status: a finished channel is an ACTIVE channel at MAX, and
-    the table says so rather than showing a plain ACTIVE.
+    the table says so rather than showing a plain ACTIVE. The raw column is left out when it would
+    repeat the readable one (small demo values, or `ms` mode).
     """
     aligned = state.aligned
     minimum = min(aligned.values()) if aligned else None
@@ -65,25 +60,99 @@ def valve_view(name: str, state: ValveState, profile: Profile, finished: set[tup
         rows.append(
             {
                 "channel": c.channel,
-                "watermark": watermark_text(c.watermark_ms),
-                "UTC time": utc_text(c.watermark_ms),
+                "watermark": t(c.watermark_ms),
+                "raw (ms)": raw(c.watermark_ms),
                 "status": status,
                 "aligned": "yes" if c.aligned else "no",
-                "holds the minimum": "◀ min" if c.channel in holders else "",
+                "minimum": HOLDS if c.channel in holders else "",
             }
         )
+    table = pd.DataFrame(rows, columns=["channel", "watermark", "raw (ms)", "status", "aligned", "minimum"])
+    if (table["watermark"] == table["raw (ms)"]).all():
+        table = table.drop(columns="raw (ms)")
     heap = tuple((n.channel, n.watermark_ms) for n in state.heap)
-    return ValveView(
-        name, pd.DataFrame(rows), heap, state.last_watermark_ms, state.last_status.value, holders
-    )
+    return ValveView(name, table, heap, state.last_watermark_ms, state.last_status.value, holders)
 
 
 def valve_views(
-    cursor: InstanceCursor, pipeline: InstancePipeline, step: int, profile: Profile
+    cursor: InstanceCursor,
+    pipeline: InstancePipeline,
+    step: int,
+    profile: Profile,
+    t: TimeFormat = DEFAULT,
 ) -> list[ValveView]:
     """Every valve of the instance after `step` (one, or L and R for a two-input operator)."""
     finished = cursor.finished_by(step)
-    return [valve_view(name, v.state(), profile, finished) for name, v in pipeline.valves.items()]
+    return [valve_view(name, v.state(), profile, finished, t) for name, v in pipeline.valves.items()]
+
+
+def merged_channels(views: list[ValveView]) -> pd.DataFrame:
+    """The channel tables of several valves as one, an `input` column first (each valve's minimum
+    is marked within that valve)."""
+    frames = []
+    for view in views:
+        frame = view.channels.copy()
+        frame.insert(0, "input", view.input)
+        frames.append(frame)
+    merged = pd.concat(frames, ignore_index=True)
+    if "raw (ms)" in merged:
+        merged["raw (ms)"] = merged["raw (ms)"].fillna(merged["watermark"])
+    order = ["input", "channel", "watermark", "raw (ms)", "status", "aligned", "minimum"]
+    return merged[[c for c in order if c in merged.columns]]
+
+
+def holders(views: list[ValveView]) -> list[tuple[str, int]]:
+    """The (input, channel) pairs that hold the output at this step: the channels at the minimum of
+    the valve whose output is lowest (for a two-input operator, the input that holds it back)."""
+    if not views:
+        return []
+    lowest = min(v.output_wm for v in views)
+    return [(v.input, c) for v in views if len(views) == 1 or v.output_wm == lowest for c in v.min_channels]
+
+
+@dataclass(frozen=True)
+class OutputCard:
+    """One watermark the output panel shows: what it is, readable, raw (for the hover), status."""
+
+    label: str
+    value: str
+    raw: str
+    status: str | None
+    dated: bool = False
+    """The date went into the label (an epoch time shown as its clock time)."""
+
+
+def output_cards(
+    views: list[ValveView],
+    pipeline: InstancePipeline,
+    operator: int | None,
+    t: TimeFormat = DEFAULT,
+) -> list[OutputCard]:
+    """The output watermark(s) after the step: each valve's, the combined input's for a two-input
+    operator, and what the operator itself sent downstream (a window forwards its input's, an
+    interval join holds it back by its bounds)."""
+    cards = [
+        _card("output watermark" if len(views) == 1 else f"input {v.input}: valve output", v.output_wm,
+              v.output_status, t)
+        for v in views
+    ]  # fmt: skip
+    if len(views) > 1:
+        wm = pipeline.output_watermark_ms
+        cards.append(_card("combined (min of L and R)", wm, pipeline.output_status.value, t))
+    if operator is not None:
+        cards.append(_card("operator output (downstream)", operator, None, t))
+    return cards
+
+
+def _card(label: str, ms: int, status: str | None, t: TimeFormat) -> OutputCard:
+    """A date-time is split so that it fits a card: the clock time as the value (`10:05:15.000Z`),
+    the date in the label."""
+    text = t(ms)
+    if status is not None:
+        label = f"{label} · {status}"
+    if t.mode == "utc" and is_epoch(ms):
+        return OutputCard(f"{label} · {text[:10]}", text[11:], raw(ms), status, dated=True)
+    return OutputCard(label, text, raw(ms), status)
 
 
 CHART_STEPS = 2_000
@@ -108,205 +177,75 @@ def history_window(history: pd.DataFrame, output: pd.DataFrame, first: int, last
     return pd.concat([entry, inside], ignore_index=True), rows.reset_index(drop=True)
 
 
-def input_table(record: dict) -> pd.DataFrame:
-    """The input that just arrived: its non-empty fields, as text (user text is never markup)."""
+def input_table(record: dict, t: TimeFormat = DEFAULT) -> pd.DataFrame:
+    """The input that just arrived: its non-empty fields, as text (user text is never markup);
+    times readable with the raw number beside them."""
     fields = [
         ("trace row", record.get("row")),
         ("kind", record.get("kind")),
         ("input", record.get("input")),
         ("channel", record.get("channel")),
         ("seq", record.get("seq")),
-        ("event time", _time(record.get("event_ms"))),
-        ("watermark", _time(record.get("watermark_ms"))),
+        ("event time", _time(record.get("event_ms"), t)),
+        ("watermark", _time(record.get("watermark_ms"), t)),
         ("status", record.get("status")),
-        ("processing time", _time(record.get("proc_ms"))),
+        ("processing time", _time(record.get("proc_ms"), t)),
         ("key", record.get("key")),
         ("value", record.get("value_json")),
     ]
-    payload = json.loads(record.get("payload_json") or "[]")
-    fields.extend((f"payload: {name}", json.dumps(value)) for name, value in payload)
+    payload = decode_payload(record.get("payload_json"))
+    fields.extend((f"payload: {name}", payload_text(value)) for name, value in payload)
     rows = [{"field": k, "value": str(v)} for k, v in fields if v is not None]
     return pd.DataFrame(rows, columns=["field", "value"])
 
 
-def _time(ms: int | None) -> str | None:
-    if ms is None:
-        return None
-    return f"{format_ms(ms)}  ({utc_text(ms)})" if MIN_MS < ms < MAX_MS else format_ms(ms)
+def _time(ms: int | None, t: TimeFormat) -> str | None:
+    return None if ms is None else t.with_raw(ms)
 
 
-def timers_table(cursor: InstanceCursor, pipeline: InstancePipeline, step: int) -> pd.DataFrame:
-    """Timers at this step: fired now, registered now, and every pending one (the next due first)."""
-    rows = []
-    now = cursor.timers[cursor.timers["step"] == step] if not cursor.timers.empty else cursor.timers
-    for rec in now.itertuples(index=False):
-        rows.append(
-            _timer_row(
-                "fired now" if rec.event == "fired" else "registered now",
-                rec.domain,
-                rec.at_ms,
-                rec.timer_key,
-                rec.window_start,
-                rec.window_end,
-                rec.purposes,
-            )
-        )
-    due: set[str] = set()
-    for fired in pipeline.timers.pending():
-        t = fired.timer
-        ns = t.namespace or (None, None)
-        state = "pending"
-        if t.domain.value not in due:  # pending() is in firing order: the first per domain is next
-            due.add(t.domain.value)
-            state = "pending, next due"
-        rows.append(
-            _timer_row(state, t.domain.value, t.timestamp_ms, t.key, ns[0], ns[1], "+".join(fired.purposes))
-        )
-    columns = ["state", "domain", "at", "at (UTC)", "key", "window", "purposes"]
-    return pd.DataFrame(rows, columns=columns)
+def input_summary(record: dict, t: TimeFormat = DEFAULT) -> str:
+    """The input in one line for the step's header: `watermark 10:05:15.000Z on ch2`,
+    `record key=user-1 value="click-9" at … on R ch0`, `IDLE on ch1` (plain text)."""
+    kind = record.get("kind")
+    where = f"ch{record.get('channel')}"
+    if record.get("input") not in (None, "0"):
+        where = f"{record['input']} {where}"
+    if kind == "watermark":
+        return f"watermark {t(record['watermark_ms'])} on {where}"
+    if kind == "status":
+        return f"{record['status']} on {where}"
+    if kind == "proctime":
+        return f"processing time reaches {t(record['proc_ms'])}"
+    parts = ["record"]
+    if record.get("key") is not None:
+        parts.append(f"key={record['key']}")
+    if record.get("value_json") is not None:
+        parts.append(f"value={record['value_json']}")
+    if record.get("event_ms") is not None:
+        parts.append(f"at {t(record['event_ms'])}")
+    return " ".join(parts) + f" on {where}"
 
 
-def _timer_row(state, domain, at_ms, key, start, end, purposes) -> dict:
-    window = (
-        f"[{format_ms(int(start))}, {format_ms(int(end))})" if pd.notna(start) and start is not None else ""
-    )
-    return {
-        "state": state,
-        "domain": domain,
-        "at": format_ms(int(at_ms)),
-        "at (UTC)": utc_text(int(at_ms)),
-        "key": "" if key is None or (isinstance(key, float) and pd.isna(key)) else str(key),
-        "window": window,
-        "purposes": purposes if isinstance(purposes, str) else "",
-    }
+def trace_times(steps) -> int | None:
+    """The relative origin of a steps table (Arrow), as `wmviz.timefmt.trace_origin` for a trace:
+    its smallest finite event time or watermark, else its first processing time (None: none)."""
+
+    def smallest(names: tuple[str, ...]) -> int | None:
+        best = None
+        for name in names:
+            if name not in steps.column_names:
+                continue
+            values = steps.column(name).drop_null().to_numpy(zero_copy_only=False).astype(np.int64)
+            values = values[(values != MIN_MS) & (values != MAX_MS)]
+            if len(values):
+                best = int(values.min()) if best is None else min(best, int(values.min()))
+        return best
+
+    found = smallest(("event_ms", "watermark_ms"))
+    return found if found is not None else smallest(("proc_ms",))
 
 
-def panes_table(pipeline: InstancePipeline) -> pd.DataFrame | None:
-    """The window operator's panes after the step: key, window, contents, when it fires and is cleaned."""
-    op = pipeline.operator
-    if not isinstance(op, WindowOperator):
-        return None
-    rows = []
-    for (key, (start, end)), contents in sorted(op.panes.items(), key=lambda kv: (kv[0][1], str(kv[0][0]))):
-        fires_at = end - 1
-        rows.append(
-            {
-                "key": "" if key is None else str(key),
-                "window": f"[{format_ms(start)}, {format_ms(end)})",
-                "contents": ", ".join(json.dumps(element) for _, element in contents),
-                "records": len(contents),
-                "fires when watermark ≥": format_ms(fires_at),
-                "cleaned when watermark ≥": format_ms(fires_at + op.lateness_ms),
-                "state": "fired, kept for late data" if op.watermark_ms >= fires_at else "waiting",
-            }
-        )
-    columns = [
-        "key",
-        "window",
-        "contents",
-        "records",
-        "fires when watermark ≥",
-        "cleaned when watermark ≥",
-        "state",
-    ]
-    return pd.DataFrame(rows, columns=columns)
-
-
-def join_cache_table(pipeline: InstancePipeline) -> pd.DataFrame | None:
-    """Rows the interval join still caches, waiting for partners."""
-    op = pipeline.operator
-    if not isinstance(op, IntervalJoin):
-        return None
-    rows = []
-    for key, state in sorted(op.keys.items()):
-        for side, cache in state.caches.items():
-            for t, cached in sorted(cache.items()):
-                for c in cached:
-                    rows.append(
-                        {
-                            "key": key,
-                            "side": side,
-                            "time": format_ms(t),
-                            "trace row": c.row.row,
-                            "matched": "yes" if c.matched else "no",
-                            "early-fired": "yes" if c.fired else "no",
-                        }
-                    )
-    return pd.DataFrame(rows, columns=["key", "side", "time", "trace row", "matched", "early-fired"])
-
-
-def changelog_table(cursor: InstanceCursor, step: int) -> pd.DataFrame:
-    """The join's changelog up to `step`: `+I` / `-U` / `+U`, each `-U` linked to the row it corrects."""
-    out = cursor.outputs
-    if out.empty:
-        return pd.DataFrame(
-            columns=["step", "#", "kind", "cause", "left row", "right row", "corrects", "now"]
-        )
-    out = out[(out["step"] <= step) & out["kind"].isin(["+I", "-U", "+U"])].reset_index(drop=True)
-    rows, latest = [], {}
-    for i, rec in enumerate(out.itertuples(index=False)):
-        left, right = _row_no(rec.left_row), _row_no(rec.right_row)
-        corrects = ""
-        if rec.kind == "-U":
-            target = latest.get((left, right))
-            corrects = f"#{target}" if target is not None else "(not found)"
-        else:
-            latest[(left, right)] = i
-        rows.append(
-            {
-                "step": int(rec.step),
-                "#": i,
-                "kind": rec.kind,
-                "cause": rec.cause,
-                "left row": "null" if left is None else f"line {left}",
-                "right row": "null" if right is None else f"line {right}",
-                "corrects": corrects,
-                "now": "◀" if rec.step == step else "",
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def _row_no(value) -> int | None:
-    return None if value is None or pd.isna(value) else int(value)
-
-
-def window_firings_table(cursor: InstanceCursor, step: int) -> pd.DataFrame:
-    """Window firings up to `step` (on time and late)."""
-    out = cursor.outputs
-    if out.empty or "window" not in set(out["kind"]):
-        return pd.DataFrame(columns=["step", "key", "window", "result", "late", "now"])
-    fired = out[(out["step"] <= step) & (out["kind"] == "window")]
-    return pd.DataFrame(
-        [
-            {
-                "step": int(r.step),
-                "key": "" if r.key is None else str(r.key),
-                "window": f"[{format_ms(int(r.window_start))}, {format_ms(int(r.window_end))})",
-                "result": str(r.result_json),
-                "late": "late firing" if r.late else "",
-                "now": "◀" if r.step == step else "",
-            }
-            for r in fired.itertuples(index=False)
-        ],
-        columns=["step", "key", "window", "result", "late", "now"],
-    )
-
-
-def dropped_table(cursor: InstanceCursor, step: int) -> pd.DataFrame:
-    """Records dropped at this step, and why."""
-    text = cursor.steps.column("dropped_json")[step].as_py()
-    items = json.loads(text) if text else []
-    return pd.DataFrame(
-        [{"trace row": d["row"], "reason": d["reason"]} for d in items], columns=["trace row", "reason"]
-    )
-
-
-def operator_watermark(cursor: InstanceCursor, step: int) -> int | None:
-    """The watermark the operator itself last emitted downstream at or before `step` (a window
-    operator forwards its input's; an interval join holds it back by its bounds), None if none."""
-    out = cursor.outputs
-    if out.empty:
-        return None
-    emitted = out[(out["kind"] == "wm") & (out["step"] <= step)]
-    return None if emitted.empty else int(emitted["watermark_ms"].iloc[-1])
+def step_for_order(orders: np.ndarray, order: int) -> int:
+    """The step of an instance whose arrival `order` is the last at or before `order` (0 when the
+    instance had no row yet): changing instance keeps the moment, not the step number."""
+    return max(int(np.searchsorted(orders, order, side="right")) - 1, 0)

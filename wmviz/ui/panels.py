@@ -1,21 +1,48 @@
 """The panels of one step (Streamlit). Each takes plain values and lays them out; the content comes
-from `wmviz.ui.model` and `wmviz.ui.figures`, which are tested without Streamlit.
+from `wmviz.ui.model`, `wmviz.ui.operator_model`, `wmviz.ui.stall` and `wmviz.ui.figures`, which are
+tested without Streamlit.
 
-User text (trace values, keys, payloads, names) is only ever shown through `st.dataframe`, `st.text`
-or `st.code`, never as markdown or HTML.
+User text (trace values, keys, payloads, names, an upload's story) is only ever shown through
+`st.dataframe`, `st.text`, `st.code`, or as HTML built by `wmviz.report_html` from escaped text;
+never as Streamlit markdown, which would follow links and load images.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
-from wmviz.core.pipeline import StepResult
-from wmviz.core.story import explain_parts
-from wmviz.core.types import format_ms
+from wmviz.incidents import story_sections
+from wmviz.report_html import markdown_html
+from wmviz.timefmt import TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.ui import figures, model
+from wmviz.ui import operator_model as om
 from wmviz.ui.figures import STATUS_COLORS
+
+# One screen (1440×900) must hold the step controls, the narration, the output and the channels:
+# less padding above the page, a smaller title and smaller metric values than Streamlit's defaults.
+_STYLE = """
+<style>
+[data-testid="stHeader"] { background: transparent; }
+[data-testid="stHeader"], [data-testid="stHeader"] div { pointer-events: none; }
+[data-testid="stHeader"] button, [data-testid="stHeader"] a { pointer-events: auto; }
+[data-testid="stMainBlockContainer"] { padding-top: 1.4rem; padding-bottom: 3rem;
+  padding-left: 2.2rem; padding-right: 2.2rem; }
+[data-testid="stMain"] h1 { font-size: 1.55rem; padding: 0.1rem 7rem 0.2rem 0; }
+[data-testid="stMain"] h3 { font-size: 1.15rem; padding: 0.2rem 0; }
+[data-testid="stMetricValue"] { font-size: 1.3rem; }
+[data-testid="stMetricLabel"] p { font-size: 0.8rem; }
+[data-testid="stSidebarContent"] [data-testid="stVerticalBlock"] { gap: 0.6rem; }
+</style>
+"""
+
+
+def page_style() -> None:
+    """The page's own CSS (no user text in it)."""
+    st.html(_STYLE)
 
 
 def _status_style(value: str) -> str:
@@ -25,94 +52,172 @@ def _status_style(value: str) -> str:
     return ""
 
 
-def input_panel(cursor: InstanceCursor, step: int) -> None:
-    """The input that just arrived, and the narration of what it did."""
-    st.subheader(f"Step {step}: the input")
-    record = cursor.row(step)
-    st.dataframe(model.input_table(record), hide_index=True, width="stretch", key="input_table")
+def _holds_style(value: str) -> str:
+    return "font-weight: 600; color: #D55E00" if value else ""
 
 
-def narration_panel(result: StepResult) -> None:
-    """What the valve and operator did at this step, rule by rule (the same text as `explain`)."""
-    st.subheader("What happened")
-    st.text("\n".join(f"• {part}" for part in explain_parts(result)))
+# --- the head of the page ------------------------------------------------------------------------------
 
 
-def output_panel(
-    views: list[model.ValveView], combined: tuple[int, str] | None, operator: int | None
-) -> None:
-    """The emitted output watermark and status (per valve, and combined for two inputs), and the
-    watermark the operator itself sends downstream."""
-    columns = st.columns(len(views) + (1 if combined else 0) + (1 if operator is not None else 0))
-    for column, view in zip(columns, views, strict=False):
-        label = "output watermark" if len(views) == 1 else f"input {view.input}: valve output"
-        column.metric(label, model.watermark_text(view.output_wm), help=model.utc_text(view.output_wm))
-        column.caption(f"status {view.output_status} · {model.utc_text(view.output_wm)}")
-    if combined is not None:
-        columns[len(views)].metric("combined watermark (min of L and R)", model.watermark_text(combined[0]))
-        columns[len(views)].caption(f"status {combined[1]} · {model.utc_text(combined[0])}")
-    if operator is not None:
-        columns[-1].metric("operator output watermark (downstream)", model.watermark_text(operator))
-        columns[-1].caption(model.utc_text(operator))
+def story_strip(story_md: str, *, trusted: bool, description: str | None) -> None:
+    """The story (what users saw, what the valve did, the fix) in a strip of fixed height above the
+    steps, its sections side by side; collapsible, and it stays as the person left it (`story_open`
+    in the session) across steps and incidents. A built-in story is our markdown; an upload's is
+    rendered through the safe subset, and a config's description is plain text."""
+    if not story_md.strip() and not (description or "").strip():
+        return
+    if "story_open" not in st.session_state:
+        st.session_state["story_open"] = True
+    with (
+        st.expander(
+            "The story: what users saw, what the valve did, the fix", key="story_open", on_change="rerun"
+        ),
+        st.container(height=130, border=False),
+    ):
+        if not story_md.strip():
+            st.text(description)
+            return
+        sections = story_sections(story_md)
+        columns = st.columns(len(sections)) if len(sections) > 1 else [st.container()]
+        for column, (title, body) in zip(columns, sections.items(), strict=True):
+            with column:
+                if trusted:
+                    if title:
+                        st.markdown(f"**{title}**")
+                    st.markdown(body)
+                else:
+                    heading = f"## {title}\n" if title else ""
+                    st.html(markdown_html(heading + body, heading_shift=2))
 
 
-def valve_panel(view: model.ValveView, changed_channel: int | None) -> None:
-    """The channel table and the aligned min-heap drawn as a tree."""
-    left, right = st.columns([3, 2])
-    with left:
-        title = "Channels" if view.input == "0" else f"Channels of input {view.input}"
-        st.markdown(f"**{title}**")
-        styled = view.channels.style.map(_status_style, subset=["status"])
-        st.dataframe(styled, hide_index=True, width="stretch", key=f"channels_{view.input}")
-    with right:
-        st.markdown("**Aligned min-heap** (the root is the output candidate)")
-        fig = figures.heap_figure(view.heap, highlight=changed_channel)
-        st.plotly_chart(fig, width="stretch", key=f"heap_{view.input}", config={"displayModeBar": False})
+def step_heading(step: int, last: int, summary: str) -> None:
+    """`Step 7 of 10` and, as plain text, the input that arrived."""
+    st.subheader(f"Step {step} of {last}", anchor=False)
+    st.text(summary)
 
 
-def watermark_chart(history: pd.DataFrame, output: pd.DataFrame, step: int, last_step: int) -> None:
-    """Every channel's watermark and the output over steps, IDLE/FINISHED as bands, a cursor."""
-    fig = figures.watermark_figure(history, output, step, last_step, title="Watermarks over steps")
-    st.plotly_chart(fig, width="stretch", key="watermark_chart")
+def narration_panel(parts: list[str], t: TimeFormat, key: str = "") -> None:
+    """What the valve and operator did at this step, rule by rule (the same text as `explain`), in a
+    box of bounded height so a busy step never pushes the output and channels off the screen."""
+    day = f"Times are {t.zone_label} on {t.day} unless dated." if t.short and t.day else None
+    lines = sum(1 + len(part) // 58 for part in parts)  # ~58 characters a line in its column
+    with st.container(height=min(34 + 24 * lines, 190), key=f"{key}narration"):
+        st.text("\n".join(f"• {part}" for part in parts), help=day)
 
 
-def operator_panels(cursor: InstanceCursor, pipeline, step: int) -> None:
-    """Timers, window panes, the join changelog and drops, as tabs (only those the scenario has)."""
-    names = ["Timers"]
-    panes = model.panes_table(pipeline)
-    cache = model.join_cache_table(pipeline)
-    if panes is not None:
-        names.append("Window panes")
-    if cache is not None:
-        names.append("Join changelog")
-    names.append("Dropped records")
-    tabs = dict(zip(names, st.tabs(names), strict=True))
-    with tabs["Timers"]:
-        timers = model.timers_table(cursor, pipeline, step)
+def output_panel(cards: list[model.OutputCard]) -> None:
+    """The emitted output watermark(s), readable, the raw number one hover away."""
+    per_row = 2 if len(cards) > 2 else len(cards)
+    if any(c.dated for c in cards):  # a date in the label: one card a line, nothing cut
+        per_row = 1
+    for start in range(0, len(cards), per_row):
+        columns = st.columns(per_row)
+        for column, card in zip(columns, cards[start : start + per_row], strict=False):
+            column.metric(card.label, card.value, help=f"raw: {card.raw} (ms)")
+
+
+def channel_tables(views: list[model.ValveView], key: str = "") -> None:
+    """One channel table per valve: watermark readable and raw, status coloured, the channel(s)
+    holding the minimum marked."""
+    # Several valves (a two-input operator) share one table with an `input` column: one header
+    # instead of one per valve keeps the step on one screen.
+    if len(views) > 1:
+        tables = [("Channels of every input", model.merged_channels(views), "all")]
+    else:
+        tables = [("Channels", v.channels, v.input) for v in views]
+    box = st.container(key=f"{key}channels")
+    for title, table, name in tables:
+        box.markdown(f"**{title}**")
+        styled = table.style.map(_status_style, subset=["status"]).map(_holds_style, subset=["minimum"])
+        box.dataframe(
+            styled,
+            hide_index=True,
+            width="stretch",
+            key=f"{key}channels_{name}",
+            column_config={
+                "channel": st.column_config.NumberColumn("channel", width=62),
+                "input": st.column_config.TextColumn("input", width=50),
+                "aligned": st.column_config.TextColumn("aligned", width=66),
+                "minimum": st.column_config.TextColumn(
+                    "minimum", width=160, help="The channel(s) the valve's output waits on"
+                ),
+                "raw (ms)": st.column_config.TextColumn("raw (ms)", help="The watermark as Flink logs it"),
+            },
+        )
+
+
+# --- the operator ----------------------------------------------------------------------------------
+
+
+def operator_panel(cursor: InstanceCursor, pipeline, step: int, t: TimeFormat, key: str = "") -> None:
+    """Timers, windows, the join changelog and drops as tabs; the tab that matters at this step
+    (a retraction, a firing, a drop, a timer) is the one shown, each with its cumulative view."""
+    choice = om.panel_choice(cursor, pipeline, step)
+    box = st.container(key=f"{key}operator")
+    if choice.reason:
+        box.caption(f"Operator: {choice.shown} shown because {choice.reason}.")
+    else:
+        box.caption("Operator")
+    tabs = dict(zip(choice.names, box.tabs(list(choice.names), default=choice.shown), strict=True))
+    with tabs[om.TIMERS]:
+        st.caption(om.timers_so_far(cursor, step))
+        timers = om.timers_table(cursor, pipeline, step, t)
         if timers.empty:
             st.caption("No timer is pending, registered or fired at this step.")
-        st.dataframe(timers, hide_index=True, width="stretch", key="timers_table")
-    if panes is not None:
-        with tabs["Window panes"]:
-            st.caption(f"Operator event time: {format_ms(pipeline.operator.watermark_ms)}")
-            st.dataframe(panes, hide_index=True, width="stretch", key="panes_table")
-            st.markdown("**Firings so far**")
-            st.dataframe(
-                model.window_firings_table(cursor, step), hide_index=True, width="stretch", key="firings"
+        st.dataframe(timers, hide_index=True, width="stretch", key=f"{key}timers_table")
+    if om.WINDOWS in tabs:
+        with tabs[om.WINDOWS]:
+            st.caption(
+                f"{om.firings_so_far(cursor, step)} · operator event time {t(pipeline.operator.watermark_ms)}"
             )
-    if cache is not None:
-        with tabs["Join changelog"]:
-            log = model.changelog_table(cursor, step)
+            firings = om.window_firings_table(cursor, step, t)
+            st.dataframe(firings, hide_index=True, width="stretch", key=f"{key}firings")
+            st.markdown("**Window panes now**")
+            panes = om.panes_table(pipeline, t)
+            st.dataframe(panes, hide_index=True, width="stretch", key=f"{key}panes_table")
+    if om.CHANGELOG in tabs:
+        with tabs[om.CHANGELOG]:
+            st.caption(om.changelog_so_far(cursor, step))
+            log = om.changelog_table(cursor, step, t)
+            now = log[log["now"] != ""]
+            if not now.empty:
+                st.markdown("**Emitted at this step**")
+                st.dataframe(
+                    now.drop(columns="now").style.map(_kind_style, subset=["kind"]),
+                    hide_index=True,
+                    width="stretch",
+                    key=f"{key}changelog_now",
+                )
+                st.markdown("**The changelog so far**")
             styled = log.style.map(_kind_style, subset=["kind"]) if not log.empty else log
-            st.dataframe(styled, hide_index=True, width="stretch", key="changelog_table")
-            st.caption("`corrects` links each -U to the row number (#) of the row it retracts.")
+            st.dataframe(
+                styled,
+                hide_index=True,
+                width="stretch",
+                key=f"{key}changelog_table",
+                column_config={
+                    "trace rows": st.column_config.TextColumn(help="The trace rows each side came from"),
+                    "corrects": st.column_config.TextColumn(help="The # of the row a -U retracts"),
+                },
+            )
             st.markdown("**Rows the join still caches**")
-            st.dataframe(cache, hide_index=True, width="stretch", key="join_cache")
-    with tabs["Dropped records"]:
-        dropped = model.dropped_table(cursor, step)
-        if dropped.empty:
-            st.caption("Nothing was dropped at this step.")
-        st.dataframe(dropped, hide_index=True, width="stretch", key="dropped_table")
+            st.dataframe(
+                om.join_cache_table(pipeline, t),
+                hide_index=True,
+                width="stretch",
+                key=f"{key}join_cache",
+                column_config={"matched (outer only)": st.column_config.TextColumn(help=om.MATCHED_HELP)},
+            )
+            st.caption(om.MATCHED_HELP)
+    with tabs[om.DROPPED]:
+        now = om.dropped_table(cursor, step)
+        st.caption(f"dropped at this step: {len(now)} · dropped so far: {om.dropped_so_far(cursor, step)}")
+        if not now.empty:
+            st.dataframe(now, hide_index=True, width="stretch", key=f"{key}dropped_table")
+        so_far = om.dropped_table(cursor, step, so_far=True)
+        if not so_far.empty:
+            st.markdown("**Dropped so far**")
+            st.dataframe(so_far, hide_index=True, width="stretch", key=f"{key}dropped_so_far")
 
 
 _KIND_COLOURS = {"+I": "#1b7837", "-U": "#b2182b", "+U": "#2166ac"}
@@ -123,6 +228,38 @@ def _kind_style(value: str) -> str:
     return f"background-color: {colour}; color: white" if colour else ""
 
 
-def overview_panel(matrix: pd.DataFrame, cursor_order: int) -> None:
+# --- below the fold ------------------------------------------------------------------------------------
+
+
+def watermark_chart(fig, key: str = "watermark_chart") -> None:
+    """Every channel's watermark and the output over steps (built by `figures.watermark_figure`)."""
+    st.plotly_chart(fig, width="stretch", key=key)
+
+
+def heap_and_input(views: list[model.ValveView], changed: int | None, record: dict, t: TimeFormat) -> None:
+    """The aligned min-heap of each valve as a tree, and every field of the input row."""
+    left, right = st.columns([3, 2])
+    with left:
+        for view in views:
+            where = "" if view.input == "0" else f" of input {view.input}"
+            st.markdown(f"**Aligned min-heap{where}** (the root is the output candidate)")
+            fig = figures.heap_figure(view.heap, highlight=changed, t=replace(t, short=True))
+            st.plotly_chart(fig, width="stretch", key=f"heap_{view.input}", config={"displayModeBar": False})
+    with right:
+        st.markdown("**The input row, every field**")
+        st.dataframe(model.input_table(record, t), hide_index=True, width="stretch", key="input_table")
+
+
+def overview_panel(matrix: pd.DataFrame, frontier, cursor_order: int, t: TimeFormat) -> None:
     """Every instance's output watermark over arrival order, to find the stuck subtask."""
-    st.plotly_chart(figures.instance_heatmap(matrix, cursor_order), width="stretch", key="overview")
+    mode = st.radio(
+        "Colour each instance by its lag",
+        figures.LAG_MODES,
+        horizontal=True,
+        key="lag_mode",
+        help="Behind the leading instance finds the one stuck subtask; behind the newest input time "
+        "(absolute) also shows a stall of every instance at once.",
+    )
+    chosen = frontier if mode == figures.LAG_MODES[1] else None
+    fig = figures.instance_heatmap(matrix, cursor_order, frontier=chosen, t=t)
+    st.plotly_chart(fig, width="stretch", key="overview")

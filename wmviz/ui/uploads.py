@@ -45,13 +45,25 @@ def uploads_root() -> Path:
     return cache_root().parent / "uploads"
 
 
+STORY = "story.md"
+STORY_LIMIT = 256 * 1024
+"""An upload's story is text a person wrote: a quarter of a megabyte is plenty."""
+_RESERVED = ("config.json", STORY)
+
+
 @dataclass(frozen=True)
 class StoredUpload:
-    """An upload on disk: its digest (the link's name), the trace file and the config, if any."""
+    """An upload on disk: its digest (the link's name), the trace file, the config and the story
+    (plain text or the safe markdown subset of `wmviz.report_html.markdown_html`), if any."""
 
     digest: str
     trace_path: Path
     config_path: Path | None
+    story_path: Path | None = None
+
+    def story(self) -> str:
+        """The story's text ("" when the upload has none)."""
+        return self.story_path.read_text(encoding="utf-8") if self.story_path is not None else ""
 
     @property
     def name(self) -> str:
@@ -78,14 +90,34 @@ def safe_name(name: str) -> str:
     return base[:120]
 
 
+def check_story(name: str, data: bytes) -> str:
+    """A story file's text: UTF-8, at most STORY_LIMIT bytes (UploadError naming the file else)."""
+    if len(data) > STORY_LIMIT:
+        raise UploadError(f"{name}: a story is at most {STORY_LIMIT // 1024} KB of text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UploadError(f"{name}: a story must be UTF-8 text (byte {exc.start} is not)") from None
+
+
 def store_upload(
-    trace_name: str, trace_bytes: bytes, config_bytes: bytes | None, root: Path | None = None
+    trace_name: str,
+    trace_bytes: bytes,
+    config_bytes: bytes | None,
+    root: Path | None = None,
+    story_bytes: bytes | None = None,
 ) -> StoredUpload:
-    """Keep the trace (and config) under the digest of their bytes; the same upload is stored once."""
+    """Keep the trace (and config and story) under the digest of their bytes; the same upload is
+    stored once."""
     root = root or uploads_root()
     h = hashlib.sha256(trace_bytes)
     h.update(b"\0" + (config_bytes if config_bytes is not None else b"-"))
+    if story_bytes is not None:  # only then: the digests of uploads without a story stay as they were
+        check_story(STORY, story_bytes)
+        h.update(b"\0story\0" + story_bytes)
     name = safe_name(trace_name)
+    if name in _RESERVED:
+        name = f"trace-{name}"
     # The name is part of the identity: a folder holds exactly one trace, and the name is shown.
     h.update(b"\0" + name.encode())
     digest = h.hexdigest()[:24]
@@ -99,7 +131,12 @@ def store_upload(
         config_path = folder / "config.json"
         if not config_path.is_file():
             _write_atomic(config_path, config_bytes)
-    return StoredUpload(digest, trace_path, config_path)
+    story_path = None
+    if story_bytes is not None:
+        story_path = folder / STORY
+        if not story_path.is_file():
+            _write_atomic(story_path, story_bytes)
+    return StoredUpload(digest, trace_path, config_path, story_path)
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -115,11 +152,13 @@ def find_upload(digest: str | None, root: Path | None = None) -> StoredUpload | 
     folder = (root or uploads_root()) / digest
     if not folder.is_dir():
         return None
-    traces = [p for p in folder.iterdir() if p.name != "config.json" and not p.name.endswith(".part")]
+    traces = [p for p in folder.iterdir() if p.name not in _RESERVED and not p.name.endswith(".part")]
     if len(traces) != 1:
         return None
-    config = folder / "config.json"
-    return StoredUpload(digest, traces[0], config if config.is_file() else None)
+    config, story = folder / "config.json", folder / STORY
+    return StoredUpload(
+        digest, traces[0], config if config.is_file() else None, story if story.is_file() else None
+    )
 
 
 def issues_frame(error: TraceValidationError) -> pd.DataFrame:
@@ -142,12 +181,15 @@ _BUNDLE_LIMIT = 4 * 2**30  # refuses zip bombs: the declared uncompressed size o
 
 
 def make_bundle(upload: StoredUpload, view: dict) -> bytes:
-    """A zip with the trace, its config and the view (profile, step, instance, engine, mode)."""
+    """A zip with the trace, its config, its story and the view (profile, step, instance, engine,
+    the compared run: a what-if travels as its edit, `compare=whatif:<token>`)."""
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.write(upload.trace_path, upload.trace_path.name)
         if upload.config_path is not None:
             zf.write(upload.config_path, "config.json")
+        if upload.story_path is not None:
+            zf.write(upload.story_path, STORY)
         zf.writestr(BUNDLE_VIEW, json.dumps(view, indent=2, sort_keys=True))
     return out.getvalue()
 
@@ -160,6 +202,7 @@ class Bundle:
     trace_bytes: bytes
     config_bytes: bytes | None
     view: dict
+    story_bytes: bytes | None = None
 
 
 def open_bundle(name: str, data: bytes) -> Bundle:
@@ -175,13 +218,14 @@ def open_bundle(name: str, data: bytes) -> Bundle:
         traces = [
             i
             for i in members
-            if format_of(i.filename) is not None and i.filename not in ("config.json", BUNDLE_VIEW)
+            if format_of(i.filename) is not None and i.filename not in (*_RESERVED, BUNDLE_VIEW)
         ]
         if len(traces) != 1:
             found = ", ".join(i.filename for i in members) or "nothing"
             raise UploadError(f"{name}: a bundle holds exactly one trace file, found {found}")
         names = {i.filename for i in members}
         config = zf.read("config.json") if "config.json" in names else None
+        story = zf.read(STORY) if STORY in names else None
         view: dict = {}
         if BUNDLE_VIEW in names:
             try:
@@ -190,4 +234,4 @@ def open_bundle(name: str, data: bytes) -> Bundle:
                 raise UploadError(f"{name}: {BUNDLE_VIEW}: not valid JSON ({exc})") from exc
             if not isinstance(view, dict):
                 raise UploadError(f"{name}: {BUNDLE_VIEW}: expected a JSON object")
-        return Bundle(traces[0].filename, zf.read(traces[0]), config, view)
+        return Bundle(traces[0].filename, zf.read(traces[0]), config, view, story)

@@ -1,4 +1,5 @@
-"""The view a URL names (`?scenario=…&profile=…&step=…&instance=…&engine=…`), and back.
+"""The view a URL names (`?scenario=…&profile=…&step=…&instance=…&engine=…&compare=…&time=…&tz=…`),
+and back.
 
 Pure functions over plain dicts, so a shared link's round trip is testable without a browser. A bad
 value never breaks the page: it falls back to the default and says why (`ViewParams.notes`).
@@ -10,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from wmviz.core.types import Profile
+from wmviz.timefmt import MODES, zone_known
 
 ENGINES = ("spark", "local")
 DEFAULT_ENGINE = "spark"
@@ -28,7 +30,12 @@ class ViewParams:
     instance: str | None = None
     step: int = 0
     compare: str | None = None
-    """Compare mode's other run: a profile name, or `trace:<digest>` (a what-if or another upload)."""
+    """Compare mode's other run: a profile name, `whatif:<token>` (an edit of this trace, carried
+    in the link itself, `wmviz.whatif.encode_edit`) or `trace:<digest>` (another upload)."""
+    time: str = "utc"
+    """How times read (`wmviz.timefmt.MODES`)."""
+    zone: str = "UTC"
+    """The time zone instants are shown in (an IANA name)."""
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     def with_step(self, step: int) -> ViewParams:
@@ -73,7 +80,15 @@ def parse_view(query: Mapping[str, str], scenarios: list[str], default_scenario:
                 step = 0
     instance = query.get("instance") or None
     compare = query.get("compare") or None
-    return ViewParams(scenario, profile, engine, instance, step, compare, tuple(notes))
+    time = query.get("time") or "utc"
+    if time not in MODES:
+        notes.append(f"unknown time display {time!r}; showing date-times")
+        time = "utc"
+    zone = query.get("tz") or "UTC"
+    if not zone_known(zone):
+        notes.append(f"unknown time zone {zone!r}; showing UTC")
+        zone = "UTC"
+    return ViewParams(scenario, profile, engine, instance, step, compare, time, zone, tuple(notes))
 
 
 def view_query(view: ViewParams) -> dict[str, str]:
@@ -89,6 +104,10 @@ def view_query(view: ViewParams) -> dict[str, str]:
         query["instance"] = view.instance
     if view.compare is not None:
         query["compare"] = view.compare
+    if view.time != "utc":
+        query["time"] = view.time
+    if view.zone != "UTC":
+        query["tz"] = view.zone
     return query
 
 

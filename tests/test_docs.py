@@ -1,0 +1,78 @@
+"""The repo's own trace-format reference (docs/trace-format.md) says only what is true: every example
+in it is written to a file and checked, every `explain` and `validate` output it quotes is what the
+CLI prints, and the README points users at it rather than at a spec they do not have."""
+
+from __future__ import annotations
+
+import re
+import runpy
+import shlex
+
+import pytest
+
+from tests.conftest import REPO
+from wmviz.cli import main
+
+DOC = REPO / "docs" / "trace-format.md"
+# `<!-- what: args -->` right before a fenced block.
+BLOCK = re.compile(r"<!-- (example|run|explain|validate): ([^>]*?) -->\n```[a-z]*\n(.*?)\n```", re.DOTALL)
+
+
+def blocks() -> list[tuple[str, str, str]]:
+    return [(m.group(1), m.group(2).strip(), m.group(3)) for m in BLOCK.finditer(DOC.read_text("utf-8"))]
+
+
+@pytest.fixture
+def examples(tmp_path, monkeypatch):
+    """Every example file of the doc, written into a fresh folder that is the working directory."""
+    monkeypatch.chdir(tmp_path)
+    for what, name, body in blocks():
+        if what in ("example", "run"):
+            (tmp_path / name).write_text(body + "\n", encoding="utf-8")
+        if what == "run":
+            runpy.run_path(str(tmp_path / name))
+    return tmp_path
+
+
+def test_the_doc_has_a_worked_example_per_format_and_per_operator():
+    names = [name for what, name, _ in blocks() if what in ("example", "run")]
+    text = DOC.read_text("utf-8")
+    assert any(n.endswith(".csv") for n in names) and any(n.endswith(".jsonl") for n in names)
+    assert "make_parquet.py" in names and "valve.jsonl" in names  # Parquet, compact
+    for operator in ('"type": "window"', '"type": "interval_join"', '"generator"'):
+        assert operator in text
+    assert len([w for w, *_ in blocks() if w == "explain"]) >= 5
+
+
+def test_every_example_trace_validates(examples, capsys):
+    for path in sorted(examples.iterdir()):
+        if path.suffix in (".csv", ".jsonl", ".parquet") and path.name != "bad.csv":
+            config = path.with_suffix(".json")
+            args = ["validate", str(path), *(["--config", str(config)] if config.is_file() else [])]
+            assert main(args) == 0, capsys.readouterr()
+            assert ": valid:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args", [a for w, a, _ in blocks() if w == "explain"])
+def test_every_quoted_explain_output_is_what_the_cli_prints(examples, capsys, args):
+    expected = next(body for what, a, body in blocks() if what == "explain" and a == args)
+    assert main(["explain", *shlex.split(args)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    for line in expected.splitlines():
+        assert line in printed, f"{line!r} is not in the output of explain {args}"
+
+
+@pytest.mark.parametrize("args", [a for w, a, _ in blocks() if w == "validate"])
+def test_every_quoted_validation_error_is_what_the_cli_prints(examples, capsys, args):
+    expected = next(body for what, a, body in blocks() if what == "validate" and a == args)
+    assert main(["validate", *shlex.split(args)]) == 2
+    captured = capsys.readouterr()
+    printed = (captured.out + captured.err).splitlines()
+    for line in expected.splitlines():
+        assert line in printed
+
+
+def test_the_readme_points_at_the_repos_own_reference_and_not_at_the_shared_spec():
+    readme = (REPO / "README.md").read_text("utf-8")
+    assert "docs/trace-format.md" in readme
+    assert "shared/spec" not in readme and "trace-format.md §" not in readme

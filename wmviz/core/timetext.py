@@ -1,0 +1,57 @@
+"""How the narration writes a time: through a `Times` formatter the caller chooses.
+
+The core only knows the protocol and the raw default (`MIN`, `MAX` or the plain number, as valve.md
+writes watermarks); readable date-times, relative offsets and time zones come from
+`wmviz.timefmt.TimeFormat`, which the page, the CLI and the report pass in. Pure, no clock.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from wmviz.core.types import (
+    Emission,
+    EmittedWatermark,
+    ValveInput,
+    WatermarkInput,
+    format_emission,
+    format_input,
+    format_ms,
+)
+
+
+class Times(Protocol):
+    """A time formatter: `t(ms)` for text, `t.token(ms)` for one token of the compact notation."""
+
+    def __call__(self, ms: int) -> str: ...
+
+    def token(self, ms: int) -> str: ...
+
+
+class RawTimes:
+    """The numbers themselves: what narration said before times became readable, and what
+    machine-facing text keeps."""
+
+    def __call__(self, ms: int) -> str:
+        return format_ms(ms)
+
+    def token(self, ms: int) -> str:
+        return format_ms(ms)
+
+
+RAW = RawTimes()
+
+
+def input_text(inp: ValveInput, t: Times = RAW) -> str:
+    """A valve input in the conformance notation with its time formatted: `W10@2`,
+    `W(2026-11-24 10:05:15.000Z)@1`, `IDLE@0`."""
+    if isinstance(inp, WatermarkInput):
+        return f"W{t.token(inp.watermark_ms)}@{inp.channel}"
+    return format_input(inp)
+
+
+def emission_text(em: Emission, t: Times = RAW) -> str:
+    """An emission in the conformance notation with its time formatted: `W10`, `WMAX`, `S:IDLE`."""
+    if isinstance(em, EmittedWatermark):
+        return f"W{t.token(em.watermark_ms)}"
+    return format_emission(em)
