@@ -260,7 +260,7 @@ def instance_partition(job: InstanceJob) -> Transform:
 
         table = from_buckets(batches)
         collector = IssueCollector(job.source)
-        summary: dict[str, Any] = {"steps": {}, "rows": {}}
+        summary: dict[str, Any] = {"steps": {}, "rows": {}, "files": {}}
         if table.num_rows:
             key = "order" if job.order_known else "row"
             grouped = table.take(pc.sort_indices(table, [("instance", "ascending"), (key, "ascending")]))
@@ -275,6 +275,7 @@ def instance_partition(job: InstanceJob) -> Transform:
                     writer.add(run_instance(job.spec, instance, instance_rows))
                     summary["steps"][instance] = instance_rows.num_rows
                 summary["rows"] = writer.finish()
+                summary["files"] = writer.files()
         summary["issues"], summary["total"] = collector.entries(), collector.total
         yield _summary(summary)
 

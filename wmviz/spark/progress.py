@@ -1,83 +1,67 @@
-"""Progress of Spark jobs on stderr (and to a callback the UI can turn into a progress bar)."""
+"""Progress of Spark jobs as `wmviz.progress.Report`s: on stderr for the command line, to a
+callback the app turns into a progress bar.
+
+`SparkProgress` watches Spark's status tracker while a block runs and reports the tasks done in
+the running stages, from the moment the block starts (before the first stage is planned it says
+what is about to run), so a progress bar moves from the first second.
+"""
 
 from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+import time
 
 from pyspark.sql import SparkSession
 
-
-@dataclass(frozen=True, slots=True)
-class SparkProgressReport:
-    """Where the running Spark work stands: stages and tasks done, and the rows being processed."""
-
-    stage_ids: tuple[int, ...]
-    tasks_done: int
-    tasks_total: int
-    rows_total: int
-    label: str
-
-    @property
-    def fraction(self) -> float:
-        """Tasks done over tasks known so far (0 before the first stage is planned)."""
-        return self.tasks_done / self.tasks_total if self.tasks_total else 0.0
-
-    def line(self) -> str:
-        """One human line, e.g. `[spark] simulate: stages 3,4: 5/8 tasks (62%), 1,000,000 rows`."""
-        stages = ",".join(str(s) for s in self.stage_ids) or "-"
-        return (
-            f"[spark] {self.label}: stages {stages}: {self.tasks_done}/{self.tasks_total} tasks "
-            f"({self.fraction:.0%}), {self.rows_total:,} rows"
-        )
+from wmviz.progress import Report, Sink
 
 
-def print_report(report: SparkProgressReport) -> None:
-    """The default sink: one line on stderr."""
-    print(report.line(), file=sys.stderr, flush=True)
+def print_report(report: Report) -> None:
+    """The command line's sink: one line on stderr."""
+    print(f"[spark] {report.line()}", file=sys.stderr, flush=True)
 
 
 class SparkProgress:
-    """Polls Spark's status tracker while a block runs: `with SparkProgress(spark, "simulate", n): ...`."""
+    """`with SparkProgress(spark, "simulating", sink): ...` reports the tasks of the jobs inside."""
 
     def __init__(
         self,
         spark: SparkSession,
-        label: str,
-        rows_total: int,
-        sink: Callable[[SparkProgressReport], None] = print_report,
-        every_s: float = 1.0,
+        phase: str,
+        sink: Sink = print_report,
+        every_s: float = 0.5,
+        started: float | None = None,
     ) -> None:
         self.tracker = spark.sparkContext.statusTracker()
-        self.label, self.rows_total, self.sink, self.every_s = label, rows_total, sink, every_s
+        self.phase, self.sink, self.every_s = phase, sink, every_s
+        self.started = started if started is not None else time.monotonic()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
-        self._last: SparkProgressReport | None = None
+        self._last: tuple[int, int] | None = None
 
-    def report(self) -> SparkProgressReport:
-        """The current state of the active stages."""
+    def report(self) -> Report:
+        """The tasks done and planned in the stages running now."""
         done = total = 0
-        ids = tuple(sorted(self.tracker.getActiveStageIds()))
-        for stage_id in ids:
+        for stage_id in self.tracker.getActiveStageIds():
             info = self.tracker.getStageInfo(stage_id)
             if info is not None:
                 done += info.numCompletedTasks
                 total += info.numTasks
-        return SparkProgressReport(ids, done, total, self.rows_total, self.label)
+        return Report(self.phase, done, total, "tasks", time.monotonic() - self.started)
 
     def _run(self) -> None:
+        self.sink(Report(self.phase, 0, 0, "tasks", time.monotonic() - self.started))
         while not self._stop.wait(self.every_s):
             report = self.report()
-            if report.stage_ids and report != self._last:
+            if (report.done, report.total) != self._last:
                 self.sink(report)
-                self._last = report
+                self._last = (report.done, report.total)
 
     def __enter__(self) -> SparkProgress:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()

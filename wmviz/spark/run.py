@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from pyspark.sql import SparkSession
 
 from wmviz.core.scenario import Trace
 from wmviz.core.types import Profile
+from wmviz.progress import Sink
 from wmviz.spark.engine import (
     ChunkFacts,
     InstanceJob,
@@ -27,7 +28,7 @@ from wmviz.spark.engine import (
     table_frame,
     transcript_lines,
 )
-from wmviz.spark.progress import SparkProgress, SparkProgressReport, print_report
+from wmviz.spark.progress import SparkProgress, print_report
 from wmviz.spark.session import get_spark
 from wmviz.timeline.runner import RunSpec
 from wmviz.timeline.store import timeline_meta_fields, write_meta
@@ -48,7 +49,6 @@ from wmviz.trace.wholefile import (
 )
 
 DEFAULT_KEYFRAME_EVERY = 1000
-Sink = Callable[[SparkProgressReport], None]
 
 
 def _parallelism(spark: SparkSession) -> int:
@@ -91,7 +91,7 @@ class FileCheck:
 
 def check_file(spark: SparkSession, plan: TracePlan, collector: IssueCollector, sink: Sink) -> FileCheck:
     """Job 1 and the whole-file checks."""
-    with SparkProgress(spark, "reading and checking", 0, sink):
+    with SparkProgress(spark, "reading and checking", sink):
         facts = collect_facts(spark, plan)
     rows = 0
     for part in facts:
@@ -130,7 +130,7 @@ def _check_seq(
     collector.count_more(seq.without_seq - len(missing))
     ties = 0
     if not seq.proves_unique():
-        with SparkProgress(spark, "looking for seq values used twice", 0, sink):
+        with SparkProgress(spark, "looking for seq values used twice", sink):
             found, ties = seq_ties(rows_frame(spark, plan, True, _parallelism(spark)), collector.cap)
         for row, value, first in found:
             collector.add(row, "seq", seq_reused_reason(value, plan.unit, first), phase=PHASE_SEQ)
@@ -168,7 +168,19 @@ def spark_simulate(
     progress: Sink = print_report,
 ) -> dict[str, Any]:
     """Read, check and simulate a trace file on Spark into `out_dir`; returns meta.json's content."""
-    spark = get_spark(master)
+    return spark_simulate_file(get_spark(master), trace, config, profile, out_dir, keyframe_every, progress)
+
+
+def spark_simulate_file(
+    spark: SparkSession,
+    trace: Path,
+    config: Path | None,
+    profile: Profile | None,
+    out_dir: Path,
+    keyframe_every: int = DEFAULT_KEYFRAME_EVERY,
+    progress: Sink = print_report,
+) -> dict[str, Any]:
+    """`spark_simulate` on a given session."""
     collector = IssueCollector(trace.name)
     plan = plan_file(spark, trace, config, collector)
     checked = check_file(spark, plan, collector, progress)
@@ -177,15 +189,15 @@ def spark_simulate(
     job = InstanceJob(
         spec, plan.source, plan.unit, plan.config_ok, checked.order_known, bool(collector), str(out_dir)
     )
-    with SparkProgress(spark, "simulating" if not collector else "checking each instance", 0, progress):
+    with SparkProgress(spark, "simulating" if not collector else "checking each instance", progress):
         tasks, buckets = _instance_partitions(spark, checked.instances)
         summaries = run_instances(rows_frame(spark, plan, checked.seq_order, buckets), job, tasks)
-    steps, rows = _merge(summaries, collector)
+    steps, rows, files = _merge(summaries, collector)
     collector.raise_if_any()
     fields = timeline_meta_fields(
         plan.source, config_to_dict(plan.config), chosen, keyframe_every, "spark", steps, checked.channels
     )
-    return write_meta(out_dir, _all_tables(rows), fields)
+    return write_meta(out_dir, _all_tables(rows), fields, files)
 
 
 def _all_tables(rows: dict[str, int]) -> dict[str, int]:
@@ -208,11 +220,11 @@ def spark_simulate_trace(
     rows = row_table(trace.rows)
     job = InstanceJob(spec, trace.source, "line", True, True, False, str(out_dir))
     instances = len({i for i, _ in trace.valve_channels})
-    with SparkProgress(spark, "simulating", rows.num_rows, progress):
+    with SparkProgress(spark, "simulating", progress):
         tasks, buckets = _instance_partitions(spark, instances)
         summaries = run_instances(table_frame(spark, rows, buckets), job, tasks)
     collector = IssueCollector(trace.source)
-    steps, counts = _merge(summaries, collector)
+    steps, counts, files = _merge(summaries, collector)
     collector.raise_if_any()
     fields = timeline_meta_fields(
         trace.source,
@@ -223,7 +235,7 @@ def spark_simulate_trace(
         steps,
         trace.valve_channels,
     )
-    return write_meta(out_dir, _all_tables(counts), fields)
+    return write_meta(out_dir, _all_tables(counts), fields, files)
 
 
 def spark_transcript(

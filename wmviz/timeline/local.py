@@ -74,4 +74,5 @@ def build_timeline_local(
         if progress is not None:
             progress(done, total)
     counts = writer.finish()
-    return write_meta(Path(out_dir), counts, timeline_meta(trace, chosen, keyframe_every, "local", steps))
+    fields = timeline_meta(trace, chosen, keyframe_every, "local", steps)
+    return write_meta(Path(out_dir), counts, fields, writer.files())

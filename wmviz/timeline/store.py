@@ -8,6 +8,7 @@ the wmviz version that wrote it; a reader refuses anything else rather than gues
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -71,15 +72,39 @@ class TimelineWriter:
         self._writers.clear()
         return dict(self.rows)
 
+    def files(self) -> dict[str, dict[str, Any]]:
+        """Each part file this writer wrote (relative to the timeline folder), its size and SHA-256:
+        meta.json keeps them so a reader can tell a timeline wmviz wrote from a damaged one."""
+        return {
+            f"table={table}/{self.part}.parquet": file_record(
+                self.out_dir / f"table={table}" / f"{self.part}.parquet"
+            )
+            for table in TABLES
+            if (self.out_dir / f"table={table}" / f"{self.part}.parquet").is_file()
+        }
 
-def write_meta(out_dir: Path, rows: dict[str, int], fields: dict[str, Any]) -> dict[str, Any]:
-    """meta.json: what the run was, how many rows each table has, and what wrote it."""
+
+def file_record(path: Path) -> dict[str, Any]:
+    """A file's size and SHA-256."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return {"bytes": path.stat().st_size, "sha256": digest.hexdigest()}
+
+
+def write_meta(
+    out_dir: Path, rows: dict[str, int], fields: dict[str, Any], files: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """meta.json: what the run was, how many rows each table has, what wrote it, and every part
+    file's size and digest."""
     meta = {
         "schema_version": SCHEMA_VERSION,
         "keyframe_format": keyframe.FORMAT,
         "wmviz_version": __version__,
         "rows": rows,
         **fields,
+        "files": dict(sorted(files.items())),
     }
     (Path(out_dir) / META).write_text(json.dumps(meta, indent=2))
     return meta
@@ -144,6 +169,21 @@ class Timeline:
             "config": parse_config(self.meta["config"], "meta.json"),
             "profile": Profile.parse(self.meta["profile"]),
         }
+
+    def verify(self) -> None:
+        """TimelineError unless every part file meta.json lists is there, of its size and digest,
+        and no other part file is: a timeline is served only as wmviz wrote it."""
+        listed = self.meta.get("files")
+        if not isinstance(listed, dict):
+            raise TimelineError(f"{self.path}: meta.json lists no files")
+        present = {str(p.relative_to(self.path)) for p in self.path.glob("table=*/*.parquet")}
+        if present != set(listed):
+            raise TimelineError(f"{self.path}: its part files are not the ones meta.json lists")
+        for name, record in listed.items():
+            if file_record(self.path / name) != record:
+                raise TimelineError(
+                    f"{self.path}: {name} is not the file wmviz wrote (size or digest differs)"
+                )
 
     def _dataset(self, table: str) -> ds.Dataset | None:
         folder = self.path / f"table={table}"

@@ -16,12 +16,14 @@ import pandas as pd
 import streamlit as st
 
 from wmviz.incidents import Incident, built_in_incidents
+from wmviz.progress import Report
+from wmviz.spark.service import SparkService
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.store import Timeline
 from wmviz.ui.figures import heatmap_matrix
 from wmviz.ui.figures_heatmap import input_frontier
 from wmviz.ui.model import trace_times
-from wmviz.ui.runs import RunRequest, cache_root, run_timeline
+from wmviz.ui.runs import RunRequest, cache_root, cached_timeline, run_timeline
 
 
 def incidents(root: Path) -> dict[str, Incident]:
@@ -37,48 +39,56 @@ def _incidents(root: str, stamp: tuple) -> dict[str, Incident]:
 
 
 @st.cache_resource(show_spinner=False)
-def spark_session():
-    """The process's SparkSession (one per server, shared by every browser session)."""
-    from wmviz.spark.session import get_spark
-
-    return get_spark()
+def spark_service() -> SparkService:
+    """The server's Spark, started in the background on the first page (every browser session
+    shares it); a page never waits for it unless a run needs Spark."""
+    return SparkService().start()
 
 
 def load_timeline(request: RunRequest, what: str) -> Timeline:
-    """The timeline of `request`: from the cache, or simulated now with a status box and progress bar."""
-    target = cache_root() / request.digest()
-    if (target / "meta.json").is_file():
-        return Timeline(target)
+    """The timeline of `request`: from the cache, or simulated now with a status box whose progress
+    bar says what is happening from the first second."""
+    found = cached_timeline(cache_root() / request.digest())
+    if found is not None:
+        return found
+    engine = request.resolved_engine
     box = st.empty()  # cleared when done: the page below must not move down for good
-    with box.status(f"Simulating {what} on the {request.engine} engine…", expanded=True) as status:
-        if request.engine == "spark":
-            status.write("Starting the local SparkSession (about 10 s, once per server)…")
-            spark_session()
-            status.write("Spark is up; running the simulation job.")
-        bar = st.progress(0.0, text="waiting for the first report")
-        state: dict = {"fraction": 0.0, "line": "starting", "error": None, "timeline": None}
+    with box.status(f"Simulating {what} on the {engine} engine…", expanded=True) as status:
+        bar = st.progress(0.0, text="starting")
+        state: dict = {"report": None, "error": None, "timeline": None}
+        service = spark_service()
 
         def work() -> None:
             try:
-                state["timeline"] = run_timeline(request, lambda f, line: state.update(fraction=f, line=line))
+                state["timeline"] = run_timeline(
+                    request, lambda r: state.update(report=r), spark=lambda: service.session(timeout=300)
+                )
             except BaseException as exc:  # shown to the user below, never swallowed
                 state["error"] = exc
 
         worker = threading.Thread(target=work, daemon=True)
         worker.start()
         while worker.is_alive():
-            bar.progress(min(state["fraction"], 1.0), text=state["line"])
+            bar.progress(*_bar(state["report"], service))
             time.sleep(0.2)
         worker.join()
         if state["error"] is not None:
             status.update(label="The simulation failed", state="error")
             raise state["error"]
-        bar.progress(1.0, text=state["line"])
-        status.update(
-            label=f"Simulated {what} on the {request.engine} engine", state="complete", expanded=False
-        )
+        status.update(label=f"Simulated {what} on the {engine} engine", state="complete", expanded=False)
     box.empty()
     return state["timeline"]
+
+
+def _bar(report: Report | None, service: SparkService) -> tuple[float, str]:
+    """The progress bar's fraction and text: the run's own report, or what Spark is doing while a
+    run waits for it (starting only when it really is starting)."""
+    if report is None:
+        return 0.0, "starting"
+    if report.phase == "waiting for the SparkSession" and not service.ready:
+        status = service.status()
+        return 0.0, f"the SparkSession is {status.state} ({status.seconds:.0f} s so far, once per server)"
+    return report.fraction, report.line()
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 from wmviz.core.types import Profile
 from wmviz.timefmt import MODES, zone_known
 
-ENGINES = ("spark", "local")
-DEFAULT_ENGINE = "spark"
+ENGINES = ("auto", "spark", "local")
+DEFAULT_ENGINE = "auto"
 UPLOAD_PREFIX = "upload-"
 """Uploaded traces appear as scenarios named `upload-<digest>`; their links say `?trace=<digest>`."""
 

@@ -1,0 +1,131 @@
+"""The app's Spark: a SparkSession started in the background, warmed up, and watched.
+
+A page never waits for the JVM: `SparkService.start` returns at once and a thread starts the
+session (~10 s), then runs one tiny job that starts the Python workers and loads wmviz in them
+(~5 s more the first time), so the first real job on a warm session takes well under a second
+of overhead. `status()` says what Spark is doing for the sidebar: starting / warming up / ready /
+failed, the master URL, the cores, and the job running now with its stage and task progress.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+STARTING, WARMING, READY, FAILED = "starting", "warming up", "ready", "failed"
+
+
+@dataclass(frozen=True)
+class SparkStatus:
+    """What the sidebar shows about Spark."""
+
+    state: str
+    master: str
+    cores: int | None
+    seconds: float
+    """How long the state has lasted (starting, warming) or took (ready)."""
+    job: str | None = None
+    """The job running now, e.g. "simulating: stage 3, 5 of 8 tasks"."""
+    error: str | None = None
+
+
+def _warm_up(batches: Iterator[Any]) -> Iterator[Any]:
+    """The warm-up task: load what the engine's tasks load, so the first real job does not pay."""
+    import wmviz.spark.engine
+    import wmviz.timeline.runner  # noqa: F401
+
+    yield from batches
+
+
+class SparkService:
+    """One SparkSession for the whole server (every browser session shares it)."""
+
+    def __init__(self, master: str | None = None) -> None:
+        from wmviz.spark.session import spark_master
+
+        self.master = spark_master(master)
+        self.state = STARTING
+        self.error: str | None = None
+        self.cores: int | None = None
+        self._since = time.monotonic()
+        self._took = 0.0
+        self._session: Any = None
+        self._ready = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> SparkService:
+        """Start the session in the background (once); returns at once."""
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="wmviz-spark-start", daemon=True)
+                self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        from wmviz.spark.session import get_spark
+
+        started = time.monotonic()
+        try:
+            session = get_spark(self.master)
+            self.cores = session.sparkContext.defaultParallelism
+            self._set(WARMING)
+            cores = max(1, self.cores)
+            session.range(0, cores, 1, cores).mapInArrow(_warm_up, "id long").collect()
+            self._session = session
+            self._took = time.monotonic() - started
+            self._set(READY)
+        except Exception as exc:  # shown in the sidebar; the in-process engine still works
+            self.error = f"{type(exc).__name__}: {exc}"
+            traceback.print_exc()
+            self._set(FAILED)
+        finally:
+            self._ready.set()
+
+    def _set(self, state: str) -> None:
+        self.state = state
+        self._since = time.monotonic()
+
+    @property
+    def ready(self) -> bool:
+        return self.state == READY
+
+    def session(self, timeout: float | None = None) -> Any:
+        """The session, waiting for it to start (up to `timeout` s); RuntimeError if it failed."""
+        self.start()
+        if not self._ready.wait(timeout):
+            raise TimeoutError(f"the SparkSession is still {self.state} after {timeout} s")
+        if self._session is None:
+            raise RuntimeError(f"Spark did not start: {self.error}")
+        return self._session
+
+    def status(self) -> SparkStatus:
+        seconds = self._took if self.state == READY else time.monotonic() - self._since
+        return SparkStatus(self.state, self.master, self.cores, seconds, self._job(), self.error)
+
+    def _job(self) -> str | None:
+        """The job running now, in words (None when Spark is idle or not up)."""
+        session = self._session
+        if session is None:
+            return None
+        tracker = session.sparkContext.statusTracker()
+        stages = sorted(tracker.getActiveStageIds())
+        if not stages:
+            return None
+        parts = []
+        for stage_id in stages:
+            info = tracker.getStageInfo(stage_id)
+            if info is not None:
+                parts.append(f"stage {stage_id}: {info.numCompletedTasks} of {info.numTasks} tasks")
+        jobs = tracker.getActiveJobsIds()
+        described = None
+        for job_id in jobs:
+            job = tracker.getJobInfo(job_id)
+            if job is not None:
+                described = session.sparkContext.getLocalProperty("spark.job.description")
+        label = described or "a job"
+        return f"{label}: {', '.join(parts)}" if parts else label
