@@ -114,40 +114,59 @@ def unavailable_reason(download: bool = False) -> str | None:
     return None
 
 
-def _source_hash() -> str:
-    return hashlib.sha256(HARNESS_SOURCE.read_bytes()).hexdigest()[:16]
+def compile_harness(source: Path, main_class: str, jars: Sequence[Path], tag: str = "") -> Path:
+    """Compile a harness source against `jars` once into `<cache>/classes-<tag><hash>`; return it.
 
-
-def compiled_harness(jar: Path | None = None, bench: bool = False) -> list[str]:
-    """The command prefix that runs the compiled harness: `java [flags] -cp <jar>:<classes> <class>`.
-
-    Compiles `WmvizValveHarness.java` against the jar into `<cache>/classes-<source hash>` the
-    first time (or after the source changed). `bench` leaves the JIT at its defaults, since
-    the benchmark wants C2, not a fast start.
+    The hash covers the source and the jar names, so an edited harness is recompiled; the build
+    goes into a scratch directory that is renamed at the end, so concurrent test runs never see
+    half a build.
     """
     tools = java_tools()
     if tools is None:
         raise HarnessError("java and javac must be on PATH")
-    java, javac = tools
+    digest = hashlib.sha256(source.read_bytes())
+    for jar in jars:
+        digest.update(jar.name.encode())
+    classes = cache_dir() / f"classes-{tag}{digest.hexdigest()[:16]}"
+    if (classes / (main_class.replace(".", "/") + ".class")).is_file():
+        return classes
+    classes.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(dir=classes.parent, prefix="classes-tmp-"))
+    classpath = os.pathsep.join(str(j) for j in jars)
+    cmd = [tools[1], "-nowarn", "-encoding", "UTF-8", "-cp", classpath, "-d", str(scratch), str(source)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise HarnessError(f"javac failed:\n{proc.stdout}\n{proc.stderr}")
+    try:
+        scratch.rename(classes)
+    except OSError:
+        shutil.rmtree(scratch, ignore_errors=True)  # another process won the race; use its build
+    return classes
+
+
+def java_command(main_class: str, jars: Sequence[Path], classes: Path, bench: bool = False) -> list[str]:
+    """`java [flags] -cp <jars>:<classes> <class>`: the fast-start flags unless `bench`."""
+    tools = java_tools()
+    if tools is None:
+        raise HarnessError("java and javac must be on PATH")
+    flags = [] if bench else _TRACE_JVM_FLAGS
+    classpath = os.pathsep.join([*(str(j) for j in jars), str(classes)])
+    return [tools[0], *flags, "-cp", classpath, main_class]
+
+
+def compiled_harness(jar: Path | None = None, bench: bool = False) -> list[str]:
+    """The command prefix that runs the compiled valve harness: `java [flags] -cp <jar>:<classes> <class>`.
+
+    Compiles `WmvizValveHarness.java` against the jar the first time (or after the source
+    changed). `bench` leaves the JIT at its defaults, since the benchmark wants C2, not a fast
+    start.
+    """
     jar = jar or flink_jar_path()
     if jar is None:
         raise HarnessError(unavailable_reason() or "flink-dist jar not found")
-    classes = cache_dir() / f"classes-{_source_hash()}"
-    if not (classes / (HARNESS_CLASS.replace(".", "/") + ".class")).is_file():
-        classes.parent.mkdir(parents=True, exist_ok=True)
-        # Compile into a scratch directory and rename, so concurrent test runs never see half a build.
-        scratch = Path(tempfile.mkdtemp(dir=classes.parent, prefix="classes-tmp-"))
-        cmd = [javac, "-nowarn", "-cp", str(jar), "-d", str(scratch), str(HARNESS_SOURCE)]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            shutil.rmtree(scratch, ignore_errors=True)
-            raise HarnessError(f"javac failed:\n{proc.stdout}\n{proc.stderr}")
-        try:
-            scratch.rename(classes)
-        except OSError:
-            shutil.rmtree(scratch, ignore_errors=True)  # another process won the race; use its build
-    flags = [] if bench else _TRACE_JVM_FLAGS
-    return [java, *flags, "-cp", f"{jar}{os.pathsep}{classes}", HARNESS_CLASS]
+    classes = compile_harness(HARNESS_SOURCE, HARNESS_CLASS, [jar])
+    return java_command(HARNESS_CLASS, [jar], classes, bench=bench)
 
 
 # ---- trace mode ----------------------------------------------------------------------------------
