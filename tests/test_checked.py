@@ -1,0 +1,38 @@
+"""The claims of wmviz.checked agree with the suites that make them true."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import tests.test_flink_differential as valve_suite
+import tests.test_flink_idleness as idleness_suite
+import tests.test_flink_windows as window_suite
+from wmviz import checked
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_valve_claim_counts_the_traces_the_valve_suite_runs():
+    assert checked.VALVE_RANDOM_TRACES == valve_suite.N_TRACES + valve_suite.N_GAP_TRACES
+    assert len(valve_suite.random_corpus()) == checked.VALVE_RANDOM_TRACES
+
+
+def test_the_window_and_idleness_claims_count_the_traces_their_suites_run():
+    assert len(window_suite.corpus()) == checked.WINDOW_TRACES
+    assert len(idleness_suite.corpus()) == checked.IDLENESS_TRACES
+
+
+def test_every_verified_claim_names_a_real_flink_suite_and_the_rest_say_modelled():
+    for claim in checked.claims():
+        if claim.verified:
+            assert claim.suite is not None, claim.subject
+            text = (ROOT / claim.suite).read_text()
+            assert "pytest.mark.flink" in text, claim.suite
+            assert f"Flink {checked.FLINK_RELEASE}" in claim.line()
+        elif claim.suite is not None:
+            assert (ROOT / claim.suite).is_file(), claim.suite
+    lines = checked.claim_lines()
+    assert any(
+        line.startswith("[modelled] EARLY_FIRE: modelled from FLIP-497's unmerged PR") for line in lines
+    )
+    assert any(line.startswith("[checked] windows: equal to Flink 2.3.0") for line in lines)
