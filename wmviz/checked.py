@@ -2,10 +2,11 @@
 and the report.
 
 A claim is only as good as the test behind it, so the numbers here are the ones the differential
-suites run: `tests/test_flink_windows.py` and `tests/test_flink_idleness.py` take their corpus
-sizes and seeds from this module, and `tests/test_checked.py` checks that the valve suite's own
-constants add up to `VALVE_RANDOM_TRACES` and that every claim names a suite that exists. Change
-a suite's size here, and both the test and the claim change with it. Pure: no I/O.
+suites run: the window, idleness and interval-join suites (tests/test_flink_*.py) take their
+corpus sizes and seeds from this module, and `tests/test_checked.py` checks that the valve
+suite's own constants add up to `VALVE_RANDOM_TRACES`, that every suite runs exactly the count
+claimed, and that every claim names a suite that exists. Change a suite's size here, and both
+the test and the claim change with it. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ WINDOW_SEED_BASE = 7_000_000
 IDLENESS_TRACES = 1000
 IDLENESS_SEED_BASE = 5_000_000
 """tests/test_flink_idleness.py: seeded traces of records and clock ticks on 1–3 channels."""
+
+INTERVAL_JOIN_TRACES = 1000
+INTERVAL_JOIN_SEED_BASE = 3_000_000
+"""tests/test_flink_interval_join.py: seeded row-time join traces (4 join types, both inputs)."""
+
+HASHMAP_SEQUENCES = 2000
+"""tests/test_flink_interval_join_hashmap.py: operation sequences on the JDK's HashMap<Long, …>."""
 
 
 @dataclass(frozen=True)
@@ -91,10 +99,27 @@ def claims() -> tuple[Claim, ...]:
             "tests/test_flink_windows.py",
         ),
         Claim(
-            "interval join",
+            "interval join (row time, no hint)",
+            True,
+            f"equal to {release}'s released RowTimeIntervalJoin (flink-table-runtime) in "
+            f"KeyedCoProcessOperatorWithWatermarkDelay, fed the trace's exact order of left and right "
+            f"inputs through one real valve per input, on {INTERVAL_JOIN_TRACES:,} random traces of all four "
+            "join types: same rows (kind, left, right, record timestamp) and output watermarks per input, "
+            "in order, with the caches visited in Java HashMap order",
+            "tests/test_flink_interval_join.py",
+        ),
+        Claim(
+            "cache iteration order",
+            True,
+            f"java.util.HashMap<Long, …>'s order (buckets, resizes, red-black tree bins) equal to the JDK's "
+            f"on {HASHMAP_SEQUENCES:,} random operation sequences",
+            "tests/test_flink_interval_join_hashmap.py",
+        ),
+        Claim(
+            "interval join (processing time)",
             False,
-            "modelled from flink-table-runtime's TimeIntervalJoin (interval-join.md) and checked "
-            "against the recorded conformance cases; not yet run against the released operator",
+            "modelled from flink-table-runtime's ProcTimeIntervalJoin (interval-join.md) and the recorded "
+            "conformance cases; not run against the released operator",
             "tests/test_interval_join_cases.py",
         ),
         Claim(
@@ -104,8 +129,11 @@ def claims() -> tuple[Claim, ...]:
         ),
         Claim(
             "two-input all-idle flush",
-            False,
-            "FLINK-38454 for the two-input combination, unverified and off by default",
+            True,
+            f"{release}'s CombinedWatermarkStatus emits the largest input watermark once both inputs are "
+            "idle (FLINK-38454 is in the release): equal to wmviz with operator.all_idle_flush on, which the "
+            "interval-join suite runs; with it off (wmviz's default) wmviz differs from 2.3.0",
+            "tests/test_flink_interval_join.py",
         ),
     )
 

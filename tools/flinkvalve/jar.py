@@ -35,7 +35,6 @@ from wmviz.core.types import (
 FLINK_VERSION = "2.3.0"
 WHEEL_REQUIREMENT = f"apache-flink-libraries=={FLINK_VERSION}"
 JAR_NAME = f"flink-dist-{FLINK_VERSION}.jar"
-JAR_MEMBER = f"pyflink/lib/{JAR_NAME}"
 HARNESS_CLASS = "org.apache.flink.streaming.runtime.watermarkstatus.WmvizValveHarness"
 HARNESS_SOURCE = Path(__file__).with_name("WmvizValveHarness.java")
 JAR_ENV = "WMVIZ_FLINK_JAR"
@@ -70,13 +69,33 @@ def flink_jar_path(download: bool = False) -> Path | None:
         return path
     if not download:
         return None
-    return _download_jar(path)
+    return _download_jars([path])[0]
 
 
-def _download_jar(target: Path) -> Path:
-    """Fetch the wheel with pip, extract the one jar member atomically, delete the wheel."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent, prefix="download-") as tmp:
+TABLE_JAR_NAMES = (
+    f"flink-table-runtime-{FLINK_VERSION}.jar",
+    f"flink-table-api-java-uber-{FLINK_VERSION}.jar",
+)
+"""The SQL runtime (RowTimeIntervalJoin, ...) and the table API classes it needs (RowData, ...)."""
+
+
+def table_jar_paths(download: bool = False) -> list[Path] | None:
+    """The two table jars the released interval join needs, cached beside flink-dist.
+
+    With `download`, missing ones are extracted from the same PyPI wheel as flink-dist.
+    """
+    paths = [cache_dir() / name for name in TABLE_JAR_NAMES]
+    missing = [p for p in paths if not p.is_file()]
+    if missing and download:
+        _download_jars(missing)
+    return paths if all(p.is_file() for p in paths) else None
+
+
+def _download_jars(targets: Sequence[Path]) -> list[Path]:
+    """Fetch the wheel with pip, extract the named jar members atomically, delete the wheel."""
+    parent = targets[0].parent
+    parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=parent, prefix="download-") as tmp:
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", WHEEL_REQUIREMENT, "-d", tmp]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
@@ -84,13 +103,15 @@ def _download_jar(target: Path) -> Path:
         wheels = list(Path(tmp).glob("apache_flink_libraries-*.whl"))
         if not wheels:
             raise HarnessError(f"pip download left no apache_flink_libraries wheel in {tmp}")
-        partial = target.with_suffix(".jar.part")
-        with zipfile.ZipFile(wheels[0]) as wheel, wheel.open(JAR_MEMBER) as src, partial.open("wb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-        # Rename last, so an interrupted extraction never looks like a usable jar.
-        partial.replace(target)
+        with zipfile.ZipFile(wheels[0]) as wheel:
+            for target in targets:
+                partial = target.with_suffix(".jar.part")
+                with wheel.open(f"pyflink/lib/{target.name}") as src, partial.open("wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+                # Rename last, so an interrupted extraction never looks like a usable jar.
+                partial.replace(target)
         # The temporary directory (and with it the 330 MB wheel) is removed on exit.
-    return target
+    return list(targets)
 
 
 def java_tools() -> tuple[str, str] | None:
