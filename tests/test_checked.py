@@ -10,6 +10,7 @@ import tests.test_flink_interval_join as join_suite
 import tests.test_flink_interval_join_hashmap as hashmap_suite
 import tests.test_flink_windows as window_suite
 from wmviz import checked
+from wmviz.incidents import built_in_incidents
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,3 +41,17 @@ def test_every_verified_claim_names_a_real_flink_suite_and_the_rest_say_modelled
         line.startswith("[modelled] EARLY_FIRE: modelled from FLIP-497's unmerged PR") for line in lines
     )
     assert any(line.startswith("[checked] windows: equal to Flink 2.3.0") for line in lines)
+
+
+def test_each_incident_lists_the_claims_that_cover_it():
+    incidents = built_in_incidents()
+    early = [c.subject for c in checked.scenario_claims(incidents["early-fire-left-join"].trace().config)]
+    assert "EARLY_FIRE" in early and "interval join (row time, no hint)" in early
+    assert next(c for c in checked.claims() if c.subject == "EARLY_FIRE").verified is False
+    window = [
+        c.subject for c in checked.scenario_claims(incidents["late-data-allowed-lateness"].trace().config)
+    ]
+    assert window[-2:] == ["windows", "timer order"] and "EARLY_FIRE" not in window
+    for incident in incidents.values():
+        subjects = [c.subject for c in checked.scenario_claims(incident.trace().config)]
+        assert any(s.startswith("valve") for s in subjects), incident.slug

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from wmviz.core.scenario import ScenarioConfig
+from wmviz.core.types import Profile
+
 FLINK_RELEASE = "2.3.0"
 
 VALVE_RANDOM_TRACES = 2700
@@ -94,7 +97,8 @@ def claims() -> tuple[Claim, ...]:
         Claim(
             "timer order",
             True,
-            f"{release}'s default heap timer service (one binary heap per time domain); the RocksDB "
+            f"{release}'s default heap timer service (one binary heap per time domain, ties in the heap's "
+            "order), checked on the event-time timers of the window and interval-join suites; the RocksDB "
             "timer service orders ties differently and is not modelled",
             "tests/test_flink_windows.py",
         ),
@@ -141,3 +145,35 @@ def claims() -> tuple[Claim, ...]:
 def claim_lines() -> list[str]:
     """One line per claim, verified ones marked `[checked]`, the rest `[modelled]`."""
     return [f"[{'checked' if c.verified else 'modelled'}] {c.line()}" for c in claims()]
+
+
+def scenario_claims(config: ScenarioConfig, profile: Profile | None = None) -> tuple[Claim, ...]:
+    """The claims that cover one scenario: its valve profile, its generator, its operator and hints.
+
+    What a page, a report or `explain` should say about a trace, e.g. for the early-fire incident
+    "EARLY_FIRE: modelled from FLIP-497's unmerged PR; no Flink release has it" beside the valve's
+    and the join's checked claims, rather than one verification line for everything.
+    """
+    by_subject = {c.subject: c for c in claims()}
+    profile = profile or config.profile
+    wanted = []
+    if config.generator is not None:
+        wanted.append("generation and idleness")
+        if config.generator.resume == "eager" and config.generator.idle_timeout_ms is not None:
+            wanted.append("resume eager")
+    released = profile is Profile.FLINK_1X_2X
+    wanted.append(
+        "valve (profile flink-1.x-2.x)" if released else "valve (profiles flink-master, flip-38477)"
+    )
+    operator = config.operator
+    if operator.type == "window":
+        wanted += ["windows", "timer order"]
+    elif operator.type == "interval_join":
+        if operator.join_time == "rowtime":
+            wanted += ["interval join (row time, no hint)", "cache iteration order", "timer order"]
+        else:
+            wanted.append("interval join (processing time)")
+        if operator.early_fire_delay_ms is not None:
+            wanted.append("EARLY_FIRE")
+        wanted.append("two-input all-idle flush")
+    return tuple(by_subject[s] for s in wanted)

@@ -56,9 +56,11 @@ def flink_jar_path(download: bool = False) -> Path | None:
     """The flink-dist jar: `$WMVIZ_FLINK_JAR` if set, else the cached copy.
 
     With `download`, a missing cached jar is fetched from PyPI (`apache-flink-libraries` wheel,
-    about 330 MB) and only the jar member is kept. Returns None if the jar is not there and was
-    not downloaded. An explicit `$WMVIZ_FLINK_JAR` is never downloaded over: if it names a
-    missing file, that is a configuration error the caller should see, so None is returned.
+    about 330 MB) and only the jar members are kept: flink-dist and, from the same download, the
+    table jars the interval-join harness needs (so CI fetches the wheel once). Returns None if the
+    jar is not there and was not downloaded. An explicit `$WMVIZ_FLINK_JAR` is never downloaded
+    over: if it names a missing file, that is a configuration error the caller should see, so None
+    is returned.
     """
     explicit = os.environ.get(JAR_ENV)
     if explicit:
@@ -69,7 +71,8 @@ def flink_jar_path(download: bool = False) -> Path | None:
         return path
     if not download:
         return None
-    return _download_jars([path])[0]
+    table = [cache_dir() / name for name in TABLE_JAR_NAMES]
+    return _download_jars([path, *(t for t in table if not t.is_file())])[0]
 
 
 TABLE_JAR_NAMES = (
@@ -86,8 +89,10 @@ def table_jar_paths(download: bool = False) -> list[Path] | None:
     """
     paths = [cache_dir() / name for name in TABLE_JAR_NAMES]
     missing = [p for p in paths if not p.is_file()]
+    dist = cache_dir() / JAR_NAME
     if missing and download:
-        _download_jars(missing)
+        # Take flink-dist from the same download when it is missing too.
+        _download_jars(missing + ([dist] if not dist.is_file() and not os.environ.get(JAR_ENV) else []))
     return paths if all(p.is_file() for p in paths) else None
 
 
