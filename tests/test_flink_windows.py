@@ -159,20 +159,19 @@ def test_the_harness_catches_ties_ordered_by_key(flink_outcomes, monkeypatch):
     """wmviz's old tie rule (equal timestamps fire by key, then window) is caught."""
 
     def sift_up_by_key(self, index):
-        heap, pos = self.heap, self.pos
+        heap = self.heap
+
+        def rank(timer):
+            return (timer.timestamp_ms, timer.key, timer.namespace or (0, 0))
+
         current = heap[index]
-        rank = (current.timestamp_ms, current.key, current.namespace or (0, 0))
         parent = index >> 1
-        while parent > 0 and rank < (
-            heap[parent].timestamp_ms,
-            heap[parent].key,
-            heap[parent].namespace or (0, 0),
-        ):
+        while parent > 0 and rank(current) < rank(heap[parent]):
             heap[index] = heap[parent]
-            pos[heap[index]] = index
+            self._where[id(heap[index])] = index
             index, parent = parent, parent >> 1
         heap[index] = current
-        pos[current] = index
+        self._where[id(current)] = index
 
     found = _planted(monkeypatch, flink_outcomes, timers.TimerHeap, "_sift_up", sift_up_by_key)
     assert len(found) >= 10, found[:1]

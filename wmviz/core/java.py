@@ -13,6 +13,8 @@ _LONG_SIGN = 1 << 63
 
 def wrap_long(value: int) -> int:
     """`value` as Java's `long` would hold it after an overflowing `+` or `-`."""
+    if -_LONG_SIGN <= value < _LONG_SIGN:
+        return value
     value &= _LONG_MASK
     return value - (1 << 64) if value & _LONG_SIGN else value
 

@@ -32,6 +32,10 @@ class TimeDomain(Enum):
     EVENT = "event"
     PROCESSING = "processing"
 
+    # Members are singletons compared by identity, so identity hashing is consistent and, unlike
+    # Enum's own __hash__, costs no Python call: every timer lookup hashes its domain.
+    __hash__ = object.__hash__
+
 
 @dataclass(frozen=True, slots=True, order=True)
 class Timer:
@@ -61,52 +65,47 @@ class FiredTimer:
 
 
 class TimerHeap:
-    """Flink's `HeapPriorityQueueSet` of timers for one time domain: a binary heap without duplicates.
+    """Flink's `HeapPriorityQueueSet` of timers for one time domain: a binary heap on timestamps.
 
-    `heap` is 1-based (index 0 unused), as Flink's array is; `pos` maps each queued timer to its
-    index (Flink keeps the index in the timer, and a map per key group for the duplicate check).
+    `heap` is 1-based (index 0 unused), as Flink's array is. Flink keeps each element's index in
+    the element; here `_where` maps the timer object's identity to its index, which keeps the
+    sift loops cheap. The duplicate check is the caller's (`TimerService` knows every timer).
     """
 
-    __slots__ = ("heap", "pos")
+    __slots__ = ("_where", "heap")
 
     def __init__(self) -> None:
         self.heap: list[Timer | None] = [None]
-        self.pos: dict[Timer, int] = {}
+        self._where: dict[int, int] = {}
 
     def __len__(self) -> int:
-        return len(self.pos)
-
-    def __contains__(self, timer: Timer) -> bool:
-        return timer in self.pos
+        return len(self.heap) - 1
 
     def peek(self) -> Timer | None:
         """The timer that fires next, if any."""
         return self.heap[1] if len(self.heap) > 1 else None
 
-    def add(self, timer: Timer) -> bool:
-        """Queue a timer at the end and sift it up; False if it was already queued."""
-        if timer in self.pos:
-            return False
+    def add(self, timer: Timer) -> None:
+        """Queue a timer that is not queued yet: append it and sift it up."""
         self.heap.append(timer)
         self._sift_up(len(self.heap) - 1)
-        return True
 
     def poll(self) -> Timer | None:
         """Remove and return the next timer."""
         return self._remove_at(1) if len(self.heap) > 1 else None
 
     def remove(self, timer: Timer) -> bool:
-        """Delete a queued timer wherever it sits; False if it was not queued."""
-        index = self.pos.get(timer)
-        if index is None:
-            return False
-        self._remove_at(index)
-        return True
+        """Delete the queued timer equal to `timer` wherever it sits; False if none is queued."""
+        for index in range(1, len(self.heap)):
+            if self.heap[index] == timer:
+                self._remove_at(index)
+                return True
+        return False
 
     def copy(self) -> TimerHeap:
         """An independent heap in exactly this state (to look ahead without changing this one)."""
         other = TimerHeap()
-        other.heap, other.pos = list(self.heap), dict(self.pos)
+        other.heap, other._where = list(self.heap), dict(self._where)
         return other
 
     def firing_order(self) -> list[Timer]:
@@ -114,54 +113,58 @@ class TimerHeap:
         ahead = self.copy()
         return [t for _ in range(len(ahead)) if (t := ahead.poll()) is not None]
 
+    def __getstate__(self) -> list[Timer | None]:
+        return self.heap  # identities do not survive pickling: `_where` is rebuilt
+
+    def __setstate__(self, heap: list[Timer | None]) -> None:
+        self.heap = heap
+        self._where = {id(t): i for i, t in enumerate(heap) if i}
+
     def _remove_at(self, index: int) -> Timer:
         """Flink's `removeInternal`: the last element fills the hole and is sifted down, else up."""
         heap = self.heap
         removed = heap[index]
         assert removed is not None
-        del self.pos[removed]
+        del self._where[id(removed)]
         last = heap.pop()
         if index < len(heap):
-            assert last is not None
             heap[index] = last
-            self.pos[last] = index
+            self._where[id(last)] = index
             self._sift_down(index)
             if heap[index] is last:
                 self._sift_up(index)
         return removed
 
     def _sift_up(self, index: int) -> None:
-        heap, pos = self.heap, self.pos
+        heap, where = self.heap, self._where
         current = heap[index]
-        assert current is not None
-        ts = current.timestamp_ms
+        ts = current.timestamp_ms  # type: ignore[union-attr]
         parent = index >> 1
         while parent > 0 and ts < heap[parent].timestamp_ms:  # type: ignore[union-attr]
             moved = heap[parent]
             heap[index] = moved
-            pos[moved] = index  # type: ignore[index]
+            where[id(moved)] = index
             index, parent = parent, parent >> 1
         heap[index] = current
-        pos[current] = index
+        where[id(current)] = index
 
     def _sift_down(self, index: int) -> None:
-        heap, pos = self.heap, self.pos
+        heap, where = self.heap, self._where
         size = len(heap) - 1
         current = heap[index]
-        assert current is not None
-        ts = current.timestamp_ms
+        ts = current.timestamp_ms  # type: ignore[union-attr]
         child = index << 1
         if child < size and heap[child + 1].timestamp_ms < heap[child].timestamp_ms:  # type: ignore[union-attr]
             child += 1
         while child <= size and heap[child].timestamp_ms < ts:  # type: ignore[union-attr]
             moved = heap[child]
             heap[index] = moved
-            pos[moved] = index  # type: ignore[index]
+            where[id(moved)] = index
             index, child = child, child << 1
             if child < size and heap[child + 1].timestamp_ms < heap[child].timestamp_ms:  # type: ignore[union-attr]
                 child += 1
         heap[index] = current
-        pos[current] = index
+        where[id(current)] = index
 
 
 class TimerService:
@@ -189,7 +192,7 @@ class TimerService:
                 self._pending_cache = None
             return TimerRegistration(timer, purpose, new=False)
         self._purposes[timer] = [purpose]
-        self._queues[domain].add(timer)
+        self._queues[domain].add(timer)  # new: the purposes map is the duplicate check
         self._pending_cache = None
         return TimerRegistration(timer, purpose, new=True)
 
@@ -198,8 +201,9 @@ class TimerService:
     ) -> bool:
         """Delete a pending timer, whatever its purposes (Flink's `deleteEventTimeTimer`)."""
         timer = Timer(timestamp_ms, key, namespace, domain)
-        if not self._queues[domain].remove(timer):
+        if timer not in self._purposes:
             return False
+        self._queues[domain].remove(timer)
         del self._purposes[timer]
         self._pending_cache = None
         return True

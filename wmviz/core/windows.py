@@ -102,14 +102,18 @@ def assign_windows(
 
 def max_timestamp(window: tuple[int, int]) -> int:
     """The last timestamp inside the window (the end is exclusive), in long arithmetic."""
-    return wrap_long(window[1] - 1)
+    end = window[1] - 1
+    return end if end >= MIN_MS else MAX_MS  # only MIN − 1 wraps
 
 
 def cleanup_time(window: tuple[int, int], allowed_lateness_ms: int) -> int:
     """§4.4: maxTimestamp + allowedLateness, or MAX if that sum overflows (Flink's guard)."""
-    end = max_timestamp(window)
-    cleanup = wrap_long(end + allowed_lateness_ms)
-    return cleanup if cleanup >= end else MAX_MS
+    return _cleanup_after(max_timestamp(window), allowed_lateness_ms)
+
+
+def _cleanup_after(end: int, allowed_lateness_ms: int) -> int:
+    cleanup = end + allowed_lateness_ms  # lateness ≥ 0: only an overflow past MAX can happen
+    return cleanup if cleanup <= MAX_MS else MAX_MS
 
 
 def format_window(window: tuple[int, int]) -> str:
@@ -142,19 +146,20 @@ class WindowOperator:
         except AssignerError as err:
             raise ScenarioError(row, "event_ms", str(err)) from None
         added = False
+        lateness, watermark = self.lateness_ms, self.watermark_ms
         for window in windows:
-            if self.window_is_late(window):
+            end = max_timestamp(window)
+            cleanup = _cleanup_after(end, lateness)
+            if cleanup <= watermark:  # §4.3: the window is late, it takes no more elements
                 continue
             added = True
             pane = self.panes.setdefault((key, window), [])
             pane.append((row, element))
             # The default event-time trigger's onElement, then the operator's cleanup timer.
-            end = max_timestamp(window)
-            if end <= self.watermark_ms:
+            if end <= watermark:
                 log.emit.append(self._firing(key, window, late=True))
             else:
                 log.registered.append(self.timers.register(TimeDomain.EVENT, end, key, WINDOW_END, window))
-            cleanup = cleanup_time(window, self.lateness_ms)
             if cleanup != MAX_MS:  # Flink sets no cleanup timer for "the end of time"
                 log.registered.append(
                     self.timers.register(TimeDomain.EVENT, cleanup, key, WINDOW_CLEANUP, window)
@@ -162,10 +167,6 @@ class WindowOperator:
         if not added:
             late = self.element_is_late(row.event_ms)
             log.dropped.append(Dropped(row, self.unassigned_reason(row.event_ms, windows, late), late=late))
-
-    def window_is_late(self, window: tuple[int, int]) -> bool:
-        """§4.3: a window takes no more elements once its cleanup time is ≤ the watermark."""
-        return cleanup_time(window, self.lateness_ms) <= self.watermark_ms
 
     def element_is_late(self, ts_ms: int) -> bool:
         """Flink's `isElementLate`: timestamp + allowedLateness ≤ watermark, in long arithmetic."""
@@ -211,11 +212,13 @@ class WindowOperator:
         window = timer.namespace
         assert window is not None
         pane_id = (timer.key, window)
-        if timer.timestamp_ms == max_timestamp(window) and pane_id in self.panes:
+        end = max_timestamp(window)
+        if timer.timestamp_ms == end and pane_id in self.panes:
             log.emit.append(self._firing(timer.key, window, late=False))
-        if timer.timestamp_ms == cleanup_time(window, self.lateness_ms):
+        if timer.timestamp_ms == _cleanup_after(end, self.lateness_ms):
+            # Flink's clearAllState also deletes the trigger's end timer; it is never still pending
+            # here (it is due no later than the cleanup time), so only the pane goes.
             self.panes.pop(pane_id, None)
-            self.timers.delete(TimeDomain.EVENT, max_timestamp(window), timer.key, window)
 
     def _firing(self, key: str, window: tuple[int, int], *, late: bool) -> WindowOutput:
         pane = self.panes[(key, window)]
