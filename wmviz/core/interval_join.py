@@ -1,14 +1,20 @@
 """Row-time (and processing-time) interval join with FLIP-497 EARLY_FIRE (interval-join.md).
 
 Rule names in the method names follow the spec: A1–A6 (arrival), C1–C4 (cleanup timer), E0–E11
-(early fire). Canonical order (§8): buckets ascending, rows in arrival order, join then expire per
-bucket, early fire left then right, then right-cache cleanup, then left-cache cleanup.
+(early fire). Order: each side's cache is a `java.util.HashMap<Long, rows>` in Flink's heap state
+backend, and the released TimeIntervalJoin walks it with the map's iterator, so buckets are
+visited in Java's HashMap order (`JavaLongMap`), not by time (interval-join.md §8 chose ascending
+time; real Flink 2.3.0 wins), rows in arrival order, join then expire per bucket; a cleanup scans
+in the same order for the earliest remaining time exactly as Flink does. Early fire left then
+right, then right-cache cleanup, then left-cache cleanup. Sums are Java longs (they wrap).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from wmviz.core.java import wrap_long
+from wmviz.core.javamap import JavaLongMap
 from wmviz.core.operator_log import (
     Cached,
     Cause,
@@ -49,12 +55,12 @@ class CachedRow:
 class KeyState:
     """Per join key: both caches (time → rows) and both cleanup-timer slots (τL, τR)."""
 
-    caches: dict[str, dict[int, list[CachedRow]]]
+    caches: dict[str, JavaLongMap[list[CachedRow]]]
     slots: dict[str, int | None]
 
     @classmethod
     def empty(cls) -> KeyState:
-        return cls({LEFT: {}, RIGHT: {}}, {LEFT: None, RIGHT: None})
+        return cls({LEFT: JavaLongMap(), RIGHT: JavaLongMap()}, {LEFT: None, RIGHT: None})
 
 
 class IntervalJoin:
@@ -100,7 +106,7 @@ class IntervalJoin:
     def expiration_bound(self, side: str) -> int:
         """X = T − Rel − λ − 1, or MAX once the input has ended (T == MAX)."""
         t = self.operator_time_ms()
-        return MAX_MS if t == MAX_MS else t - self.relative[side] - self.lateness_ms - 1
+        return MAX_MS if t == MAX_MS else wrap_long(t - self.relative[side] - self.lateness_ms - 1)
 
     # ---- §3.1 arrival ---------------------------------------------------------------------------
 
@@ -112,9 +118,10 @@ class IntervalJoin:
         other = RIGHT if side == LEFT else LEFT
         state = self.keys.setdefault(row.key or "", KeyState.empty())
         matched = False
-        if self.a3_probe_needed(other, t + self.relative[side]):
+        upper = wrap_long(t + self.relative[side])
+        if self.a3_probe_needed(other, upper):
             matched = self.a4_probe(side, row, t, state, log)
-        if self.operator_time_ms() < t + self.relative[side]:
+        if self.operator_time_ms() < upper:
             self.a5_cache(side, row, t, matched, state, log)
         elif not matched and self.outer[side]:
             self.a6_pad_not_cached(side, row, t, log)
@@ -139,12 +146,13 @@ class IntervalJoin:
         return False
 
     def a4_probe(self, side: str, row: TraceRow, t: int, state: KeyState, log: StepLog) -> bool:
-        """A4: join every bucket in [t − Rel(other), t + Rel(side)], expire buckets ≤ X(other)."""
+        """A4: join every bucket in [t − Rel(other), t + Rel(side)], expire buckets ≤ X(other),
+        visiting the other cache in Java HashMap order."""
         other = RIGHT if side == LEFT else LEFT
-        lower, upper = t - self.relative[other], t + self.relative[side]
+        lower, upper = wrap_long(t - self.relative[other]), wrap_long(t + self.relative[side])
         cache, bound = state.caches[other], self.expiration[other]
         matched = False
-        for bucket_ms in sorted(cache):
+        for bucket_ms in cache:
             rows = cache[bucket_ms]
             if lower <= bucket_ms <= upper:
                 for cached in rows:
@@ -152,7 +160,7 @@ class IntervalJoin:
                     self.e4_join_or_correct(side, row, other, cached, t, log)
             if bucket_ms <= bound:
                 self.expire_bucket(other, rows, Cause.PAD_EAGER, t, log)
-                del cache[bucket_ms]
+                cache.remove(bucket_ms)
         return matched
 
     def e4_join_or_correct(
@@ -176,7 +184,7 @@ class IntervalJoin:
         cached = CachedRow(row, t, matched, joined=matched)
         state.caches[side].setdefault(t, []).append(cached)
         key = row.key or ""
-        log.cached.append(Cached(row, side, t + self.relative[side] + self.lateness_ms + 1))
+        log.cached.append(Cached(row, side, wrap_long(t + self.relative[side] + self.lateness_ms + 1)))
         if t <= 0:
             log.notes.append(
                 f"§9 warning: {side} row at time {t} ≤ 0 is cached; Flink's cleanup uses ≤ 0 as its 'empty' "
@@ -195,7 +203,7 @@ class IntervalJoin:
 
     def arm_cleanup(self, side: str, row_time_ms: int, key: str, state: KeyState, log: StepLog) -> None:
         """The cleanup slot of `side`: t + Rel(side) + m + λ + 1."""
-        at = row_time_ms + self.relative[side] + self.min_cleanup_ms + self.lateness_ms + 1
+        at = wrap_long(row_time_ms + self.relative[side] + self.min_cleanup_ms + self.lateness_ms + 1)
         state.slots[side] = at
         log.registered.append(self.timers.register(self.cleanup_domain, at, key, CLEANUP[side]))
 
@@ -250,24 +258,33 @@ class IntervalJoin:
                         log.notes.append(INFERRED_CROSS_DOMAIN)
 
     def c4_expire(self, side: str, key: str, state: KeyState, tau: int, log: StepLog) -> None:
-        """C4: drop buckets ≤ X (padding unmatched, unfired outer rows); re-arm or clear the slot."""
+        """C4 as Flink's `removeExpiredRows`: one pass in HashMap order drops buckets ≤ X (padding
+        unmatched, unfired outer rows) and looks for the earliest remaining time; re-arm if it is
+        > 0, else clear the slot and the whole cache."""
         cache, bound = state.caches[side], self.expiration[side]
-        for bucket_ms in sorted(cache):
+        earliest = -1
+        for bucket_ms in cache:
             if bucket_ms <= bound:
-                self.expire_bucket(side, cache.pop(bucket_ms), Cause.PAD_CLEANUP, tau, log)
-        earliest = min(cache) if cache else None
-        if earliest is not None and earliest > 0:
+                self.expire_bucket(side, cache[bucket_ms], Cause.PAD_CLEANUP, tau, log)
+                cache.remove(bucket_ms)
+            elif bucket_ms < earliest or earliest < 0:
+                # Flink's scan: -1 means "none yet", so a time ≤ 0 restarts it (order dependent).
+                earliest = bucket_ms
+        if earliest > 0:
             self.arm_cleanup(side, earliest, key, state, log)
             return
         state.slots[side] = None
-        if cache:  # §9: rows at time ≤ 0 collide with Flink's "empty" sentinel and vanish
+        if cache:  # §9: the scan ended on a time ≤ 0, Flink's "empty" sentinel: every row vanishes
             for rows in cache.values():
                 for cached in rows:
                     log.dropped.append(
                         Dropped(cached.row, "discarded by the cleanup quirk for event times ≤ 0")
                     )
-            log.notes.append(f"§9 quirk: key {key!r} lost {side} rows at time ≤ 0 without padding")
-            cache.clear()
+            log.notes.append(
+                f"§9 quirk: key {key!r} lost its remaining {side} rows without padding: Flink's scan "
+                f"for the earliest remaining time ended at {earliest} ≤ 0, which it reads as 'empty'"
+            )
+        cache.clear()  # Flink drops the map (the next row starts a new one)
 
     def expire_bucket(self, side: str, rows: list[CachedRow], cause: Cause, at_ms: int, log: StepLog) -> None:
         """Pad the bucket's unmatched, unfired rows if `side` is outer (E7: never a double pad)."""

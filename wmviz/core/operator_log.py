@@ -72,6 +72,9 @@ class Dropped:
 
     row: TraceRow
     reason: str
+    late: bool = False
+    """Flink counts it as late (`numLateRecordsDropped`, or the late side output); False for a
+    record that vanishes uncounted, such as one in a gap between sliding windows that is not late."""
 
 
 @dataclass(frozen=True, slots=True)

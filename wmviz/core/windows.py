@@ -1,22 +1,33 @@
-"""Event-time tumbling and sliding windows with allowed lateness (windows-and-generation.md §4).
+"""Event-time tumbling and sliding windows with allowed lateness, as Flink 2.3.0's WindowOperator.
 
 The default event-time trigger: a window fires when the watermark reaches its maxTimestamp, fires
 again at once for every late-but-accepted element, never purges, and is cleaned up at
 maxTimestamp + allowedLateness. One timer per (key, window, timestamp), as in Flink, so with zero
 lateness the firing and the cleanup share a callback and the firing comes first.
+
+All window arithmetic is Java's `long`: a window near `Long.MAX_VALUE` may end past it and wrap
+(`[MAX−2, MIN+2)`, whose maxTimestamp is MIN+1), a cleanup time that would overflow is MAX, and a
+window whose cleanup time is MAX gets no cleanup timer at all (Flink's "end of time" guard).
+An element that no window takes (every window already late, or a gap between sliding windows)
+is late when `timestamp + allowedLateness ≤ watermark`: Flink then counts it in
+`numLateRecordsDropped` or sends it to the late side output; otherwise it vanishes uncounted.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from wmviz.core.java import java_rem, wrap_long
 from wmviz.core.operator_log import Dropped, StepLog, WindowOutput
 from wmviz.core.scenario import OperatorConfig, TraceRow
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
-from wmviz.core.types import MAX_MS, MIN_MS
+from wmviz.core.types import MAX_MS, MIN_MS, format_ms
 
 WINDOW_END = "window_end"
 WINDOW_CLEANUP = "window_cleanup"
+
+MAX_WINDOWS_PER_ELEMENT = 10_000_000
+"""Flink's `SlidingEventTimeWindows.MAX_WINDOW_NUM`: it rejects `size / slide` above this."""
 
 
 class ScenarioError(ValueError):
@@ -27,30 +38,87 @@ class ScenarioError(ValueError):
         self.row, self.column, self.reason = row, column, reason
 
 
+class AssignerError(ValueError):
+    """An event time Flink's window assigner cannot handle: the job would fail on that record."""
+
+
+def sliding_config_problem(size_ms: int, slide_ms: int | None) -> str | None:
+    """Why Flink refuses to build this sliding window (None if it builds): too many windows each."""
+    if slide_ms is None:
+        return None
+    ratio = size_ms // slide_ms  # Java's long division, as in the assigner's constructor
+    if ratio <= MAX_WINDOWS_PER_ELEMENT:
+        return None
+    return (
+        f"size / slide = {ratio:,} windows per element exceeds {MAX_WINDOWS_PER_ELEMENT:,}: Flink's "
+        f"SlidingEventTimeWindows rejects it when the job is built "
+        f'("parameters must satisfy size / slide <= {MAX_WINDOWS_PER_ELEMENT}")'
+    )
+
+
+def window_start(ts_ms: int, offset_ms: int, size_ms: int) -> int:
+    """`TimeWindow.getWindowStartWithOffset` in Java's long arithmetic."""
+    remainder = java_rem(wrap_long(ts_ms - offset_ms), size_ms)
+    if remainder < 0:
+        return wrap_long(ts_ms - (remainder + size_ms))
+    return wrap_long(ts_ms - remainder)
+
+
 def assign_windows(
     ts_ms: int, size_ms: int, slide_ms: int | None, offset_ms: int = 0
 ) -> list[tuple[int, int]]:
-    """§4.1: the [start, end) windows of a timestamp, in Flink's assignment order (latest first)."""
-    if slide_ms is None or slide_ms == size_ms:
-        start = ts_ms - (ts_ms - offset_ms) % size_ms  # Python's % is floor modulo, as the spec needs
-        return [(start, start + size_ms)]
-    last = ts_ms - (ts_ms - offset_ms) % slide_ms
+    """§4.1: the [start, end) windows of a timestamp, in Flink's assignment order (latest first).
+
+    Java's long arithmetic throughout, so `end` may wrap past MAX, and a sliding element within
+    `size` of MIN may get no window (`ts − size` wraps). Raises AssignerError where Flink's
+    assigner fails: a MIN timestamp ("no timestamp"), or a sliding loop that wraps around the
+    long range and never ends.
+    """
+    if ts_ms == MIN_MS:
+        raise AssignerError(
+            "Long.MIN_VALUE is Flink's 'no timestamp' marker: its window assigners fail the job "
+            '("Record has Long.MIN_VALUE timestamp (= no timestamp marker)")'
+        )
+    if slide_ms is None:  # a `slide_ms` equal to `size_ms` is still Flink's sliding assigner
+        start = window_start(ts_ms, offset_ms, size_ms)
+        return [(start, wrap_long(start + size_ms))]
     windows = []
-    start = last
-    while start > ts_ms - size_ms:
-        windows.append((start, start + size_ms))
-        start -= slide_ms
+    start = window_start(ts_ms, offset_ms, slide_ms)
+    bound = wrap_long(ts_ms - size_ms)
+    most = size_ms // slide_ms + 1  # a timestamp is in at most ⌈size / slide⌉ windows
+    while start > bound:
+        following = wrap_long(start - slide_ms)
+        if following > start or len(windows) == most:
+            # The first window start wrapped past MAX, or the next one wraps below MIN: Java's
+            # loop then runs through (nearly) all 2^64 longs and the job dies.
+            raise AssignerError(
+                f"Flink's sliding assigner wraps around Java's long range for event time {ts_ms} "
+                "and never finishes (the job dies with OutOfMemoryError)"
+            )
+        windows.append((start, wrap_long(start + size_ms)))
+        start = following
     return windows
 
 
 def max_timestamp(window: tuple[int, int]) -> int:
-    """The last timestamp inside the window (the end is exclusive)."""
-    return window[1] - 1
+    """The last timestamp inside the window (the end is exclusive), in long arithmetic."""
+    end = window[1] - 1
+    return end if end >= MIN_MS else MAX_MS  # only MIN − 1 wraps
 
 
 def cleanup_time(window: tuple[int, int], allowed_lateness_ms: int) -> int:
-    """§4.4: maxTimestamp + allowedLateness, saturating at MAX."""
-    return min(max_timestamp(window) + allowed_lateness_ms, MAX_MS)
+    """§4.4: maxTimestamp + allowedLateness, or MAX if that sum overflows (Flink's guard)."""
+    return _cleanup_after(max_timestamp(window), allowed_lateness_ms)
+
+
+def _cleanup_after(end: int, allowed_lateness_ms: int) -> int:
+    cleanup = end + allowed_lateness_ms  # lateness ≥ 0: only an overflow past MAX can happen
+    return cleanup if cleanup <= MAX_MS else MAX_MS
+
+
+def format_window(window: tuple[int, int]) -> str:
+    """`[0, 5)`, with MIN / MAX spelled out."""
+    return f"[{format_ms(window[0])}, {format_ms(window[1])})"
 
 
 class WindowOperator:
@@ -67,51 +135,70 @@ class WindowOperator:
         self.panes: dict[tuple[str, tuple[int, int]], list[tuple[TraceRow, Any]]] = {}
 
     def on_record(self, row: TraceRow, log: StepLog) -> None:
-        """§4.2/§4.3: add to every window that is not late, fire at once if already due, else drop."""
+        """§4.2/§4.3, as `WindowOperator.processElement`: each window that is not late takes the
+        element and fires at once if already due (else registers its end timer), then registers its
+        cleanup timer; an element no window took is late or vanishes silently."""
         assert row.event_ms is not None
         key = row.key or ""
         element = element_of(row, self.config.aggregate)
+        try:
+            windows = assign_windows(row.event_ms, self.size_ms, self.slide_ms)
+        except AssignerError as err:
+            raise ScenarioError(row, "event_ms", str(err)) from None
         added = False
-        windows = assign_windows(row.event_ms, self.size_ms, self.slide_ms)
-        if not windows:
-            log.dropped.append(Dropped(row, self.gap_reason(row)))
-            return
+        lateness, watermark = self.lateness_ms, self.watermark_ms
         for window in windows:
-            if self.window_is_late(window):
+            end = max_timestamp(window)
+            cleanup = _cleanup_after(end, lateness)
+            if cleanup <= watermark:  # §4.3: the window is late, it takes no more elements
                 continue
             added = True
             pane = self.panes.setdefault((key, window), [])
             pane.append((row, element))
-            if max_timestamp(window) <= self.watermark_ms:
+            # The default event-time trigger's onElement, then the operator's cleanup timer.
+            if end <= watermark:
                 log.emit.append(self._firing(key, window, late=True))
             else:
+                log.registered.append(self.timers.register(TimeDomain.EVENT, end, key, WINDOW_END, window))
+            if cleanup != MAX_MS:  # Flink sets no cleanup timer for "the end of time"
                 log.registered.append(
-                    self.timers.register(TimeDomain.EVENT, max_timestamp(window), key, WINDOW_END, window)
+                    self.timers.register(TimeDomain.EVENT, cleanup, key, WINDOW_CLEANUP, window)
                 )
-            log.registered.append(
-                self.timers.register(
-                    TimeDomain.EVENT, cleanup_time(window, self.lateness_ms), key, WINDOW_CLEANUP, window
-                )
-            )
         if not added:
-            log.dropped.append(Dropped(row, self.drop_reason(row)))
+            late = self.element_is_late(row.event_ms)
+            log.dropped.append(Dropped(row, self.unassigned_reason(row.event_ms, windows, late), late=late))
 
-    def window_is_late(self, window: tuple[int, int]) -> bool:
-        """§4.3: a window takes no more elements once its cleanup time is ≤ the watermark."""
-        return cleanup_time(window, self.lateness_ms) <= self.watermark_ms
+    def element_is_late(self, ts_ms: int) -> bool:
+        """Flink's `isElementLate`: timestamp + allowedLateness ≤ watermark, in long arithmetic."""
+        return wrap_long(ts_ms + self.lateness_ms) <= self.watermark_ms
 
-    def drop_reason(self, row: TraceRow) -> str:
-        """§4.3: why a record fits no window (counted as numLateRecordsDropped in Flink)."""
+    def unassigned_reason(self, ts_ms: int, windows: list[tuple[int, int]], late: bool) -> str:
+        """Why no window took the element, and what Flink then does with it."""
+        w, lateness = format_ms(self.watermark_ms), self.lateness_ms
+        if not windows:
+            where = (
+                f"event time {format_ms(ts_ms)} falls in a gap between sliding windows "
+                f"(slide {self.slide_ms} > size {self.size_ms}), so no window takes it"
+                if self.slide_ms is not None and self.slide_ms > self.size_ms
+                else f"no window covers event time {format_ms(ts_ms)} (Java long arithmetic near MIN)"
+            )
+        else:
+            listed = ", ".join(
+                f"{format_window(x)} max timestamp {format_ms(max_timestamp(x))}" for x in windows
+            )
+            which = "its window" if len(windows) == 1 else "every one of its windows"
+            where = (
+                f"too late: {which} ({listed}) has max timestamp + allowed lateness {lateness} ≤ "
+                f"watermark {w}, so it was already cleaned up"
+            )
+        if late:
+            return (
+                f"{where}; event time + allowed lateness {lateness} ≤ watermark {w}, so Flink counts it "
+                "as late (numLateRecordsDropped, or the late side output)"
+            )
         return (
-            f"too late: every window of event time {row.event_ms} was cleaned up "
-            f"(event time + allowed lateness {self.lateness_ms} ≤ watermark {self.watermark_ms})"
-        )
-
-    def gap_reason(self, row: TraceRow) -> str:
-        """A sliding window with slide > size leaves gaps no window covers."""
-        return (
-            f"event time {row.event_ms} falls in a gap between sliding windows (slide {self.slide_ms} > size "
-            f"{self.size_ms}): Flink assigns it to no window and discards it without counting it as late"
+            f"{where}; event time + allowed lateness {lateness} > watermark {w}, so it is not late: "
+            "Flink discards it silently, uncounted and not sent to the late side output"
         )
 
     def on_watermark(self, watermark_ms: int) -> None:
@@ -119,13 +206,18 @@ class WindowOperator:
         self.watermark_ms = watermark_ms
 
     def on_timer(self, fired: FiredTimer, log: StepLog) -> None:
-        """A window's end fires its contents; its cleanup time then removes the pane."""
+        """`WindowOperator.onEventTime`: the trigger fires at maxTimestamp; at the cleanup time the
+        pane and the trigger's end timer are cleared."""
         timer = fired.timer
-        assert timer.namespace is not None
-        pane_id = (timer.key, timer.namespace)
-        if WINDOW_END in fired.purposes and pane_id in self.panes:
-            log.emit.append(self._firing(timer.key, timer.namespace, late=False))
-        if timer.timestamp_ms == cleanup_time(timer.namespace, self.lateness_ms):
+        window = timer.namespace
+        assert window is not None
+        pane_id = (timer.key, window)
+        end = max_timestamp(window)
+        if timer.timestamp_ms == end and pane_id in self.panes:
+            log.emit.append(self._firing(timer.key, window, late=False))
+        if timer.timestamp_ms == _cleanup_after(end, self.lateness_ms):
+            # Flink's clearAllState also deletes the trigger's end timer; it is never still pending
+            # here (it is due no later than the cleanup time), so only the pane goes.
             self.panes.pop(pane_id, None)
 
     def _firing(self, key: str, window: tuple[int, int], *, late: bool) -> WindowOutput:

@@ -14,6 +14,7 @@ from typing import Any
 
 from wmviz.core.scenario import GeneratorConfig, OperatorConfig, ScenarioConfig
 from wmviz.core.types import Profile, fits_long
+from wmviz.core.windows import sliding_config_problem
 from wmviz.trace.errors import IssueCollector
 from wmviz.trace.timefmt import show
 
@@ -222,7 +223,7 @@ class _ConfigParser:
                 self.issue(f"operator.{key}", f"required for operator type {op_type}")
         d = OperatorConfig()
         if op_type == "window":
-            return OperatorConfig(
+            window = OperatorConfig(
                 type="window",
                 size_ms=self.integer(op, "size_ms", "operator.size_ms", None, 1),
                 slide_ms=self.integer(op, "slide_ms", "operator.slide_ms", None, 1),
@@ -231,7 +232,11 @@ class _ConfigParser:
                     op, "allowed_lateness_ms", "operator.allowed_lateness_ms", d.allowed_lateness_ms, 0
                 ),
                 aggregate=self.choice(op, "aggregate", "operator.aggregate", AGGREGATES, d.aggregate),
-            ), op_type
+            )
+            size = window.size_ms
+            if size is not None and (problem := sliding_config_problem(size, window.slide_ms)):
+                self.issue("operator.slide_ms", problem)
+            return window, op_type
         if op_type == "interval_join":
             delay = self.integer(op, "early_fire_delay_ms", "operator.early_fire_delay_ms", None, 1)
             time_mode = self.choice(op, "time_mode", "operator.time_mode", TIME_MODES, None)

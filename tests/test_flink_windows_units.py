@@ -1,0 +1,162 @@
+"""Unit checks of the rules the window differential found: Java long arithmetic, Flink's errors and
+config checks, the heap timer order and the "fires 2nd of 3" data (no JVM needed)."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tools.flinkvalve import jar
+from wmviz import cli
+from wmviz.core.java import java_rem, wrap_long
+from wmviz.core.timers import TiePosition, TimeDomain, TimerService, ordinal, tie_positions
+from wmviz.core.types import MAX_MS, MIN_MS
+from wmviz.core.windows import AssignerError, assign_windows, cleanup_time, max_timestamp
+from wmviz.trace.config import parse_config
+from wmviz.trace.errors import TraceValidationError
+
+MAX, MIN = MAX_MS, MIN_MS
+
+
+def test_long_arithmetic_wraps_and_java_remainder_keeps_the_dividends_sign():
+    assert wrap_long(MAX + 1) == MIN and wrap_long(MIN - 1) == MAX and wrap_long(5) == 5
+    assert java_rem(-7, 5) == -2 and java_rem(7, 5) == 2 and (-7) % 5 == 3
+
+
+def test_windows_at_the_ends_of_long_wrap_as_in_java():
+    assert assign_windows(MAX - 1, 5, None) == [(MAX - 2, MIN + 2)]
+    assert max_timestamp((MAX - 2, MIN + 2)) == MIN + 1
+    # MIN + 1: Java's remainder is negative, the start steps below MIN and wraps to the top.
+    assert assign_windows(MIN + 1, 5, None) == [(MAX - 1, MIN + 3)]
+    # The cleanup time saturates at MAX instead of overflowing.
+    assert cleanup_time((MAX - 7, MAX - 2), 10) == MAX
+    assert cleanup_time((0, 5), 3) == 7
+
+
+def test_flinks_assigner_failures_are_errors_not_silent_results():
+    with pytest.raises(AssignerError, match="no timestamp"):
+        assign_windows(MIN, 5, None)
+    # slide == size is still the sliding assigner: next to MIN its loop wraps and never ends.
+    with pytest.raises(AssignerError, match="never finishes"):
+        assign_windows(MIN + 5, 5, 5)
+    assert assign_windows(MIN + 5, 5, None) == [(MIN + 3, MIN + 8)]
+
+
+def test_a_sliding_window_with_more_than_ten_million_windows_per_element_is_a_config_error():
+    ok = {"operator": {"type": "window", "size_ms": 10_000_000, "slide_ms": 1}}
+    assert parse_config(ok, "c.json").operator.slide_ms == 1
+    bad = {"operator": {"type": "window", "size_ms": 20_000_000, "slide_ms": 1}}
+    with pytest.raises(TraceValidationError, match=r"operator\.slide_ms.*size / slide = 20,000,000"):
+        parse_config(bad, "c.json")
+
+
+def test_a_record_at_long_min_in_a_window_job_exits_2_naming_row_and_column(tmp_path, capsys):
+    path = tmp_path / "t.jsonl"
+    lines = [{"config": {"operator": {"type": "window", "size_ms": 5}}}]
+    lines += [
+        {"kind": "record", "channel": 0, "event_ms": 1},
+        {"kind": "record", "channel": 0, "event_ms": MIN},
+    ]
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    code = cli.main(["transcript", str(path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "t.jsonl:3: column event_ms" in err and "no timestamp" in err
+
+
+def _fire_all(service: TimerService, at: int) -> list[str]:
+    order = []
+    while (fired := service.pop_due(TimeDomain.EVENT, at)) is not None:
+        order.append(fired.timer.key)
+    return order
+
+
+def test_equal_timers_fire_in_heap_order_not_by_key():
+    service = TimerService()
+    for key in ("x", "y", "z"):
+        service.register(TimeDomain.EVENT, 4, key, "window_end", (0, 5))
+    assert [f.timer.key for f in service.pending()] == ["x", "z", "y"]
+    assert _fire_all(service, 4) == ["x", "z", "y"]
+    service = TimerService()
+    for key in ("b", "a"):
+        service.register(TimeDomain.EVENT, 4, key, "window_end", (0, 5))
+    assert _fire_all(service, 4) == ["b", "a"]
+
+
+def test_a_deleted_timer_leaves_the_heap_as_flink_does_and_duplicates_are_one_timer():
+    service = TimerService()
+    for key in ("a", "b", "c", "d"):
+        service.register(TimeDomain.EVENT, 10, key, "p")
+    again = service.register(TimeDomain.EVENT, 10, "a", "q")
+    assert not again.new and service.pending()[0].purposes == ("p", "q")
+    assert service.delete(TimeDomain.EVENT, 10, "a") and not service.delete(TimeDomain.EVENT, 10, "a")
+    # Removing the head moves the last element (d) to the top, then sifts it down: d stays.
+    assert _fire_all(service, 10) == ["d", "c", "b"]
+
+
+def test_tie_positions_say_which_of_several_equal_timers_fires_when():
+    service = TimerService()
+    for key in ("x", "y", "z"):
+        service.register(TimeDomain.EVENT, 5000, key, "window_end", (1000, 5001))
+    # A later timer changes the heap's shape, and with it the order of the three ties (x, y, z
+    # now; x, z, y without it): the order is the heap's, so it is computed, never sorted.
+    service.register(TimeDomain.EVENT, 7000, "x", "window_cleanup", (1000, 5001))
+    service.register(TimeDomain.PROCESSING, 5000, "x", "cleanup")
+    positions = tie_positions(service.pending())
+    by_key = {(t.key, t.domain, t.timestamp_ms): p for t, p in positions.items()}
+    assert by_key[("y", TimeDomain.EVENT, 5000)] == TiePosition(2, 3, 5000)
+    assert by_key[("y", TimeDomain.EVENT, 5000)].describe() == "fires 2nd of 3 at 5000"
+    assert by_key[("z", TimeDomain.EVENT, 5000)].describe() == "fires 3rd of 3 at 5000"
+    assert by_key[("x", TimeDomain.EVENT, 7000)].describe() == "fires at 7000"
+    assert by_key[("x", TimeDomain.PROCESSING, 5000)].describe() == "fires at 5000"
+    assert _fire_all(service, 7000) == ["x", "y", "z", "x"]
+    assert [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111)] == [
+        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st", "111th"
+    ]  # fmt: skip
+
+
+def test_pending_is_cached_until_the_heap_changes_and_not_pickled():
+    import pickle
+
+    service = TimerService()
+    service.register(TimeDomain.EVENT, 1, "a", "p")
+    first = service.pending()
+    assert service.pending() is first
+    service.register(TimeDomain.EVENT, 1, "b", "p")
+    assert service.pending() is not first and len(service.pending()) == 2
+    copy = pickle.loads(pickle.dumps(service))
+    assert copy.state() == service.state() and copy.pending() == service.pending()
+
+
+def test_one_wheel_download_brings_flink_dist_and_both_table_jars(tmp_path, monkeypatch):
+    """The download path, with pip replaced by a fake wheel (no network)."""
+    monkeypatch.setattr(jar, "cache_dir", lambda: tmp_path / "cache")
+    monkeypatch.delenv(jar.JAR_ENV, raising=False)
+    calls = []
+
+    def fake_pip(cmd, **kwargs):
+        calls.append(cmd)
+        target = Path(cmd[cmd.index("-d") + 1])
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as wheel:
+            for name in (jar.JAR_NAME, *jar.TABLE_JAR_NAMES):
+                wheel.writestr(f"pyflink/lib/{name}", f"jar {name}")
+        (target / "apache_flink_libraries-2.3.0-py2.py3-none-any.whl").write_bytes(buffer.getvalue())
+
+        class Done:
+            returncode, stdout, stderr = 0, "", ""
+
+        return Done()
+
+    monkeypatch.setattr(jar.subprocess, "run", fake_pip)
+    assert jar.table_jar_paths(download=False) is None
+    dist = jar.flink_jar_path(download=True)
+    assert dist is not None and dist.read_text() == f"jar {jar.JAR_NAME}"
+    tables = jar.table_jar_paths(download=True)
+    assert tables is not None and [p.read_text() for p in tables] == [f"jar {n}" for n in jar.TABLE_JAR_NAMES]
+    assert len(calls) == 1, "flink-dist and the table jars come from one download"
+    assert not list((tmp_path / "cache").glob("download-*")) and not list((tmp_path / "cache").glob("*.part"))

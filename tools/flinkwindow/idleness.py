@@ -1,0 +1,201 @@
+"""Idleness detection: Flink 2.3.0's WatermarksWithIdleness (WmvizIdlenessHarness.java) beside
+wmviz's generators, on traces of records and clock ticks.
+
+wmviz runs the trace through `InstancePipeline` with a periodic bounded-out-of-orderness
+generator per channel (resume `flip27-released`, the FLIP-27 source output's rule). Flink gets
+the same records and a probe at every multiple of the interval, in the order the trace format
+defines (windows-and-generation.md §1–§2: probes at interval, 2·interval, … from the first clock
+reading; a probe at a record's own time runs after the record, a probe at a clock tick's time
+runs with it). Both must emit the same IDLE, ACTIVE and watermarks for every row.
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from tools.flinkvalve.jar import (
+    HarnessError,
+    compile_harness,
+    flink_jar_path,
+    java_command,
+    unavailable_reason,
+)
+from wmviz.core.pipeline import InstancePipeline
+from wmviz.core.scenario import GeneratorConfig, Kind, ScenarioConfig, TraceRow
+from wmviz.core.types import Profile, Status, StatusInput, WatermarkInput
+
+HARNESS_SOURCE = Path(__file__).with_name("WmvizIdlenessHarness.java")
+HARNESS_CLASS = "WmvizIdlenessHarness"
+
+
+@dataclass(frozen=True)
+class IdleTrace:
+    """Records `(proc_ms, channel, event_ms)` and clock ticks `(proc_ms, None, None)`, in order."""
+
+    label: str
+    channels: int
+    out_of_orderness_ms: int
+    interval_ms: int
+    idle_timeout_ms: int
+    rows: tuple[tuple[int, int | None, int | None], ...]
+
+
+def config(trace: IdleTrace) -> ScenarioConfig:
+    generator = GeneratorConfig(
+        out_of_orderness_ms=trace.out_of_orderness_ms,
+        emit="periodic",
+        interval_ms=trace.interval_ms,
+        idle_timeout_ms=trace.idle_timeout_ms,
+        resume="flip27-released",
+    )
+    return ScenarioConfig(channels={"0": trace.channels}, generator=generator)
+
+
+def trace_rows(trace: IdleTrace) -> list[TraceRow]:
+    out = []
+    for i, (proc, channel, event) in enumerate(trace.rows):
+        if channel is None:
+            out.append(TraceRow(i + 1, Kind.PROCTIME, proc_ms=proc))
+        else:
+            out.append(TraceRow(i + 1, Kind.RECORD, channel=channel, event_ms=event, proc_ms=proc))
+    return out
+
+
+def wmviz_emissions(trace: IdleTrace) -> list[list[str]]:
+    """Per row, what wmviz's generators sent their valve, as `<channel>:W<ms>` / `<channel>:S:IDLE`."""
+    pipeline = InstancePipeline("0", config(trace), Profile.FLINK_1X_2X, {"0": trace.channels}, set())
+    out = []
+    for step, row in enumerate(trace_rows(trace)):
+        result = pipeline.process(step, row, explain=False)
+        tokens = []
+        for vs in result.valve_steps:
+            inp = vs.valve_input
+            if isinstance(inp, WatermarkInput):
+                tokens.append(f"{inp.channel}:W{inp.watermark_ms}")
+            elif isinstance(inp, StatusInput):
+                tokens.append(f"{inp.channel}:S:{'IDLE' if inp.status is Status.IDLE else 'ACTIVE'}")
+        out.append(tokens)
+    return out
+
+
+def probe_schedule(trace: IdleTrace) -> list[list[int]]:
+    """Per row, the probe times due before it (a tick's own time included, a record's not)."""
+    interval = trace.interval_ms
+    schedule: list[list[int]] = []
+    next_probe: int | None = None
+    for proc, channel, _ in trace.rows:
+        if next_probe is None:
+            next_probe = max(interval, -(-proc // interval) * interval)
+        last = proc if channel is None else proc - 1
+        due = []
+        while next_probe <= last:
+            due.append(next_probe)
+            next_probe += interval
+        schedule.append(due)
+    return schedule
+
+
+def harness_lines(trace: IdleTrace) -> list[list[str]]:
+    """Per row, the harness commands; the clock is sent relative to one below the first probe."""
+    schedule = probe_schedule(trace)
+    first = next((p for due in schedule for p in due), None)
+    base = (first - 1) if first is not None else 0
+    lines = []
+    for (_, channel, event), due in zip(trace.rows, schedule, strict=True):
+        row = [f"P {p - base}" for p in due]
+        if channel is not None:
+            row.append(f"R {channel} {event}")
+        lines.append(row)
+    return lines
+
+
+def run_idleness(
+    traces: list[IdleTrace], jar: Path | None = None, timeout: float = 600
+) -> list[list[list[str]]]:
+    """Flink's emissions per trace, per row (all traces in one JVM)."""
+    jar = jar or flink_jar_path()
+    if jar is None:
+        raise HarnessError(unavailable_reason() or "flink-dist jar not found")
+    classes = compile_harness(HARNESS_SOURCE, HARNESS_CLASS, [jar], tag="idle-")
+    commands: list[str] = []
+    shapes = []
+    for trace in traces:
+        per_row = harness_lines(trace)
+        commands.append(f"N {trace.channels} {trace.out_of_orderness_ms} {trace.idle_timeout_ms}")
+        for row in per_row:
+            commands.extend(row)
+        shapes.append([len(row) for row in per_row])
+    proc = subprocess.run(
+        java_command(HARNESS_CLASS, [jar], classes),
+        input="\n".join(commands) + "\n",
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=timeout,
+    )
+    replies = proc.stdout.splitlines()
+    if proc.returncode != 0 or len(replies) != len(commands):
+        raise HarnessError(
+            f"idleness harness exited {proc.returncode} after {len(replies)} of {len(commands)} replies:\n"
+            f"{proc.stderr[-4000:]}"
+        )
+    results = []
+    pos = 0
+    for shape in shapes:
+        if replies[pos] != "ok":
+            raise HarnessError(f"could not build the generators: {replies[pos]}")
+        pos += 1
+        per_row = []
+        for n in shape:
+            tokens = [t for r in replies[pos : pos + n] for t in r.split()]
+            per_row.append(tokens)
+            pos += n
+        results.append(per_row)
+    return results
+
+
+def first_difference(trace: IdleTrace, flink: list[list[str]]) -> str | None:
+    """None if wmviz emitted exactly what Flink did for every row; else the first differing row."""
+    ours = wmviz_emissions(trace)
+    for i, (got, want) in enumerate(zip(ours, flink, strict=True)):
+        if got != want:
+            rows = ", ".join(f"tick@{p}" if c is None else f"R{c}:{e}@{p}" for p, c, e in trace.rows[: i + 1])
+            return (
+                f"{trace.label}: {trace.channels} channel(s), ooo {trace.out_of_orderness_ms}, interval "
+                f"{trace.interval_ms}, timeout {trace.idle_timeout_ms}; differs at row {i}\n"
+                f"rows: {rows}\nflink: {want}\nwmviz: {got}"
+            )
+    return None
+
+
+def random_idle_trace(seed: int) -> IdleTrace:
+    """Records on 1–3 channels with pauses shorter and longer than the timeout, and clock ticks."""
+    rng = random.Random(seed)
+    interval = rng.choice((1, 5, 10, 50, 200))
+    timeout = rng.choice((1, interval - 1 or 1, interval, interval + 1, 2 * interval, 7 * interval + 3))
+    channels = rng.randint(1, 3)
+    ooo = rng.choice((0, 0, 1, 5, 20))
+    proc = rng.randint(-3 * interval, 5 * interval)
+    event = rng.randint(-50, 50)
+    rows: list[tuple[int, int | None, int | None]] = []
+    for _ in range(rng.randint(3, 40)):
+        r = rng.random()
+        if r < 0.5:
+            proc += rng.choice((0, 0, 1, interval // 2, interval))
+        elif r < 0.8:
+            proc += rng.randint(timeout, timeout + 4 * interval)  # long enough to go idle, or nearly
+        elif r < 0.83:
+            proc += rng.randint(1000 * interval, 1500 * interval)  # a quiet jump of over 1000 probes
+        else:
+            proc += rng.randint(0, 3 * interval)
+        if rng.random() < 0.25:
+            rows.append((proc, None, None))
+            continue
+        # Mostly rising event times, sometimes behind the channel's watermark (a resume that
+        # stays IDLE under the FLIP-27 rule), sometimes equal.
+        event += rng.choice((0, 1, 3, 10, -5, -30))
+        rows.append((proc, rng.randrange(channels), event))
+    return IdleTrace(f"idleness seed {seed}", channels, ooo, interval, timeout, tuple(rows))

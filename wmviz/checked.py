@@ -1,0 +1,179 @@
+"""What each operator was checked against: one claim per part of wmviz, for the page, `explain`
+and the report.
+
+A claim is only as good as the test behind it, so the numbers here are the ones the differential
+suites run: the window, idleness and interval-join suites (tests/test_flink_*.py) take their
+corpus sizes and seeds from this module, and `tests/test_checked.py` checks that the valve
+suite's own constants add up to `VALVE_RANDOM_TRACES`, that every suite runs exactly the count
+claimed, and that every claim names a suite that exists. Change a suite's size here, and both
+the test and the claim change with it. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from wmviz.core.scenario import ScenarioConfig
+from wmviz.core.types import Profile
+
+FLINK_RELEASE = "2.3.0"
+
+VALVE_RANDOM_TRACES = 2700
+"""tests/test_flink_differential.py: N_TRACES general traces plus N_GAP_TRACES churn traces."""
+
+WINDOW_TRACES = 1500
+WINDOW_SEED_BASE = 7_000_000
+"""tests/test_flink_windows.py: seeded random window traces, seeds SEED_BASE … SEED_BASE + N − 1."""
+
+IDLENESS_TRACES = 1000
+IDLENESS_SEED_BASE = 5_000_000
+"""tests/test_flink_idleness.py: seeded traces of records and clock ticks on 1–3 channels."""
+
+INTERVAL_JOIN_TRACES = 1000
+INTERVAL_JOIN_SEED_BASE = 3_000_000
+"""tests/test_flink_interval_join.py: seeded row-time join traces (4 join types, both inputs)."""
+
+HASHMAP_SEQUENCES = 2000
+"""tests/test_flink_interval_join_hashmap.py: operation sequences on the JDK's HashMap<Long, …>."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What one part of wmviz was checked against, and by which test suite."""
+
+    subject: str
+    verified: bool
+    """True: run side by side with the real Flink release (`FLINK_RELEASE`) and found equal."""
+    statement: str
+    suite: str | None = None
+    """The test file that makes the claim true (None for what is only modelled)."""
+
+    def line(self) -> str:
+        """`valve: equal to Flink 2.3.0's StatusWatermarkValve on … (tests/…)`."""
+        where = f" ({self.suite})" if self.suite else ""
+        return f"{self.subject}: {self.statement}{where}"
+
+
+def claims() -> tuple[Claim, ...]:
+    """Every claim, in the order a pipeline meets the parts."""
+    release = f"Flink {FLINK_RELEASE}"
+    return (
+        Claim(
+            "generation and idleness",
+            True,
+            f"equal to {release}'s BoundedOutOfOrdernessWatermarks inside WatermarksWithIdleness "
+            f"(manual clock) writing to the FLIP-27 source output, on {IDLENESS_TRACES:,} random traces "
+            "of records and clock ticks: same watermarks, same IDLE, same ACTIVE (resume flip27-released)",
+            "tests/test_flink_idleness.py",
+        ),
+        Claim(
+            "resume eager",
+            False,
+            "modelled on the SQL watermark assigner and the legacy source contexts (ACTIVE before the "
+            "first record after idleness); not run against Flink",
+        ),
+        Claim(
+            "valve (profile flink-1.x-2.x)",
+            True,
+            f"equal to {release}'s StatusWatermarkValve on {VALVE_RANDOM_TRACES:,} random traces and every "
+            "conformance case, state compared after every input",
+            "tests/test_flink_differential.py",
+        ),
+        Claim(
+            "valve (profiles flink-master, flip-38477)",
+            False,
+            "modelled from apache/flink master after FLINK-40475 and from the unmerged FLINK-38477 "
+            "PR #27083; not run on those builds",
+        ),
+        Claim(
+            "windows",
+            True,
+            f"equal to {release}'s WindowOperator (tumbling and sliding event-time windows, allowed "
+            f"lateness, late side output, Java long arithmetic) on {WINDOW_TRACES:,} random traces: same "
+            "firings (key, window, contents or count, late), late drops and their order per input, "
+            "including the order of equal-timestamp timers of the heap timer service",
+            "tests/test_flink_windows.py",
+        ),
+        Claim(
+            "timer order",
+            True,
+            f"{release}'s default heap timer service (one binary heap per time domain, ties in the heap's "
+            "order), checked on the event-time timers of the window and interval-join suites; the RocksDB "
+            "timer service orders ties differently and is not modelled",
+            "tests/test_flink_windows.py",
+        ),
+        Claim(
+            "interval join (row time, no hint)",
+            True,
+            f"equal to {release}'s released RowTimeIntervalJoin (flink-table-runtime) in "
+            f"KeyedCoProcessOperatorWithWatermarkDelay, fed the trace's exact order of left and right "
+            f"inputs through one real valve per input, on {INTERVAL_JOIN_TRACES:,} random traces of all four "
+            "join types: same rows (kind, left, right, record timestamp) and output watermarks per input, "
+            "in order, with the caches visited in Java HashMap order",
+            "tests/test_flink_interval_join.py",
+        ),
+        Claim(
+            "cache iteration order",
+            True,
+            f"java.util.HashMap<Long, …>'s order (buckets, resizes, red-black tree bins) equal to the JDK's "
+            f"on {HASHMAP_SEQUENCES:,} random operation sequences",
+            "tests/test_flink_interval_join_hashmap.py",
+        ),
+        Claim(
+            "interval join (processing time)",
+            False,
+            "modelled from flink-table-runtime's ProcTimeIntervalJoin (interval-join.md) and the recorded "
+            "conformance cases; not run against the released operator",
+            "tests/test_interval_join_cases.py",
+        ),
+        Claim(
+            "EARLY_FIRE",
+            False,
+            "modelled from FLIP-497's unmerged PR; no Flink release has it",
+        ),
+        Claim(
+            "two-input all-idle flush",
+            True,
+            f"{release}'s CombinedWatermarkStatus emits the largest input watermark once both inputs are "
+            "idle (FLINK-38454 is in the release): equal to wmviz with operator.all_idle_flush on, which the "
+            "interval-join suite runs; with it off (wmviz's default) wmviz differs from 2.3.0",
+            "tests/test_flink_interval_join.py",
+        ),
+    )
+
+
+def claim_lines() -> list[str]:
+    """One line per claim, verified ones marked `[checked]`, the rest `[modelled]`."""
+    return [f"[{'checked' if c.verified else 'modelled'}] {c.line()}" for c in claims()]
+
+
+def scenario_claims(config: ScenarioConfig, profile: Profile | None = None) -> tuple[Claim, ...]:
+    """The claims that cover one scenario: its valve profile, its generator, its operator and hints.
+
+    What a page, a report or `explain` should say about a trace, e.g. for the early-fire incident
+    "EARLY_FIRE: modelled from FLIP-497's unmerged PR; no Flink release has it" beside the valve's
+    and the join's checked claims, rather than one verification line for everything.
+    """
+    by_subject = {c.subject: c for c in claims()}
+    profile = profile or config.profile
+    wanted = []
+    if config.generator is not None:
+        wanted.append("generation and idleness")
+        if config.generator.resume == "eager" and config.generator.idle_timeout_ms is not None:
+            wanted.append("resume eager")
+    released = profile is Profile.FLINK_1X_2X
+    wanted.append(
+        "valve (profile flink-1.x-2.x)" if released else "valve (profiles flink-master, flip-38477)"
+    )
+    operator = config.operator
+    if operator.type == "window":
+        wanted += ["windows", "timer order"]
+    elif operator.type == "interval_join":
+        if operator.join_time == "rowtime":
+            wanted += ["interval join (row time, no hint)", "cache iteration order", "timer order"]
+        else:
+            wanted.append("interval join (processing time)")
+        if operator.early_fire_delay_ms is not None:
+            wanted.append("EARLY_FIRE")
+        wanted.append("two-input all-idle flush")
+    return tuple(by_subject[s] for s in wanted)
