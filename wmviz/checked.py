@@ -135,8 +135,8 @@ def claims() -> tuple[Claim, ...]:
             "two-input all-idle flush",
             True,
             f"{release}'s CombinedWatermarkStatus emits the largest input watermark once both inputs are "
-            "idle (FLINK-38454 is in the release): equal to wmviz with operator.all_idle_flush on, which the "
-            "interval-join suite runs; with it off (wmviz's default) wmviz differs from 2.3.0",
+            "idle (FLINK-38454 is in the release): equal to wmviz's default (operator.all_idle_flush on), "
+            "which the interval-join suite runs; with it off wmviz differs from 2.3.0",
             "tests/test_flink_interval_join.py",
         ),
     )

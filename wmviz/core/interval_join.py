@@ -249,7 +249,7 @@ class IntervalJoin:
                     c for bucket in state.caches[side].values() for c in bucket if c.fire_at_proc_ms == tau
                 ]
             else:
-                rows = state.caches[side].get(tau - self.delay_ms, [])
+                rows = state.caches[side].get(tau - self.delay_ms) or []
             for cached in rows:
                 if not cached.matched and not cached.fired:
                     log.emit.append(self._pad(side, cached.row, RowKind.INSERT, Cause.EARLY_FIRE, tau))

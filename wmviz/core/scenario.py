@@ -75,8 +75,10 @@ class OperatorConfig:
     min_cleanup_interval_ms: int = 0
     join_time: str = "rowtime"
     """The join attributes' time domain: `rowtime` (event time) or `proctime` (arrival clock)."""
-    all_idle_flush: bool = False
-    """FLINK-38454 for the two-input combination when both inputs are idle (unverified; off)."""
+    all_idle_flush: bool = True
+    """Once both inputs are idle, the combined input emits the larger input's watermark: what Flink
+    2.3.0's CombinedWatermarkStatus does (FLINK-38454; checked against the released operator).
+    Off reproduces the older spec's two-input rule."""
 
 
 @dataclass(frozen=True, slots=True)

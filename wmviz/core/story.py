@@ -81,7 +81,7 @@ def describe_row(row: TraceRow, t: Times = RAW) -> str:
         return f"proctime {t(row.proc_ms or 0)}: the processing-time clock moves"
     if row.kind is Kind.RECORD:
         key = f" key={row.key}" if row.key is not None else ""
-        when = f"event_ms={t(row.event_ms)}" if row.event_ms is not None else f"proc_ms={t(row.proc_ms)}"
+        when = f"event_ms={t(row.event_ms)}" if row.event_ms is not None else f"proc_ms={t(row.proc_ms or 0)}"
         return f"record {label(row, t)}{key} {when} on input {row.input} ch{row.channel}"
     return f"{row.kind.value} on input {row.input} ch{row.channel}"
 

@@ -82,7 +82,7 @@ def assign_windows(
     if slide_ms is None:  # a `slide_ms` equal to `size_ms` is still Flink's sliding assigner
         start = window_start(ts_ms, offset_ms, size_ms)
         return [(start, wrap_long(start + size_ms))]
-    windows = []
+    windows: list[tuple[int, int]] = []
     start = window_start(ts_ms, offset_ms, slide_ms)
     bound = wrap_long(ts_ms - size_ms)
     most = size_ms // slide_ms + 1  # a timestamp is in at most ⌈size / slide⌉ windows

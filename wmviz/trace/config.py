@@ -249,7 +249,7 @@ class _ConfigParser:
                 self.issue(
                     "operator.time_mode", "rowtime is rejected on a processing-time join (join_time proctime)"
                 )
-            idle_flush = op.get("all_idle_flush", False)
+            idle_flush = op.get("all_idle_flush", True)
             if not isinstance(idle_flush, bool):
                 self.issue("operator.all_idle_flush", f"{show(idle_flush)} is not true or false")
                 idle_flush = False
