@@ -11,11 +11,14 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from wmviz.checked import scenario_claims
+from wmviz.checked import summary as claims_summary
 from wmviz.core.story import explain_parts
 from wmviz.core.types import Profile
 from wmviz.incidents import DEFAULT_INCIDENT
 from wmviz.timefmt import TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
+from wmviz.trace.config import parse_config
 from wmviz.trace.errors import TraceValidationError
 from wmviz.ui import bring, compare_view, controls, export_view, loading, panels, stall
 from wmviz.ui import operator_model as om
@@ -76,7 +79,11 @@ def header(incident, meta: dict) -> None:
     """The incident's title, its profile, and the story in a collapsible strip."""
     st.title(incident.title, anchor=False)
     profile = Profile.parse(meta["profile"])
-    st.caption(f"profile {profile.value}: {profile.describes} · engine {meta['engine']}")
+    found = scenario_claims(parse_config(meta.get("config") or {}, "meta.json"), profile)
+    st.caption(
+        f"profile {profile.value} · engine {meta['engine']} · {claims_summary(found)}",
+        help="\n\n".join(f"**{'checked' if c.verified else 'modelled'}** · {c.line()}" for c in found),
+    )
     if profile is not Profile.FLINK_1X_2X:
         st.warning(
             f"Profile {profile.value} is not verified against a running Flink build ({profile.describes}); "

@@ -254,14 +254,54 @@ def test_the_chart_window_starts_each_channel_in_the_state_it_had_on_entry():
 def test_a_run_is_simulated_once_and_then_read_from_the_cache(tmp_path):
     trace = SAMPLES / "flink-38477-zero-output.jsonl"
     seen = []
-    first = run_timeline(RunRequest(trace, None, None, "local"), lambda f, line: seen.append(f), tmp_path)
-    assert seen and seen[-1] == 1.0
+    first = run_timeline(RunRequest(trace, None, None, "local"), seen.append, tmp_path)
+    assert [r.phase for r in seen][-1] == "simulating" and seen[-1].fraction == 1.0
+    assert seen[-1].line() == "simulating: 1 of 1 instances (100%)"
     seen.clear()
-    again = run_timeline(RunRequest(trace, None, None, "local"), lambda f, line: seen.append(f), tmp_path)
+    again = run_timeline(RunRequest(trace, None, None, "local"), seen.append, tmp_path)
     assert again.path == first.path and not seen
     other = run_timeline(RunRequest(trace, None, Profile.FLIP_38477, "local"), None, tmp_path)
     assert other.path != first.path and other.meta["profile"] == "flip-38477"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("run-")]  # no half-written run left
+
+
+def test_a_damaged_cache_entry_is_never_served_it_is_simulated_again(tmp_path, capsys):
+    trace = SAMPLES / "flink-38477-zero-output.jsonl"
+    first = run_timeline(RunRequest(trace, None, None, "local"), None, tmp_path)
+    part = next(first.path.glob("table=steps/*.parquet"))
+    part.write_bytes(part.read_bytes()[:-20])  # truncated, as a full disk or a crash would leave it
+    seen = []
+    again = run_timeline(RunRequest(trace, None, None, "local"), seen.append, tmp_path)
+    assert seen, "the damaged entry was simulated again, not served"
+    assert "damaged" in capsys.readouterr().err
+    again.verify()
+    (again.path / "table=steps" / "part-99999.parquet").write_bytes(b"not wmviz's")
+    seen.clear()
+    run_timeline(RunRequest(trace, None, None, "local"), seen.append, tmp_path)
+    assert seen, "a part file wmviz did not write makes the entry damaged too"
+
+
+def test_the_cache_keeps_to_its_budget_by_evicting_the_least_recently_used(tmp_path):
+    import os
+    import time
+
+    from wmviz.ui.runs import enforce_budget
+
+    trace = SAMPLES / "flink-38477-zero-output.jsonl"
+    runs = [run_timeline(RunRequest(trace, None, p, "local"), None, tmp_path) for p in Profile]
+    for age, run in enumerate(runs):  # the first made is the least recently used
+        os.utime(run.path / ".last-used", (time.time() - 100 + age, time.time() - 100 + age))
+    run_timeline(RunRequest(trace, None, Profile.FLINK_1X_2X, "local"), None, tmp_path)  # used again now
+
+    def size(run):
+        return sum(p.stat().st_size for p in run.path.rglob("*") if p.is_file())
+
+    # Room for two of the three: the least recently used one that is not being kept goes.
+    removed = enforce_budget(
+        tmp_path, keep=runs[2].path, budget_mb=(size(runs[0]) + size(runs[2]) + 1) / 2**20
+    )
+    assert removed == [runs[1].path]
+    assert runs[0].path.is_dir() and runs[2].path.is_dir()
 
 
 # --- the stall summary -------------------------------------------------------------------------------

@@ -176,4 +176,23 @@ def scenario_claims(config: ScenarioConfig, profile: Profile | None = None) -> t
         if operator.early_fire_delay_ms is not None:
             wanted.append("EARLY_FIRE")
         wanted.append("two-input all-idle flush")
-    return tuple(by_subject[s] for s in wanted)
+    found = [by_subject[s] for s in wanted]
+    if operator.type == "interval_join" and not operator.all_idle_flush:
+        found[-1] = Claim(
+            "two-input all-idle flush off",
+            False,
+            f"the older spec's two-input rule, chosen in this config; Flink {FLINK_RELEASE} flushes",
+        )
+    return tuple(found)
+
+
+def summary(found: tuple[Claim, ...]) -> str:
+    """One line for a page header: what was checked against Flink, and what is only modelled."""
+    checked = [c.subject for c in found if c.verified]
+    modelled = [f"{c.subject} ({c.statement})" for c in found if not c.verified]
+    parts = []
+    if checked:
+        parts.append(f"checked against Flink {FLINK_RELEASE}: {', '.join(checked)}")
+    if modelled:
+        parts.append(f"modelled, not checked: {'; '.join(modelled)}")
+    return ". ".join(parts)

@@ -14,6 +14,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from wmviz.checked import scenario_claims
 from wmviz.core.scenario import Trace
 from wmviz.core.simulate import simulate
 from wmviz.core.story import explain_line
@@ -227,6 +228,8 @@ def cmd_explain(args: argparse.Namespace) -> None:
             f"no instance {args.instance!r} in {trace.source}; it has {', '.join(trace.instances)}"
         )
     multi = len(trace.instances) > 1
+    for claim in scenario_claims(trace.config, chosen_profile(args) or trace.config.profile):
+        print(f"# {'checked' if claim.verified else 'modelled'}: {claim.line()}")
     # Date-times on the trace's first day read as clock times; the one header line gives the date.
     times = TimeFormat(args.time, origin_ms=trace_origin(trace), short=args.time == "utc")
     if times.day is not None and args.time == "utc":

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
+from wmviz.checked import scenario_claims
 from wmviz.compare import first_divergence
 from wmviz.core.types import Profile, Status
 from wmviz.report_html import (
@@ -37,6 +38,7 @@ from wmviz.report_steps import compact_input, key_steps, step_reasons, where_sec
 from wmviz.report_steps import key_steps_section as _key_steps_section
 from wmviz.timefmt import DEFAULT, TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
+from wmviz.trace.config import parse_config
 from wmviz.ui.figures import heap_figure
 from wmviz.ui.model import ValveView, chart_window, valve_views
 from wmviz.ui.operator_model import operator_watermark
@@ -213,6 +215,14 @@ def _overview(
     if compare is not None:
         mapped = "its row was deleted" if compare.step is None else f"its step {compare.step}"
         rows.append(("compared with", f"{compare.label} (profile {compare.profile}; {mapped})"))
+    config = parse_config(cursor.timeline.meta.get("config") or {}, "meta.json")
+    found = scenario_claims(config, profile or Profile.parse(cursor.timeline.meta["profile"]))
+    rows.append(
+        (
+            "checked against",
+            "; ".join(f"[{'checked' if c.verified else 'modelled'}] {c.line()}" for c in found),
+        )
+    )
     if inp.link:
         # Shown as text, not a link: the report must not point anywhere by itself.
         rows.append(("share link", Html(f"<code>{esc(inp.link)}</code>")))

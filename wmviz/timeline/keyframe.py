@@ -6,15 +6,18 @@ so it is data, never code: plain JSON values, where an object is only ever an in
 of `wmviz.core` (by name, from a fixed list) or one of its enums, rebuilt by setting its
 attributes. Nothing in a keyframe can name another class or run a constructor, unlike a pickle.
 
-The encoding (format `wmviz-keyframe/1`):
+The encoding (format `wmviz-keyframe/2`):
 
 * JSON null, booleans, numbers and strings stand for themselves; a list for a Python list;
 * `{"t": [...]}` a tuple, `{"s": [...]}` a set, `{"fs": [...]}` a frozenset, `{"d": [[k, v], ...]}`
   a dict (keys may be tuples or objects);
-* `{"e": "Status", "v": "IDLE"}` an enum member; `{"ref": "config"}` an object the reader supplies
+* `{"e": "types.Status", "v": "IDLE"}` an enum member (a core class is named by its module in
+  `wmviz.core` and its own name); `{"ref": "config"}` an object the reader supplies
   (the run's config and profile live once in meta.json, not in every keyframe);
-* `{"c": "Valve", "n": 3, "a": {...}}` an object of a `wmviz.core` class, its attributes by name,
+* `{"c": "valve.Valve", "n": 3, "a": {...}}` an object of a `wmviz.core` class, its attributes by name,
   and `{"o": 3}` the same object again (the pipeline and its operator share one timer service);
+* `{"c": "timers.TimerHeap", "n": 4, "st": ...}` an object of a class that says what its state is
+  (`__getstate__`, rebuilt by its `__setstate__`, as for pickling);
 * `{"p": "..."}` a payload value JSON cannot hold (a Parquet timestamp, decimal or bytes), in the
   trace payload's own encoding (`wmviz.trace.payload`).
 
@@ -27,60 +30,45 @@ import dataclasses
 import datetime as dt
 import decimal
 import enum
+import importlib
 import inspect
 import json
+import pkgutil
 from collections.abc import Mapping
 from typing import Any
 
-from wmviz.core import (
-    account,
-    combiner,
-    generator,
-    interval_join,
-    operator_log,
-    pipeline,
-    scenario,
-    timers,
-    types,
-    valve,
-    windows,
-)
+import wmviz.core
 from wmviz.trace.payload import decode_payload, encode_payload
 
-FORMAT = "wmviz-keyframe/1"
+FORMAT = "wmviz-keyframe/2"
 MAX_DEPTH = 64
-_MODULES = (
-    account,
-    combiner,
-    generator,
-    interval_join,
-    operator_log,
-    pipeline,
-    scenario,
-    timers,
-    types,
-    valve,
-    windows,
-)
-_TRANSIENT = {"InstancePipeline": {"_log", "_valve_steps", "_out", "_probes", "_explain"}}
+_TRANSIENT = {"pipeline.InstancePipeline": {"_log", "_valve_steps", "_out", "_probes", "_explain"}}
 _PAYLOAD_TYPES = (dt.date, dt.time, dt.timedelta, decimal.Decimal, bytes)
 
 
 def _reset_pipeline(obj: Any) -> None:
     """The scratch buffers `InstancePipeline.process` refills every step."""
-    obj.__dict__.update(_explain=False, _log=operator_log.StepLog(), _valve_steps=[], _out=[], _probes=[])
+    from wmviz.core.operator_log import StepLog
+
+    obj.__dict__.update(_explain=False, _log=StepLog(), _valve_steps=[], _out=[], _probes=[])
 
 
-_RESETS = {"InstancePipeline": _reset_pipeline}
+_RESETS = {"pipeline.InstancePipeline": _reset_pipeline}
 
 
 def _classes() -> dict[str, type]:
     found: dict[str, type] = {}
-    for module in _MODULES:
+    for info in pkgutil.iter_modules(wmviz.core.__path__):
+        module = importlib.import_module(f"wmviz.core.{info.name}")
         for name, cls in vars(module).items():
             if inspect.isclass(cls) and cls.__module__ == module.__name__:
-                found[name] = cls
+                found[f"{info.name}.{name}"] = cls
     return found
+
+
+def _name(cls: type) -> str:
+    """A core class's name in a keyframe: its module within wmviz.core, then the class."""
+    return f"{cls.__module__.rsplit('.', 1)[-1]}.{cls.__qualname__}"
 
 
 CLASSES = _classes()
@@ -136,24 +124,40 @@ class _Encoder:
         if isinstance(value, _PAYLOAD_TYPES):
             return {"p": encode_payload([("v", value)])}
         cls = type(value)
-        if CLASSES.get(cls.__name__) is not cls:
+        name = _name(cls)
+        if CLASSES.get(name) is not cls:
             raise KeyframeError(f"cannot store a {cls.__module__}.{cls.__qualname__} in a keyframe")
         if isinstance(value, enum.Enum):
-            return {"e": cls.__name__, "v": value.name}
+            return {"e": name, "v": value.name}
         number = self.seen.get(id(value))
         if number is not None:
             return {"o": number}
         number = self.seen[id(value)] = len(self.seen)
         self.keep.append(value)
-        skip = _TRANSIENT.get(cls.__name__, ())
+        if _own_state(cls):  # the class says what its state is (identities it rebuilds, say)
+            return {"c": name, "n": number, "st": self.encode(value.__getstate__(), depth)}
+        skip = _TRANSIENT.get(name, ())
         attributes = {k: self.encode(v, depth) for k, v in _attributes(value).items() if k not in skip}
-        return {"c": cls.__name__, "n": number, "a": attributes}
+        return {"c": name, "n": number, "a": attributes}
+
+
+def _own_state(cls: type) -> bool:
+    """Whether a core class defines its own `__getstate__`/`__setstate__` (as for pickling)."""
+    return any("__setstate__" in vars(c) for c in cls.__mro__ if c is not object)
 
 
 def _attributes(obj: Any) -> dict[str, Any]:
+    """An object's state by attribute name: a dataclass's fields, else its `__slots__` (along its
+    classes) and its `__dict__`; a class compiled by mypyc lists them in `__mypyc_attrs__`."""
     if dataclasses.is_dataclass(obj):
         return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
-    return dict(vars(obj))
+    names: list[str] = list(getattr(type(obj), "__mypyc_attrs__", ()))
+    for cls in type(obj).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        names += [slots] if isinstance(slots, str) else list(slots)
+    found = {n: getattr(obj, n) for n in names if n not in ("__dict__", "__weakref__") and hasattr(obj, n)}
+    found.update(getattr(obj, "__dict__", {}))
+    return found
 
 
 class _Decoder:
@@ -180,7 +184,7 @@ class _Decoder:
                 raise KeyframeError("keyframe refers to an object before defining it")
             return self.objects[value["o"]]
         for tag, build in (("t", tuple), ("s", set), ("fs", frozenset)):
-            if tag in value:
+            if tag in value and len(value) == 1:
                 return build(self.decode(v, depth) for v in value[tag])
         if "d" in value:
             return {self.decode(k, depth): self.decode(v, depth) for k, v in value["d"]}
@@ -200,13 +204,18 @@ class _Decoder:
             if not issubclass(cls, enum.Enum) or value.get("v") not in cls.__members__:
                 raise KeyframeError(f"keyframe holds an unknown {cls.__name__} {value.get('v')!r}")
             return cls[value["v"]]
-        if issubclass(cls, enum.Enum | BaseException) or not isinstance(value.get("a"), dict):
+        if issubclass(cls, enum.Enum | BaseException):
             raise KeyframeError(f"keyframe holds a malformed {cls.__name__}")
         obj = cls.__new__(cls)
         self.objects[value.get("n")] = obj  # type: ignore[index]
+        if "st" in value and _own_state(cls):
+            obj.__setstate__(self.decode(value["st"], depth))
+            return obj
+        if not isinstance(value.get("a"), dict):
+            raise KeyframeError(f"keyframe holds a malformed {cls.__name__}")
         for key, attribute in value["a"].items():
             object.__setattr__(obj, key, self.decode(attribute, depth))
-        reset = _RESETS.get(cls.__name__)
+        reset = _RESETS.get(name)
         if reset is not None:
             reset(obj)
         return obj

@@ -109,7 +109,7 @@ def cached_timeline(target: Path) -> Timeline | None:
     if not (target / META).is_file():
         return None
     try:
-        timeline = _verified(str(target), (target / META).stat().st_mtime_ns)
+        timeline = _verified(str(target), _stamp(target))
     except TimelineError as exc:
         print(f"wmviz: a cached timeline is damaged and will be simulated again: {exc}", file=sys.stderr)
         _verified.cache_clear()
@@ -119,9 +119,16 @@ def cached_timeline(target: Path) -> Timeline | None:
     return timeline
 
 
+def _stamp(target: Path) -> tuple[tuple[str, int, int], ...]:
+    """Every file's name, size and modification time: cheap to read at each step, and a changed
+    stamp sends the entry through the digests again."""
+    files = [target / META, *sorted(target.glob("table=*/*"))]
+    return tuple((str(p.relative_to(target)), (s := p.stat()).st_size, s.st_mtime_ns) for p in files)
+
+
 @functools.lru_cache(maxsize=64)
-def _verified(path: str, meta_mtime_ns: int) -> Timeline:
-    """Open and verify once per process (and again whenever meta.json changes)."""
+def _verified(path: str, stamp: tuple[tuple[str, int, int], ...]) -> Timeline:
+    """Open and verify the digests once per process for each stamp of the entry's files."""
     timeline = Timeline(Path(path))
     timeline.verify()
     return timeline
