@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pickle
 import statistics
 import tempfile
 import threading
@@ -62,8 +63,10 @@ from wmviz.spark.live_worker import (
     step_file,
 )
 from wmviz.timeline import keyframe
+from wmviz.timeline.memory import MemoryTimeline
 from wmviz.timeline.runner import RunSpec
 from wmviz.trace.check import CheckContext, check_batch
+from wmviz.trace.config import config_to_dict
 from wmviz.trace.errors import IssueCollector, TraceIssue, TraceValidationError
 from wmviz.trace.raw import RawBatch, from_python
 from wmviz.trace.rowtable import ROW_COLUMNS, ROW_SCHEMA, decode_rows, encode_rows
@@ -133,7 +136,20 @@ class LiveSession:
         self._next_row = 1
         self._proc_ms: dict[str, tuple[int, int]] = {}
         self._states: dict[str, bytes] = {}
-        self._results: dict[tuple[str, int], tuple[int, str, bytes | None]] = {}
+        self._results: dict[tuple[str, int], tuple[int, str, bytes | None, bytes | None, int]] = {}
+        self.timeline = MemoryTimeline(
+            {
+                "profile": self.profile.value,
+                "config": config_to_dict(config),
+                "keyframe_every": 1,
+                "engine": "spark (live)",
+                "instances": {},
+            },
+            self._refs,
+        )
+        """Every accepted step's timeline rows, as the query's workers recorded them."""
+        self.batch_ids: list[int] = []
+        """The micro-batch that ran each accepted step."""
         self._cond = threading.Condition()
         self._stepping = threading.Lock()  # a UI may call from several threads: one step at a time
 
@@ -216,7 +232,7 @@ class LiveSession:
         os.replace(tmp, target)
         # The file is in the source now, so its order number is spent even if the worker rejects it.
         self._order += 1
-        got_order, line, state = self._await((row.instance, step))
+        got_order, line, state, tables, batch_id = self._await((row.instance, step))
         elapsed = (time.perf_counter() - started) * 1000
         if got_order != order:
             raise LiveError(
@@ -233,6 +249,9 @@ class LiveSession:
             self._proc_ms[row.instance] = (row.proc_ms, row.row)
         if state is not None:
             self._states[row.instance] = state
+        if tables is not None:
+            self.timeline.add(pickle.loads(tables))  # from this session's own Spark workers
+        self.batch_ids.append(batch_id)
         return record
 
     def inject(
@@ -336,16 +355,23 @@ class LiveSession:
         rows = batch.collect()
         with self._cond:
             for r in rows:
-                self._results[(r["instance"], r["step"])] = (r["order"], r["line"], r["state"])
+                self._results[(r["instance"], r["step"])] = (
+                    r["order"],
+                    r["line"],
+                    r["state"],
+                    r["tables"],
+                    batch_id,
+                )
             self._cond.notify_all()
 
-    def _await(self, key: tuple[str, int]) -> tuple[int, str, bytes | None]:
+    def _await(self, key: tuple[str, int]) -> tuple[int, str, bytes | None, bytes | None, int]:
         deadline = time.monotonic() + self.step_timeout_s
         while True:
             with self._cond:
                 if self._cond.wait_for(lambda: key in self._results, timeout=0.5):
-                    order, line, state = self._results.pop(key)
-                    return order, line, bytes(state) if state is not None else None
+                    order, line, state, tables, batch_id = self._results.pop(key)
+                    state = bytes(state) if state is not None else None
+                    return order, line, state, bytes(tables) if tables is not None else None, batch_id
             # Checked outside the lock, which the sink needs to deliver.
             error = self.query.exception()
             if error is not None or not self.query.isActive:

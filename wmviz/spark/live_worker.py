@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -22,7 +23,7 @@ from wmviz.timeline.runner import RunSpec
 from wmviz.trace.rowtable import ROW_COLUMNS, ROW_SCHEMA, row_from_record
 
 SOURCE_NAME = "wmviz_live"
-OUTPUT_DDL = "instance string, step long, order long, line string, state binary"
+OUTPUT_DDL = "instance string, step long, order long, line string, state binary, tables binary"
 STATE_DDL = "pipeline binary, steps long"
 _POLL_S = 0.005
 """How often the source looks for the next step file: at most 5 ms late, ~3 % of a core idle."""
@@ -102,14 +103,17 @@ def live_group(job: RunSpec, manual: Mapping[str, frozenset], *, with_input: boo
     """The `applyInPandasWithState` function: resume the instance's stored pipeline, run its rows.
 
     State is `(pipeline keyframe, steps so far)`. Each output row carries the step's transcript
-    line and the pipeline's keyframe after it (so the driver can show the state). A row the
-    pipeline rejects yields `{"error": ...}` and leaves the state as it was before that row: one
-    bad hand input must neither kill the query nor half-apply.
+    line, the pipeline's keyframe after it, and the step's timeline rows recorded by the very
+    recorder a batch run uses (pickled Arrow tables), so the page shows a live step with the code
+    that shows a recorded one. A row the pipeline rejects yields `{"error": ...}` and leaves the
+    state as it was before that row: one bad hand input must neither kill the query nor half-apply.
     """
 
     def run(key, frames, state):
         import pandas as pd
+        import pyarrow as pa
 
+        from wmviz.timeline.recorder import InstanceRecorder
         from wmviz.transcript import transcript_line
 
         (instance,) = key
@@ -125,21 +129,25 @@ def live_group(job: RunSpec, manual: Mapping[str, frozenset], *, with_input: boo
         pending = sorted((int(o), r) for pdf in frames for o, r in zip(pdf["order"], pdf["record"]))
         out = []
         for order, record in pending:
+            cells = json.loads(record)
             try:
-                result = pipeline.process(steps, row_from_record(json.loads(record)), explain=False)
+                recorder = InstanceRecorder(pipeline, 1, refs, first_step=steps)
+                result = pipeline.process(steps, row_from_record(cells), explain=False)
+                recorder.record(pipeline, result)
+                tables = recorder.tables(pa.Table.from_pylist([cells], schema=ROW_SCHEMA))
             except Exception as exc:
                 message = json.dumps({"error": f"{type(exc).__name__}: {exc}"})
-                out.append((instance, steps, order, message, None))
+                out.append((instance, steps, order, message, None, None))
                 pipeline = (
                     keyframe.decode(blob, refs) if blob is not None else _new_pipeline(job, instance, manual)
                 )
                 continue
             blob = keyframe.encode(pipeline, refs)
             line = transcript_line(result, with_input=with_input, operator=operator)
-            out.append((instance, steps, order, line, blob))
+            out.append((instance, steps, order, line, blob, pickle.dumps(tables)))
             steps += 1
         if blob is not None:
             state.update((blob, steps))
-        yield pd.DataFrame(out, columns=["instance", "step", "order", "line", "state"])
+        yield pd.DataFrame(out, columns=["instance", "step", "order", "line", "state", "tables"])
 
     return run

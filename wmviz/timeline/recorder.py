@@ -64,11 +64,18 @@ def rules_label(result: StepResult) -> str:
 
 
 class InstanceRecorder:
-    """One instance's timeline rows: the keyframe before step 0, then `record` per step; `tables`
-    builds the Arrow tables from the buffers. (Valve-only instances: `ValveOnlyRecorder`.)"""
+    """One instance's timeline rows: the keyframe before its first step, then `record` per step;
+    `tables` builds the Arrow tables from the buffers. (Valve-only instances: `ValveOnlyRecorder`.)
 
-    def __init__(self, pipeline: InstancePipeline, keyframe_every: int, refs: dict[str, Any]) -> None:
+    `first_step` > 0 records a stretch of steps of a pipeline that already ran the ones before
+    (live mode records one step at a time): its keyframe before the stretch is left out.
+    """
+
+    def __init__(
+        self, pipeline: InstancePipeline, keyframe_every: int, refs: dict[str, Any], first_step: int = 0
+    ) -> None:
         self.instance = pipeline.instance
+        self.first_step = first_step
         self.keyframe_every = keyframe_every
         self.refs = refs
         self.rules: list[str] = []
@@ -85,7 +92,8 @@ class InstanceRecorder:
         for name, valve in pipeline.valves.items():
             for c in range(valve.channels):
                 self._channels[(name, c)] = valve.channel_tuple(c)
-        self.keyframe(pipeline, -1)
+        if first_step == 0:
+            self.keyframe(pipeline, -1)
 
     # ---- per step --------------------------------------------------------------------------------
 
@@ -221,6 +229,7 @@ class InstanceRecorder:
                 pa.array(self.dropped, pa.string()),
                 self.output_wm,
                 self.output_status,
+                self.first_step,
             )
         }
         for table in _CHANGE_TABLES:
@@ -247,12 +256,13 @@ def steps_table(
     dropped: pa.Array,
     output_wm: list[int],
     output_status: list[str],
+    first_step: int = 0,
 ) -> pa.Table:
     """The `steps` table of one instance: what each step caused, beside the trace row itself."""
     n = rows.num_rows
     steps = {
         "instance": pa.repeat(pa.scalar(instance, pa.string()), n),
-        "step": pa.array(np.arange(n, dtype=np.int64)),
+        "step": pa.array(np.arange(first_step, first_step + n, dtype=np.int64)),
         "order": rows.column("order").cast(pa.int64()),
         "rules": pa.array(rules, pa.string()),
         "out_json": pa.array(out, pa.string()),
