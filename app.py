@@ -14,13 +14,13 @@ import streamlit as st
 from wmviz.checked import scenario_claims
 from wmviz.checked import summary as claims_summary
 from wmviz.core.story import explain_parts
-from wmviz.core.types import Profile
+from wmviz.core.types import MIN_MS, Profile
 from wmviz.incidents import DEFAULT_INCIDENT
 from wmviz.timefmt import TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.trace.config import parse_config
 from wmviz.trace.errors import TraceValidationError
-from wmviz.ui import bring, compare_view, controls, export_view, loading, panels, stall
+from wmviz.ui import bring, compare_view, controls, export_view, keys, live_view, loading, panels, stall
 from wmviz.ui import operator_model as om
 from wmviz.ui.model import holders, input_summary, output_cards, valve_views
 from wmviz.ui.runs import RunRequest
@@ -31,6 +31,12 @@ def main() -> None:
     """Render the page for the view in the URL and the sidebar."""
     st.set_page_config(page_title="wmviz: watermark valve debugger", layout="wide")
     panels.page_style()
+    keys.install_shortcuts()  # arrows step the trace whatever has focus, never a widget's value
+    panels.spark_status(loading.spark_service())  # started now, in the background; never waited for
+    live = live_view.current()
+    if live is not None:
+        live_page(live)
+        return
     pickers = st.sidebar.container()  # above the upload box, but filled after it takes a file in
     bring.upload_panel()
     incidents = bring.available_incidents()
@@ -61,7 +67,34 @@ def main() -> None:
         ask = compare_view.compare_panels(cursor, effective, other, step, t)
     what_if(ask, incident, instance, step)
     share_and_export(incident, timeline, upload, profile, view, other, t)
+    live_view.start_controls(incident.trace(), incident.title)
     controls.autoplay(cursor.count - 1)
+
+
+def live_page(run: live_view.LiveRun) -> None:
+    """Live mode: the same panels, drawn from what the streaming query's workers recorded; Forward
+    at the newest step (or a click on a channel's input) runs the next micro-batch."""
+    live_view.live_header(run)
+    timeline = run.session.timeline
+    t = TimeFormat(*controls.time_choice(st.sidebar), origin_ms=None)
+    if st.sidebar.button("Stop driving live", key="live_stop", icon=":material/stop_circle:"):
+        live_view.stop()
+        st.rerun()
+    instances = sorted(timeline.meta["instances"], key=_natural)
+    if not instances:  # nothing sent yet: the first input starts the timeline
+        if run.next_row() is not None:
+            st.button("Send the first input ▶", key="fwd", on_click=live_view.feed_next, args=(run,))
+        live_view.inject_panel(run, "0", MIN_MS)
+        return
+    instance = controls.instance_choice(instances)
+    cursor = InstanceCursor(timeline, instance)  # a few steps: rebuilt from memory each run
+    advance = (lambda: live_view.feed_next(run)) if run.next_row() is not None else None
+    step = controls.step_controls(cursor, advance=advance)
+    ask = step_panels(cursor, None, step, timeline.meta, t)
+    if ask is not None:
+        st.info("What-if edits apply to a recorded trace: keep the inputs as a trace first.")
+    live_view.inject_panel(run, instance, cursor.row(cursor.count - 1)["output_wm"])
+    live_view.keep_as_trace(run)
 
 
 def load_timeline(incident, profile: Profile | None, engine: str):
@@ -95,7 +128,9 @@ def header(incident, meta: dict) -> None:
     panels.story_strip(incident.story_md, trusted=trusted, description=None if trusted else description)
 
 
-def step_panels(cursor: InstanceCursor, path: str, step: int, meta: dict, t: TimeFormat) -> dict | None:
+def step_panels(
+    cursor: InstanceCursor, path: str | None, step: int, meta: dict, t: TimeFormat
+) -> dict | None:
     """Everything about one step: what arrived and what happened, the output, the channels, the
     operator panel that matters now; then the chart, the heap and input row, the overview.
     Returns the what-if edit the person asked for, if any."""
@@ -119,7 +154,7 @@ def step_panels(cursor: InstanceCursor, path: str, step: int, meta: dict, t: Tim
     panels.watermark_chart(compare_view.chart_figure(cursor, step, views, t))
     changed = record.get("channel")
     panels.heap_and_input(views, changed, record, t)
-    if len(meta["instances"]) > 1:
+    if len(meta["instances"]) > 1 and path is not None:
         st.subheader("Every instance's output watermark", anchor=False)
         matrix, frontier = loading.overview_matrix(path)
         panels.overview_panel(matrix, frontier, int(record["order"]), t)

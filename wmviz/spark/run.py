@@ -147,15 +147,18 @@ def _instance_partitions(spark: SparkSession, instances: int) -> tuple[int, int]
 
 def _merge(
     summaries: list[dict[str, Any]], collector: IssueCollector
-) -> tuple[dict[str, int], dict[str, int]]:
+) -> tuple[dict[str, int], dict[str, int], dict[str, dict[str, Any]]]:
+    """The tasks' summaries together: steps per instance, rows per table, and the part files."""
     steps: dict[str, int] = {}
     rows: dict[str, int] = {}
+    files: dict[str, dict[str, Any]] = {}
     for summary in summaries:
         collector.add_entries(summary["issues"], summary["total"])
         steps.update(summary["steps"])
+        files.update(summary["files"])
         for table, count in summary["rows"].items():
             rows[table] = rows.get(table, 0) + count
-    return steps, rows
+    return steps, rows, files
 
 
 def spark_simulate(

@@ -120,12 +120,6 @@ class SparkService:
         for stage_id in stages:
             info = tracker.getStageInfo(stage_id)
             if info is not None:
-                parts.append(f"stage {stage_id}: {info.numCompletedTasks} of {info.numTasks} tasks")
-        jobs = tracker.getActiveJobsIds()
-        described = None
-        for job_id in jobs:
-            job = tracker.getJobInfo(job_id)
-            if job is not None:
-                described = session.sparkContext.getLocalProperty("spark.job.description")
-        label = described or "a job"
-        return f"{label}: {', '.join(parts)}" if parts else label
+                parts.append(f"stage {stage_id}, {info.numCompletedTasks} of {info.numTasks} tasks")
+        jobs = ", ".join(str(j) for j in sorted(tracker.getActiveJobsIds()))
+        return f"job {jobs}: {'; '.join(parts)}" if parts else f"job {jobs}"

@@ -125,7 +125,8 @@ def _side(side: Side, column_key: str, t: TimeFormat) -> None:
 
 def chart_figure(cursor: InstanceCursor, step: int, views, t: TimeFormat, *, compact: bool = False):
     """The watermark chart of one run at `step` (`wmviz.ui.step_chart`), its histories cached."""
-    histories = loading.histories(str(cursor.timeline.path), cursor.instance)
+    path = cursor.timeline.path  # None for a live run, which grows at every step
+    histories = loading.histories(str(path), cursor.instance) if path is not None else None
     title = "" if compact else "Watermarks over steps"
     fig = step_chart(cursor, step, views, t, histories=histories, title=title)
     if compact:

@@ -6,6 +6,7 @@ number: buttons and keyboard shortcuts through callbacks that run before the pag
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from zoneinfo import available_timezones
 
 import streamlit as st
@@ -17,6 +18,7 @@ from wmviz.ui.model import step_for_order
 from wmviz.ui.url import ENGINES, ViewParams
 
 STEP = "step"
+ENGINE_TITLES = {"auto": "auto (size decides)", "spark": "Spark", "local": "in-process"}
 PLAYING = "playing"
 SPEEDS = {"1 step/s": 1.0, "2 steps/s": 0.5, "5 steps/s": 0.2, "10 steps/s": 0.1}
 SCENARIO_PROFILE = "the scenario's own"
@@ -53,12 +55,14 @@ def sidebar_choices(where, titles: dict[str, str]) -> tuple[str, Profile | None,
     scenario = where.selectbox("Incident", list(titles), format_func=lambda s: titles[s], key="scenario")
     names = [SCENARIO_PROFILE, *(p.value for p in Profile)]
     profile_name = where.selectbox("Profile", names, key="profile")
-    engine = where.radio(
+    engine = where.selectbox(
         "Engine",
         ENGINES,
-        horizontal=True,
+        format_func=ENGINE_TITLES.get,
         key="engine",
-        help="spark: the local SparkSession (the same job runs on a cluster); local: in-process, quicker",
+        help="auto: in this process for traces that finish in well under a second, on Spark for large "
+        "ones (and live mode always runs on Spark). Spark is the server's SparkSession (the same job "
+        "runs on a cluster with WMVIZ_SPARK_MASTER).",
     )
     profile = None if profile_name == SCENARIO_PROFILE else Profile.parse(profile_name)
     return scenario, profile, engine
@@ -121,11 +125,12 @@ def _toggle_play() -> None:
     st.session_state[PLAYING] = not st.session_state.get(PLAYING, False)
 
 
-def step_controls(cursor: InstanceCursor) -> int:
+def step_controls(cursor: InstanceCursor, advance: Callable[[], None] | None = None) -> int:
     """First / back / play / forward / last, a slider, and jumps to the next event of a kind.
 
     Keyboard: Left / Right step, Home / End jump to the ends, Space plays or pauses, Shift+Left /
-    Shift+Right jump to the previous / next event of the chosen kind.
+    Shift+Right jump to the previous / next event of the chosen kind (`wmviz.ui.keys`). `advance`
+    (live mode) is what Forward does at the newest step: make a new one.
     """
     last = cursor.count - 1
     step = min(max(int(st.session_state.get(STEP, 0)), 0), last)
@@ -138,9 +143,12 @@ def step_controls(cursor: InstanceCursor) -> int:
     )
     playing = st.session_state.get(PLAYING, False)
     transport.button("⏸ Pause" if playing else "▶ Play", on_click=_toggle_play, shortcut="Space", key="play")
-    transport.button(
-        "Forward ▶", on_click=_go, args=(step + 1,), shortcut="Right", disabled=step == last, key="fwd"
-    )
+    if advance is not None and step == last:
+        transport.button("Forward ▶ (live)", on_click=advance, shortcut="Right", key="fwd")
+    else:
+        transport.button(
+            "Forward ▶", on_click=_go, args=(step + 1,), shortcut="Right", disabled=step == last, key="fwd"
+        )
     transport.button("Last ▶|", on_click=_go, args=(last,), shortcut="End", disabled=step == last, key="last")
     if last > 0:
         transport.slider("Step", 0, last, key=STEP, label_visibility="collapsed", width="stretch")

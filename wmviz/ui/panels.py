@@ -16,6 +16,7 @@ import streamlit as st
 
 from wmviz.incidents import story_sections
 from wmviz.report_html import markdown_html
+from wmviz.spark.service import SparkService
 from wmviz.timefmt import TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.ui import figures, model
@@ -263,3 +264,34 @@ def overview_panel(matrix: pd.DataFrame, frontier, cursor_order: int, t: TimeFor
     chosen = frontier if mode == figures.LAG_MODES[1] else None
     fig = figures.instance_heatmap(matrix, cursor_order, frontier=chosen, t=t)
     st.plotly_chart(fig, width="stretch", key="overview")
+
+
+def spark_status(service: SparkService) -> None:
+    """The sidebar's Spark box: starting / warming up / ready / failed, the master URL, the cores,
+    and the job running now. It refreshes itself every second while anything is under way."""
+
+    @st.fragment(run_every=1.0 if _busy(service) else None)
+    def box() -> None:
+        status = service.status()
+        icon = {"ready": ":material/check_circle:", "failed": ":material/error:"}.get(
+            status.state, ":material/hourglass_top:"
+        )
+        timing = (
+            f"up in {status.seconds:.0f} s" if status.state == "ready" else f"{status.seconds:.0f} s so far"
+        )
+        cores = f" · {status.cores} cores" if status.cores else ""
+        with st.container(border=True, key="spark_status"):
+            st.markdown(f"{icon} **Spark {status.state}** · {timing}{cores}")
+            st.caption(f"master `{status.master}`")
+            if status.job:
+                st.caption(f"running: {status.job}")
+            if status.error:
+                st.caption(f"error: {status.error}")
+
+    with st.sidebar:
+        box()
+
+
+def _busy(service: SparkService) -> bool:
+    status = service.status()
+    return status.state in ("starting", "warming up") or status.job is not None

@@ -1,0 +1,56 @@
+"""Shortcut keys that step the trace whatever has focus (except where a person types).
+
+Streamlit's own button shortcuts stop working while a widget has focus, and a focused radio
+button takes the arrow keys itself (the Right arrow would switch the engine). This installs one
+listener on the page, ahead of every widget (capture phase): a shortcut key clicks its step button
+and goes no further, so no widget ever changes by a shortcut; in a text field, or in a select box
+that is open, the keys stay the field's.
+"""
+
+from __future__ import annotations
+
+import json
+
+import streamlit.components.v1 as components
+
+# key (as KeyboardEvent.key, "Shift+" for shifted) -> the Streamlit key of the button it clicks
+SHORTCUTS = {
+    "ArrowRight": "fwd",
+    "ArrowLeft": "back",
+    "Home": "first",
+    "End": "last",
+    " ": "play",
+    "Shift+ArrowRight": "next_event",
+    "Shift+ArrowLeft": "prev_event",
+}
+
+_SCRIPT = """<script>
+const page = window.parent;
+page.__wmvizShortcuts = %s;
+if (!page.__wmvizKeys) {
+  page.__wmvizKeys = true;
+  const typing = (el) => {
+    if (!el) return false;
+    if (el.isContentEditable || el.tagName === "TEXTAREA") return true;
+    if (el.tagName !== "INPUT") return false;
+    if (el.getAttribute("role") === "combobox") return el.getAttribute("aria-expanded") === "true";
+    return ["text", "search", "number", "email", "password", "url", "tel"].includes(
+      (el.getAttribute("type") || "text").toLowerCase());
+  };
+  page.addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const name = (event.shiftKey && event.key !== " " ? "Shift+" : "") + event.key;
+    const target = page.__wmvizShortcuts[name];
+    if (!target || typing(page.document.activeElement)) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    const button = page.document.querySelector(".st-key-" + target + " button");
+    if (button && !button.disabled) button.click();
+  }, true);
+}
+</script>"""
+
+
+def install_shortcuts(shortcuts: dict[str, str] | None = None) -> None:
+    """Put the page's shortcut listener in place (once per page; the map may change each run)."""
+    components.html(_SCRIPT % json.dumps(shortcuts or SHORTCUTS), height=0)
