@@ -682,3 +682,66 @@ def test_the_compare_mode_report_of_flink_38477_has_both_runs_and_coloured_chann
     report.screenshot(path=str(shot))
     check_png(shot, 900, 1300)
     publish(shot, "report-compare-flink-38477.png")
+
+
+def test_shortcut_keys_step_whatever_has_focus_and_never_change_a_widget(page, app_url):
+    """A focused radio, select box or slider would take the arrow keys itself (the Right arrow once
+    switched the engine and started a JVM): the page's listener steps the trace instead."""
+    from playwright.sync_api import expect
+
+    open_view(page, app_url, f"{FLINK_38477}&step=0", 0, ONE_VALVE_CHARTS)
+    engine = page.locator(".st-key-engine")
+    assert "in-process" in engine.aria_snapshot()
+    focused = [
+        ("the Times radio", page.get_by_role("radio").first),
+        ("the Engine select box", engine.locator("input")),
+        ("the jump select box", page.locator(".st-key-jump_kind input")),
+        ("the step slider", page.get_by_role("slider").first),
+    ]
+    for step, (_, element) in enumerate(focused, start=1):
+        element.focus()
+        press(page, "ArrowRight", step, ONE_VALVE_CHARTS)
+    assert "in-process" in engine.aria_snapshot()
+    assert page.get_by_role("radio").first.is_checked()
+    assert "engine=local" in page.url and "time=" not in page.url.replace("time=utc", "")
+    # Where a person types, the keys are the field's: a number field in the sidebar.
+    page.get_by_text("Drive it live (Spark streaming)").click()
+    field = page.locator(".st-key-live_channels input")
+    expect(field).to_be_visible()
+    field.click()
+    active = page.evaluate("[document.activeElement.tagName, document.activeElement.type]")
+    assert active == ["INPUT", "number"], active
+    page.keyboard.press("ArrowRight")
+    page.wait_for_timeout(800)
+    assert url_step(page) == len(focused)
+
+
+@pytest.mark.spark
+def test_live_mode_runs_micro_batches_and_an_idle_click_moves_the_output(page, app_url):
+    """Drive an empty two-channel valve live: 21 watermarks by clicking, each a micro-batch of the
+    streaming query, then IDLE on the channel holding the minimum: the output jumps."""
+    from playwright.sync_api import expect
+
+    open_view(page, app_url, f"{FLINK_38477}&step=0", 0, ONE_VALVE_CHARTS)
+    expect(page.locator(".st-key-spark_status")).to_contain_text("Spark ready", timeout=180_000)
+    page.get_by_text("Drive it live (Spark streaming)").click()
+    page.locator(".st-key-live_channels input").fill("2")
+    page.get_by_role("button", name="Drive an empty valve live").click()
+    expect(page.get_by_role("heading", name=re.compile("^Live: An empty valve of 2 channels"))).to_be_visible(
+        timeout=180_000
+    )
+    caption = page.get_by_text(re.compile(r"^Spark Structured Streaming query"))
+    # The suggested value is 10 past the output, so ch 0 then ch 1 raise it by 10 every two steps.
+    for step in range(21):
+        channel = step % 2
+        page.locator(f".st-key-live_w_0_{channel} button").click()
+        expect(caption).to_contain_text(f"· {step + 1} step(s)", timeout=120_000)
+        expect(caption).to_contain_text(f"micro-batch #{step}")
+    output = page.locator('[data-testid="stMetricValue"]').first
+    expect(output).to_have_text("100")  # ch 0 at 110, ch 1 at 100: ch 1 holds the minimum
+    page.locator(".st-key-live_IDLE_0_1 button").click()
+    expect(caption).to_contain_text("· 22 step(s)", timeout=120_000)
+    expect(output).to_have_text("110")
+    expect(page.get_by_text(re.compile(r"IDLE@1: ch1 ACTIVE → IDLE"))).to_be_visible()
+    page.get_by_role("button", name="Stop driving live").click()
+    expect(page.get_by_role("heading", name=re.compile("^FLINK-38477"))).to_be_visible()

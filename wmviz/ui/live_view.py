@@ -230,7 +230,8 @@ def inject_panel(run: LiveRun, instance: str, latest_output: int) -> None:
     with st.container(border=True, key="live_inject"):
         left, right = st.columns([2, 5])
         default = _next_value(latest_output)
-        value = left.number_input("value to send (ms)", value=default, step=1, key="live_value")
+        # A new widget per step, so the suggested value follows the output.
+        value = left.number_input("value to send (ms)", value=default, step=1, key=f"live_value_{run.steps}")
         right.caption(
             "Click a channel's input: the watermark (or a record's event time) is the value on the left. "
             "Each click runs one micro-batch of the live query."
