@@ -67,7 +67,7 @@ def main() -> None:
         ask = compare_view.compare_panels(cursor, effective, other, step, t)
     what_if(ask, incident, instance, step)
     share_and_export(incident, timeline, upload, profile, view, other, t)
-    live_view.start_controls(incident.trace(), incident.title)
+    live_view.start_controls(incident)
     controls.autoplay(cursor.count - 1)
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+os.environ.setdefault("WMVIZ_SPARK_START", "lazy")  # measure the page, not a JVM starting beside it
 
 STORY = """## What users saw
 A benchmark trace: {rows:,} steps on one instance with 8 channels.

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+# The app's Spark starts on demand in tests (AppTest runs the page in this process many times);
+# the browser tests' server starts it eagerly, as a user's does.
+os.environ.setdefault("WMVIZ_SPARK_START", "lazy")
 SHARED = REPO.parent / "shared"
 CONFORMANCE = SHARED / "conformance"
 

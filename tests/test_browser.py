@@ -107,7 +107,7 @@ def app_url(tmp_path_factory):
         "--server.port",
         str(port),
     ]
-    env = {**os.environ, "WMVIZ_CACHE": str(tmp / "cache")}
+    env = {**os.environ, "WMVIZ_CACHE": str(tmp / "cache"), "WMVIZ_SPARK_START": "eager"}
     with open(log_path, "wb") as log:
         # A session of its own, so teardown can end the server and its children (a JVM, if any) together.
         process = subprocess.Popen(

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-STARTING, WARMING, READY, FAILED = "starting", "warming up", "ready", "failed"
+STARTING, WARMING, READY, FAILED, IDLE = "starting", "warming up", "ready", "failed", "not started"
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class SparkService:
         from wmviz.spark.session import spark_master
 
         self.master = spark_master(master)
-        self.state = STARTING
+        self.state = IDLE
         self.error: str | None = None
         self.cores: int | None = None
         self._since = time.monotonic()
@@ -62,6 +62,7 @@ class SparkService:
         """Start the session in the background (once); returns at once."""
         with self._lock:
             if self._thread is None:
+                self._set(STARTING)
                 self._thread = threading.Thread(target=self._run, name="wmviz-spark-start", daemon=True)
                 self._thread.start()
         return self

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-import streamlit.components.v1 as components
+import streamlit as st
 
 # key (as KeyboardEvent.key, "Shift+" for shifted) -> the Streamlit key of the button it clicks
 SHORTCUTS = {
@@ -53,4 +53,4 @@ if (!page.__wmvizKeys) {
 
 def install_shortcuts(shortcuts: dict[str, str] | None = None) -> None:
     """Put the page's shortcut listener in place (once per page; the map may change each run)."""
-    components.html(_SCRIPT % json.dumps(shortcuts or SHORTCUTS), height=0)
+    st.iframe(_SCRIPT % json.dumps(shortcuts or SHORTCUTS), height=1)

@@ -108,15 +108,16 @@ def current() -> LiveRun | None:
 # ---- starting and stopping ---------------------------------------------------------------------
 
 
-def start_controls(trace: Trace, title: str) -> None:
-    """The sidebar's "Drive it live" box: this trace, or an empty valve of N channels."""
+def start_controls(incident: Any) -> None:
+    """The sidebar's "Drive it live" box: this incident's trace, or an empty valve of N channels."""
     with st.sidebar.expander("Drive it live (Spark streaming)", expanded=False):
         st.caption(
             "Runs the valve inside a Spark Structured Streaming query: each step is one micro-batch, "
             "and the panels show what the query's workers recorded."
         )
         if st.button("Drive this trace live", key="live_start", icon=":material/play_circle:"):
-            _start(trace.config, trace.valve_channels, title, trace)
+            trace = incident.trace()  # read only now: a page step must not pay for it
+            _start(trace.config, trace.valve_channels, incident.title, trace)
         channels = st.number_input("or an empty valve with channels", 1, 64, 3, key="live_channels")
         if st.button("Drive an empty valve live", key="live_empty"):
             config = ScenarioConfig(

@@ -7,6 +7,7 @@ progress from its own polling thread, which may not touch Streamlit elements.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -41,8 +42,10 @@ def _incidents(root: str, stamp: tuple) -> dict[str, Incident]:
 @st.cache_resource(show_spinner=False)
 def spark_service() -> SparkService:
     """The server's Spark, started in the background on the first page (every browser session
-    shares it); a page never waits for it unless a run needs Spark."""
-    return SparkService().start()
+    shares it); a page never waits for it unless a run needs Spark. `WMVIZ_SPARK_START=lazy`
+    starts it only when a run needs it (tests and benchmarks that never use it)."""
+    service = SparkService()
+    return service if os.environ.get("WMVIZ_SPARK_START", "eager") == "lazy" else service.start()
 
 
 def load_timeline(request: RunRequest, what: str) -> Timeline:

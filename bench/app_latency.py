@@ -1,0 +1,221 @@
+"""How long a person waits in the app: a real Chromium (Playwright), a new server for each run.
+
+    python bench/app_latency.py                 # every measurement, 60 key presses, 20 live steps
+    python bench/app_latency.py --presses 100 --live-steps 30
+
+Measured (each from the browser's side: the moment the new content is on the page):
+
+* first page from server start, cold cache (a fresh timeline cache) and warm cache (the same
+  cache again, new server): `streamlit run` launched → the step heading and narration shown;
+* incident switch on a warm session, in-process and on Spark: the Incident box changed → the new
+  incident's step heading shown (each incident not simulated before in that cache);
+* key press → step updated: Right pressed → the next step's heading shown, p50/p90;
+* live step: a click on a channel's watermark button → the live header names the new step, p50/p90,
+  beside the query's own latency per micro-batch (file written → result back on the driver).
+
+Targets on a quiet machine: first page ≤ 5 s, switch ≤ 2 s, key press p90 ≤ 200 ms, live step
+p50 ≤ 300 ms. The load average is printed before and after: this machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """`streamlit run app.py` with its own timeline cache, stopped with its JVM at the end."""
+
+    def __init__(self, cache: Path) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "WMVIZ_CACHE": str(cache / "timelines")}
+        self.started = time.perf_counter()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+             "--browser.gatherUsageStats", "false", "--server.address", "127.0.0.1",
+             "--server.port", str(self.port)],
+            cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+
+    def healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=1) as response:
+                return response.read().strip() == b"ok"
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(self.process.pid, sig)
+                self.process.wait(timeout=15)
+                return
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                continue
+
+
+def percentiles(values: list[float]) -> str:
+    ordered = sorted(values)
+    p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
+    return f"median {statistics.median(ordered):,.0f} ms, p90 {p90:,.0f} ms (n={len(ordered)})"
+
+
+def first_page(browser, cache: Path, query: str) -> float:
+    """Seconds from launching a new server to the step's heading and narration on screen."""
+    server = Server(cache)
+    try:
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        while not server.healthy():
+            time.sleep(0.05)
+        page.goto(f"{server.url}/?{query}")
+        page.get_by_role("heading", name=re.compile(r"^Step \d+ of \d+$")).wait_for(timeout=300_000)
+        page.locator(".st-key-narration").wait_for(timeout=300_000)
+        seconds = time.perf_counter() - server.started
+        page.close()
+        return seconds
+    finally:
+        server.stop()
+
+
+def session_measures(browser, cache: Path, presses: int, live_steps: int) -> dict[str, object]:
+    """On one warm server: incident switches (in-process, Spark), key presses, live steps."""
+    from playwright.sync_api import expect
+
+    server = Server(cache)
+    out: dict[str, object] = {}
+    try:
+        while not server.healthy():
+            time.sleep(0.05)
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        page.set_default_timeout(300_000)
+        expect.set_options(timeout=300_000)
+        page.goto(f"{server.url}/?scenario=flink-38477-zero-output&engine=local&step=0")
+        page.get_by_role("heading", name="Step 0 of 7").wait_for()
+        expect(page.locator(".st-key-spark_status")).to_contain_text("Spark ready")
+        for engine, incident, title in (
+            ("local", "order-dependent-final-watermark", "Order-dependent"),
+            ("spark", "late-data-allowed-lateness", "Late data"),
+        ):
+            page.goto(f"{server.url}/?scenario=flink-38477-zero-output&engine={engine}&step=0")
+            page.get_by_role("heading", name="Step 0 of 7").wait_for()
+            page.locator(IDLE).wait_for()
+            started = time.perf_counter()
+            box = page.locator(".st-key-scenario")
+            box.click()
+            page.get_by_role("option", name=re.compile(title)).click()
+            page.get_by_role("heading", level=1, name=re.compile(title)).wait_for()
+            page.get_by_role("heading", name=re.compile(r"^Step 0 of \d+$")).wait_for()
+            out[f"switch ({engine}, {incident})"] = time.perf_counter() - started
+        out["key press → step updated"] = _presses(page, server, presses)
+        out.update(_live(page, live_steps))
+        page.close()
+    finally:
+        server.stop()
+    return out
+
+
+def _presses(page, server: Server, presses: int) -> list[float]:
+    from wmviz.incidents import built_in_incidents
+
+    slug = "resumed-partition-records-late"
+    steps = len(built_in_incidents()[slug].trace().rows)
+    page.goto(f"{server.url}/?scenario={slug}&engine=local&step=0")
+    page.get_by_role("heading", name=re.compile(r"^Step 0 of")).wait_for()
+    page.locator(IDLE).wait_for()
+    page.get_by_role("heading", level=1).first.click()
+    times, step = [], 0
+    for _ in range(presses):
+        target = step + 1 if step + 1 < steps - 1 else 0
+        key = "ArrowRight" if target else "Home"
+        started = time.perf_counter()
+        page.keyboard.press(key)
+        page.get_by_role("heading", name=re.compile(rf"^Step {target} of")).wait_for()
+        times.append((time.perf_counter() - started) * 1000)
+        page.locator(IDLE).wait_for()
+        step = target
+    return times
+
+
+def _live(page, steps: int) -> dict[str, object]:
+    page.get_by_text("Drive it live (Spark streaming)").click()
+    page.locator(".st-key-live_channels input").fill("2")
+    page.get_by_role("button", name="Drive an empty valve live").click()
+    page.get_by_role("heading", name=re.compile("^Live:")).wait_for()
+    caption = page.get_by_text(re.compile(r"^Spark Structured Streaming query"))
+    clicks = []
+    for step in range(steps):
+        started = time.perf_counter()
+        page.locator(f".st-key-live_w_0_{step % 2} button").click()
+        caption.filter(has_text=f"· {step + 1} step(s)").wait_for()
+        clicks.append((time.perf_counter() - started) * 1000)
+        page.locator(IDLE).wait_for()
+    text = caption.inner_text()
+    page.get_by_role("button", name="Stop driving live").click()
+    query = [float(v.replace(",", "")) for v in re.findall(r"in ([\d,]+) ms", text)]
+    return {"live step (click → page)": clicks[1:], "live step (the query's own, last)": query}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--presses", type=int, default=60)
+    parser.add_argument("--live-steps", type=int, default=20)
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    cache = Path(tempfile.mkdtemp(prefix="wmviz-latency-"))
+    query = "scenario=flink-38477-zero-output&step=7"
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            cold = first_page(browser, cache, query)
+            print(f"first page, cold cache: {cold:.1f} s", flush=True)
+            warm = first_page(browser, cache, query)
+            print(f"first page, warm cache: {warm:.1f} s", flush=True)
+            for name, value in session_measures(browser, cache, args.presses, args.live_steps).items():
+                if isinstance(value, list):
+                    print(f"{name}: {percentiles(value)}", flush=True)
+                else:
+                    print(f"{name}: {value:.2f} s", flush=True)
+            browser.close()
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
