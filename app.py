@@ -7,7 +7,6 @@ heap and the input row, and the overview of every instance."""
 from __future__ import annotations
 
 from dataclasses import replace
-from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -24,7 +23,7 @@ from wmviz.ui import bring, compare_view, controls, export_view, keys, live_view
 from wmviz.ui import operator_model as om
 from wmviz.ui.model import holders, input_summary, output_cards, valve_views
 from wmviz.ui.runs import RunRequest
-from wmviz.ui.url import UPLOAD_PREFIX, ViewParams, parse_view, view_query
+from wmviz.ui.url import UPLOAD_PREFIX, ShownView, ViewParams, parse_view, view_query
 
 
 def main() -> None:
@@ -57,17 +56,27 @@ def main() -> None:
     other = compare_view.other_run(target, incident, effective, engine, instance)
 
     header(incident, timeline.meta)
+    shown = ShownView(ViewParams(scenario, profile, engine, instance, 0, target, mode, zone))
+    step_area(cursor, timeline.meta, incident, effective, other, t, shown)
+    share_and_export(incident, timeline, upload, profile, shown, other, t)
+    live_view.start_controls(incident)
+
+
+@st.fragment
+def step_area(
+    cursor: InstanceCursor, meta: dict, incident, effective: Profile, other, t: TimeFormat, shown: ShownView
+) -> None:
+    """The step controls and everything about the step. A step button (or its key) reruns only
+    this part of the page: the sidebar, the title and the story stay as they are drawn."""
     step = controls.step_controls(cursor)
     controls.remember_moment(cursor.row(step)["order"])
-    view = ViewParams(scenario, profile, engine, instance, step, target, mode, zone)
-    st.query_params.from_dict(view_query(view))
+    shown.view = shown.view.with_step(step)
+    st.query_params.from_dict(view_query(shown.view))
     if other is None:
-        ask = step_panels(cursor, str(timeline.path), step, timeline.meta, t)
+        ask = step_panels(cursor, str(cursor.timeline.path), step, meta, t)
     else:
         ask = compare_view.compare_panels(cursor, effective, other, step, t)
-    what_if(ask, incident, instance, step)
-    share_and_export(incident, timeline, upload, profile, view, other, t)
-    live_view.start_controls(incident)
+    what_if(ask, incident, cursor.instance, step)
     controls.autoplay(cursor.count - 1)
 
 
@@ -134,12 +143,13 @@ def step_panels(
     """Everything about one step: what arrived and what happened, the output, the channels, the
     operator panel that matters now; then the chart, the heap and input row, the overview.
     Returns the what-if edit the person asked for, if any."""
-    result, pipeline, before = cursor.explain(step)
     record = cursor.row(step)
-    views = valve_views(cursor, pipeline, step, Profile.parse(meta["profile"]), t)
     left, right = st.columns([5, 7], gap="medium")
-    with left:
+    with left:  # the heading first: it reaches the browser before the step's state is rebuilt
         panels.step_heading(step, cursor.count - 1, input_summary(record, t))
+    result, pipeline, before = cursor.explain(step)
+    views = valve_views(cursor, pipeline, step, Profile.parse(meta["profile"]), t)
+    with left:
         panels.output_panel(output_cards(views, pipeline, om.operator_watermark(cursor, step), t))
         found = stall.stall_at(cursor, step, holders(views))
         if found is not None:
@@ -175,16 +185,17 @@ def what_if(ask: dict | None, incident, instance: str, step: int) -> None:
         st.rerun()
 
 
-def share_and_export(incident, timeline, upload, profile, view: ViewParams, other, t: TimeFormat) -> None:
-    """The sidebar's share box: the report (with both runs in compare mode), the PNGs, the bundle.
-    The link itself is the page's URL, which always carries the whole view."""
+def share_and_export(incident, timeline, upload, profile, shown: ShownView, other, t: TimeFormat) -> None:
+    """The sidebar's share box: the report (with both runs in compare mode), the PNGs, the bundle,
+    each built when clicked for the view on screen then. The link itself is the page's URL, which
+    always carries the whole view."""
     with st.sidebar:
         st.markdown("**Share and export**")
-        export_view.export_buttons(
-            incident, timeline.meta, str(timeline.path), view, "?" + urlencode(view_query(view)), other, t
-        )
+        export_view.export_buttons(incident, timeline.meta, str(timeline.path), shown, other, t)
         if upload is not None:
-            bring.bundle_button(upload, {**view_query(view), "profile": profile.value if profile else None})
+            bring.bundle_button(
+                upload, lambda: {**view_query(shown.view), "profile": profile.value if profile else None}
+            )
 
 
 def _natural(name: str) -> tuple:

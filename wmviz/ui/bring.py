@@ -9,6 +9,7 @@ whose reader gives the same messages, with a progress bar.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
@@ -181,11 +182,12 @@ def show_issues(error: TraceValidationError) -> None:
     st.dataframe(uploads.issues_frame(error), hide_index=True, width="stretch", key="upload_issues")
 
 
-def bundle_button(upload: StoredUpload, view: dict) -> None:
-    """Download the trace, config and view as one zip that reopens this view when uploaded."""
+def bundle_button(upload: StoredUpload, view: Callable[[], dict]) -> None:
+    """Download the trace, config and view (on screen at the click) as one zip that reopens this
+    view when uploaded."""
     st.download_button(
         "Download bundle (trace + config + view)",
-        uploads.make_bundle(upload, view),
+        lambda: uploads.make_bundle(upload, view()),
         file_name=f"wmviz-{upload.digest}.zip",
         mime="application/zip",
         key="bundle",

@@ -10,6 +10,7 @@ import io
 import json
 import zipfile
 from pathlib import Path
+from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -20,6 +21,7 @@ from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.store import Timeline
 from wmviz.trace.readers import format_of, read_trace
 from wmviz.trace.writers import write_trace_bytes
+from wmviz.ui.url import ShownView, ViewParams, view_query
 
 _TEXT_LIMIT = 2_000_000
 
@@ -34,14 +36,15 @@ def trace_text(trace_path: Path, config_path: Path | None) -> str:
 
 
 def export_buttons(
-    incident, meta: dict, timeline_path: str, view, link: str, other=None, t: TimeFormat = DEFAULT
+    incident, meta: dict, timeline_path: str, shown: ShownView, other=None, t: TimeFormat = DEFAULT
 ) -> None:
-    """Download buttons for the report (HTML) and the chart images (PNG, zipped). In compare mode
-    (`other`, a `compare_view.OtherRun`) the report holds both runs and where they diverge."""
+    """Download buttons for the report (HTML) and the chart images (PNG, zipped), of the view on
+    screen when clicked (`shown`). In compare mode (`other`, a `compare_view.OtherRun`) the report
+    holds both runs and where they diverge."""
     config = meta.get("config") or {}
-    instance, step = view.instance, view.step
+    instance = shown.view.instance
 
-    def report_input() -> ReportInput:
+    def report_input(view: ViewParams) -> ReportInput:
         return ReportInput(
             title=incident.title,
             story_md=incident.story_md or None,
@@ -49,8 +52,8 @@ def export_buttons(
             profile=meta["profile"],
             engine=meta["engine"],
             instance=instance,
-            step=step,
-            link=link,
+            step=view.step,
+            link="?" + urlencode(view_query(view)),
             trace_name=incident.trace_path.name,
             trace_text=trace_text(incident.trace_path, incident.config_path),
             config_json=json.dumps(config, indent=2),
@@ -60,7 +63,7 @@ def export_buttons(
     def cursor() -> InstanceCursor:
         return InstanceCursor(Timeline(Path(timeline_path)), instance)
 
-    def compared(mine: InstanceCursor) -> CompareInput | None:
+    def compared(mine: InstanceCursor, step: int) -> CompareInput | None:
         if other is None:
             return None
         theirs = InstanceCursor(other.cursor.timeline, instance)
@@ -70,17 +73,19 @@ def export_buttons(
         return CompareInput(other.label, theirs, other.profile.value, mapped)
 
     def html() -> bytes:
-        mine = cursor()
-        return build_report(report_input(), mine, compared(mine)).encode("utf-8")
+        view, mine = shown.view, cursor()  # the step on screen at the click, read once
+        return build_report(report_input(view), mine, compared(mine, view.step)).encode("utf-8")
 
     def pngs() -> bytes:
+        view = shown.view
         out = io.BytesIO()
         with zipfile.ZipFile(out, "w") as zf:
-            for name, data in chart_images(report_input(), cursor()).items():
-                zf.writestr(f"{name}-step-{step}.png", data)
+            for name, data in chart_images(report_input(view), cursor()).items():
+                zf.writestr(f"{name}-step-{view.step}.png", data)
         return out.getvalue()
 
-    stem = f"wmviz-{incident.slug}-step-{step}" + ("-compare" if other is not None else "")
+    # The names cannot carry the step: the step moves without redrawing these buttons.
+    stem = f"wmviz-{incident.slug}" + ("-compare" if other is not None else "")
     st.download_button(
         "Export the incident report (HTML, opens offline)", html, f"{stem}.html", "text/html", key="report"
     )

@@ -24,6 +24,8 @@ SHORTCUTS = {
     "Shift+ArrowLeft": "prev_event",
 }
 
+CONTAINER_KEY = "shortcut_keys"
+
 _SCRIPT = """<script>
 const page = window.parent;
 page.__wmvizShortcuts = %s;
@@ -52,5 +54,9 @@ if (!page.__wmvizKeys) {
 
 
 def install_shortcuts(shortcuts: dict[str, str] | None = None) -> None:
-    """Put the page's shortcut listener in place (once per page; the map may change each run)."""
-    st.iframe(_SCRIPT % json.dumps(shortcuts or SHORTCUTS), height=1)
+    """Put the page's shortcut listener in place (once per page; the map may change each run).
+
+    Its frame sits in a container the page's style hides (`panels.page_style`): a hidden frame
+    still runs its script, and takes no room above the step."""
+    with st.container(key=CONTAINER_KEY):
+        st.iframe(_SCRIPT % json.dumps(shortcuts or SHORTCUTS), height=1)

@@ -37,6 +37,8 @@ _STYLE = """
 [data-testid="stMetricValue"] { font-size: 1.3rem; }
 [data-testid="stMetricLabel"] p { font-size: 0.8rem; }
 [data-testid="stSidebarContent"] [data-testid="stVerticalBlock"] { gap: 0.6rem; }
+/* The shortcut listener's frame runs unseen, and its wrapper takes no gap above the title. */
+[data-testid="stLayoutWrapper"]:has(> .st-key-shortcut_keys), .st-key-shortcut_keys { display: none; }
 </style>
 """
 

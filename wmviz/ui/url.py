@@ -43,6 +43,14 @@ class ViewParams:
         return replace(self, step=step)
 
 
+@dataclass
+class ShownView:
+    """The view on screen now. The step area redraws alone when the step moves (a fragment), so
+    what is drawn once per page (the export buttons) reads the step from here when clicked."""
+
+    view: ViewParams
+
+
 def parse_view(query: Mapping[str, str], scenarios: list[str], default_scenario: str) -> ViewParams:
     """The view `query` names; unknown or malformed values fall back to the defaults, with a note."""
     notes = []
