@@ -29,6 +29,7 @@ from wmviz.trace.errors import IssueCollector
 from wmviz.trace.parse import Parsed, parse_column
 from wmviz.trace.payload import encode_payload
 from wmviz.trace.raw import RawBatch
+from wmviz.trace.rowtable import ROW_SCHEMA
 from wmviz.trace.timefmt import show
 
 KINDS: tuple[Kind, ...] = tuple(Kind)
@@ -46,28 +47,17 @@ PHASE_SEQ = 501
 PHASE_PROC = 502
 PHASE_GENERATED = 503
 
-CHECKED_SCHEMA = pa.schema(  # the logical types: an all-null column may be Arrow's null type,
-    # and `kind` is dictionary-encoded; `conform` gives exactly these types
+CHECKED_SCHEMA = pa.schema(
     [
-        ("row", pa.int64()),
-        ("instance", pa.string()),
-        ("input", pa.string()),
-        ("channel", pa.int32()),
-        ("seq", pa.int64()),
-        ("kind", pa.string()),
-        ("event_ms", pa.int64()),
-        ("watermark_ms", pa.int64()),
-        ("status", pa.string()),
-        ("proc_ms", pa.int64()),
-        ("key", pa.string()),
-        ("value_json", pa.string()),
-        ("payload_json", pa.string()),
+        *(f for f in ROW_SCHEMA if f.name != "order"),  # arrival order is the whole file's to say
         ("valid", pa.bool_()),
         ("seq_bad", pa.bool_()),
     ]
 )
 """Every row as checked: the trace row's columns (null where a cell is absent or broke its rule),
-`valid` (the row passed every row rule) and `seq_bad` (its `seq` cell broke its rule)."""
+`valid` (the row passed every row rule) and `seq_bad` (its `seq` cell broke its rule). In a batch,
+`kind` is dictionary-encoded and an all-null column has Arrow's null type; `conform` gives exactly
+these types."""
 
 
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
