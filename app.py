@@ -31,10 +31,12 @@ def main() -> None:
     st.set_page_config(page_title="wmviz: watermark valve debugger", layout="wide")
     panels.page_style()
     keys.install_shortcuts()  # arrows step the trace whatever has focus, never a widget's value
-    panels.spark_status(loading.spark_service())  # started now, in the background; never waited for
+    # Spark starts now, in the background, and is never waited for. While its box refreshes itself,
+    # the step redraws with the page: two fragments rerunning at once can leave a step drawn twice.
+    alone = not panels.spark_status(loading.spark_service())
     live = live_view.current()
     if live is not None:
-        live_page(live)
+        live_page(live, alone)
         return
     pickers = st.sidebar.container()  # above the upload box, but filled after it takes a file in
     bring.upload_panel()
@@ -57,13 +59,12 @@ def main() -> None:
 
     header(incident, timeline.meta)
     shown = ShownView(ViewParams(scenario, profile, engine, instance, 0, target, mode, zone))
-    step_area(cursor, timeline.meta, incident, effective, other, t, shown)
+    (step_area if alone else step_area_body)(cursor, timeline.meta, incident, effective, other, t, shown)
     share_and_export(incident, timeline, upload, profile, shown, other, t)
     live_view.start_controls(incident)
 
 
-@st.fragment
-def step_area(
+def step_area_body(
     cursor: InstanceCursor, meta: dict, incident, effective: Profile, other, t: TimeFormat, shown: ShownView
 ) -> None:
     """The step controls and everything about the step. A step button (or its key) reruns only
@@ -80,22 +81,32 @@ def step_area(
     controls.autoplay(cursor.count - 1)
 
 
-def live_page(run: live_view.LiveRun) -> None:
+step_area = st.fragment(step_area_body)
+
+
+def live_page(run: live_view.LiveRun, alone: bool) -> None:
     """Live mode: the same panels, drawn from what the streaming query's workers recorded; Forward
     at the newest step (or a click on a channel's input) runs the next micro-batch."""
-    live_view.live_header(run)
-    timeline = run.session.timeline
     t = TimeFormat(*controls.time_choice(st.sidebar), origin_ms=None)
     if st.sidebar.button("Stop driving live", key="live_stop", icon=":material/stop_circle:"):
         live_view.stop()
         st.rerun()
-    instances = sorted(timeline.meta["instances"], key=_natural)
-    if not instances:  # nothing sent yet: the first input starts the timeline
+    instances = sorted(run.session.timeline.meta["instances"], key=_natural)
+    area = live_area if alone else live_area_body
+    area(run, instances, controls.instance_choice(instances) if instances else None, t)
+
+
+def live_area_body(run: live_view.LiveRun, instances: list[str], instance: str | None, t: TimeFormat) -> None:
+    """The live header, the step and its panels, the inputs to click: a click reruns only this."""
+    timeline = run.session.timeline
+    if sorted(timeline.meta["instances"], key=_natural) != instances:
+        st.rerun()  # an input made a new instance: the sidebar offers it
+    live_view.live_header(run)
+    if instance is None:  # nothing sent yet: the first input starts the timeline
         if run.next_row() is not None:
             st.button("Send the first input ▶", key="fwd", on_click=live_view.feed_next, args=(run,))
         live_view.inject_panel(run, "0", MIN_MS)
         return
-    instance = controls.instance_choice(instances)
     cursor = InstanceCursor(timeline, instance)  # a few steps: rebuilt from memory each run
     advance = (lambda: live_view.feed_next(run)) if run.next_row() is not None else None
     step = controls.step_controls(cursor, advance=advance)
@@ -104,6 +115,9 @@ def live_page(run: live_view.LiveRun) -> None:
         st.info("What-if edits apply to a recorded trace: keep the inputs as a trace first.")
     live_view.inject_panel(run, instance, cursor.row(cursor.count - 1)["output_wm"])
     live_view.keep_as_trace(run)
+
+
+live_area = st.fragment(live_area_body)
 
 
 def load_timeline(incident, profile: Profile | None, engine: str):

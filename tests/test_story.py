@@ -20,6 +20,11 @@ def run_cli(capsys, *argv):
     return code, out, err
 
 
+def narration(out: str) -> list[str]:
+    """The step lines of explain's output: the header lines (what was checked, the date) start with #."""
+    return [line for line in out.splitlines() if not line.startswith("# ")]
+
+
 def test_left_join_transcript_shows_the_pad_at_the_early_fire_step_and_the_correction_at_the_match(capsys):
     code, out, _ = run_cli(capsys, "transcript", EARLY_FIRE)
     assert code == 0
@@ -41,7 +46,8 @@ def test_left_join_transcript_shows_the_pad_at_the_early_fire_step_and_the_corre
 
 def test_explain_tells_the_early_fire_story_in_words(capsys):
     _, out, _ = run_cli(capsys, "explain", EARLY_FIRE)
-    lines = out.splitlines()
+    assert "# modelled: interval join" in out or "# checked: interval join" in out
+    lines = narration(out)
     assert lines[0].startswith("step 0 record order-1@10000 key=1")
     assert "registers early_fire@13000, cleanup_left_cache@15001" in lines[0]
     assert (
@@ -57,7 +63,8 @@ def test_explain_tells_the_early_fire_story_in_words(capsys):
 
 def test_explain_tells_the_late_firing_and_the_drop_of_the_window_table(capsys):
     _, out, _ = run_cli(capsys, "explain", LATE_DATA)
-    lines = out.splitlines()
+    assert "# checked: windows: equal to Flink 2.3.0" in out
+    lines = narration(out)
     assert "timer window_end@4 for window [0, 5) fired; window [0, 5) fires with [1, 3, 2, 4]" in lines[6]
     assert "window [0, 5) fires again for a late element with [1, 3, 2, 4, 3]" in lines[7]
     assert "line 11@3 dropped: too late" in lines[9]

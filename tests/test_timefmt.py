@@ -100,7 +100,8 @@ def test_explain_speaks_utc_by_default_and_relative_or_raw_on_request(capsys):
     assert main(args) == 0
     utc = capsys.readouterr().out
     # One header line gives the date; the narration then reads clock times.
-    assert utc.splitlines()[0] == "# times are UTC on 2026-11-24 unless dated"
+    header = [line for line in utc.splitlines() if line.startswith("# ")]
+    assert header[-1] == "# times are UTC on 2026-11-24 unless dated"
     assert "IDLE@2: ch2 ACTIVE → IDLE" in utc and "it held the minimum 10:05:15.000Z" in utc
     assert "1795514715000" not in utc.split("dropped")[0]
     assert main([*args, "--time", "ms"]) == 0

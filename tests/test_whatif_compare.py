@@ -138,7 +138,8 @@ def test_explain_shows_the_two_profiles_part_at_the_first_finished_step(capsys):
     # What the CLI narrates at step 2, the first FINISHED: the comparison below must agree with it.
     for profile in (RELEASED, FLIP):
         assert cli_main(["explain", str(INCIDENT), "--profile", profile.value, "--step", "2"]) == 0
-    released, flip = capsys.readouterr().out.strip().splitlines()
+    out = capsys.readouterr().out.strip().splitlines()
+    released, flip = [line for line in out if not line.startswith("# ")]
     assert "replayed as WMAX@2" in released and "ch2 MIN → MAX (W3)" in released
     assert "nothing emitted" in released
     assert "ch2 ACTIVE → FINISHED and leaves the aligned set (FS1)" in flip

@@ -206,9 +206,10 @@ class _Decoder:
             return cls[value["v"]]
         if issubclass(cls, enum.Enum | BaseException):
             raise KeyframeError(f"keyframe holds a malformed {cls.__name__}")
-        obj = cls.__new__(cls)
+        obj: Any = cls.__new__(cls)
         self.objects[value.get("n")] = obj  # type: ignore[index]
         if "st" in value and _own_state(cls):
+            # _own_state checked that the class defines __setstate__ (the timer heap does).
             obj.__setstate__(self.decode(value["st"], depth))
             return obj
         if not isinstance(value.get("a"), dict):

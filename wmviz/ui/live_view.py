@@ -14,6 +14,7 @@ left alone for `WMVIZ_LIVE_IDLE_S` seconds is stopped.
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import tempfile
 import threading
@@ -42,6 +43,9 @@ class LiveRun:
     """One browser session's live query and where it stands in the trace it replays."""
 
     session: Any  # wmviz.spark.live.LiveSession (imported only when live mode is used)
+    work: Path
+    """The folder this run's query keeps its step files and checkpoint in (made for it; removed
+    when it stops)."""
     title: str
     source: Trace | None
     """The trace whose rows Forward feeds (None: an empty valve, driven only by injected inputs)."""
@@ -76,6 +80,7 @@ class _Registry:
             run = self.runs.pop(key, None)
         if run is not None:
             run.session.close()
+            shutil.rmtree(run.work, ignore_errors=True)
 
     def reap(self) -> None:
         """Stop the queries nobody has used for IDLE_S seconds."""
@@ -91,6 +96,8 @@ class _Registry:
 
 @st.cache_resource(show_spinner=False)
 def registry() -> _Registry:
+    """The server's live runs; made once, when it also clears what stopped servers left."""
+    _sweep_stale(_live_root().parent)
     return _Registry()
 
 
@@ -136,9 +143,9 @@ def _start(
         st.error(f"{MAX_LIVE} live sessions already run on this server; stop one or try again later.")
         return
     with st.spinner("Waiting for the SparkSession and starting the streaming query…"):
+        work = Path(tempfile.mkdtemp(prefix="live-", dir=_live_root()))
         try:
             spark = loading.spark_service().session(timeout=300)
-            work = Path(tempfile.mkdtemp(prefix="live-", dir=_live_root()))
             operator = config.operator.type != "none" or config.generator is not None
             session = LiveSession(
                 spark,
@@ -151,19 +158,38 @@ def _start(
                 manual_channels=manual_channels(source) if source is not None else None,
             )
         except Exception as exc:  # Spark did not start, or the query could not: say so, keep the page
+            shutil.rmtree(work, ignore_errors=True)
             st.error(f"Live mode could not start: {type(exc).__name__}: {exc}")
             return
     key = uuid.uuid4().hex
-    registry().add(key, LiveRun(session, title, source))
+    registry().add(key, LiveRun(session, work, title, source))
     st.session_state[LIVE] = key
     st.session_state["live_step"] = 0
     st.rerun()
 
 
 def _live_root() -> Path:
-    root = cache_root().parent / "live"
+    """Where this server's live queries keep their files: in memory (/dev/shm) where the system has
+    it, since a micro-batch writes its offsets, its commit and its state there; else beside the
+    cache. One folder per server process, so a server never touches another's."""
+    shm = Path("/dev/shm")
+    base = shm / "wmviz-live" if shm.is_dir() and os.access(shm, os.W_OK) else cache_root().parent / "live"
+    root = base / str(os.getpid())
     root.mkdir(parents=True, exist_ok=True)
     return root
+
+
+def _sweep_stale(base: Path) -> None:
+    """Remove what servers that are gone left behind: folders named by a process id not running."""
+    for folder in base.glob("[0-9]*"):
+        if not folder.name.isdigit() or int(folder.name) == os.getpid():
+            continue
+        try:
+            os.kill(int(folder.name), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:
+            pass  # another user's running process
 
 
 def stop() -> None:

@@ -206,7 +206,7 @@ def firings_so_far(cursor: InstanceCursor, step: int) -> str:
     if fired.empty:
         return "No window has fired so far."
     now = int((fired["step"] == step).sum())
-    late = int(fired["late"].fillna(False).astype(bool).sum())
+    late = int((fired["late"] == True).sum())  # noqa: E712 (None where a row has no late flag)
     return f"fired so far: {len(fired)} ({now} at this step, {late} late)"
 
 

@@ -268,13 +268,17 @@ def overview_panel(matrix: pd.DataFrame, frontier, cursor_order: int, t: TimeFor
     st.plotly_chart(fig, width="stretch", key="overview")
 
 
-def spark_status(service: SparkService) -> None:
+def spark_status(service: SparkService) -> bool:
     """The sidebar's Spark box: starting / warming up / ready / failed, the master URL, the cores,
-    and the job running now. It refreshes itself every second while anything is under way."""
+    and the job running now. While anything is under way it refreshes itself every second, and
+    redraws the page once when that is over. Returns whether it is refreshing itself."""
+    refreshing = _busy(service)
 
-    @st.fragment(run_every=1.0 if _busy(service) else None)
+    @st.fragment(run_every=1.0 if refreshing else None)
     def box() -> None:
         status = service.status()
+        if refreshing and not _busy(service):
+            st.rerun(scope="app")  # settled: draw the page once more, without the ticking
         icon = {"ready": ":material/check_circle:", "failed": ":material/error:"}.get(
             status.state, ":material/hourglass_top:"
         )
@@ -292,6 +296,7 @@ def spark_status(service: SparkService) -> None:
 
     with st.sidebar:
         box()
+    return refreshing
 
 
 def _busy(service: SparkService) -> bool:
