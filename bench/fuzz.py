@@ -4,8 +4,9 @@
 
 Every input (`bench/fuzz_inputs.py`: CSV, JSON Lines, compact and Parquet traces, configs in a
 `--config` file, a JSON Lines line or Parquet metadata) goes the way the CLI takes it: `read_trace`,
-then, if accepted, the whole simulation with every transcript line, then the writers: the accepted
-trace written in its own format must read back to the same rows. Each input ends in one class:
+then, if accepted, the whole simulation with every transcript and `explain` line, then the
+writers: the accepted trace written in its own format and as JSON Lines must read back to the same
+rows. Each input ends in one class:
 
     accepted       the trace validated, simulated and round-tripped
     clean error    a TraceValidationError or ScenarioError: what a user sees as `file:row: column: reason`
@@ -157,7 +158,9 @@ def _write_and_read(trace: Any, out_fmt: str, folder: str, reader: Reader) -> st
 def run_input(inp: FuzzInput, folder: str, reader: Reader = default_reader) -> tuple[str, str]:
     """(class, detail) of one input; `folder` is an empty scratch folder."""
     from wmviz.core.simulate import simulate
+    from wmviz.core.story import explain_line
     from wmviz.core.windows import ScenarioError
+    from wmviz.timefmt import TimeFormat, trace_origin
     from wmviz.trace.errors import TraceValidationError
     from wmviz.transcript import transcript_line
 
@@ -176,9 +179,11 @@ def run_input(inp: FuzzInput, folder: str, reader: Reader = default_reader) -> t
             return CLEAN, str(err).split("\n", 1)[0]
         with_input = len({r.input for r in trace.rows}) > 1
         operator = trace.config.generator is not None or trace.config.operator.type != "none"
+        times = TimeFormat("utc", origin_ms=trace_origin(trace), short=True)
         try:
-            for result in simulate(trace):
+            for result in simulate(trace, explain=True):  # what `transcript` and `explain` print
                 transcript_line(result, with_input=with_input, operator=operator)
+                explain_line(result, times)
         except ScenarioError as err:
             return CLEAN, str(err)
         try:

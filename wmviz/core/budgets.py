@@ -31,6 +31,9 @@ MAX_WINDOWS_PER_RECORD = _limit("WMVIZ_MAX_WINDOWS_PER_RECORD", 100_000)
 MAX_LIVE_WINDOWS = _limit("WMVIZ_MAX_WINDOWS", 1_000_000)
 """The most windows (key and window pairs) the window operator may hold at once: each costs about
 0.7 KB with its timers, so the default stays well under 2 GB."""
+MAX_GENERATED_CHANNELS = _limit("WMVIZ_MAX_GENERATED_CHANNELS", 1_024)
+"""The most channels of one instance whose watermarks a generator makes: each periodic probe (up to
+1,000 after one clock jump, plus one per idleness expiry) visits every one of them."""
 
 
 def windows_per_record_reason(count: int) -> str:
@@ -44,4 +47,11 @@ def live_windows_reason(count: int) -> str:
     return (
         f"the window operator would hold {count:,} windows at once, more than wmviz simulates: "
         f"{MAX_LIVE_WINDOWS:,} (WMVIZ_MAX_WINDOWS); the run stops here"
+    )
+
+
+def generated_channels_reason(count: int) -> str:
+    return (
+        f"a generator makes the watermarks of {count:,} channels of this instance, more than wmviz "
+        f"simulates: {MAX_GENERATED_CHANNELS:,} (WMVIZ_MAX_GENERATED_CHANNELS)"
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wmviz.core.account import StepAccount, account_step
+from wmviz.core.budgets import MAX_GENERATED_CHANNELS, generated_channels_reason
 from wmviz.core.combiner import InputCombiner
 from wmviz.core.generator import ChannelGenerator, ProbeResult
 from wmviz.core.interval_join import IntervalJoin
@@ -41,7 +42,7 @@ from wmviz.core.types import (
     WatermarkInput,
 )
 from wmviz.core.valve import Outcome, Valve
-from wmviz.core.windows import WindowOperator
+from wmviz.core.windows import ScenarioError, WindowOperator
 
 # Above this many quiet probes in one clock jump, only the probes that can change something run.
 _PROBE_BURST = 1000
@@ -134,6 +135,9 @@ class InstancePipeline:
 
     def process(self, step: int, row: TraceRow, *, explain: bool) -> StepResult:
         """Run one trace row through the instance and return what it caused."""
+        if len(self.generators) > MAX_GENERATED_CHANNELS:
+            # Every probe visits every generated channel: refused before the first one runs.
+            raise ScenarioError(row, "channel", generated_channels_reason(len(self.generators)))
         self._explain = explain
         self._log, self._valve_steps, self._out, self._probes = StepLog(), [], [], []
         if row.proc_ms is not None:
