@@ -231,9 +231,16 @@ def _worker(conn: Any, seed: int, indexes: list[int], limit_s: float, memory_mb:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     signal.signal(signal.SIGALRM, _on_alarm)
     docs = seed_docs()
+    # An exception a library could not raise (in a callback from native code) is only printed:
+    # caught here, it is a traceback like any other.
+    unraisable: list[str] = []
+    sys.unraisablehook = lambda hook: unraisable.append(
+        f"unraisable in {hook.object!r}: {_traceback(hook.exc_value) if hook.exc_value else hook.exc_type}"
+    )
     with tempfile.TemporaryDirectory(prefix="wmviz-fuzz-", dir=_scratch_root()) as folder:
         for index in indexes:
             inp = make_input(seed, index, docs)
+            unraisable.clear()
             signal.setitimer(signal.ITIMER_REAL, limit_s)
             try:
                 outcome = run_input(inp, folder, reader)
@@ -243,6 +250,8 @@ def _worker(conn: Any, seed: int, indexes: list[int], limit_s: float, memory_mb:
                 outcome = (MEMORY, "MemoryError")
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
+            if unraisable and outcome[0] in GOOD:
+                outcome = (TRACEBACK, unraisable[0][:2000])
             conn.send((index, *outcome))
             if outcome[0] in (HANG, MEMORY):
                 conn.close()

@@ -104,6 +104,9 @@ CONFIG_FIELDS: list[tuple[tuple[str, ...], list[Any]]] = [
     (("operator",), [{"type": "window", "size_ms": 86_400_000, "slide_ms": 1},
                      {"type": "window", "size_ms": 10_000_000, "slide_ms": 1},
                      {"type": "window", "size_ms": 2_000_000, "slide_ms": 1},
+                     {"type": "window", "size_ms": 10_000, "slide_ms": 1},
+                     {"type": "window", "size_ms": 10_001, "slide_ms": 1},
+                     {"type": "window", "size_ms": 3_600_000, "slide_ms": 60_000, "aggregate": "count"},
                      {"type": "window", "size_ms": 2**63 - 1, "slide_ms": 10**12},
                      {"type": "window", "size_ms": 2**63 - 1},
                      {"type": "window", "size_ms": 10, "allowed_lateness_ms": 2**63 - 1},
@@ -226,7 +229,7 @@ def _mutate_column_name(rng: random.Random, doc: Doc) -> str:
 def _mutate_rows(rng: random.Random, doc: Doc) -> str:
     if not doc.rows:
         return "rows: none"
-    what = rng.choice(("duplicate", "drop", "shuffle", "repeat", "empty"))
+    what = rng.choice(("duplicate", "drop", "shuffle", "repeat", "keys", "empty"))
     i = rng.randrange(len(doc.rows))
     if what == "duplicate":
         doc.rows.insert(i, copy.deepcopy(doc.rows[i]))
@@ -236,6 +239,9 @@ def _mutate_rows(rng: random.Random, doc: Doc) -> str:
         rng.shuffle(doc.rows)
     elif what == "repeat":
         doc.rows.extend(copy.deepcopy(doc.rows) * rng.randint(1, 20))
+    elif what == "keys":  # every row its own key: as many panes as rows
+        for n, row in enumerate(doc.rows):
+            row["key"] = f"k{n}"
     else:
         doc.rows.insert(i, {})
     return f"rows {what}"

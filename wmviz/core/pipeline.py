@@ -46,6 +46,7 @@ from wmviz.core.windows import ScenarioError, WindowOperator
 
 # Above this many quiet probes in one clock jump, only the probes that can change something run.
 _PROBE_BURST = 1000
+PENDING_LISTED = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +80,9 @@ class StepResult:
     events: tuple[StepEvent, ...] = ()
     """The operator's outputs, drops, timer registrations, firings and notes, in causal order."""
     pending_timers: tuple[FiredTimer, ...] = ()
-    """Every timer still pending after the step, in firing order (filled when explaining)."""
+    """Every timer still pending after the step, in firing order (filled when explaining, while at
+    most `PENDING_LISTED` are pending: ordering them all after every step would cost more than the
+    step)."""
 
     @property
     def emissions(self) -> tuple[Emission, ...]:
@@ -170,7 +173,9 @@ class InstancePipeline:
             probes=tuple(self._probes),
             notes=notes,
             events=events,
-            pending_timers=self.timers.pending() if explain else (),
+            pending_timers=(
+                self.timers.pending() if explain and self.timers.pending_count() <= PENDING_LISTED else ()
+            ),
         )
 
     @property
