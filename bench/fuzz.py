@@ -203,8 +203,6 @@ def run_input(inp: FuzzInput, folder: str, reader: Reader = default_reader) -> t
         raise
     except MemoryError:
         return MEMORY, "MemoryError"
-    except RecursionError as err:
-        return TRACEBACK, _traceback(err)
     except Exception as err:
         return TRACEBACK, _traceback(err)
     finally:

@@ -29,10 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wmviz.trace.columns import STANDARD_COLUMNS
+
 REPO = Path(__file__).resolve().parent.parent
 FORMATS = ("csv", "jsonl", "compact", "parquet")
-_STANDARD = ("seq", "instance", "input", "channel", "kind", "event_ms", "watermark_ms", "status",
-             "proc_ms", "key", "value")  # fmt: skip
+_STANDARD = STANDARD_COLUMNS
 
 
 @dataclass(frozen=True)

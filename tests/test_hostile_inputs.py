@@ -221,3 +221,27 @@ def test_a_finished_replayed_on_a_channel_already_at_max_is_narrated(tmp_path):
         "§8.2; shown as 'finished (replayed as MAX)'); dropped (W2): MAX is not above ch0's watermark MAX "
         "(equal values are dropped too); nothing emitted"
     )
+
+
+def test_a_wide_generated_valve_skips_probes_that_cannot_change_anything_with_the_same_outcome(monkeypatch):
+    from wmviz.core import pipeline
+    from wmviz.core.scenario import GeneratorConfig, Kind, ScenarioConfig, Trace, TraceRow
+
+    config = ScenarioConfig(
+        channels={"0": 120}, generator=GeneratorConfig(emit="periodic", interval_ms=1, idle_timeout_ms=1500)
+    )
+    rows = tuple(
+        TraceRow(row=i + 1, kind=Kind.RECORD, channel=i % 3, event_ms=1000 * i, proc_ms=999 * i)
+        for i in range(5)
+    )
+    trace = Trace("t.jsonl", rows, config, {("0", "0"): 120})
+
+    def outcome() -> tuple[list[object], int]:
+        results = list(simulate(trace))
+        return [(r.out, r.emit, r.dropped) for r in results], sum(len(r.probes) for r in results)
+
+    skipped, visits = outcome()
+    monkeypatch.setattr(pipeline, "_PROBE_VISITS", 10**12)
+    every, all_visits = outcome()
+    assert skipped == every
+    assert visits < all_visits // 50 and all_visits > 400_000
