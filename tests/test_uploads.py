@@ -23,7 +23,7 @@ BROKEN = INCIDENT.replace(b'"status": "FINISHED"', b'"status": "DONE"', 1).repla
 
 @pytest.fixture(autouse=True)
 def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("WMVIZ_CACHE", str(tmp_path / "timelines"))
+    monkeypatch.setenv("WMVIZ_CACHE", str(tmp_path))  # the data root: timelines/, uploads/, whatifs/
     return tmp_path
 
 
