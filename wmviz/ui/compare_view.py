@@ -24,6 +24,7 @@ from wmviz.trace.timefmt import parse_time_ms
 from wmviz.ui import loading, model, panels, uploads
 from wmviz.ui import operator_model as om
 from wmviz.ui.controls import STEP
+from wmviz.ui.plain import literal
 from wmviz.ui.runs import RunRequest, cache_root, enforce_budget, file_digest, whatifs_root
 from wmviz.ui.step_chart import step_chart
 from wmviz.whatif import (
@@ -79,13 +80,14 @@ def divergence_banner(left: InstanceCursor, right: InstanceCursor, step: int, t:
     if output is None:
         st.info(
             f"The outputs never differ. The state first differs at step {state.step}: "
-            f"{', '.join(state.what)}.  \nLeft: {state.left}  \nRight: {state.right}",
+            f"{literal(', '.join(state.what))}.  \n"
+            f"Left: {literal(state.left)}  \nRight: {literal(state.right)}",
             icon=":material/compare_arrows:",
         )
     else:
         st.warning(
-            f"The outputs first differ at step {output.step}: {', '.join(output.what)}.  \n"
-            f"Left: {output.left}  \nRight: {output.right}",
+            f"The outputs first differ at step {output.step}: {literal(', '.join(output.what))}.  \n"
+            f"Left: {literal(output.left)}  \nRight: {literal(output.right)}",
             icon=":material/compare_arrows:",
         )
     buttons = st.columns(2)
@@ -105,7 +107,7 @@ def divergence_banner(left: InstanceCursor, right: InstanceCursor, step: int, t:
             args=(state.step,),
             disabled=step == state.step,
             key="goto_state_divergence",
-            help=f"What differs there: {', '.join(state.what)}",
+            help=f"What differs there: {literal(', '.join(state.what))}",
         )
 
 
@@ -123,7 +125,7 @@ def _side(side: Side, column_key: str, t: TimeFormat) -> None:
     cursor, step = side.cursor, side.step
     result, pipeline, _ = cursor.explain(step)
     views = model.valve_views(cursor, pipeline, step, side.profile, t)
-    st.caption(f"step {step} · {model.input_summary(cursor.row(step), t)}")
+    st.caption(f"step {step} · {literal(model.input_summary(cursor.row(step), t))}")
     panels.output_panel(model.output_cards(views, pipeline, om.operator_watermark(cursor, step), t))
     short = replace(t, short=True)
     panels.narration_panel(explain_parts(result, short), short, key=f"{column_key}_")
@@ -232,7 +234,7 @@ def make_whatif(incident, instance: str, step: int, ask: dict) -> str | None:
         target = WHATIF_PREFIX + encode_edit(edit)
         resolve_whatif(incident, target)
     except (ValueError, TraceValidationError) as exc:
-        st.error(f"That edit cannot be simulated: {exc}")
+        st.error(f"That edit cannot be simulated: {literal(exc)}")
         return None
     return target
 
@@ -303,7 +305,7 @@ def compare_titles(incident) -> dict[str, str]:
             _, text, _ = resolve_whatif(incident, linked)
             known[linked] = text
         except (ValueError, TraceValidationError) as exc:
-            st.error(f"The link's what-if cannot be applied to this trace: {exc}")
+            st.error(f"The link's what-if cannot be applied to this trace: {literal(exc)}")
     titles = {target: f"what-if: {text}" for target, text in known.items()}
     if linked.startswith(TRACE_PREFIX) and linked not in titles:
         upload = _compared_upload(linked)
@@ -342,7 +344,7 @@ def other_run(target: str | None, incident, profile: Profile, engine: str, insta
         label = f"profile {target}"
     timeline = loading.load_timeline(request, label)
     if instance not in timeline.meta["instances"]:
-        st.error(f"instance {instance} is not in the other run")
+        st.error(f"instance {literal(instance)} is not in the other run")
         return None
     cursor = loading.instance_cursor(str(timeline.path), instance)
     return OtherRun(label, Profile.parse(timeline.meta["profile"]), cursor, edit)
