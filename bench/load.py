@@ -1,23 +1,24 @@
-"""Many people on one server: N browser sessions (pages in their own contexts of one Debian
-Chromium) step through different incidents for a set time.
+"""Many people on one server: N sessions step through different incidents for a set time.
 
-    python bench/load.py --sessions 20 --minutes 10        # the goal: 0 errors, server p95 <= 1 s
-    python bench/load.py --sessions 5 --minutes 1 --think 0.5
+    python bench/load.py --sessions 20 --minutes 10                   # the goal, Streamlit's protocol
+    python bench/load.py --sessions 5 --minutes 3 --client browser    # the same walk in Chromium
 
-Each session opens its own incident, presses Right (the page's shortcut key) until the last step,
-then picks the next incident in the sidebar, and so on, with `--think` seconds between presses (a
-person reading the step). After every press it checks the page is its own: the title is its
-incident's, the heading is the step it expects of that incident's step count, the link carries
-that step, and no exception is on the page. Anything else is an error (or cross-talk, when the
-page shows another incident's title or step count).
+Each session opens an incident by its link, steps to its last step with `--think` seconds between
+steps (a person reading), opens the next incident, and so on, each session starting at another
+incident. After every step it checks the page is its own: the title is its incident's, the one
+step heading is the step it expects of that incident's step count, the link carries that step,
+and no exception is on the page. Anything else is an error (cross-talk when the page shows another
+incident's title, step or step count). The clients (`bench/load_sessions.py`): `ws` speaks
+Streamlit's websocket protocol as the page does (no rendering: light enough for 20 on 2 cores);
+`browser` drives pages in their own contexts of one Debian Chromium with the Right key.
 
 Measured:
-* server step time: one timed script run per press (the step area's fragment, callbacks included,
-  from its start to its last element sent), by a timer wrapped around Streamlit's script
-  execution in the server process this benchmark starts; full runs (page loads, incident
-  switches) are reported apart;
-* browser step time: key press -> the new step's heading on the page; what it adds to the
-  server's time is the browser's (rendering, the websocket, and waiting for a CPU);
+* server step time: one timed script run per step (the step area's fragment, callbacks
+  included, from its start to its last element sent), by a timer wrapped around Streamlit's
+  script execution in the server process this benchmark starts; full runs (page loads) apart;
+* client step time: the step asked for -> the new step read back (over the websocket, or on the
+  page in Chromium); what it adds to the server's time is the client's: the websocket, waiting
+  for a CPU, and in a browser the rendering;
 * the server's and Chromium's CPU seconds, and the server's resident memory every 10 s.
 
 The server runs with WMVIZ_SPARK_START=lazy and the in-process engine (the incidents are small:
@@ -32,7 +33,6 @@ import asyncio
 import contextlib
 import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -42,23 +42,11 @@ import sys
 import tempfile
 import time
 import urllib.request
-from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
-WAIT_MS = 60_000
+sys.path.insert(0, str(REPO / "bench"))
 GOAL_P95_S = 1.0
 
 
@@ -200,115 +188,6 @@ def chromium_pids() -> list[int]:
     return pids
 
 
-# --- the sessions -----------------------------------------------------------------------------------
-
-
-@dataclass
-class Tally:
-    """What every session saw."""
-
-    presses: list[float] = field(default_factory=list)
-    switches: list[float] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    crosstalk: list[str] = field(default_factory=list)
-    checks: int = 0
-
-
-_STEP = re.compile(r"^Step (\d+) of (\d+)$")
-_CHECK = """() => ({
-  title: (document.querySelector('h1') || {}).innerText || '',
-  steps: [...document.querySelectorAll('h3')].map(h => h.innerText)
-    .filter(t => /^Step \\d+ of \\d+$/.test(t)),
-  exceptions: document.querySelectorAll('[data-testid="stException"]').length,
-  search: location.search,
-})"""
-
-
-async def on_screen(page, want_title: str, step: int, last: int | None, tally: Tally, who: str) -> int:
-    """Check the page shows this session's incident at `step`; returns its last step."""
-    state = await page.evaluate(_CHECK)
-    tally.checks += 1
-    if state["exceptions"]:
-        tally.errors.append(f"{who}: an exception on the page at step {step}")
-    if not state["title"].startswith(want_title[:30]):
-        tally.crosstalk.append(f"{who}: title {state['title'][:50]!r}, expected {want_title[:50]!r}")
-    shown = [_STEP.match(t) for t in state["steps"]]
-    if len(shown) != 1 or shown[0] is None:
-        tally.errors.append(f"{who}: step headings {state['steps']!r}")
-        return last or 0
-    now, count = int(shown[0][1]), int(shown[0][2])
-    if now != step or (last is not None and count != last):
-        tally.crosstalk.append(f"{who}: shows step {now} of {count}, expected {step} of {last}")
-    if f"step={step}" not in state["search"]:
-        tally.crosstalk.append(f"{who}: the link says {state['search'][:80]!r} at step {step}")
-    return count
-
-
-async def session(browser, url: str, order: list[tuple[str, str]], deadline: float, think: float,
-                  tally: Tally, who: str) -> None:  # fmt: skip
-    """One person: their incidents in turn, every step, until the deadline."""
-    context = await browser.new_context(viewport={"width": 1440, "height": 900})
-    page = await context.new_page()
-    page.set_default_timeout(WAIT_MS)
-    turn = 0
-    slug, title = order[0]
-    try:
-        await page.goto(f"{url}/?scenario={slug}&engine=local&step=0")
-        await page.get_by_role("heading", name=re.compile(r"^Step 0 of \d+$")).wait_for()
-        await page.locator(IDLE).wait_for()
-        while time.monotonic() < deadline:
-            await page.get_by_role("heading", level=1).first.click()  # focus on the page, not a widget
-            last = await on_screen(page, title, 0, None, tally, who)
-            for step in range(1, last + 1):
-                if time.monotonic() >= deadline:
-                    return
-                await asyncio.sleep(think)
-                started = time.perf_counter()
-                await page.keyboard.press("ArrowRight")
-                await page.get_by_role("heading", name=f"Step {step} of {last}", exact=True).wait_for()
-                tally.presses.append(time.perf_counter() - started)
-                await page.locator(IDLE).wait_for()
-                await on_screen(page, title, step, last, tally, who)
-            turn += 1
-            slug, title = order[turn % len(order)]
-            await asyncio.sleep(think)
-            started = time.perf_counter()
-            await page.locator(".st-key-scenario").click()
-            await page.get_by_role("option", name=title).click()
-            await page.get_by_role("heading", level=1, name=title).wait_for()
-            await page.get_by_role("heading", name=re.compile(r"^Step 0 of \d+$")).wait_for()
-            await page.locator(IDLE).wait_for()
-            tally.switches.append(time.perf_counter() - started)
-    except Exception as exc:  # a timeout or a broken page: counted, and this session goes on afresh
-        tally.errors.append(f"{who}: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}")
-        await context.close()
-        if time.monotonic() < deadline - 10:
-            await session(browser, url, order[turn % len(order):] + order[: turn % len(order)], deadline,
-                          think, tally, who)  # fmt: skip
-        return
-    await context.close()
-
-
-async def drive(url: str, sessions: int, seconds: float, think: float, ramp: float) -> Tally:
-    from playwright.async_api import async_playwright
-
-    from wmviz.incidents import built_in_incidents
-
-    incidents = [(slug, incident.title) for slug, incident in built_in_incidents().items()]
-    tally = Tally()
-    async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        deadline = time.monotonic() + seconds
-        tasks = []
-        for i in range(sessions):
-            order = incidents[i % len(incidents) :] + incidents[: i % len(incidents)]
-            tasks.append(asyncio.create_task(session(browser, url, order, deadline, think, tally, f"s{i}")))
-            await asyncio.sleep(ramp)  # people arrive one after another, not in the same millisecond
-        await asyncio.gather(*tasks)
-        await browser.close()
-    return tally
-
-
 # --- the report -------------------------------------------------------------------------------------
 
 
@@ -338,8 +217,13 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=10)
     parser.add_argument("--think", type=float, default=1.0, help="seconds between a session's key presses")
     parser.add_argument("--ramp", type=float, default=1.0, help="seconds between sessions' arrivals")
+    parser.add_argument(
+        "--client", choices=("ws", "browser"), default="ws", help="see bench/load_sessions.py"
+    )
     parser.add_argument("--serve", nargs=2, metavar=("PORT", "LOG"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    from load_sessions import drive
+
     if args.serve:
         serve(int(args.serve[0]), args.serve[1])
         return
@@ -358,7 +242,7 @@ def main() -> None:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), 10)
 
-        async def run() -> tuple[Tally, float, float]:
+        async def run() -> tuple:
             sampler = asyncio.create_task(sample())
             server_cpu = cpu_seconds([server.process.pid])
             chromium_cpu = [0.0]
@@ -373,7 +257,9 @@ def main() -> None:
                         await asyncio.wait_for(stop.wait(), 2)
 
             watcher = asyncio.create_task(watch_chromium())
-            tally = await drive(server.url, args.sessions, args.minutes * 60, args.think, args.ramp)
+            tally = await drive(
+                server.url, args.client, args.sessions, args.minutes * 60, args.think, args.ramp
+            )
             server_cpu = cpu_seconds([server.process.pid]) - server_cpu
             stop.set()
             await sampler
@@ -390,7 +276,7 @@ def main() -> None:
     print(f"load average after: {load()}", flush=True)
 
 
-def report(args, tally: Tally, runs: list[dict], memory, server_cpu: float, chromium_cpu: float,
+def report(args, tally, runs: list[dict], memory, server_cpu: float, chromium_cpu: float,
            wall: float) -> None:  # fmt: skip
     steps = [r["s"] for r in runs if r["fragment"]]
     full = [r["s"] for r in runs if not r["fragment"]]
@@ -400,18 +286,20 @@ def report(args, tally: Tally, runs: list[dict], memory, server_cpu: float, chro
     )
     print(f"steps pressed: {len(tally.presses):,}; incident switches: {len(tally.switches):,}; "
           f"page checks: {tally.checks:,}")  # fmt: skip
-    print(f"errors: {len(tally.errors) + len(server_errors)} ({len(tally.errors)} in browsers, "
+    print(f"errors: {len(tally.errors) + len(server_errors)} ({len(tally.errors)} in clients, "
           f"{len(server_errors)} script exceptions on the server); "
           f"cross-talk: {len(tally.crosstalk)}")  # fmt: skip
     for line in (tally.errors + server_errors + tally.crosstalk)[:15]:
         print(f"  {line}")
     print(f"server step (one fragment run per press): {spread(steps)}")
     print(f"server full runs (page loads, incident switches): {spread(full)}")
-    print(f"browser step (key press -> new heading on the page): {spread(tally.presses)}")
+    print(f"{args.client} client step (asked -> new step read back): {spread(tally.presses)}")
     if tally.presses and steps:
-        browser_part = statistics.median(tally.presses) - statistics.median(steps)
-        print(f"  the browser's part (p50 browser - p50 server): {browser_part * 1000:,.0f} ms")
-    print(f"browser incident switch (sidebar -> step 0 shown): {spread(tally.switches)}")
+        client_part = statistics.median(tally.presses) - statistics.median(steps)
+        print(f"  outside the script run (p50 client - p50 server: the websocket, the wait for a script "
+              f"thread and a CPU, {'rendering' if args.client == 'browser' else 'reading the messages'}): "
+              f"{client_part * 1000:,.0f} ms")  # fmt: skip
+    print(f"{args.client} client page open (link -> step 0 read back): {spread(tally.switches)}")
     print(f"CPU over the run: server {server_cpu:,.0f} s ({server_cpu / wall:.0%} of one core), "
           f"Chromium {chromium_cpu:,.0f} s ({chromium_cpu / wall:.0%} of one core), "
           f"{os.cpu_count()} cores")  # fmt: skip
