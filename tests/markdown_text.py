@@ -1,0 +1,10 @@
+"""What a person reads in a markdown element whose user text the app escaped (`wmviz.ui.plain`)."""
+
+from __future__ import annotations
+
+import re
+
+
+def shown(source: str) -> str:
+    """The text of `source` with its backslash escapes resolved."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", source)
