@@ -92,6 +92,11 @@ class ChannelGenerator:
             return False
         return now_ms - self.countdown_start_ms > timeout
 
+    def countdowns(self) -> list[tuple[int | None, bool]]:
+        """The idleness countdown's start and whether there is unseen activity (one clock here; a
+        split reader has one per split)."""
+        return [(self.countdown_start_ms, self.has_unseen_activity())]
+
     def snapshot(self) -> tuple:
         """Comparable state of the generator and its idleness countdown."""
         return (
