@@ -54,6 +54,11 @@ class ChannelGenerator:
         self.idle = False
         return [StatusInput(self.channel, Status.ACTIVE)]
 
+    @property
+    def has_seen_records(self) -> bool:
+        """Whether any record reached this generator (before one, maxSeen means nothing)."""
+        return self._activity > 0
+
     def has_unseen_activity(self) -> bool:
         """A record arrived since the last probe (the next probe will reset the countdown)."""
         return self._activity != self._activity_at_last_probe

@@ -133,6 +133,7 @@ def add_import_parser(sub) -> None:
     prom.add_argument("--watermark-interval", default="200ms", help="pipeline.auto-watermark-interval")
     prom.add_argument("--out", type=Path, required=True, help="the trace to write (.jsonl)")
     _IMPORT_ROUTES["prometheus"] = cmd_import_prometheus
+    add_kafka_route(routes)
 
 
 _IMPORT_ROUTES: dict = {}
@@ -172,3 +173,55 @@ def cmd_import_prometheus(args: argparse.Namespace) -> None:
     finally:
         out.close()
     print(f"{args.out}: {builder.samples} samples, {out.rows} rows")
+
+
+def add_kafka_route(routes) -> None:
+    """`import kafka`: a partition/offset/timestamp dump."""
+    kafka = routes.add_parser("kafka", help="a topic dump (kcat -f '%%p %%o %%T\\n') as per-split generators")
+    kafka.add_argument("file", type=Path, help="the dump: partition offset timestamp [event_time] per line")
+    kafka.add_argument("--parallelism", type=int, required=True, help="the source's parallelism")
+    kafka.add_argument("--out-of-orderness", required=True, help="forBoundedOutOfOrderness, e.g. 5s")
+    kafka.add_argument("--idleness", help="withIdleness timeout, e.g. 1m")
+    kafka.add_argument("--topic", help="the topic (needed unless the dump names it)")
+    kafka.add_argument("--partitions", type=int, help="the topic's partition count (default: as seen)")
+    kafka.add_argument("--watermark-interval", default="200ms", help="pipeline.auto-watermark-interval")
+    kafka.add_argument("--out", type=Path, required=True, help="the trace to write (.jsonl)")
+    _IMPORT_ROUTES["kafka"] = cmd_import_kafka
+
+
+def cmd_import_kafka(args: argparse.Namespace) -> None:
+    """Read the dump, assign partitions as KafkaSourceEnumerator does, write the trace."""
+    from wmviz.cli import BadInput
+    from wmviz.record.kafka import KafkaDumpError, KafkaImport, build_trace, read_dump
+
+    if not args.file.is_file():
+        raise BadInput(f"{args.file}: no such file")
+    if args.parallelism < 1:
+        raise BadInput("--parallelism must be at least 1")
+    if args.partitions is not None and args.partitions < 1:
+        raise BadInput("--partitions must be at least 1")
+    try:
+        options = KafkaImport(
+            parallelism=args.parallelism,
+            out_of_orderness_ms=parse_duration_ms(args.out_of_orderness, "--out-of-orderness"),
+            idleness_ms=parse_duration_ms(args.idleness, "--idleness") if args.idleness else None,
+            topic=args.topic,
+            partitions=args.partitions,
+            interval_ms=parse_duration_ms(args.watermark_interval, "--watermark-interval"),
+        )
+        if options.idleness_ms == 0 or options.interval_ms == 0:
+            raise ValueError("--idleness and --watermark-interval must be positive")
+        config, rows = build_trace(read_dump(args.file), options, args.file.name)
+    except (ValueError, KafkaDumpError) as err:
+        raise BadInput(str(err)) from None
+    out = TraceFile(args.out, config)
+    try:
+        out.write(rows)
+    finally:
+        out.close()
+    splits = config["generator"]["splits"]
+    print(
+        f"{args.out}: {len(rows)} rows; {sum(len(v) for v in splits.values())} splits over "
+        f"{args.parallelism} subtasks: "
+        + "; ".join(f"subtask {s}: {', '.join(ids)}" for s, ids in splits.items())
+    )
