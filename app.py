@@ -19,7 +19,18 @@ from wmviz.timefmt import TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.trace.config import parse_config
 from wmviz.trace.errors import TraceValidationError
-from wmviz.ui import bring, compare_view, controls, export_view, keys, live_view, loading, panels, stall
+from wmviz.ui import (
+    bring,
+    compare_view,
+    controls,
+    export_view,
+    import_views,
+    keys,
+    live_view,
+    loading,
+    panels,
+    stall,
+)
 from wmviz.ui import operator_model as om
 from wmviz.ui.model import holders, input_summary, output_cards, valve_views
 from wmviz.ui.plain import literal
@@ -166,6 +177,7 @@ def step_panels(
     views = valve_views(cursor, pipeline, step, Profile.parse(meta["profile"]), t)
     with left:
         panels.output_panel(output_cards(views, pipeline, om.operator_watermark(cursor, step), t))
+        import_views.replay_check(result, pipeline, t)
         found = stall.stall_at(cursor, step, holders(views))
         if found is not None:
             st.info(literal(stall.stall_text(found, cursor.count, t)), icon=":material/pause_circle:")
@@ -173,6 +185,7 @@ def step_panels(
         panels.narration_panel(explain_parts(result, short), short)
         ask = compare_view.whatif_form(cursor, step)
     with right:
+        import_views.split_stage(pipeline, t)
         panels.channel_tables(views)
         if pipeline.operator is not None or not cursor.timers.empty:
             panels.operator_panel(cursor, pipeline, step, t)
