@@ -4,8 +4,9 @@
 
 Every input (`bench/fuzz_inputs.py`: CSV, JSON Lines, compact and Parquet traces, configs in a
 `--config` file, a JSON Lines line or Parquet metadata) goes the way the CLI takes it: `read_trace`,
-then, if accepted, the whole simulation with every transcript line, then the writers: the accepted
-trace written in its own format must read back to the same rows. Each input ends in one class:
+then, if accepted, the whole simulation with every transcript and `explain` line, then the
+writers: the accepted trace written in its own format and as JSON Lines must read back to the same
+rows. Each input ends in one class:
 
     accepted       the trace validated, simulated and round-tripped
     clean error    a TraceValidationError or ScenarioError: what a user sees as `file:row: column: reason`
@@ -157,7 +158,9 @@ def _write_and_read(trace: Any, out_fmt: str, folder: str, reader: Reader) -> st
 def run_input(inp: FuzzInput, folder: str, reader: Reader = default_reader) -> tuple[str, str]:
     """(class, detail) of one input; `folder` is an empty scratch folder."""
     from wmviz.core.simulate import simulate
+    from wmviz.core.story import explain_line
     from wmviz.core.windows import ScenarioError
+    from wmviz.timefmt import TimeFormat, trace_origin
     from wmviz.trace.errors import TraceValidationError
     from wmviz.transcript import transcript_line
 
@@ -176,9 +179,11 @@ def run_input(inp: FuzzInput, folder: str, reader: Reader = default_reader) -> t
             return CLEAN, str(err).split("\n", 1)[0]
         with_input = len({r.input for r in trace.rows}) > 1
         operator = trace.config.generator is not None or trace.config.operator.type != "none"
+        times = TimeFormat("utc", origin_ms=trace_origin(trace), short=True)
         try:
-            for result in simulate(trace):
+            for result in simulate(trace, explain=True):  # what `transcript` and `explain` print
                 transcript_line(result, with_input=with_input, operator=operator)
+                explain_line(result, times)
         except ScenarioError as err:
             return CLEAN, str(err)
         try:
@@ -226,9 +231,16 @@ def _worker(conn: Any, seed: int, indexes: list[int], limit_s: float, memory_mb:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     signal.signal(signal.SIGALRM, _on_alarm)
     docs = seed_docs()
+    # An exception a library could not raise (in a callback from native code) is only printed:
+    # caught here, it is a traceback like any other.
+    unraisable: list[str] = []
+    sys.unraisablehook = lambda hook: unraisable.append(
+        f"unraisable in {hook.object!r}: {_traceback(hook.exc_value) if hook.exc_value else hook.exc_type}"
+    )
     with tempfile.TemporaryDirectory(prefix="wmviz-fuzz-", dir=_scratch_root()) as folder:
         for index in indexes:
             inp = make_input(seed, index, docs)
+            unraisable.clear()
             signal.setitimer(signal.ITIMER_REAL, limit_s)
             try:
                 outcome = run_input(inp, folder, reader)
@@ -238,6 +250,8 @@ def _worker(conn: Any, seed: int, indexes: list[int], limit_s: float, memory_mb:
                 outcome = (MEMORY, "MemoryError")
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
+            if unraisable and outcome[0] in GOOD:
+                outcome = (TRACEBACK, unraisable[0][:2000])
             conn.send((index, *outcome))
             if outcome[0] in (HANG, MEMORY):
                 conn.close()

@@ -104,6 +104,9 @@ CONFIG_FIELDS: list[tuple[tuple[str, ...], list[Any]]] = [
     (("operator",), [{"type": "window", "size_ms": 86_400_000, "slide_ms": 1},
                      {"type": "window", "size_ms": 10_000_000, "slide_ms": 1},
                      {"type": "window", "size_ms": 2_000_000, "slide_ms": 1},
+                     {"type": "window", "size_ms": 10_000, "slide_ms": 1},
+                     {"type": "window", "size_ms": 10_001, "slide_ms": 1},
+                     {"type": "window", "size_ms": 3_600_000, "slide_ms": 60_000, "aggregate": "count"},
                      {"type": "window", "size_ms": 2**63 - 1, "slide_ms": 10**12},
                      {"type": "window", "size_ms": 2**63 - 1},
                      {"type": "window", "size_ms": 10, "allowed_lateness_ms": 2**63 - 1},
@@ -226,7 +229,7 @@ def _mutate_column_name(rng: random.Random, doc: Doc) -> str:
 def _mutate_rows(rng: random.Random, doc: Doc) -> str:
     if not doc.rows:
         return "rows: none"
-    what = rng.choice(("duplicate", "drop", "shuffle", "repeat", "empty"))
+    what = rng.choice(("duplicate", "drop", "shuffle", "repeat", "keys", "empty"))
     i = rng.randrange(len(doc.rows))
     if what == "duplicate":
         doc.rows.insert(i, copy.deepcopy(doc.rows[i]))
@@ -236,6 +239,9 @@ def _mutate_rows(rng: random.Random, doc: Doc) -> str:
         rng.shuffle(doc.rows)
     elif what == "repeat":
         doc.rows.extend(copy.deepcopy(doc.rows) * rng.randint(1, 20))
+    elif what == "keys":  # every row its own key: as many panes as rows
+        for n, row in enumerate(doc.rows):
+            row["key"] = f"k{n}"
     else:
         doc.rows.insert(i, {})
     return f"rows {what}"
@@ -277,8 +283,40 @@ def _mutate_parquet_type(rng: random.Random, doc: Doc) -> str:
     return f"typed {column}:{doc.typed[column]}"
 
 
+_EXTREME: dict[str, list[Any]] = {
+    "event_ms": [-(2**63) + 1, -(2**62), -1, 0, 1, 2**62, 2**63 - 2, 2**63 - 1, "9999-12-31T23:59:59.999Z"],
+    "watermark_ms": ["MIN", "MAX", -(2**63) + 1, -1, 0, 2**62, 2**63 - 2, "0001-01-01T00:00:00Z"],
+    "proc_ms": [0, 1, 2**40, 2**62, 2**63 - 1, -(2**63)],
+    "channel": [0, 1, 3, 255, 32767],
+    "key": ["", "k", "é", "a" * 200, "0"],
+    "value": [2**63 - 1, -(2**63), 1e308, -0.0, "x", 0],
+    "seq": [0, -5, 2**63 - 1, 1, 2],
+    "instance": ["0", "1", "²", "٣", "10", "a b"],
+    "input": ["0", "1", "L", "R"],
+    "kind": ["record", "watermark", "status", "proctime"],
+    "status": ["ACTIVE", "IDLE", "FINISHED"],
+}
+
+
+def _mutate_valid_extreme(rng: random.Random, doc: Doc) -> str:
+    """A cell set to a value its column accepts, at an edge (MIN/MAX, year 9999, a far channel)."""
+    if not doc.rows:
+        return "extreme: no rows"
+    row = rng.choice(doc.rows)
+    column = rng.choice(list(_EXTREME))
+    if doc.fmt == "compact":
+        column = rng.choice(["ch", "wm"])
+        row[column] = rng.choice(_EXTREME["channel" if column == "ch" else "watermark_ms"])
+        return f"extreme {column}={row[column]!r}"
+    row[column] = rng.choice(_EXTREME[column])
+    if column not in doc.columns:
+        doc.columns.append(column)
+    return f"extreme {column}={_short(row[column])}"
+
+
 MUTATORS = (
-    (_mutate_cell, 6),
+    (_mutate_cell, 5),
+    (_mutate_valid_extreme, 4),
     (_mutate_column_name, 1),
     (_mutate_rows, 1),
     (_mutate_config, 2),
@@ -425,7 +463,10 @@ def _parquet_bytes(doc: Doc, rng: random.Random, with_config: bool, text: bool) 
         fields.append(pa.field(safe, arrays[i].type))
     metadata = None
     if with_config and doc.config is not None:
-        metadata = {b"wmviz.config": dump_json(doc.config).encode("utf-8", errors="surrogatepass")}
+        stored = dump_json(doc.config).encode("utf-8", errors="surrogatepass")
+        if rng.random() < 0.1:
+            stored = _mutate_bytes(rng, stored)[0]
+        metadata = {b"wmviz.config": stored}
     table = pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=metadata))
     buffer = io.BytesIO()
     pq.write_table(table, buffer, row_group_size=rng.choice([2, 1000]))

@@ -472,12 +472,22 @@ _BAD: list[Case] = [
         ),
     ),
     Case(
+        "csv-stray-quote",
+        "t.csv",
+        _text(
+            'kind,proc_ms,note\nproctime,1,"a ""b"" c"\nproctime,2,"x\ny"\nproctime,3,ab"c\n,1,\nproctime,4,z\n'
+        ),
+        issues=(
+            't.csv:5: broken CSV: a quote inside a cell that does not start with one; quote the whole cell and double the quotes in it ("a ""b"" c")',
+        ),
+    ),
+    Case(
         "windows-per-record-budget",
         "t.jsonl",
         _text('{"kind": "record", "channel": 0, "key": "k", "event_ms": 5}\n'),
         {"operator": {"type": "window", "size_ms": 2_000_000, "slide_ms": 1}},
         issues=(
-            "windows-per-record-budget.config.json: field operator.slide_ms: size / slide puts each record in 2,000,000 windows, more than wmviz simulates: 100,000 (WMVIZ_MAX_WINDOWS_PER_RECORD)",
+            "windows-per-record-budget.config.json: field operator.slide_ms: size / slide puts each record in 2,000,000 windows, more than wmviz simulates: 10,000 (WMVIZ_MAX_WINDOWS_PER_RECORD)",
         ),
     ),
     Case(

@@ -48,6 +48,10 @@ def test_a_simulation_over_its_window_budget_stops_with_the_limit_named_not_memo
         "simulates: 5 (WMVIZ_MAX_WINDOWS); the run stops here"
     )
     assert "Traceback" not in over.stderr and "MemoryError" not in over.stderr
+    spark = _cli("transcript", str(trace), "--engine", "spark", env={"WMVIZ_MAX_WINDOWS": "5"})
+    assert spark.returncode == 2
+    assert over.stderr.splitlines()[0] in spark.stderr.splitlines()  # the same words on Spark
+    assert spark.stdout == over.stdout  # and the same lines before the row that stopped it
 
 
 def test_the_windows_per_record_budget_is_settable_and_flinks_own_rule_stays(tmp_path):
@@ -154,3 +158,34 @@ def test_payload_shaped_like_the_internal_tags_stays_plain_data_through_reader_w
     for output, value, line in zip(joined, forged, (2, 3, 4), strict=True):
         assert output["left"]["row"] == line  # a payload column named `row` cannot overwrite it
         assert output["left"]["payload"]["v"] == value
+
+
+def test_a_wide_valve_is_narrated_in_lines_of_bounded_length(tmp_path):
+    lines = [json.dumps({"channels": 32_768})] + [json.dumps({"ch": c, "wm": 10 + c}) for c in (5, 7)]
+    path = tmp_path / "wide.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    result = _cli("explain", str(path))
+    assert result.returncode == 0, result.stderr
+    steps = [line for line in result.stdout.splitlines() if line.startswith("step ")]
+    assert len(steps) == 2 and all(len(line) < 1000 for line in steps)
+    assert "14: MIN, 15: MIN, … 32,752 more}" in steps[1]
+    assert (
+        "held by ch0, ch1, ch2, ch3, ch4, ch6, ch8," in steps[1]
+        and "ch17 and 32,750 more: no watermark yet" in steps[1]
+    )
+
+
+def test_a_generator_over_more_channels_than_its_budget_is_refused_at_the_first_row(tmp_path):
+    config = {
+        "channels": {"0": 1025},
+        "generator": {"emit": "periodic", "interval_ms": 1, "idle_timeout_ms": 5},
+    }
+    rows = [{"config": config}, {"kind": "record", "channel": 0, "event_ms": 5, "proc_ms": 1}]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    refused = _cli("transcript", str(path))
+    assert refused.returncode == 2 and refused.stderr.splitlines()[0] == (
+        "t.jsonl:2: column channel: a generator makes the watermarks of 1,025 channels of this instance, "
+        "more than wmviz simulates: 1,024 (WMVIZ_MAX_GENERATED_CHANNELS)"
+    )
+    assert _cli("transcript", str(path), env={"WMVIZ_MAX_GENERATED_CHANNELS": "1025"}).returncode == 0

@@ -26,11 +26,15 @@ def _limit(name: str, default: int) -> int:
     return value
 
 
-MAX_WINDOWS_PER_RECORD = _limit("WMVIZ_MAX_WINDOWS_PER_RECORD", 100_000)
-"""The most windows one record may fall in (size / slide of a sliding window); ~1 KB each."""
-MAX_LIVE_WINDOWS = _limit("WMVIZ_MAX_WINDOWS", 1_000_000)
-"""The most windows (key and window pairs) the window operator may hold at once: each costs about
-0.7 KB with its timers, so the default stays well under 2 GB."""
+MAX_WINDOWS_PER_RECORD = _limit("WMVIZ_MAX_WINDOWS_PER_RECORD", 10_000)
+"""The most windows one record may fall in (size / slide of a sliding window): a day in one-minute
+slides is 1,440, and each window a record opens costs ~40 µs and ~1 KB with its two timers."""
+MAX_LIVE_WINDOWS = _limit("WMVIZ_MAX_WINDOWS", 100_000)
+"""The most windows (key and window pairs) the window operator may hold at once: at ~16-40 µs and
+~1 KB each, a run reaches the limit in a few seconds and 100 MB (1,000,000 took 39 s and 1 GB)."""
+MAX_GENERATED_CHANNELS = _limit("WMVIZ_MAX_GENERATED_CHANNELS", 1_024)
+"""The most channels of one instance whose watermarks a generator makes: each periodic probe (up to
+1,000 after one clock jump, plus one per idleness expiry) visits every one of them."""
 
 
 def windows_per_record_reason(count: int) -> str:
@@ -44,4 +48,11 @@ def live_windows_reason(count: int) -> str:
     return (
         f"the window operator would hold {count:,} windows at once, more than wmviz simulates: "
         f"{MAX_LIVE_WINDOWS:,} (WMVIZ_MAX_WINDOWS); the run stops here"
+    )
+
+
+def generated_channels_reason(count: int) -> str:
+    return (
+        f"a generator makes the watermarks of {count:,} channels of this instance, more than wmviz "
+        f"simulates: {MAX_GENERATED_CHANNELS:,} (WMVIZ_MAX_GENERATED_CHANNELS)"
     )

@@ -38,6 +38,10 @@ class ScenarioError(ValueError):
         super().__init__(f"row {row.row}: column {column}: {reason}")
         self.row, self.column, self.reason = row, column, reason
 
+    def __reduce__(self) -> tuple[type, tuple[TraceRow, str, str]]:
+        # Exception pickling replays `args` (the message); a Spark worker sends the error itself.
+        return (ScenarioError, (self.row, self.column, self.reason))
+
 
 class AssignerError(ValueError):
     """An event time Flink's window assigner cannot handle: the job would fail on that record."""
