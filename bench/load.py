@@ -63,10 +63,16 @@ def serve(port: int, log: str) -> None:
     lock = threading.Lock()
     out = open(log, "a", buffering=1)  # noqa: SIM115  (open for the server's life)
 
+    profile_to = os.environ.get("WMVIZ_LOAD_PROFILE")  # where the steps' profile goes, if asked
+    profiled = []
+
     def timed(func, ctx):
         started = time.perf_counter()
         fragment = bool(getattr(ctx, "fragment_ids_this_run", None))
-        result = run(func, ctx)
+        if profile_to and fragment:
+            result = _profiled(run, func, ctx, profiled, profile_to, lock)
+        else:
+            result = run(func, ctx)
         took = time.perf_counter() - started
         error = result[4]
         record = {"t": time.time(), "session": ctx.session_id, "s": took, "fragment": fragment}
@@ -83,6 +89,24 @@ def serve(port: int, log: str) -> None:
                 "--browser.gatherUsageStats", "false", "--server.address", "127.0.0.1",
                 "--server.port", str(port), "--server.fileWatcherType", "none"]  # fmt: skip
     cli.main()
+
+
+def _profiled(run, func, ctx, profiled: list, path: str, lock) -> tuple:
+    """One step's run under cProfile (its own thread only); every 20 steps, all of them so far
+    are written to `path` (pstats), since the server is stopped by a signal."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        return run(func, ctx)
+    finally:
+        profiler.disable()
+        with lock:
+            profiled.append(profiler)
+            if len(profiled) % 20 == 0:
+                pstats.Stats(*profiled).dump_stats(path)
 
 
 def _free_port() -> int:

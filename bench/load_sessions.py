@@ -89,7 +89,7 @@ async def walk(open_page, order: list[tuple[str, str]], deadline: float, think: 
     turn = 0
     while time.monotonic() < deadline - 5:
         slug, title = order[turn % len(order)]
-        page = None
+        page, doing = None, f"opening {slug}"
         try:
             started = time.perf_counter()
             page = await open_page(slug)
@@ -99,14 +99,14 @@ async def walk(open_page, order: list[tuple[str, str]], deadline: float, think: 
                 if time.monotonic() >= deadline:
                     break
                 await asyncio.sleep(think)
+                doing = f"stepping {slug} to {step}"
                 started = time.perf_counter()
                 await page.forward(step, last)
                 tally.presses.append(time.perf_counter() - started)
                 check(await page.screen(), title, step, last, tally, who)
         except Exception as exc:  # a timeout or a broken page: counted, and the walk goes on afresh
-            tally.errors.append(
-                f"{who}: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
-            )
+            first = str(exc).splitlines()[0][:120] if str(exc) else ""
+            tally.errors.append(f"{who}, {doing}: {type(exc).__name__}: {first}")
         finally:
             if page is not None:
                 await page.close()

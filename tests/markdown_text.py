@@ -6,5 +6,6 @@ import re
 
 
 def shown(source: str) -> str:
-    """The text of `source` with its backslash escapes resolved."""
-    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", source)
+    """The text of `source` with its backslash escapes resolved and its word joiners (which stop
+    GFM's bare links) left out."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", source).replace("\u2060", "")

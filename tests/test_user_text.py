@@ -18,7 +18,10 @@ from tests.markdown_text import shown
 from wmviz.ui import uploads
 from wmviz.ui.plain import literal
 
-HOSTILE = "[t](https://x.example/a) ![i](http://y.example/i.png) www.z.example :red[r] $x$ <b>b</b>"
+HOSTILE = (
+    "[t](https://x.example/a) ![i](http://y.example/i.png) www.z.example HTTP://w.example "
+    "me@v.example :red[r] $x$ <b>b</b>"
+)
 _CONFIG = {
     "name": HOSTILE,
     "description": HOSTILE,
@@ -36,8 +39,11 @@ FILE_NAME = "www.evil.example [a](https://x.example).jsonl"
 _RAW = [
     re.compile(r"(?<!\\)\]\((?:https?:)?"),  # a link or image: ](…
     re.compile(r"(?<!\\)!(?<!\\)\["),  # an image: ![
-    re.compile(r"https?:(?!\\)//"),  # a bare URL GFM would link
-    re.compile(r"www\.z"),  # a bare www. GFM would link
+    # Bare URLs, www. and e-mail addresses GFM links after escapes are resolved: each needs the
+    # word joiner where the link would start.
+    re.compile(r"(?i)https?(?:\\)?:(?:\\)?/(?:\\)?/[xyw](?:\\)?\.example"),
+    re.compile(r"(?i)www(?:\\)?\.z"),
+    re.compile(r"me(?:\\)?@v"),
     re.compile(r"(?<!\\):red(?<!\\)\["),  # Streamlit's colour directive
     re.compile(r"(?<!\\)\$x(?<!\\)\$"),  # maths
 ]

@@ -192,14 +192,25 @@ def find_upload(digest: str | None, root: Path | None = None) -> StoredUpload | 
         return None
     files = [p for p in folder.iterdir() if p.name != _LAST_USED]
     stamp = tuple(sorted((p.name, (s := p.stat()).st_size, s.st_mtime_ns) for p in files))
-    return _verified_upload(str(folder), stamp)
+    found = _verified_upload(str(folder), stamp)
+    if isinstance(found, str):
+        raise DamagedUpload(found)
+    return found
 
 
 @functools.lru_cache(maxsize=256)
-def _verified_upload(folder: str, stamp: tuple) -> StoredUpload:
+def _verified_upload(folder: str, stamp: tuple) -> StoredUpload | str:
     """Read the stored files and check them against the folder's digest, once per stamp (every
-    file's name, size and time): the page asks at every step."""
-    path = Path(folder)
+    file's name, size and time: the page asks at every step); what is wrong, if anything."""
+    try:
+        return _verify_upload(Path(folder), stamp)
+    except DamagedUpload as exc:
+        return str(exc)
+    except OSError as exc:  # a folder where a file was, a file that cannot be read
+        return f"stored upload {Path(folder).name} is damaged: {exc.strerror or exc}; it is not served"
+
+
+def _verify_upload(path: Path, stamp: tuple) -> StoredUpload:
     digest = path.name
     names = {name for name, _, _ in stamp}
     traces = sorted(names - set(_RESERVED))
