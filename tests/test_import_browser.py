@@ -100,4 +100,5 @@ def test_a_recorded_trace_reads_in_clock_times_and_checks_each_sample(page, app_
     expect(check.first).to_be_visible()
     assert "the replay agrees" in check.first.inner_text()
     expect(page.locator(".st-key-narration")).to_contain_text("IDLE")
+    expect(page.get_by_text(re.compile(r"^This status is inferred, not reported by Flink"))).to_be_visible()
     publish(check_and_return(screen_png(page, tmp_path / "recorded.png")), "recorded-replay-check.png")

@@ -94,8 +94,18 @@ def replay_check_text(
     )
 
 
+def inferred_text(result: StepResult) -> str | None:
+    """The row's `inferred` column: a status the recorder inferred rather than read from Flink."""
+    value = dict(result.row.payload).get("inferred")
+    return f"This status is inferred, not reported by Flink ({value})." if value else None
+
+
 def replay_check(result: StepResult, pipeline: InstancePipeline, t: TimeFormat) -> None:
-    """The check badge under the output, on the rows of a recorded or imported trace."""
+    """Under the output, on the rows of a recorded or imported trace: whether the row's status was
+    inferred, and the check against the watermark the job reported."""
+    inferred = inferred_text(result)
+    if inferred is not None:
+        st.caption(inferred)
     found = replay_check_text(result, pipeline, replace(t, short=True))  # as the narration reads
     if found is None:
         return
