@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -185,14 +186,9 @@ def test_disagreements_are_named_by_their_cause(tmp_path):
     report below even the previous replay output is unexplained."""
     builder = TraceBuilder(_topology())
     samples = _samples()
-    s2, s5, s9 = samples[2], samples[5], samples[9]
-    samples[2] = Sample(
-        s2.time_ms, 0, s2.upstream_watermark, s2.upstream_idle_ms, {0: T0 - 3500, 1: T0 - 3000}
-    )
-    samples[5] = Sample(
-        s5.time_ms, 0, s5.upstream_watermark, s5.upstream_idle_ms, {0: T0 - 2000, 1: T0 + 5000}
-    )
-    samples[9] = Sample(s9.time_ms, 0, s9.upstream_watermark, s9.upstream_idle_ms, {0: T0, 1: T0 + 9000})
+    samples[2] = replace(samples[2], reported={0: T0 - 3500, 1: T0 - 3000})  # instance 0 in flight
+    samples[5] = replace(samples[5], reported={0: T0 - 2000, 1: T0 + 5000})  # 0 not yet idle
+    samples[9] = replace(samples[9], reported={0: T0, 1: T0 + 9000})  # 0 far behind
     rows = [row for s in samples for row in builder.add(s)]
     check = _check(_write(rows, builder.config("t", ""), tmp_path / "t.jsonl"))
     causes = {(c.instance, c.step): c.cause for c in check.checks if not c.agrees}
