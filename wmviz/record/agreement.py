@@ -11,7 +11,7 @@ trusted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from wmviz.core.pipeline import StepResult
 from wmviz.core.types import MIN_MS, EmittedWatermark
@@ -22,8 +22,10 @@ CHECK_COLUMN = "reported_ms"
 
 
 IN_FLIGHT = "in flight"
+READ_SKEW = "read skew"
 INFERRED_STATUS = "inferred status"
 UNEXPLAINED = "unexplained"
+CAUSES = (IN_FLIGHT, READ_SKEW, INFERRED_STATUS, UNEXPLAINED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,9 +39,10 @@ class Check:
     cause: str = ""
     """For a disagreement: IN_FLIGHT (the job held a watermark between the replay's output at the
     previous sample and now: what the upstream reported was still on its way when the metrics
-    were read), INFERRED_STATUS (this sample inferred a status the
-    job had not, or not yet, taken), or UNEXPLAINED (a missed sample, or a channel mapping that
-    does not match the job)."""
+    were read), READ_SKEW (the job was ahead, but only by what the upstream reported at the next
+    sample: the operator's metrics were read a moment after its upstream's), INFERRED_STATUS
+    (this sample inferred a status the job had not, or not yet, taken), or UNEXPLAINED (a missed
+    sample, or a channel mapping that does not match the job)."""
 
     @property
     def agrees(self) -> bool:
@@ -63,6 +66,7 @@ class ReplayCheck:
     checks: list[Check] = field(default_factory=list)
     _previous: dict[str, int] = field(default_factory=dict)
     _inferred: set[str] = field(default_factory=set)
+    _last_check: dict[str, int] = field(default_factory=dict)
 
     def observe(self, result: StepResult) -> Check | None:
         """Fold one step in; the check of this step, if its row carries one."""
@@ -77,10 +81,22 @@ class ReplayCheck:
             return None
         replay = self.output.get(instance, MIN_MS)
         check = Check(instance, result.step, replay, reported, self.cause(instance, replay, reported))
+        self.confirm_read_skew(instance, replay)
+        self._last_check[instance] = len(self.checks)
         self._previous[instance] = replay
         self._inferred.discard(instance)
         self.checks.append(check)
         return check
+
+    def confirm_read_skew(self, instance: str, replay: int) -> None:
+        """The previous check of the instance had the job ahead of the replay: if the replay has now
+        reached the job's value, the job was merely read a moment later than its upstream."""
+        index = self._last_check.get(instance)
+        if index is None:
+            return
+        previous = self.checks[index]
+        if previous.cause == UNEXPLAINED and previous.replay_ms < previous.reported_ms <= replay:
+            self.checks[index] = replace(previous, cause=READ_SKEW)
 
     def cause(self, instance: str, replay: int, reported: int) -> str:
         """Why a check disagrees (empty when it agrees)."""
@@ -109,7 +125,7 @@ class ReplayCheck:
         disagreements = [c for c in self.checks if not c.agrees]
         causes = ", ".join(
             f"{sum(c.cause == cause for c in disagreements)} {cause}"
-            for cause in (IN_FLIGHT, INFERRED_STATUS, UNEXPLAINED)
+            for cause in CAUSES
             if any(c.cause == cause for c in disagreements)
         )
         lines = [
@@ -139,10 +155,18 @@ def disagreement(check: Check, times: TimeFormat) -> str:
             "the job was between the replay's previous output and this one: what the upstream "
             "reported was still on its way (in a network buffer) when the metrics were read"
         )
+    elif check.cause == READ_SKEW:
+        why = "the operator's metrics were read a moment after its upstream's, which had moved on"
     elif check.cause == INFERRED_STATUS:
         why = "this sample inferred a status from sourceIdleTime that the job had not (yet) taken"
     elif side == "ahead":
-        why = "the job is behind even the previous sample's replay: a lost sample, or a wrong mapping"
+        why = (
+            "the job is behind even the previous sample's replay: a watermark in flight for longer "
+            "than a sample, or a channel mapping that does not match the job"
+        )
     else:
-        why = "a sample missed an upstream watermark, or the channel mapping does not match the job"
+        why = (
+            "the operator's metrics were read after a newer upstream watermark reached it, a sample "
+            "missed one, or the channel mapping does not match the job"
+        )
     return f"replay {replay}, job {reported}: the replay is {side} ({why})"
