@@ -24,9 +24,11 @@ class FakeJob:
     """A two-subtask source feeding a two-subtask operator (rebalance); watermarks advance 1 s per
     poll of the job; `script` says the state per poll and when the attempts change."""
 
-    def __init__(self, states: list[str], restart_at: int | None = None) -> None:
+    def __init__(self, states: list[str], restart_at: int | None = None, metrics_from: int = 0) -> None:
         self.states = states
         self.restart_at = restart_at
+        self.metrics_from = metrics_from
+        """Before this poll the tasks have registered no metrics yet (a job just submitted)."""
         self.polls = 0
 
     @property
@@ -45,6 +47,8 @@ class FakeJob:
                                        {"id": SRC}]}}  # fmt: skip
         if path in (f"/jobs/{JOB}/vertices/{SRC}", f"/jobs/{JOB}/vertices/{OP}"):
             return {"subtasks": [{"subtask": i, "attempt": self.attempt} for i in range(2)]}
+        if self.polls < self.metrics_from:
+            return []
         base = T0 + 1000 * self.polls - (100_000 if self.attempt else 0)
         if path == f"/jobs/{JOB}/vertices/{SRC}/metrics":
             values = {f"{i}.Source__orders.currentOutputWatermark": base - 500 * i for i in range(2)}
@@ -133,3 +137,12 @@ def test_a_vertex_the_job_lacks_and_an_unreachable_endpoint_exit_2(serve, tmp_pa
     assert proc.returncode == 2 and "--vertex 'join' is not a vertex of the job" in proc.stderr
     proc = subprocess.run(_record("http://127.0.0.1:9", tmp_path / "r.jsonl"), capture_output=True, text=True)
     assert proc.returncode == 2 and "GET http://127.0.0.1:9/jobs/j1" in proc.stderr
+
+
+def test_metrics_registered_after_the_recording_started_are_found(serve, tmp_path):
+    out = tmp_path / "r.jsonl"
+    job = FakeJob(["RUNNING"] * 8 + ["FINISHED"], metrics_from=4)
+    proc = subprocess.run(_record(serve(job), out), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    checked = [r for r in read_trace(out).rows if "reported_ms" in dict(r.payload)]
+    assert len(checked) >= 2 * 4  # both subtasks, from the poll the metrics appear on
