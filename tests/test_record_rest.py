@@ -49,10 +49,13 @@ class FakeJob:
             return {"subtasks": [{"subtask": i, "attempt": self.attempt} for i in range(2)]}
         if self.polls < self.metrics_from:
             return []
+        # While tasks deploy, subtask 1 registers its metrics a poll later than subtask 0.
+        deploying = self.polls < self.metrics_from + 2
         base = T0 + 1000 * self.polls - (100_000 if self.attempt else 0)
         if path == f"/jobs/{JOB}/vertices/{SRC}/metrics":
-            values = {f"{i}.Source__orders.currentOutputWatermark": base - 500 * i for i in range(2)}
-            values |= {f"{i}.Source__orders.sourceIdleTime": 0 for i in range(2)}
+            up = range(1 if deploying else 2)
+            values = {f"{i}.Source__orders.currentOutputWatermark": base - 500 * i for i in up}
+            values |= {f"{i}.Source__orders.sourceIdleTime": 0 for i in up}
             return _metrics(values, query)
         if path == f"/jobs/{JOB}/vertices/{OP}/metrics":
             return _metrics({f"{i}.currentInputWatermark": base - 500 for i in range(2)}, query)
@@ -144,5 +147,8 @@ def test_metrics_registered_after_the_recording_started_are_found(serve, tmp_pat
     job = FakeJob(["RUNNING"] * 8 + ["FINISHED"], metrics_from=4)
     proc = subprocess.run(_record(serve(job), out), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    checked = [r for r in read_trace(out).rows if "reported_ms" in dict(r.payload)]
+    trace = read_trace(out)
+    checked = [r for r in trace.rows if "reported_ms" in dict(r.payload)]
     assert len(checked) >= 2 * 4  # both subtasks, from the poll the metrics appear on
+    # Upstream subtask 1, registered a poll later than subtask 0, is read too: its channel has watermarks.
+    assert any(r.channel == 1 and r.watermark_ms is not None for r in trace.rows)

@@ -77,6 +77,17 @@ class JobView:
     idle_ids: dict[int, str]
     reported_ids: dict[int, str]
 
+    @property
+    def complete(self) -> bool:
+        """Every subtask's metrics were found: tasks register theirs as they start, one by one, so
+        a look-up during deployment can see some subtasks and not others."""
+        topology = self.topology
+        return (
+            len(self.watermark_ids) == topology.upstream_parallelism
+            and len(self.reported_ids) == topology.parallelism
+            and len(self.idle_ids) in (0, topology.upstream_parallelism)
+        )
+
 
 def resolve_vertex(vertices: list[dict[str, Any]], wanted: str) -> dict[str, Any]:
     """A vertex by id, by exact name, or by a unique part of its name."""
@@ -214,7 +225,7 @@ class Poller:
         if restarted:
             self.epoch += 1
         self._attempts = attempts
-        if restarted or not (view.watermark_ids and view.reported_ids):
+        if restarted or not view.complete:
             refresh_metric_ids(self.client, view)
         for _ in range(3):
             before = read_metrics(self.client, view.job, view.vertex_id, view.reported_ids)
