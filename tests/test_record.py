@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
 from tests.prometheus_shape import write_query_range
 from wmviz.core.simulate import simulate
 from wmviz.core.types import MIN_MS
-from wmviz.record.agreement import ReplayCheck
+from wmviz.record.agreement import IN_FLIGHT, INFERRED_STATUS, UNEXPLAINED, ReplayCheck
 from wmviz.record.output import parse_duration_ms
 from wmviz.record.rest import RecordError, edge_of, metric_name, resolve_vertex, tail_operator_ids
 from wmviz.record.samples import FORWARD, Sample, Topology, TraceBuilder, long_from_metric
@@ -177,3 +178,19 @@ def test_bad_prometheus_files_exit_2_with_the_file_named(tmp_path, body, message
                            str(tmp_path / "o.jsonl")], capture_output=True, text=True)  # fmt: skip
     assert proc.returncode == 2
     assert "bad.json" in proc.stderr and message in proc.stderr
+
+
+def test_disagreements_are_named_by_their_cause(tmp_path):
+    """A report between the previous and the current replay output is a watermark in flight; a
+    report the replay passed because of a status inferred in that sample is the inference; a
+    report below even the previous replay output is unexplained."""
+    builder = TraceBuilder(_topology())
+    samples = _samples()
+    samples[2] = replace(samples[2], reported={0: T0 - 3500, 1: T0 - 3000})  # instance 0 in flight
+    samples[5] = replace(samples[5], reported={0: T0 - 2000, 1: T0 + 5000})  # 0 not yet idle
+    samples[9] = replace(samples[9], reported={0: T0, 1: T0 + 9000})  # 0 far behind
+    rows = [row for s in samples for row in builder.add(s)]
+    check = _check(_write(rows, builder.config("t", ""), tmp_path / "t.jsonl"))
+    causes = {(c.instance, c.step): c.cause for c in check.checks if not c.agrees}
+    by_cause = sorted(causes.values())
+    assert by_cause == [IN_FLIGHT, INFERRED_STATUS, UNEXPLAINED], causes

@@ -10,8 +10,9 @@ episode must appear as inferred IDLE and ACTIVE rows. The same samples, written 
 query_range response with Flink's reporter labels, must import to the same trace.
 
 The job flushes network buffers after every element (buffer timeout 0): with Flink's default
-100 ms a sample catches a watermark in flight about one time in seven (measured: 85.5 % agreement;
-those samples are reported as "the replay is ahead").
+100 ms a sample catches a watermark in flight about one time in six (measured 80.7 % and 85.5 %
+agreement, the rest reported as "in flight"); with 0, 96.6–100 % (the lowest on a machine at load
+average 8 on 2 cores).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from tests.prometheus_shape import write_query_range
 from tools.flinkrecord.job import start_job
 from tools.flinkvalve.jar import FLINK_VERSION, HarnessError, unavailable_reason
 from wmviz.core.simulate import simulate
-from wmviz.record.agreement import ReplayCheck
+from wmviz.record.agreement import UNEXPLAINED, ReplayCheck
 from wmviz.trace.readers import read_trace
 
 JOB_SECONDS = 16
@@ -81,6 +82,9 @@ def test_the_replay_of_a_recording_agrees_with_the_job(recording):
     # Two instances, a sample every 250 ms over the job's 16 s: about 120 checks.
     assert len(check.checks) >= 80
     assert check.share >= 0.95, [c for c in check.checks if not c.agrees]
+    # The rest explained: a watermark in flight, or a status inferred a sample early or late.
+    unexplained = [c for c in check.checks if c.cause == UNEXPLAINED]
+    assert len(unexplained) <= 2, unexplained
     statuses = [(r.instance, r.channel, r.status.value) for r in trace.rows if r.status is not None]
     # The silent subtask 2 goes idle once and comes back, seen by both operator subtasks.
     assert sorted(statuses) == [("0", 2, "ACTIVE"), ("0", 2, "IDLE"), ("1", 2, "ACTIVE"), ("1", 2, "IDLE")]

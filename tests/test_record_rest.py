@@ -24,9 +24,11 @@ class FakeJob:
     """A two-subtask source feeding a two-subtask operator (rebalance); watermarks advance 1 s per
     poll of the job; `script` says the state per poll and when the attempts change."""
 
-    def __init__(self, states: list[str], restart_at: int | None = None) -> None:
+    def __init__(self, states: list[str], restart_at: int | None = None, metrics_from: int = 0) -> None:
         self.states = states
         self.restart_at = restart_at
+        self.metrics_from = metrics_from
+        """Before this poll the tasks have registered no metrics yet (a job just submitted)."""
         self.polls = 0
 
     @property
@@ -45,10 +47,15 @@ class FakeJob:
                                        {"id": SRC}]}}  # fmt: skip
         if path in (f"/jobs/{JOB}/vertices/{SRC}", f"/jobs/{JOB}/vertices/{OP}"):
             return {"subtasks": [{"subtask": i, "attempt": self.attempt} for i in range(2)]}
+        if self.polls < self.metrics_from:
+            return []
+        # While tasks deploy, subtask 1 registers its metrics a poll later than subtask 0.
+        deploying = self.polls < self.metrics_from + 2
         base = T0 + 1000 * self.polls - (100_000 if self.attempt else 0)
         if path == f"/jobs/{JOB}/vertices/{SRC}/metrics":
-            values = {f"{i}.Source__orders.currentOutputWatermark": base - 500 * i for i in range(2)}
-            values |= {f"{i}.Source__orders.sourceIdleTime": 0 for i in range(2)}
+            up = range(1 if deploying else 2)
+            values = {f"{i}.Source__orders.currentOutputWatermark": base - 500 * i for i in up}
+            values |= {f"{i}.Source__orders.sourceIdleTime": 0 for i in up}
             return _metrics(values, query)
         if path == f"/jobs/{JOB}/vertices/{OP}/metrics":
             return _metrics({f"{i}.currentInputWatermark": base - 500 for i in range(2)}, query)
@@ -133,3 +140,15 @@ def test_a_vertex_the_job_lacks_and_an_unreachable_endpoint_exit_2(serve, tmp_pa
     assert proc.returncode == 2 and "--vertex 'join' is not a vertex of the job" in proc.stderr
     proc = subprocess.run(_record("http://127.0.0.1:9", tmp_path / "r.jsonl"), capture_output=True, text=True)
     assert proc.returncode == 2 and "GET http://127.0.0.1:9/jobs/j1" in proc.stderr
+
+
+def test_metrics_registered_after_the_recording_started_are_found(serve, tmp_path):
+    out = tmp_path / "r.jsonl"
+    job = FakeJob(["RUNNING"] * 8 + ["FINISHED"], metrics_from=4)
+    proc = subprocess.run(_record(serve(job), out), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    trace = read_trace(out)
+    checked = [r for r in trace.rows if "reported_ms" in dict(r.payload)]
+    assert len(checked) >= 2 * 4  # both subtasks, from the poll the metrics appear on
+    # Upstream subtask 1, registered a poll later than subtask 0, is read too: its channel has watermarks.
+    assert any(r.channel == 1 and r.watermark_ms is not None for r in trace.rows)

@@ -25,7 +25,8 @@ Flink's reader also has a main output (records emitted without a split) whose ow
 the reader's: the reader goes idle only when both are idle. A split-based reader never uses it, so
 its generator goes idle at the first periodic emission more than the timeout after the start, no
 later than any split can: leaving it out changes nothing for a reader whose records all come
-from splits, which is what this stage models.
+from splits, which is what this stage models. Watermark alignment, which pauses splits (and
+their idleness clocks), is not modelled.
 """
 
 from __future__ import annotations

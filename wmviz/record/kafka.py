@@ -191,15 +191,17 @@ def build_trace(records: list[KafkaRecord], options: KafkaImport, name: str) -> 
     if partitions < seen:
         raise KafkaDumpError(f"{name}: --partitions {partitions}, but the dump has partition {seen - 1}")
     owners = {p: split_owner(topic, p, options.parallelism) for p in range(partitions)}
-    splits: dict[str, list[str]] = {}
+    splits: dict[str, list[str]] = {str(s): [] for s in range(options.parallelism)}
     for p in range(partitions):
-        splits.setdefault(str(owners[p]), []).append(split_id(topic, p))
+        splits[str(owners[p])].append(split_id(topic, p))
+    # A subtask without partitions reads no split (its main output alone, as in Flink).
+    splits = {s: ids for s, ids in splits.items() if ids}
     generator: dict[str, Any] = {
         "out_of_orderness_ms": options.out_of_orderness_ms,
         "emit": "periodic",
         "interval_ms": options.interval_ms,
         "resume": "flip27-released",
-        "splits": dict(sorted(splits.items(), key=lambda kv: int(kv[0]))),
+        "splits": splits,
     }
     if options.idleness_ms is not None:
         generator["idle_timeout_ms"] = options.idleness_ms

@@ -77,6 +77,17 @@ class JobView:
     idle_ids: dict[int, str]
     reported_ids: dict[int, str]
 
+    @property
+    def complete(self) -> bool:
+        """Every subtask's metrics were found: tasks register theirs as they start, one by one, so
+        a look-up during deployment can see some subtasks and not others."""
+        topology = self.topology
+        return (
+            len(self.watermark_ids) == topology.upstream_parallelism
+            and len(self.reported_ids) == topology.parallelism
+            and len(self.idle_ids) in (0, topology.upstream_parallelism)
+        )
+
 
 def resolve_vertex(vertices: list[dict[str, Any]], wanted: str) -> dict[str, Any]:
     """A vertex by id, by exact name, or by a unique part of its name."""
@@ -143,8 +154,6 @@ def resolve(client: RestClient, job: str, vertex: str, idleness_ms: int | None, 
     upstream = next(v for v in vertices if v["id"] == upstream_id)
     if edge == FORWARD and upstream["parallelism"] != chosen["parallelism"]:
         raise RecordError("a forward edge between vertices of different parallelism")
-    up_ids = [m["id"] for m in client.get(f"/jobs/{job}/vertices/{upstream_id}/metrics")]
-    own_ids = [m["id"] for m in client.get(f"/jobs/{job}/vertices/{chosen['id']}/metrics")]
     topology = Topology(
         vertex=chosen["name"],
         upstream=upstream["name"],
@@ -154,16 +163,21 @@ def resolve(client: RestClient, job: str, vertex: str, idleness_ms: int | None, 
         idleness_ms=idleness_ms,
         watermark_interval_ms=interval_ms,
     )
-    reported = {int(i.split(".")[0]): i for i in own_ids if re.fullmatch(r"\d+\.currentInputWatermark", i)}
-    return JobView(
-        job=job,
-        vertex_id=chosen["id"],
-        upstream_id=upstream_id,
-        topology=topology,
-        watermark_ids=tail_operator_ids(up_ids, upstream["name"], "currentOutputWatermark"),
-        idle_ids=tail_operator_ids(up_ids, upstream["name"], "sourceIdleTime"),
-        reported_ids=reported,
-    )
+    view = JobView(job, chosen["id"], upstream_id, topology, {}, {}, {})
+    refresh_metric_ids(client, view)
+    return view
+
+
+def refresh_metric_ids(client: RestClient, view: JobView) -> None:
+    """Look up the metric ids to read. A job just submitted, or restarting, has not registered its
+    tasks' metrics yet, so the recorder looks again until it finds them (and after a restart)."""
+    job, topology = view.job, view.topology
+    up_ids = [m["id"] for m in client.get(f"/jobs/{job}/vertices/{view.upstream_id}/metrics")]
+    own_ids = [m["id"] for m in client.get(f"/jobs/{job}/vertices/{view.vertex_id}/metrics")]
+    view.watermark_ids = tail_operator_ids(up_ids, topology.upstream, "currentOutputWatermark")
+    view.idle_ids = tail_operator_ids(up_ids, topology.upstream, "sourceIdleTime")
+    pattern = re.compile(r"\d+\.currentInputWatermark")
+    view.reported_ids = {int(i.split(".")[0]): i for i in own_ids if pattern.fullmatch(i)}
 
 
 def read_metrics(client: RestClient, job: str, vertex_id: str, ids: dict[int, str]) -> dict[int, int]:
@@ -206,10 +220,13 @@ class Poller:
         if self.state != "RUNNING":
             return None
         attempts = self.attempts()
-        if self._attempts is not None and attempts != self._attempts:
+        view = self.view
+        restarted = self._attempts is not None and attempts != self._attempts
+        if restarted:
             self.epoch += 1
         self._attempts = attempts
-        view = self.view
+        if restarted or not view.complete:
+            refresh_metric_ids(self.client, view)
         for _ in range(3):
             before = read_metrics(self.client, view.job, view.vertex_id, view.reported_ids)
             taken = now_ms()

@@ -7,6 +7,8 @@ browser); `split_stage` and `replay_check` draw them.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
@@ -15,6 +17,8 @@ from wmviz.core.splits import SplitReader
 from wmviz.record.agreement import reported_of
 from wmviz.timefmt import TimeFormat
 
+VISIBLE_SPLITS = 4
+ROW_PX = 35  # Streamlit's dataframe row height
 SPLIT_HELP = (
     "Each source subtask (a channel below) reads several splits, each with its own watermark "
     "generator. The subtask sends the minimum over its splits that are not idle, only when it rises "
@@ -37,7 +41,10 @@ def split_table(pipeline: InstancePipeline, t: TimeFormat) -> pd.DataFrame | Non
     rows = []
     for reader in readers:
         holder = reader.holder()
-        for state in reader.splits.values():
+        # The split holding its subtask first: with many splits the table scrolls, and that row is
+        # the one the step is about.
+        states = sorted(reader.splits.values(), key=lambda s: s.split != holder)
+        for state in states:
             holds = state.split == holder
             rows.append(
                 {
@@ -45,9 +52,9 @@ def split_table(pipeline: InstancePipeline, t: TimeFormat) -> pd.DataFrame | Non
                     "split": state.split,
                     "watermark": t(state.partial_ms),
                     "status": "IDLE" if state.partial_idle else "ACTIVE",
-                    "max seen": t(state.generator.max_seen_ms) if state.generator.has_seen_records else "—",
                     "holds": f"holds subtask {reader.channel}" if holds else "",
                     "subtask sent": t(reader.sent_ms) + (" (IDLE)" if reader.idle else ""),
+                    "max seen": t(state.generator.max_seen_ms) if state.generator.has_seen_records else "—",
                     "raw (ms)": str(state.partial_ms),
                 }
             )
@@ -56,7 +63,7 @@ def split_table(pipeline: InstancePipeline, t: TimeFormat) -> pd.DataFrame | Non
 
 def split_stage(pipeline: InstancePipeline, t: TimeFormat) -> None:
     """The split stage above the channel table, when the trace has split readers."""
-    table = split_table(pipeline, t)
+    table = split_table(pipeline, replace(t, short=True))  # clock times, as the narration reads
     if table is None:
         return
     box = st.container(key="split_stage")
@@ -64,7 +71,9 @@ def split_stage(pipeline: InstancePipeline, t: TimeFormat) -> None:
     styled = table.style.map(
         lambda v: "color: #b45309; font-weight: 600" if v == "IDLE" else "", subset=["status"]
     ).map(lambda v: "font-weight: 700" if v else "", subset=["holds"])
-    box.dataframe(styled, hide_index=True, width="stretch", key="split_stage_table")
+    # At most VISIBLE_SPLITS rows before the table scrolls, so the channels stay above the fold.
+    height = ROW_PX * (min(len(table), VISIBLE_SPLITS) + 1) + 3
+    box.dataframe(styled, hide_index=True, width="stretch", height=height, key="split_stage_table")
 
 
 def replay_check_text(
@@ -85,9 +94,19 @@ def replay_check_text(
     )
 
 
+def inferred_text(result: StepResult) -> str | None:
+    """The row's `inferred` column: a status the recorder inferred rather than read from Flink."""
+    value = dict(result.row.payload).get("inferred")
+    return f"This status is inferred, not reported by Flink ({value})." if value else None
+
+
 def replay_check(result: StepResult, pipeline: InstancePipeline, t: TimeFormat) -> None:
-    """The check badge under the output, on the rows of a recorded or imported trace."""
-    found = replay_check_text(result, pipeline, t)
+    """Under the output, on the rows of a recorded or imported trace: whether the row's status was
+    inferred, and the check against the watermark the job reported."""
+    inferred = inferred_text(result)
+    if inferred is not None:
+        st.caption(inferred)
+    found = replay_check_text(result, pipeline, replace(t, short=True))  # as the narration reads
     if found is None:
         return
     agrees, text = found
