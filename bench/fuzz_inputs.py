@@ -29,10 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wmviz.trace.columns import STANDARD_COLUMNS
+
 REPO = Path(__file__).resolve().parent.parent
 FORMATS = ("csv", "jsonl", "compact", "parquet")
-_STANDARD = ("seq", "instance", "input", "channel", "kind", "event_ms", "watermark_ms", "status",
-             "proc_ms", "key", "value")  # fmt: skip
+_STANDARD = STANDARD_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -104,8 +105,9 @@ CONFIG_FIELDS: list[tuple[tuple[str, ...], list[Any]]] = [
     (("operator",), [{"type": "window", "size_ms": 86_400_000, "slide_ms": 1},
                      {"type": "window", "size_ms": 10_000_000, "slide_ms": 1},
                      {"type": "window", "size_ms": 2_000_000, "slide_ms": 1},
+                     {"type": "window", "size_ms": 1_000, "slide_ms": 1},
+                     {"type": "window", "size_ms": 1_001, "slide_ms": 1},
                      {"type": "window", "size_ms": 10_000, "slide_ms": 1},
-                     {"type": "window", "size_ms": 10_001, "slide_ms": 1},
                      {"type": "window", "size_ms": 3_600_000, "slide_ms": 60_000, "aggregate": "count"},
                      {"type": "window", "size_ms": 2**63 - 1, "slide_ms": 10**12},
                      {"type": "window", "size_ms": 2**63 - 1},

@@ -487,7 +487,7 @@ _BAD: list[Case] = [
         _text('{"kind": "record", "channel": 0, "key": "k", "event_ms": 5}\n'),
         {"operator": {"type": "window", "size_ms": 2_000_000, "slide_ms": 1}},
         issues=(
-            "windows-per-record-budget.config.json: field operator.slide_ms: size / slide puts each record in 2,000,000 windows, more than wmviz simulates: 10,000 (WMVIZ_MAX_WINDOWS_PER_RECORD)",
+            "windows-per-record-budget.config.json: field operator.slide_ms: size / slide puts each record in 2,000,000 windows, more than wmviz simulates: 1,000 (WMVIZ_MAX_WINDOWS_PER_RECORD)",
         ),
     ),
     Case(

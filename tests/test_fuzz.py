@@ -16,14 +16,16 @@ sys.path.insert(0, str(BENCH))
 import fuzz  # noqa: E402
 from fuzz_inputs import FORMATS, make_input  # noqa: E402
 
-SLICE = 2000  # ~40 s on one core; `python bench/fuzz.py --n 100000` is the full run
+SLICE = (
+    5000  # 25-60 s in two workers on this shared 2-core machine; `bench/fuzz.py --n 100000` is the full run
+)
 
 
 def test_a_seeded_slice_of_every_format_is_only_accepted_or_clean_errors(tmp_path):
-    summary = fuzz.run_fuzz(SLICE, seed=13, jobs=1, time_limit=10, memory_mb=2048, out=str(tmp_path))
+    summary = fuzz.run_fuzz(SLICE, seed=13, jobs=2, time_limit=10, memory_mb=2048, out=str(tmp_path))
     assert sum(summary.counts.values()) == SLICE
     assert summary.bad == 0, fuzz.report(summary, str(tmp_path))
-    assert summary.counts[fuzz.ACCEPTED] >= SLICE // 20 and summary.counts[fuzz.CLEAN] >= SLICE // 2
+    assert summary.counts[fuzz.ACCEPTED] >= SLICE // 10 and summary.counts[fuzz.CLEAN] >= SLICE // 2
     assert set(summary.by_format) == set(FORMATS)
     for counts in summary.by_format.values():
         assert counts[fuzz.ACCEPTED] and counts[fuzz.CLEAN]

@@ -189,3 +189,59 @@ def test_a_generator_over_more_channels_than_its_budget_is_refused_at_the_first_
         "more than wmviz simulates: 1,024 (WMVIZ_MAX_GENERATED_CHANNELS)"
     )
     assert _cli("transcript", str(path), env={"WMVIZ_MAX_GENERATED_CHANNELS": "1025"}).returncode == 0
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+def test_payload_columns_named_like_internal_columns_stay_payload(tmp_path, fmt):
+    internal = ["row", "order", "valid", "seq_bad", "payload_json", "value_json", "bucket"]
+    rows = [{"kind": "proctime", "proc_ms": i, **{name: f"{name}-{i}" for name in internal}} for i in (1, 2)]
+    path = tmp_path / f"t.{fmt}"
+    if fmt == "csv":
+        header = ["kind", "proc_ms", *internal]
+        path.write_text(
+            "\n".join(",".join(str(r[c]) for c in header) for r in [dict(zip(header, header)), *rows]) + "\n"
+        )
+    elif fmt == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    else:
+        pq.write_table(pa.Table.from_pylist(rows), path)
+    trace = read_trace(path)
+    assert [r.row for r in trace.rows] == ([2, 3] if fmt == "csv" else [1, 2])
+    assert [r.proc_ms for r in trace.rows] == [1, 2]
+    assert [dict(r.payload) for r in trace.rows] == [{n: f"{n}-{i}" for n in internal} for i in (1, 2)]
+
+
+def test_a_finished_replayed_on_a_channel_already_at_max_is_narrated(tmp_path):
+    path = tmp_path / "v.jsonl"
+    path.write_text('{"channels": 2}\n{"ch": 0, "wm": "MAX"}\n{"ch": 0, "status": "FINISHED"}\n')
+    result = _cli("explain", str(path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == (
+        "step 1 FINISHED@0: released Flink has no FINISHED status, so it is replayed as WMAX@0 (valve.md "
+        "§8.2; shown as 'finished (replayed as MAX)'); dropped (W2): MAX is not above ch0's watermark MAX "
+        "(equal values are dropped too); nothing emitted"
+    )
+
+
+def test_a_wide_generated_valve_skips_probes_that_cannot_change_anything_with_the_same_outcome(monkeypatch):
+    from wmviz.core import pipeline
+    from wmviz.core.scenario import GeneratorConfig, Kind, ScenarioConfig, Trace, TraceRow
+
+    config = ScenarioConfig(
+        channels={"0": 120}, generator=GeneratorConfig(emit="periodic", interval_ms=1, idle_timeout_ms=1500)
+    )
+    rows = tuple(
+        TraceRow(row=i + 1, kind=Kind.RECORD, channel=i % 3, event_ms=1000 * i, proc_ms=999 * i)
+        for i in range(5)
+    )
+    trace = Trace("t.jsonl", rows, config, {("0", "0"): 120})
+
+    def outcome() -> tuple[list[object], int]:
+        results = list(simulate(trace))
+        return [(r.out, r.emit, r.dropped) for r in results], sum(len(r.probes) for r in results)
+
+    skipped, visits = outcome()
+    monkeypatch.setattr(pipeline, "_PROBE_VISITS", 10**12)
+    every, all_visits = outcome()
+    assert skipped == every
+    assert visits < all_visits // 50 and all_visits > 400_000

@@ -1,7 +1,8 @@
 """`python -m wmviz`: transcript, validate and explain a trace from the command line.
 
-Exit codes: 0 ok, 2 bad input or usage, 1 internal error (a message; the traceback only with
---debug).
+Exit codes: 0 ok (or a reader such as `head` closed the pipe), 2 bad input or usage (including a
+missing, unreadable or folder path, `--out` on a file, a closed stdout, a limit crossed), 130
+interrupted (Ctrl-C, one line), 1 internal error (a message; the traceback only with --debug).
 """
 
 from __future__ import annotations

@@ -26,9 +26,10 @@ def _limit(name: str, default: int) -> int:
     return value
 
 
-MAX_WINDOWS_PER_RECORD = _limit("WMVIZ_MAX_WINDOWS_PER_RECORD", 10_000)
-"""The most windows one record may fall in (size / slide of a sliding window): a day in one-minute
-slides is 1,440, and each window a record opens costs ~40 µs and ~1 KB with its two timers."""
+MAX_WINDOWS_PER_RECORD = _limit("WMVIZ_MAX_WINDOWS_PER_RECORD", 1_000)
+"""The most windows one record may fall in (size / slide of a sliding window; an hour in one-minute
+slides is 60): each costs the record ~20 µs and two timer registrations in its transcript line, so
+a record costs at most ~20 ms (10,000 made 16 rows take 2.7 s and a 600-row file minutes)."""
 MAX_LIVE_WINDOWS = _limit("WMVIZ_MAX_WINDOWS", 100_000)
 """The most windows (key and window pairs) the window operator may hold at once: at ~16-40 µs and
 ~1 KB each, a run reaches the limit in a few seconds and 100 MB (1,000,000 took 39 s and 1 GB)."""

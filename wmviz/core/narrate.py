@@ -60,9 +60,10 @@ def _watermark_dropped_idle(acc: StepAccount, t: Times) -> str:
 
 
 def _watermark_not_above(acc: StepAccount, t: Times) -> str:
-    assert isinstance(acc.input, WatermarkInput)
+    # A FINISHED replayed as MAX (the only other input that reaches W2) on a channel already at MAX.
+    value = acc.input.watermark_ms if isinstance(acc.input, WatermarkInput) else MAX_MS
     return (
-        f"dropped (W2): {t(acc.input.watermark_ms)} is not above {_channel(acc)}'s "
+        f"dropped (W2): {t(value)} is not above {_channel(acc)}'s "
         f"watermark {t(acc.before.watermark_ms)} (equal values are dropped too)"
     )
 
