@@ -220,3 +220,21 @@ def test_a_bundle_view_is_only_plain_values():
         {"t.jsonl": INCIDENT, "view.json": json.dumps({"step": 4, "x": {"a": 1}, "b": True}).encode()}
     )
     assert uploads.open_bundle("b.zip", data).view == {"step": "4"}
+
+
+def test_a_failed_write_leaves_no_half_upload_and_nothing_else_is_touched(root, monkeypatch):
+    from pathlib import Path
+
+    keep = uploads.store_upload("a.jsonl", INCIDENT, None)
+    real = Path.write_bytes
+
+    def full_disk(self, data):
+        if self.name == "config.json":
+            raise OSError(28, "No space left on device")
+        return real(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        uploads.store_upload("b.jsonl", INCIDENT, b"{}")
+    assert [p.name for p in (root / "uploads").iterdir()] == [keep.digest]
+    assert uploads.find_upload(keep.digest) == keep

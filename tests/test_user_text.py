@@ -29,7 +29,15 @@ _CONFIG = {
     "operator": {"type": "window", "size_ms": 10000, "allowed_lateness_ms": 1000, "aggregate": "count"},
 }
 _ROWS = [
-    {"kind": "record", "instance": HOSTILE, "channel": 0, "key": HOSTILE, "event_ms": t, "value": HOSTILE}
+    {
+        "kind": "record",
+        "instance": HOSTILE,
+        "channel": 0,
+        "key": HOSTILE,
+        "event_ms": t,
+        "value": HOSTILE,
+        "inferred": HOSTILE,
+    }  # a recorded trace's column, said in a caption under the output
     for t in (1000, 7000, 12500, 9500, 14000, 8000)
 ] + [{"kind": "record", "instance": "0", "channel": 0, "key": "k", "event_ms": 1000, "note": HOSTILE}]
 TRACE = "\n".join(json.dumps(r) for r in [{"config": _CONFIG}, *_ROWS]).encode()

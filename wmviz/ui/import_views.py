@@ -16,6 +16,7 @@ from wmviz.core.pipeline import InstancePipeline, StepResult
 from wmviz.core.splits import SplitReader
 from wmviz.record.agreement import reported_of
 from wmviz.timefmt import TimeFormat
+from wmviz.ui.plain import literal
 
 VISIBLE_SPLITS = 4
 ROW_PX = 35  # Streamlit's dataframe row height
@@ -105,7 +106,7 @@ def replay_check(result: StepResult, pipeline: InstancePipeline, t: TimeFormat) 
     inferred, and the check against the watermark the job reported."""
     inferred = inferred_text(result)
     if inferred is not None:
-        st.caption(inferred)
+        st.caption(literal(inferred))  # the column's value is the trace's text
     found = replay_check_text(result, pipeline, replace(t, short=True))  # as the narration reads
     if found is None:
         return

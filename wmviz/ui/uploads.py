@@ -139,22 +139,25 @@ def store_upload(
         found = find_upload(digest, root)
     except DamagedUpload:
         found = None
-        folder.rename(folder.with_name(f"{digest}.damaged-{time.time_ns()}"))
+        with contextlib.suppress(FileNotFoundError):  # another session set it aside first
+            folder.rename(folder.with_name(f"{digest}.damaged-{time.time_ns()}"))
     if found is not None:
         return found
     work = root / f"{digest}.part-{os.getpid()}-{time.time_ns()}"
     work.mkdir(parents=True)
-    (work / name).write_bytes(trace_bytes)
-    if config_bytes is not None:
-        (work / "config.json").write_bytes(config_bytes)
-    if story_bytes is not None:
-        (work / STORY).write_bytes(story_bytes)
     try:
+        (work / name).write_bytes(trace_bytes)
+        if config_bytes is not None:
+            (work / "config.json").write_bytes(config_bytes)
+        if story_bytes is not None:
+            (work / STORY).write_bytes(story_bytes)
         work.rename(folder)  # all files at once: a reader never sees half an upload
-    except OSError:  # another session stored the same upload first
+    except OSError:  # another session stored the same upload first, or the disk is full
         for part in work.iterdir():
-            part.unlink()
+            part.unlink()  # only the files this call wrote, in the folder it made
         work.rmdir()
+        if not folder.is_dir():
+            raise
     stored = find_upload(digest, root)
     if stored is None:
         raise DamagedUpload(f"{name}: the upload just stored cannot be read back")
