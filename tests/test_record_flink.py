@@ -10,9 +10,9 @@ episode must appear as inferred IDLE and ACTIVE rows. The same samples, written 
 query_range response with Flink's reporter labels, must import to the same trace.
 
 The job flushes network buffers after every element (buffer timeout 0): with Flink's default
-100 ms a sample catches a watermark in flight about one time in six (measured 80.7 % and 85.5 %
-agreement, the rest reported as "in flight"); with 0, 96.6–100 % (the lowest on a machine at load
-average 8 on 2 cores).
+100 ms a sample catches a watermark in flight at a fifth to a third of the samples (measured by
+bench/record_agreement.py: 66-81 % agreement, against 98.6-100 % with 0; the rest named "in
+flight" by the check).
 """
 
 from __future__ import annotations

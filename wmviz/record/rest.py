@@ -208,7 +208,8 @@ class Poller:
     def subtask_states(self) -> tuple[tuple, frozenset[int]]:
         """Every subtask's attempt number in both vertices (any change means a restart), and the
         upstream subtasks that have FINISHED (a finished task's metrics are gone; it sent MAX)."""
-        attempts, finished = [], set()
+        attempts: list[int] = []
+        finished: set[int] = set()
         for vid in (self.view.upstream_id, self.view.vertex_id):
             subtasks = self.client.get(f"/jobs/{self.view.job}/vertices/{vid}").get("subtasks", [])
             attempts.extend(int(s.get("attempt", 0)) for s in subtasks)

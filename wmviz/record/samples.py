@@ -151,7 +151,9 @@ class TraceBuilder:
     def instance_rows(self, sample: Sample, subtask: int, time_ms: int) -> list[dict[str, Any]]:
         """One instance's rows of a sample: reactivations, watermarks, then idleness, then the check."""
         instance = instance_name(subtask, sample.epoch)
-        activated, updated, idled = [], [], []
+        activated: list[dict[str, Any]] = []
+        updated: list[dict[str, Any]] = []
+        idled: list[dict[str, Any]] = []
         for channel, upstream in enumerate(self.topology.channels_of(subtask)):
             key = (subtask, channel)
             if key in self._finished:
