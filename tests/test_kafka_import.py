@@ -201,3 +201,25 @@ def test_the_page_draws_the_split_stage_above_the_channels(imported, tmp_path, m
     assert splits.loc[splits["split"] == "shop.orders-5", "holds"].iloc[0] == "holds subtask 1"
     first_channels = next(i for i, t in enumerate(tables) if "channel" in t.columns)
     assert first_splits < first_channels
+
+
+def test_a_split_reader_survives_its_keyframe(tmp_path):
+    """The timeline's keyframes hold split readers like any core state: a pipeline restored at
+    the step partition 5 resumes goes on exactly as the original."""
+    from wmviz.timeline import keyframe
+    from wmviz.timeline.local import build_timeline_local
+    from wmviz.timeline.store import Timeline
+
+    _, trace = _import(tmp_path)
+    build_timeline_local(trace, tmp_path / "timeline", keyframe_every=500)
+    timeline = Timeline(tmp_path / "timeline")
+    for at in (1859, 1861, 2000):
+        original = timeline.state_at("0", at).pipeline
+        blob = keyframe.encode(original, timeline.refs)
+        restored = keyframe.decode(blob, timeline.refs)
+        assert restored.snapshot() == original.snapshot()
+        rows = list(trace.rows)[at + 1 : at + 200]
+        for step, row in enumerate(rows, start=at + 1):
+            assert repr(restored.process(step, row, explain=True)) == repr(
+                original.process(step, row, explain=True)
+            )
