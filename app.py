@@ -33,6 +33,7 @@ from wmviz.ui import (
 )
 from wmviz.ui import operator_model as om
 from wmviz.ui.model import holders, input_summary, output_cards, valve_views
+from wmviz.ui.plain import literal
 from wmviz.ui.runs import RunRequest
 from wmviz.ui.url import UPLOAD_PREFIX, ShownView, ViewParams, parse_view, view_query
 
@@ -144,7 +145,8 @@ def load_timeline(incident, profile: Profile | None, engine: str):
 
 def header(incident, meta: dict) -> None:
     """The incident's title, its profile, and the story in a collapsible strip."""
-    st.title(incident.title, anchor=False)
+    trusted = not incident.slug.startswith(UPLOAD_PREFIX)  # an upload's name and story are user text
+    st.title(incident.title if trusted else literal(incident.title), anchor=False)
     profile = Profile.parse(meta["profile"])
     found = scenario_claims(parse_config(meta.get("config") or {}, "meta.json"), profile)
     st.caption(
@@ -158,7 +160,6 @@ def header(incident, meta: dict) -> None:
             icon=":material/warning:",
         )
     description = (meta.get("config") or {}).get("description")
-    trusted = not incident.slug.startswith(UPLOAD_PREFIX)  # an upload's story is user text
     panels.story_strip(incident.story_md, trusted=trusted, description=None if trusted else description)
 
 
@@ -179,7 +180,7 @@ def step_panels(
         import_views.replay_check(result, pipeline, t)
         found = stall.stall_at(cursor, step, holders(views))
         if found is not None:
-            st.info(stall.stall_text(found, cursor.count, t), icon=":material/pause_circle:")
+            st.info(literal(stall.stall_text(found, cursor.count, t)), icon=":material/pause_circle:")
         short = replace(t, short=True)
         panels.narration_panel(explain_parts(result, short), short)
         ask = compare_view.whatif_form(cursor, step)
@@ -197,7 +198,7 @@ def step_panels(
         panels.overview_panel(matrix, frontier, int(record["order"]), t)
     st.caption(
         f"state rebuilt from the keyframe at step {before.keyframe_step} (one every "
-        f"{meta['keyframe_every']:,} steps); {cursor.count:,} steps in instance {cursor.instance}"
+        f"{meta['keyframe_every']:,} steps); {cursor.count:,} steps in instance {literal(cursor.instance)}"
     )
     return ask
 

@@ -61,6 +61,12 @@ def _text(content: str | bytes) -> Callable[[Path], None]:
     return lambda path: path.write_bytes(data)
 
 
+def _not_utf8(cells: list[bytes | None]) -> pa.Array:
+    """A Parquet string column whose bytes are not all UTF-8 (Parquet does not check)."""
+    binary = pa.array(cells, pa.binary())
+    return pa.Array.from_buffers(pa.string(), len(cells), binary.buffers())
+
+
 def _parquet(columns: dict[str, pa.Array | list]) -> Callable[[Path], None]:
     return lambda path: pq.write_table(pa.table(columns), path)
 
@@ -426,6 +432,64 @@ _BAD: list[Case] = [
         ),
     ),
     Case("no-rows", "h.csv", _text("kind,channel\n"), issues=("h.csv: the trace has no rows",)),
+    Case(
+        "parquet-beyond-python",
+        "x.parquet",
+        _parquet(
+            {
+                "kind": ["record", "record", "record", "proctime"],
+                "instance": _not_utf8([b"0", b"\xff", b"0", b"0"]),
+                "channel": [0, 0, 0, None],
+                "event_ms": pa.array([2**62, 5, 5, None], pa.int64()).cast(pa.timestamp("ms")),
+                "proc_ms": [None, None, None, 9],
+                "took": pa.array([1, 2**62, 3, None], pa.int64()).cast(pa.duration("ms")),
+                "note": _not_utf8([b"ok", b"x", b"\xed\xa0\x80", None]),
+                "when": pa.array([2**62, 1, 1, 1], pa.int64()).cast(pa.timestamp("us", "UTC")),
+            }
+        ),
+        issues=(
+            "x.parquet:1: column when: cannot be read: a Parquet timestamp[us, tz=UTC] value Python cannot hold (OverflowError)",
+            "x.parquet:2: column instance: cannot be read: text that is not valid UTF-8",
+            "x.parquet:2: column took: cannot be read: a Parquet duration[ms] value Python cannot hold (OverflowError)",
+            "x.parquet:3: column note: cannot be read: text that is not valid UTF-8",
+        ),
+    ),
+    Case(
+        "json-text-that-is-no-text",
+        "t.jsonl",
+        _text(
+            '{"kind": "proctime", "proc_ms": 1, "instance": "\\ud800"}\n'
+            '{"kind": "proctime", "proc_ms": 2, "\\udfff": 1}\n'
+            '{"kind": "record", "channel": "\\u0663", "event_ms": 1}\n'
+            '{"kind": "record", "channel": "\\u00a05", "event_ms": 1}\n'
+            '{"kind": "proctime", "proc_ms": 3, "instance": "\\ud83d\\ude00"}\n'
+        ),
+        issues=(
+            't.jsonl:1: line is not valid JSON: the string "\\ud800" holds \\ud800, half of a UTF-16 surrogate pair, which is not a character',
+            't.jsonl:2: line is not valid JSON: the string "\\udfff" holds \\udfff, half of a UTF-16 surrogate pair, which is not a character',
+            't.jsonl:3: column channel: "\u0663" is not an integer',
+            't.jsonl:4: column channel: "\u00a05" is not an integer',
+        ),
+    ),
+    Case(
+        "csv-stray-quote",
+        "t.csv",
+        _text(
+            'kind,proc_ms,note\nproctime,1,"a ""b"" c"\nproctime,2,"x\ny"\nproctime,3,ab"c\n,1,\nproctime,4,z\n'
+        ),
+        issues=(
+            't.csv:5: broken CSV: a quote inside a cell that does not start with one; quote the whole cell and double the quotes in it ("a ""b"" c")',
+        ),
+    ),
+    Case(
+        "windows-per-record-budget",
+        "t.jsonl",
+        _text('{"kind": "record", "channel": 0, "key": "k", "event_ms": 5}\n'),
+        {"operator": {"type": "window", "size_ms": 2_000_000, "slide_ms": 1}},
+        issues=(
+            "windows-per-record-budget.config.json: field operator.slide_ms: size / slide puts each record in 2,000,000 windows, more than wmviz simulates: 10,000 (WMVIZ_MAX_WINDOWS_PER_RECORD)",
+        ),
+    ),
     Case(
         "channel-budget",
         "t.jsonl",

@@ -277,3 +277,41 @@ def test_a_closed_stdout_exits_2_with_a_message():
         preexec_fn=lambda: os.close(1),
     )
     assert result.returncode == 2 and "standard output is closed" in result.stderr
+
+
+def _interrupt_when(tmp_path: Path, ready) -> subprocess.CompletedProcess[str]:
+    """Run a long transcript as a real process and send it SIGINT once `ready(process)` holds."""
+    import signal
+    import time
+
+    trace = tmp_path / "long.jsonl"
+    rows = (json.dumps({"kind": "watermark", "channel": i % 4, "watermark_ms": i}) for i in range(50_000))
+    trace.write_text("\n".join(rows) + "\n")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "wmviz", "transcript", str(trace)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal's Ctrl-C
+    )
+    deadline = time.monotonic() + 60
+    while not ready(process) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def test_a_real_ctrl_c_while_the_cli_still_imports_is_one_line_and_exit_130(tmp_path):
+    def arrow_loading(process) -> bool:  # Arrow is first loaded by importing the CLI
+        maps = Path(f"/proc/{process.pid}/maps")
+        return maps.exists() and "libarrow" in maps.read_text()
+
+    result = _interrupt_when(tmp_path, arrow_loading)
+    assert (result.returncode, result.stderr) == (130, "interrupted\n")
+
+
+def test_a_real_ctrl_c_in_the_middle_of_a_transcript_is_one_line_and_exit_130(tmp_path):
+    result = _interrupt_when(tmp_path, lambda process: bool(process.stdout.readline()))
+    assert (result.returncode, result.stderr) == (130, "interrupted\n")

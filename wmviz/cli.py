@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -95,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # KeyboardInterrupt from here on
     args = build_parser().parse_args(argv)
     if sys.stdout is None or sys.stdout.closed:
         print("error: standard output is closed; nothing to write to", file=sys.stderr)

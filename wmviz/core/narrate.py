@@ -32,9 +32,22 @@ def narrate(acc: StepAccount, t: Times = RAW) -> str:
     return f"{input_text(acc.input, t)}: " + "; ".join(p for p in parts if p)
 
 
+LISTED = 16
+"""The most channels a narration line lists by name: a valve may have 32,768 channels, and a line
+naming each would be half a megabyte per step (the channel table shows them all)."""
+
+
 def describe_set(pairs: tuple[tuple[int, int], ...], t: Times = RAW) -> str:
-    """`{0: 25, 1: MIN}`: channel -> watermark, the way valve.md writes sets."""
-    return "{" + ", ".join(f"{c}: {t(w)}" for c, w in pairs) + "}"
+    """`{0: 25, 1: MIN}`: channel -> watermark, the way valve.md writes sets (the first `LISTED`)."""
+    shown = ", ".join(f"{c}: {t(w)}" for c, w in pairs[:LISTED])
+    more = f", … {len(pairs) - LISTED:,} more" if len(pairs) > LISTED else ""
+    return "{" + shown + more + "}"
+
+
+def name_channels(channels: list[int]) -> str:
+    """`ch1, ch3`: at most `LISTED` names, then how many more."""
+    names = ", ".join(f"ch{c}" for c in channels[:LISTED])
+    return names + (f" and {len(channels) - LISTED:,} more" if len(channels) > LISTED else "")
 
 
 def _channel(acc: StepAccount) -> str:
@@ -187,7 +200,7 @@ def _routine_result(acc: StepAccount, t: Times) -> str:
     value = emitted if emitted is not None else _extreme(acc)
     if emitted is not None:
         return f"{what} is {t(value)} → emit W{t.token(value)}"
-    holders = ", ".join(f"ch{c}" for c, w in acc.considered if w == value)
+    holders = name_channels([c for c, w in acc.considered if w == value])
     held = ""
     if routine is not Routine.EMIT_MAX:
         held = f" (held by {holders}: no watermark yet)" if value == MIN_MS else f" (held by {holders})"

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wmviz.core.account import StepAccount, account_step
+from wmviz.core.budgets import MAX_GENERATED_CHANNELS, generated_channels_reason
 from wmviz.core.combiner import InputCombiner
 from wmviz.core.generator import ChannelGenerator, ProbeResult
 from wmviz.core.interval_join import IntervalJoin
@@ -46,6 +47,7 @@ from wmviz.core.windows import ScenarioError, WindowOperator
 
 # Above this many quiet probes in one clock jump, only the probes that can change something run.
 _PROBE_BURST = 1000
+PENDING_LISTED = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +81,9 @@ class StepResult:
     events: tuple[StepEvent, ...] = ()
     """The operator's outputs, drops, timer registrations, firings and notes, in causal order."""
     pending_timers: tuple[FiredTimer, ...] = ()
-    """Every timer still pending after the step, in firing order (filled when explaining)."""
+    """Every timer still pending after the step, in firing order (filled when explaining, while at
+    most `PENDING_LISTED` are pending: ordering them all after every step would cost more than the
+    step)."""
 
     @property
     def emissions(self) -> tuple[Emission, ...]:
@@ -144,6 +148,9 @@ class InstancePipeline:
 
     def process(self, step: int, row: TraceRow, *, explain: bool) -> StepResult:
         """Run one trace row through the instance and return what it caused."""
+        if len(self.generators) > MAX_GENERATED_CHANNELS:
+            # Every probe visits every generated channel: refused before the first one runs.
+            raise ScenarioError(row, "channel", generated_channels_reason(len(self.generators)))
         self._explain = explain
         self._log, self._valve_steps, self._out, self._probes = StepLog(), [], [], []
         if row.proc_ms is not None:
@@ -176,7 +183,9 @@ class InstancePipeline:
             probes=tuple(self._probes),
             notes=notes,
             events=events,
-            pending_timers=self.timers.pending() if explain else (),
+            pending_timers=(
+                self.timers.pending() if explain and self.timers.pending_count() <= PENDING_LISTED else ()
+            ),
         )
 
     @property

@@ -223,6 +223,10 @@ class TimerService:
         head = self._queues[domain].peek()
         return head.timestamp_ms if head is not None else None
 
+    def pending_count(self) -> int:
+        """How many timers are pending in both domains."""
+        return sum(len(queue) for queue in self._queues.values())
+
     def pending(self) -> tuple[FiredTimer, ...]:
         """Every pending timer with its purposes, in firing order (event time first).
 

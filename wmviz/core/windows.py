@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from wmviz.core.budgets import MAX_LIVE_WINDOWS, live_windows_reason
 from wmviz.core.java import java_rem, wrap_long
 from wmviz.core.operator_log import Dropped, StepLog, WindowOutput
 from wmviz.core.scenario import OperatorConfig, TraceRow
@@ -36,6 +37,10 @@ class ScenarioError(ValueError):
     def __init__(self, row: TraceRow, column: str, reason: str) -> None:
         super().__init__(f"row {row.row}: column {column}: {reason}")
         self.row, self.column, self.reason = row, column, reason
+
+    def __reduce__(self) -> tuple[type, tuple[TraceRow, str, str]]:
+        # Exception pickling replays `args` (the message); a Spark worker sends the error itself.
+        return (ScenarioError, (self.row, self.column, self.reason))
 
 
 class AssignerError(ValueError):
@@ -153,7 +158,11 @@ class WindowOperator:
             if cleanup <= watermark:  # §4.3: the window is late, it takes no more elements
                 continue
             added = True
-            pane = self.panes.setdefault((key, window), [])
+            pane = self.panes.get((key, window))
+            if pane is None:
+                if len(self.panes) >= MAX_LIVE_WINDOWS:
+                    raise ScenarioError(row, "event_ms", live_windows_reason(len(self.panes) + 1))
+                pane = self.panes[(key, window)] = []
             pane.append((row, element))
             # The default event-time trigger's onElement, then the operator's cleanup timer.
             if end <= watermark:

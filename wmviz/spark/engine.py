@@ -17,6 +17,7 @@ checked on the driver by the reader and sent as the same blobs.
 
 from __future__ import annotations
 
+import base64
 import itertools
 import pickle
 import zlib
@@ -31,6 +32,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from wmviz.core.windows import ScenarioError
 from wmviz.timeline.local import instance_groups
 from wmviz.timeline.runner import RunSpec, run_instance
 from wmviz.timeline.store import TimelineWriter
@@ -260,7 +262,7 @@ def instance_partition(job: InstanceJob) -> Transform:
 
         table = from_buckets(batches)
         collector = IssueCollector(job.source)
-        summary: dict[str, Any] = {"steps": {}, "rows": {}, "files": {}}
+        summary: dict[str, Any] = {"steps": {}, "rows": {}, "files": {}, "stopped": []}
         if table.num_rows:
             key = "order" if job.order_known else "row"
             grouped = table.take(pc.sort_indices(table, [("instance", "ascending"), (key, "ascending")]))
@@ -272,7 +274,11 @@ def instance_partition(job: InstanceJob) -> Transform:
                 writer = TimelineWriter(Path(job.out_dir), part)
                 rows = grouped.select(ROW_SCHEMA.names).cast(ROW_SCHEMA)
                 for instance, instance_rows in instance_groups(rows):
-                    writer.add(run_instance(job.spec, instance, instance_rows))
+                    try:
+                        writer.add(run_instance(job.spec, instance, instance_rows))
+                    except ScenarioError as err:  # the driver raises it, as the local engine does
+                        summary["stopped"].append((_order_of(instance_rows, err), err))
+                        continue
                     summary["steps"][instance] = instance_rows.num_rows
                 summary["rows"] = writer.finish()
                 summary["files"] = writer.files()
@@ -280,6 +286,18 @@ def instance_partition(job: InstanceJob) -> Transform:
         yield _summary(summary)
 
     return run
+
+
+def _order_of(instance_rows: pa.Table, err: ScenarioError) -> int:
+    """The arrival order of the row a ScenarioError names (its place among every instance's rows)."""
+    at = pc.index(instance_rows.column("row"), err.row.row).as_py()
+    return int(instance_rows.column("order")[at].as_py()) if at >= 0 else 0
+
+
+def raise_first_stop(stopped: list[tuple[int, ScenarioError]]) -> None:
+    """The ScenarioError of the row that arrived first, as the local engine stops at it."""
+    if stopped:
+        raise min(stopped, key=lambda entry: entry[0])[1]
 
 
 def run_instances(rows: DataFrame, job: InstanceJob, partitions: int) -> list[dict[str, Any]]:
@@ -302,13 +320,14 @@ def transcript_partition(spec: RunSpec, with_input: bool, operator: bool) -> Tra
         for instance, instance_rows in instance_groups(rows):
             trace_rows = decode_rows(instance_rows)
             pipeline = new_pipeline(spec, instance, trace_rows)
-            lines = [
-                transcript_line(
-                    pipeline.process(step, row, explain=False), with_input=with_input, operator=operator
-                )
-                for step, row in enumerate(trace_rows)
-            ]
-            orders = instance_rows.column("order").combine_chunks()
+            lines = []
+            try:
+                for step, row in enumerate(trace_rows):
+                    result = pipeline.process(step, row, explain=False)
+                    lines.append(transcript_line(result, with_input=with_input, operator=operator))
+            except ScenarioError as err:  # in its row's place: the driver raises it there
+                lines.append(_STOPPED + base64.b64encode(pickle.dumps(err)).decode("ascii"))
+            orders = instance_rows.column("order").combine_chunks().slice(0, len(lines))
             yield pa.record_batch([orders, pa.array(lines, pa.string())], names=["order", "line"])
 
     return run
@@ -322,4 +341,11 @@ def transcript_lines(
         transcript_partition(spec, with_input, operator), "order long, line string"
     )
     for record in out.orderBy("order").toLocalIterator():
-        yield record["line"]
+        line = record["line"]
+        if line.startswith(_STOPPED):
+            raise pickle.loads(base64.b64decode(line[len(_STOPPED) :]))
+        yield line
+
+
+_STOPPED = "\x00stopped:"
+"""Starts a transcript line that is a pickled ScenarioError (no JSON line starts with a NUL)."""

@@ -22,6 +22,7 @@ from wmviz.spark.engine import (
     ChunkFacts,
     InstanceJob,
     collect_facts,
+    raise_first_stop,
     rows_frame,
     run_instances,
     seq_ties,
@@ -152,12 +153,16 @@ def _merge(
     steps: dict[str, int] = {}
     rows: dict[str, int] = {}
     files: dict[str, dict[str, Any]] = {}
+    stopped = []
     for summary in summaries:
         collector.add_entries(summary["issues"], summary["total"])
+        stopped.extend(summary.get("stopped", ()))
         steps.update(summary["steps"])
         files.update(summary["files"])
         for table, count in summary["rows"].items():
             rows[table] = rows.get(table, 0) + count
+    if not collector:
+        raise_first_stop(stopped)
     return steps, rows, files
 
 

@@ -45,6 +45,10 @@ def _csv(plan: TracePlan, chunk: Chunk, collector: IssueCollector) -> Iterator[R
     bad_lines = _invalid_utf8_lines(data, chunk.first_row)
     if bad_lines:
         data = data.decode("utf-8", errors="replace").encode("utf-8")
+    stray = _stray_quote_line(data, chunk.first_row)
+    if stray is not None:
+        collector.add(stray, None, STRAY_QUOTE_REASON)
+        return
     lines = _record_lines(data, chunk.first_row)
     if not len(lines):
         return  # only blank lines
@@ -54,7 +58,7 @@ def _csv(plan: TracePlan, chunk: Chunk, collector: IssueCollector) -> Iterator[R
     def wrong_width(row: Any) -> str:
         broken.append(row.number - 1)  # 1-based among records that are not blank
         collector.add(
-            int(lines[row.number - 1]),
+            int(lines[min(row.number, len(lines)) - 1]),  # past the end: the count check below says so
             None,
             f"row has {row.actual_columns} cells but the header has {row.expected_columns}",
         )
@@ -106,6 +110,32 @@ def _csv(plan: TracePlan, chunk: Chunk, collector: IssueCollector) -> Iterator[R
             else:
                 payload.append((name, from_text(array, strip=False)))
         yield RawBatch(rows[offset : offset + part.num_rows], columns, payload, text=True)
+
+
+STRAY_QUOTE_REASON = (
+    "broken CSV: a quote inside a cell that does not start with one; quote the whole cell and double "
+    'the quotes in it ("a ""b"" c")'
+)
+
+
+def _stray_quote_line(data: bytes, first_line: int) -> int | None:
+    """The line of the first quote that opens nowhere a cell starts (`ab"c`), if any.
+
+    Records are found by counting quotes (RFC 4180: a cell is quoted from its first character),
+    and Arrow takes such a quote as a plain character: the two would disagree on where records end.
+    """
+    buf = np.frombuffer(data, np.uint8)
+    quotes = np.flatnonzero(buf == 34)
+    opening = quotes[::2]  # outside a quoted cell, every other quote opens one
+    if not len(opening):
+        return None
+    before = buf[np.maximum(opening - 1, 0)]
+    # After a comma or a line break a cell starts; after a quote it is a doubled quote ("").
+    stray = (opening > 0) & (before != 44) & (before != 10) & (before != 13) & (before != 34)
+    if not stray.any():
+        return None
+    at = int(opening[np.argmax(stray)])
+    return first_line + len(line_breaks(buf[:at]))
 
 
 def _invalid_utf8_lines(data: bytes, first_line: int) -> list[int]:

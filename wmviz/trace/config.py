@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import fields, replace
 from typing import Any
 
+from wmviz.core.budgets import MAX_WINDOWS_PER_RECORD, windows_per_record_reason
 from wmviz.core.scenario import GeneratorConfig, OperatorConfig, ScenarioConfig
 from wmviz.core.types import Profile, fits_long
 from wmviz.core.windows import sliding_config_problem
@@ -268,9 +269,11 @@ class _ConfigParser:
                 ),
                 aggregate=self.choice(op, "aggregate", "operator.aggregate", AGGREGATES, d.aggregate),
             )
-            size = window.size_ms
-            if size is not None and (problem := sliding_config_problem(size, window.slide_ms)):
+            size, slide = window.size_ms, window.slide_ms
+            if size is not None and (problem := sliding_config_problem(size, slide)):
                 self.issue("operator.slide_ms", problem)
+            elif size is not None and slide is not None and -(-size // slide) > MAX_WINDOWS_PER_RECORD:
+                self.issue("operator.slide_ms", windows_per_record_reason(-(-size // slide)))
             return window, op_type
         if op_type == "interval_join":
             delay = self.integer(op, "early_fire_delay_ms", "operator.early_fire_delay_ms", None, 1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from wmviz.trace.timefmt import show
@@ -61,7 +62,7 @@ def loads_strict(text: str) -> Any:
     if depth > MAX_DEPTH:
         raise JsonLineError(f"nested {depth} deep; the limit is {MAX_DEPTH}")
     try:
-        return json.loads(
+        obj = json.loads(
             text,
             object_pairs_hook=_unique_keys,
             parse_constant=_reject_constant,
@@ -70,6 +71,33 @@ def loads_strict(text: str) -> Any:
         )
     except ValueError as exc:
         raise JsonLineError(getattr(exc, "msg", None) or str(exc), getattr(exc, "lineno", None)) from None
+    if _SURROGATE_ESCAPE.search(text):
+        _refuse_lone_surrogates(obj)
+    return obj
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _refuse_lone_surrogates(value: Any) -> None:
+    """JSON may escape half of a UTF-16 pair (`"\\ud800"`), which is no character: such text could
+    be neither shown, stored as Arrow text nor written back as UTF-8."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            half = value[exc.start]
+            raise JsonLineError(
+                f"the string {show(value)} holds \\u{ord(half):04x}, half of a UTF-16 surrogate pair, "
+                "which is not a character"
+            ) from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _refuse_lone_surrogates(key)
+            _refuse_lone_surrogates(item)
+    elif isinstance(value, list):
+        for item in value:
+            _refuse_lone_surrogates(item)
 
 
 def nesting_depth(text: str) -> int:

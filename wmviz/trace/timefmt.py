@@ -34,6 +34,9 @@ def show(value: Any, limit: int = 60) -> str:
         text = json.dumps(value, ensure_ascii=False, allow_nan=True)
     except (TypeError, ValueError):
         text = repr(value)
+    # Half of a UTF-16 pair (from a JSON escape) is no character: spelled as its escape, so the
+    # message can be printed and stored.
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return text

@@ -24,6 +24,7 @@ from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.trace.columns import STANDARD_COLUMNS
 from wmviz.trace.config import config_to_dict
+from wmviz.trace.payload import payload_text
 from wmviz.trace.sources import PARQUET_CONFIG_KEY, format_of
 from wmviz.trace.timefmt import format_time_ms
 
@@ -162,7 +163,9 @@ def _text(column: str, value: Any) -> str:
         return repr(value)  # the shortest text that reads back as the same float
     if isinstance(value, int):
         return str(value)
-    return json.dumps(value, ensure_ascii=False)
+    # A list or object as JSON; a value JSON cannot hold (a Parquet time, decimal or bytes) as its
+    # own text, which is what a text cell can keep of it.
+    return payload_text(value)
 
 
 def _csv_cell(text: str) -> str:
@@ -199,8 +202,18 @@ def _write_jsonl(rows: tuple[TraceRow, ...], stream: IO[bytes], config: Scenario
                 del obj[column]
         if r.watermark_ms in (MIN_MS, MAX_MS):
             obj["watermark_ms"] = format_time_ms(r.watermark_ms)
-        obj.update(r.payload)
+        obj.update((name, _json_payload(value)) for name, value in r.payload)
         stream.write(_json_line(obj))
+
+
+def _json_payload(value: Any) -> Any:
+    """A payload value as JSON Lines holds it: itself if it is JSON, else its text (a Parquet
+    timestamp, decimal or non-finite float has no JSON form; its text is what is shown)."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return payload_text(value)
+    return value
 
 
 def _value_type(rows: tuple[TraceRow, ...]) -> str:

@@ -1,0 +1,58 @@
+"""What an accepted trace may cost the simulation: each limit is named in the error that stops a
+run, and each is settable by an environment variable.
+
+Without them a valid 44-byte config could ask for millions of windows per record (Flink itself only
+refuses size / slide above 10,000,000 when the job is built), and the simulation would die with
+MemoryError after minutes instead of saying which limit a row crossed. Everything else a trace
+costs grows with its rows (one key per record, at most two timers per window and one per cached
+join row), which the upload limit bounds.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def _limit(name: str, default: int) -> int:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{name}={text!r} is not a whole number") from None
+    if value < 1:
+        raise ValueError(f"{name}={value} must be at least 1")
+    return value
+
+
+MAX_WINDOWS_PER_RECORD = _limit("WMVIZ_MAX_WINDOWS_PER_RECORD", 10_000)
+"""The most windows one record may fall in (size / slide of a sliding window): a day in one-minute
+slides is 1,440, and each window a record opens costs ~40 µs and ~1 KB with its two timers."""
+MAX_LIVE_WINDOWS = _limit("WMVIZ_MAX_WINDOWS", 100_000)
+"""The most windows (key and window pairs) the window operator may hold at once: at ~16-40 µs and
+~1 KB each, a run reaches the limit in a few seconds and 100 MB (1,000,000 took 39 s and 1 GB)."""
+MAX_GENERATED_CHANNELS = _limit("WMVIZ_MAX_GENERATED_CHANNELS", 1_024)
+"""The most channels of one instance whose watermarks a generator makes: each periodic probe (up to
+1,000 after one clock jump, plus one per idleness expiry) visits every one of them."""
+
+
+def windows_per_record_reason(count: int) -> str:
+    return (
+        f"size / slide puts each record in {count:,} windows, more than wmviz simulates: "
+        f"{MAX_WINDOWS_PER_RECORD:,} (WMVIZ_MAX_WINDOWS_PER_RECORD)"
+    )
+
+
+def live_windows_reason(count: int) -> str:
+    return (
+        f"the window operator would hold {count:,} windows at once, more than wmviz simulates: "
+        f"{MAX_LIVE_WINDOWS:,} (WMVIZ_MAX_WINDOWS); the run stops here"
+    )
+
+
+def generated_channels_reason(count: int) -> str:
+    return (
+        f"a generator makes the watermarks of {count:,} channels of this instance, more than wmviz "
+        f"simulates: {MAX_GENERATED_CHANNELS:,} (WMVIZ_MAX_GENERATED_CHANNELS)"
+    )
