@@ -151,7 +151,7 @@ def test_the_page_opens_the_recording_with_clock_times_and_the_check(recording, 
         app.query_params[key] = value
     app.run()
     assert not app.exception, app.exception
-    assert app.title[0].value == "Uploaded: recorded.jsonl"
+    assert app.title[0].value.replace("\\", "") == "Uploaded: recorded.jsonl"  # markdown-escaped
     output = app.metric[0].value
     assert re.fullmatch(r"\d\d:\d\d:\d\d\.\d{3}Z", output), output
     checks = [m.value for m in [*app.success, *app.warning] if m.value.startswith("The job reported")]
