@@ -147,7 +147,9 @@ def test_the_page_opens_the_recording_with_clock_times_and_the_check(recording, 
     monkeypatch.setenv("WMVIZ_CACHE", str(tmp_path / "timelines"))
     stored = uploads.store_upload("recorded.jsonl", out.read_bytes(), None)
     app = AppTest.from_file(str(REPO / "app.py"), default_timeout=180)
-    for key, value in {"trace": stored.digest, "engine": "local", "step": "20"}.items():
+    rows = [r for r in read_trace(out).rows if r.instance == "0"]
+    step = [i for i, r in enumerate(rows) if "reported_ms" in dict(r.payload)][20]  # a sample's last row
+    for key, value in {"trace": stored.digest, "engine": "local", "step": str(step)}.items():
         app.query_params[key] = value
     app.run()
     assert not app.exception, app.exception
