@@ -49,12 +49,15 @@ def one_run(buffer_timeout_ms: int, folder: Path) -> ReplayCheck:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--keep", type=Path, help="keep each run's trace in this folder")
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as tmp:
         for round_ in range(args.rounds):
             for buffer_timeout in (100, 0):
-                check = one_run(buffer_timeout, Path(tmp))
+                folder = args.keep / f"round-{round_ + 1}" if args.keep else Path(tmp)
+                folder.mkdir(parents=True, exist_ok=True)
+                check = one_run(buffer_timeout, folder)
                 causes = Counter(c.cause for c in check.checks if not c.agrees)
                 rest = ", ".join(f"{n} {cause}" for cause, n in sorted(causes.items())) or "none"
                 print(

@@ -3,6 +3,7 @@ and the page drawing that stage; the lagging-partition incident of tests/kafka_d
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from dataclasses import replace
@@ -201,3 +202,58 @@ def test_the_page_draws_the_split_stage_above_the_channels(imported, tmp_path, m
     assert splits.loc[splits["split"] == "shop.orders-5", "holds"].iloc[0] == "holds subtask 1"
     first_channels = next(i for i, t in enumerate(tables) if "channel" in t.columns)
     assert first_splits < first_channels
+
+
+def test_a_split_reader_survives_its_keyframe(tmp_path):
+    """The timeline's keyframes hold split readers like any core state: a pipeline restored at
+    the step partition 5 resumes goes on exactly as the original."""
+    from wmviz.timeline import keyframe
+    from wmviz.timeline.local import build_timeline_local
+    from wmviz.timeline.store import Timeline
+
+    _, trace = _import(tmp_path)
+    build_timeline_local(trace, tmp_path / "timeline", keyframe_every=500)
+    timeline = Timeline(tmp_path / "timeline")
+    for at in (1859, 1861, 2000):
+        original = timeline.state_at("0", at).pipeline
+        blob = keyframe.encode(original, timeline.refs)
+        restored = keyframe.decode(blob, timeline.refs)
+        assert restored.snapshot() == original.snapshot()
+        rows = list(trace.rows)[at + 1 : at + 200]
+        for step, row in enumerate(rows, start=at + 1):
+            assert repr(restored.process(step, row, explain=True)) == repr(
+                original.process(step, row, explain=True)
+            )
+
+
+@pytest.mark.parametrize(
+    "splits, generator, message",
+    [
+        ({"0": ["a", "b"]}, {}, "split readers model a FLIP-27 source: they need emit periodic and resume"),
+        ({"x": ["a"]}, {"emit": "periodic", "resume": "flip27-released"}, 'generator.splits.x: "x" is not a'),
+        (
+            {"0": []},
+            {"emit": "periodic", "resume": "flip27-released"},
+            "expected a non-empty list of split ids",
+        ),
+        ({"0": ["a", "a"]}, {"emit": "periodic", "resume": "flip27-released"}, "a split is listed twice"),
+    ],
+)
+def test_bad_split_configs_are_named(tmp_path, splits, generator, message):
+    trace = tmp_path / "t.jsonl"
+    config = {"generator": {**generator, "splits": splits}}
+    trace.write_text(json.dumps({"config": config}) + "\n" + '{"kind": "proctime", "proc_ms": 1}\n')
+    proc = subprocess.run(
+        [sys.executable, "-m", "wmviz", "validate", str(trace)], capture_output=True, text=True
+    )
+    assert proc.returncode == 2
+    assert message in proc.stderr, proc.stderr
+
+
+def test_a_split_config_round_trips_through_the_config_writer():
+    from wmviz.trace.config import config_to_dict, parse_config
+
+    raw = {"generator": {"emit": "periodic", "resume": "flip27-released", "splits": {"1": ["p1", "p4"]}}}
+    config = parse_config(raw, "c.json")
+    assert config.generator.splits == ((1, ("p1", "p4")),)
+    assert parse_config(config_to_dict(config), "c.json") == config

@@ -11,8 +11,8 @@ import pytest
 
 from tests.prometheus_shape import write_query_range
 from wmviz.core.simulate import simulate
-from wmviz.core.types import MIN_MS
-from wmviz.record.agreement import IN_FLIGHT, INFERRED_STATUS, UNEXPLAINED, ReplayCheck
+from wmviz.core.types import MAX_MS, MIN_MS
+from wmviz.record.agreement import END_OF_INPUT, IN_FLIGHT, INFERRED_STATUS, UNEXPLAINED, ReplayCheck
 from wmviz.record.output import parse_duration_ms
 from wmviz.record.rest import RecordError, edge_of, metric_name, resolve_vertex, tail_operator_ids
 from wmviz.record.samples import FORWARD, Sample, Topology, TraceBuilder, long_from_metric
@@ -189,8 +189,9 @@ def test_disagreements_are_named_by_their_cause(tmp_path):
     samples[2] = replace(samples[2], reported={0: T0 - 3500, 1: T0 - 3000})  # instance 0 in flight
     samples[5] = replace(samples[5], reported={0: T0 - 2000, 1: T0 + 5000})  # 0 not yet idle
     samples[9] = replace(samples[9], reported={0: T0, 1: T0 + 9000})  # 0 far behind
+    samples[11] = replace(samples[11], reported={0: MAX_MS, 1: T0 + 11000})  # 0 got its sources' final MAX
     rows = [row for s in samples for row in builder.add(s)]
     check = _check(_write(rows, builder.config("t", ""), tmp_path / "t.jsonl"))
     causes = {(c.instance, c.step): c.cause for c in check.checks if not c.agrees}
     by_cause = sorted(causes.values())
-    assert by_cause == [IN_FLIGHT, INFERRED_STATUS, UNEXPLAINED], causes
+    assert by_cause == [END_OF_INPUT, IN_FLIGHT, INFERRED_STATUS, UNEXPLAINED], causes

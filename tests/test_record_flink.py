@@ -10,9 +10,9 @@ episode must appear as inferred IDLE and ACTIVE rows. The same samples, written 
 query_range response with Flink's reporter labels, must import to the same trace.
 
 The job flushes network buffers after every element (buffer timeout 0): with Flink's default
-100 ms a sample catches a watermark in flight about one time in six (measured 80.7 % and 85.5 %
-agreement, the rest reported as "in flight"); with 0, 96.6–100 % (the lowest on a machine at load
-average 8 on 2 cores).
+100 ms a sample catches a watermark in flight at a fifth to a third of the samples (measured by
+bench/record_agreement.py: 66-81 % agreement, against 98.6-100 % with 0; the rest named "in
+flight" by the check).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import json
 import os
 import subprocess
 import sys
+from itertools import takewhile
 
 import pytest
 
@@ -86,10 +87,14 @@ def test_the_replay_of_a_recording_agrees_with_the_job(recording):
     unexplained = [c for c in check.checks if c.cause == UNEXPLAINED]
     assert len(unexplained) <= 2, unexplained
     statuses = [(r.instance, r.channel, r.status.value) for r in trace.rows if r.status is not None]
-    # The silent subtask 2 goes idle once and comes back, seen by both operator subtasks.
-    assert sorted(statuses) == [("0", 2, "ACTIVE"), ("0", 2, "IDLE"), ("1", 2, "ACTIVE"), ("1", 2, "IDLE")]
-    inferred = [dict(r.payload).get("inferred", "") for r in trace.rows if r.status is not None]
-    assert all(text.startswith("inferred: upstream subtask 2 sourceIdleTime") for text in inferred)
+    # The silent subtask 2 goes idle once and comes back, seen by both operator subtasks; at the
+    # end the sources finish (their task state, read from the REST API).
+    idle = [s for s in statuses if s[2] != "FINISHED"]
+    assert sorted(idle) == [("0", 2, "ACTIVE"), ("0", 2, "IDLE"), ("1", 2, "ACTIVE"), ("1", 2, "IDLE")]
+    assert {s[:2] for s in statuses if s[2] == "FINISHED"} <= {(i, c) for i in "01" for c in range(3)}
+    for row in trace.rows:
+        if row.status is not None and row.status.value != "FINISHED":
+            assert dict(row.payload)["inferred"].startswith("inferred: upstream subtask 2 sourceIdleTime")
 
 
 @pytest.mark.flink
@@ -111,8 +116,12 @@ def test_explain_names_the_agreement_and_every_disagreement(recording):
 def test_the_prometheus_import_of_the_same_samples_gives_the_same_trace(recording, tmp_path):
     out, samples_path, _ = recording
     samples = [json.loads(line) for line in samples_path.read_text().splitlines()]
+    # Prometheus has no task states: a finished source's series just ends. Compare up to the first
+    # sample that saw an upstream subtask FINISHED.
+    running = list(takewhile(lambda s: not s["upstream_finished"], samples))
+    assert len(running) >= 40
     matrix = tmp_path / "query_range.json"
-    write_query_range(samples, matrix, upstream="Source: skewed", vertex="downstream -> discard: Writer",
+    write_query_range(running, matrix, upstream="Source: skewed", vertex="downstream -> discard: Writer",
                       operator="Source: skewed")  # fmt: skip
     imported = tmp_path / "imported.jsonl"
     command = [sys.executable, "-m", "wmviz", "import", "prometheus", str(matrix), "--vertex", "downstream",
@@ -121,5 +130,31 @@ def test_the_prometheus_import_of_the_same_samples_gives_the_same_trace(recordin
     assert proc.returncode == 0, proc.stderr
     recorded_rows = out.read_text().splitlines()[1:]
     imported_rows = imported.read_text().splitlines()[1:]
-    assert imported_rows == recorded_rows
-    assert _check(read_trace(imported)).share == _check(read_trace(out)).share
+    assert imported_rows == recorded_rows[: len(imported_rows)]
+    assert sum('"sample"' in row for row in imported_rows) == 2 * len(running)
+
+
+@pytest.mark.flink
+def test_the_page_opens_the_recording_with_clock_times_and_the_check(recording, tmp_path, monkeypatch):
+    import re
+
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import REPO
+    from wmviz.ui import uploads
+
+    out, _, _ = recording
+    monkeypatch.setenv("WMVIZ_CACHE", str(tmp_path / "timelines"))
+    stored = uploads.store_upload("recorded.jsonl", out.read_bytes(), None)
+    app = AppTest.from_file(str(REPO / "app.py"), default_timeout=180)
+    rows = [r for r in read_trace(out).rows if r.instance == "0"]
+    step = [i for i, r in enumerate(rows) if "reported_ms" in dict(r.payload)][20]  # a sample's last row
+    for key, value in {"trace": stored.digest, "engine": "local", "step": str(step)}.items():
+        app.query_params[key] = value
+    app.run()
+    assert not app.exception, app.exception
+    assert app.title[0].value.replace("\\", "") == "Uploaded: recorded.jsonl"  # markdown-escaped
+    output = app.metric[0].value
+    assert re.fullmatch(r"\d\d:\d\d:\d\d\.\d{3}Z", output), output
+    checks = [m.value for m in [*app.success, *app.warning] if m.value.startswith("The job reported")]
+    assert len(checks) == 1 and re.search(r"reported \d\d:\d\d:\d\d\.\d{3}Z at this sample", checks[0])

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from wmviz.core.pipeline import StepResult
-from wmviz.core.types import MIN_MS, EmittedWatermark
+from wmviz.core.types import MAX_MS, MIN_MS, EmittedWatermark
 from wmviz.timefmt import TimeFormat
 from wmviz.trace.timefmt import parse_time_ms
 
@@ -24,8 +24,9 @@ CHECK_COLUMN = "reported_ms"
 IN_FLIGHT = "in flight"
 READ_SKEW = "read skew"
 INFERRED_STATUS = "inferred status"
+END_OF_INPUT = "end of input"
 UNEXPLAINED = "unexplained"
-CAUSES = (IN_FLIGHT, READ_SKEW, INFERRED_STATUS, UNEXPLAINED)
+CAUSES = (IN_FLIGHT, READ_SKEW, INFERRED_STATUS, END_OF_INPUT, UNEXPLAINED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,9 @@ class Check:
     previous sample and now: what the upstream reported was still on its way when the metrics
     were read), READ_SKEW (the job was ahead, but only by what the upstream reported at the next
     sample: the operator's metrics were read a moment after its upstream's), INFERRED_STATUS
-    (this sample inferred a status the job had not, or not yet, taken), or UNEXPLAINED (a missed
+    (this sample inferred a status the job had not, or not yet, taken), END_OF_INPUT (the job
+    reached MAX, the end of event time, which its finishing sources send but their
+    `currentOutputWatermark` does not show), or UNEXPLAINED (a missed
     sample, or a channel mapping that does not match the job)."""
 
     @property
@@ -104,6 +107,8 @@ class ReplayCheck:
             return ""
         if instance in self._inferred:
             return INFERRED_STATUS
+        if reported == MAX_MS:
+            return END_OF_INPUT
         if self._previous.get(instance, MIN_MS) <= reported < replay:
             return IN_FLIGHT
         return UNEXPLAINED
@@ -157,6 +162,11 @@ def disagreement(check: Check, times: TimeFormat) -> str:
         )
     elif check.cause == READ_SKEW:
         why = "the operator's metrics were read a moment after its upstream's, which had moved on"
+    elif check.cause == END_OF_INPUT:
+        why = (
+            "the job reached the end of event time: its sources sent their final MAX, which their "
+            "currentOutputWatermark does not show until their tasks are FINISHED"
+        )
     elif check.cause == INFERRED_STATUS:
         why = "this sample inferred a status from sourceIdleTime that the job had not (yet) taken"
     elif side == "ahead":

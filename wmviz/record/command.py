@@ -115,6 +115,7 @@ def sample_json(sample) -> dict:
         "upstream_watermark": sample.upstream_watermark,
         "upstream_idle_ms": sample.upstream_idle_ms,
         "reported": sample.reported,
+        "upstream_finished": sorted(sample.upstream_finished),
     }
 
 

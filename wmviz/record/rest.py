@@ -205,13 +205,17 @@ class Poller:
     unsettled: int = 0
     _attempts: tuple | None = None
 
-    def attempts(self) -> tuple:
-        """Every subtask's attempt number in both vertices: any change means a restart."""
-        out = []
+    def subtask_states(self) -> tuple[tuple, frozenset[int]]:
+        """Every subtask's attempt number in both vertices (any change means a restart), and the
+        upstream subtasks that have FINISHED (a finished task's metrics are gone; it sent MAX)."""
+        attempts: list[int] = []
+        finished: set[int] = set()
         for vid in (self.view.upstream_id, self.view.vertex_id):
             subtasks = self.client.get(f"/jobs/{self.view.job}/vertices/{vid}").get("subtasks", [])
-            out.extend(int(s.get("attempt", 0)) for s in subtasks)
-        return tuple(out)
+            attempts.extend(int(s.get("attempt", 0)) for s in subtasks)
+            if vid == self.view.upstream_id:
+                finished |= {int(s["subtask"]) for s in subtasks if s.get("status") == "FINISHED"}
+        return tuple(attempts), frozenset(finished)
 
     def sample(self, now_ms: Callable[[], int]) -> Sample | None:
         """One sample, or None while the job is not running (restarting, or over)."""
@@ -219,7 +223,7 @@ class Poller:
         self.state = str(details.get("state", "UNKNOWN"))
         if self.state != "RUNNING":
             return None
-        attempts = self.attempts()
+        attempts, finished = self.subtask_states()
         view = self.view
         restarted = self._attempts is not None and attempts != self._attempts
         if restarted:
@@ -237,7 +241,7 @@ class Poller:
                 break
         else:
             self.unsettled += 1
-        return Sample(taken, self.epoch, watermarks, idle, after)
+        return Sample(taken, self.epoch, watermarks, idle, after, finished)
 
     @property
     def over(self) -> bool:

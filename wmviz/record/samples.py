@@ -76,6 +76,9 @@ class Sample:
     upstream_watermark: dict[int, int] = field(default_factory=dict)
     upstream_idle_ms: dict[int, int] = field(default_factory=dict)
     reported: dict[int, int] = field(default_factory=dict)
+    upstream_finished: frozenset[int] = frozenset()
+    """Upstream subtasks whose task has FINISHED: they sent their final MAX watermark, and their
+    metrics are gone with them."""
 
 
 def long_from_metric(value: Any) -> int:
@@ -118,6 +121,7 @@ class TraceBuilder:
         self._last_time_ms: int | None = None
         self._watermark: dict[tuple[int, int], int] = {}
         self._idle: set[tuple[int, int]] = set()
+        self._finished: set[tuple[int, int]] = set()
 
     def config(self, name: str, description: str) -> dict[str, Any]:
         """The trace's config: its name, what it was recorded from, and the channel count."""
@@ -142,13 +146,25 @@ class TraceBuilder:
         self._epoch = epoch
         self._watermark.clear()
         self._idle.clear()
+        self._finished.clear()
 
     def instance_rows(self, sample: Sample, subtask: int, time_ms: int) -> list[dict[str, Any]]:
         """One instance's rows of a sample: reactivations, watermarks, then idleness, then the check."""
         instance = instance_name(subtask, sample.epoch)
-        activated, updated, idled = [], [], []
+        activated: list[dict[str, Any]] = []
+        updated: list[dict[str, Any]] = []
+        idled: list[dict[str, Any]] = []
         for channel, upstream in enumerate(self.topology.channels_of(subtask)):
             key = (subtask, channel)
+            if key in self._finished:
+                continue
+            if upstream in sample.upstream_finished:
+                self._finished.add(key)
+                idled.append(
+                    {"channel": channel, "kind": "status", "status": "FINISHED",
+                     "inferred": f"upstream subtask {upstream}'s task state is FINISHED (it sent MAX)"}
+                )  # fmt: skip
+                continue
             idle = self.inferred_idle(sample, upstream)
             watermark = sample.upstream_watermark.get(upstream)
             if idle is False and key in self._idle:
