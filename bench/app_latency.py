@@ -35,17 +35,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+from tools.chromium import CHROMIUM, CHROMIUM_ARGS, IDLE  # noqa: E402 (the checkout on the path first)
 
 
 def _free_port() -> int:
@@ -248,7 +238,7 @@ def main() -> None:
     query = "scenario=flink-38477-zero-output&step=7"
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             cold = first_page(browser, cache, query)
             print(f"first page, cold cache: {cold:.1f} s", flush=True)
             warm = first_page(browser, cache, query)

@@ -19,17 +19,8 @@ import time
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+from tools.chromium import CHROMIUM, CHROMIUM_ARGS, IDLE  # the checkout is on the path (load.py)
+
 WAIT_S = 60
 
 
@@ -264,7 +255,7 @@ async def drive(url: str, client: str, sessions: int, seconds: float, think: flo
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = await p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         await people(lambda slug: BrowserPage.open(browser, url, slug))
         await browser.close()
     return tally

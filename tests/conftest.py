@@ -57,13 +57,4 @@ def spark():
 
 
 # Debian's chromium, driven by Playwright in the browser and report tests (never `playwright install`).
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from tools.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402,F401 (re-exported to the tests)
