@@ -257,3 +257,11 @@ def test_a_split_config_round_trips_through_the_config_writer():
     config = parse_config(raw, "c.json")
     assert config.generator.splits == ((1, ("p1", "p4")),)
     assert parse_config(config_to_dict(config), "c.json") == config
+
+
+def test_an_output_that_cannot_be_written_is_a_clear_error(tmp_path):
+    command = [sys.executable, "-m", "wmviz", "import", "kafka", str(FILE), "--parallelism", "3",
+               "--out-of-orderness", "5s", "--topic", "shop.orders",
+               "--out", str(tmp_path / "no" / "t.jsonl")]  # fmt: skip
+    proc = subprocess.run(command, capture_output=True, text=True)
+    assert proc.returncode == 2 and "cannot be written" in proc.stderr

@@ -60,7 +60,7 @@ def cmd_record(args: argparse.Namespace) -> None:
         f"fed by {topology.upstream!r} ({topology.upstream_parallelism} subtasks, {topology.edge} edge), "
         f"every {args.every}; {inferred}. reported_ms is the operator's own currentInputWatermark."
     )
-    out = TraceFile(args.out, builder.config(f"Recorded: {topology.vertex}", description))
+    out = open_trace(args.out, builder.config(f"Recorded: {topology.vertex}", description))
     samples = args.samples.open("w", encoding="utf-8") if args.samples else None
     poller = Poller(client, view)
     started = time.monotonic()
@@ -99,6 +99,18 @@ def cmd_record(args: argparse.Namespace) -> None:
         f"{args.out}: {builder.samples} samples, {out.rows} rows, {poller.epoch} restarts, "
         f"{poller.unsettled} unsettled samples"
     )
+
+
+def open_trace(path: Path, config: dict) -> TraceFile:
+    """The output trace, or a one-line error (exit 2) when it cannot be written."""
+    from wmviz.cli import BadInput
+
+    if path.is_dir():
+        raise BadInput(f"--out {path}: is a folder, not a file")
+    try:
+        return TraceFile(path, config)
+    except OSError as err:
+        raise BadInput(f"--out {path}: cannot be written ({err.strerror or err})") from None
 
 
 def progress_line(builder: TraceBuilder, poller: Poller, started: float) -> str:
@@ -167,7 +179,7 @@ def cmd_import_prometheus(args: argparse.Namespace) -> None:
         f"({topology.upstream_parallelism} subtasks, {topology.edge} edge). reported_ms is the "
         "operator's own currentInputWatermark."
     )
-    out = TraceFile(args.out, builder.config(f"Imported: {topology.vertex}", description))
+    out = open_trace(args.out, builder.config(f"Imported: {topology.vertex}", description))
     try:
         for sample in samples:
             out.write(builder.add(sample))
@@ -215,7 +227,7 @@ def cmd_import_kafka(args: argparse.Namespace) -> None:
         config, rows = build_trace(read_dump(args.file), options, args.file.name)
     except (ValueError, KafkaDumpError) as err:
         raise BadInput(str(err)) from None
-    out = TraceFile(args.out, config)
+    out = open_trace(args.out, config)
     try:
         out.write(rows)
     finally:

@@ -27,7 +27,7 @@ from typing import Any
 
 from wmviz.trace.timefmt import parse_time_ms
 
-MAX_RECORDS = 5_000_000
+MAX_RECORDS = 2_000_000
 """The most records an import reads (a dump of more is cut to a time range first)."""
 
 _CONSOLE = re.compile(r"(CreateTime|LogAppendTime|NO_TIMESTAMP):(-?\d+)|Partition:(\d+)|Offset:(\d+)")
