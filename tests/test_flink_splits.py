@@ -13,11 +13,11 @@ and ACTIVE, in the same order.
 from __future__ import annotations
 
 import functools
-import os
 from collections import Counter
 
 import pytest
 
+from tests.conftest import require_flink
 from tools.flinkrecord.splits import (
     first_split_difference,
     random_split_trace,
@@ -25,7 +25,7 @@ from tools.flinkrecord.splits import (
     split_config,
     split_rows,
 )
-from tools.flinkvalve.jar import FLINK_VERSION, HarnessError, flink_jar_path, unavailable_reason
+from tools.flinkvalve.jar import flink_jar_path
 from tools.flinkwindow.idleness import IdleTrace
 from wmviz.checked import SPLIT_SEED_BASE, SPLIT_TRACES
 from wmviz.core.pipeline import InstancePipeline
@@ -38,22 +38,9 @@ def corpus() -> tuple[IdleTrace, ...]:
     return tuple(random_split_trace(SPLIT_SEED_BASE + i) for i in range(SPLIT_TRACES))
 
 
-def _truthy_env(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
-
-
 @pytest.fixture(scope="module")
 def flink_emissions() -> list[list[list[str]]]:
-    in_ci = _truthy_env("CI")
-    try:
-        reason = unavailable_reason(download=in_ci or _truthy_env("WMVIZ_FLINK_DOWNLOAD"))
-    except HarnessError as e:
-        reason = str(e)
-    if reason:
-        message = f"real Flink {FLINK_VERSION} split outputs unavailable: {reason}"
-        if in_ci:
-            pytest.fail(f"CI is set, so the split differential must run; {message}", pytrace=False)
-        pytest.skip(message)
+    require_flink("real Flink {version} split outputs", "the split differential")
     return run_splits(list(corpus()), jar=flink_jar_path())
 
 

@@ -18,16 +18,15 @@ flight" by the check).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from itertools import takewhile
 
 import pytest
 
+from tests.conftest import require_flink
 from tests.prometheus_shape import write_query_range
 from tools.flinkrecord.job import start_job
-from tools.flinkvalve.jar import FLINK_VERSION, HarnessError, unavailable_reason
 from wmviz.core.simulate import simulate
 from wmviz.record.agreement import UNEXPLAINED, ReplayCheck
 from wmviz.trace.readers import read_trace
@@ -35,22 +34,9 @@ from wmviz.trace.readers import read_trace
 JOB_SECONDS = 16
 
 
-def _truthy_env(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
-
-
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory):
-    in_ci = _truthy_env("CI")
-    try:
-        reason = unavailable_reason(download=in_ci or _truthy_env("WMVIZ_FLINK_DOWNLOAD"))
-    except HarnessError as e:
-        reason = str(e)
-    if reason:
-        message = f"real Flink {FLINK_VERSION} unavailable: {reason}"
-        if in_ci:
-            pytest.fail(f"CI is set, so the recorder's Flink test must run; {message}", pytrace=False)
-        pytest.skip(message)
+    require_flink("real Flink {version}", "the recorder's Flink test")
     folder = tmp_path_factory.mktemp("record")
     out, samples = folder / "recorded.jsonl", folder / "samples.jsonl"
     job = start_job(JOB_SECONDS, buffer_timeout_ms=0)
