@@ -28,7 +28,8 @@ from tests.conftest import require_flink
 from tests.prometheus_shape import write_query_range
 from tools.flinkrecord.job import start_job
 from wmviz.core.simulate import simulate
-from wmviz.record.agreement import UNEXPLAINED, ReplayCheck
+from wmviz.core.types import MAX_MS
+from wmviz.record.agreement import END_OF_INPUT, UNEXPLAINED, ReplayCheck
 from wmviz.trace.readers import read_trace
 
 JOB_SECONDS = 16
@@ -68,7 +69,18 @@ def test_the_replay_of_a_recording_agrees_with_the_job(recording):
     check = _check(trace)
     # Two instances, a sample every 250 ms over the job's 16 s: about 120 checks.
     assert len(check.checks) >= 80
-    assert check.share >= 0.95, [c for c in check.checks if not c.agrees]
+    # When the sources finish, the job reaches MAX before their task state says FINISHED: how many
+    # samples fall in that gap depends on the machine's load (0 to ~20 in runs here). They are
+    # only ever the end of each instance (the job at MAX from then on); the share is counted over
+    # the rest.
+    ended = [c for c in check.checks if c.cause == END_OF_INPUT]
+    running = [c for c in check.checks if c.cause != END_OF_INPUT]
+    for c in ended:
+        assert c.reported_ms == MAX_MS
+        later = [r for r in check.checks if r.instance == c.instance and r.step > c.step]
+        assert all(r.reported_ms == MAX_MS for r in later), later
+    share = sum(c.agrees for c in running) / len(running)
+    assert share >= 0.95, [c for c in running if not c.agrees]
     # The rest explained: a watermark in flight, or a status inferred a sample early or late.
     unexplained = [c for c in check.checks if c.cause == UNEXPLAINED]
     assert len(unexplained) <= 2, unexplained
