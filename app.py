@@ -19,9 +19,21 @@ from wmviz.timefmt import TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.trace.config import parse_config
 from wmviz.trace.errors import TraceValidationError
-from wmviz.ui import bring, compare_view, controls, export_view, keys, live_view, loading, panels, stall
+from wmviz.ui import (
+    bring,
+    compare_view,
+    controls,
+    export_view,
+    import_views,
+    keys,
+    live_view,
+    loading,
+    panels,
+    stall,
+)
 from wmviz.ui import operator_model as om
 from wmviz.ui.model import holders, input_summary, output_cards, valve_views
+from wmviz.ui.plain import literal
 from wmviz.ui.runs import RunRequest
 from wmviz.ui.url import UPLOAD_PREFIX, ShownView, ViewParams, parse_view, view_query
 
@@ -133,7 +145,8 @@ def load_timeline(incident, profile: Profile | None, engine: str):
 
 def header(incident, meta: dict) -> None:
     """The incident's title, its profile, and the story in a collapsible strip."""
-    st.title(incident.title, anchor=False)
+    trusted = not incident.slug.startswith(UPLOAD_PREFIX)  # an upload's name and story are user text
+    st.title(incident.title if trusted else literal(incident.title), anchor=False)
     profile = Profile.parse(meta["profile"])
     found = scenario_claims(parse_config(meta.get("config") or {}, "meta.json"), profile)
     st.caption(
@@ -147,7 +160,6 @@ def header(incident, meta: dict) -> None:
             icon=":material/warning:",
         )
     description = (meta.get("config") or {}).get("description")
-    trusted = not incident.slug.startswith(UPLOAD_PREFIX)  # an upload's story is user text
     panels.story_strip(incident.story_md, trusted=trusted, description=None if trusted else description)
 
 
@@ -165,13 +177,15 @@ def step_panels(
     views = valve_views(cursor, pipeline, step, Profile.parse(meta["profile"]), t)
     with left:
         panels.output_panel(output_cards(views, pipeline, om.operator_watermark(cursor, step), t))
+        import_views.replay_check(result, pipeline, t)
         found = stall.stall_at(cursor, step, holders(views))
         if found is not None:
-            st.info(stall.stall_text(found, cursor.count, t), icon=":material/pause_circle:")
+            st.info(literal(stall.stall_text(found, cursor.count, t)), icon=":material/pause_circle:")
         short = replace(t, short=True)
         panels.narration_panel(explain_parts(result, short), short)
         ask = compare_view.whatif_form(cursor, step)
     with right:
+        import_views.split_stage(pipeline, t)
         panels.channel_tables(views)
         if pipeline.operator is not None or not cursor.timers.empty:
             panels.operator_panel(cursor, pipeline, step, t)
@@ -184,7 +198,7 @@ def step_panels(
         panels.overview_panel(matrix, frontier, int(record["order"]), t)
     st.caption(
         f"state rebuilt from the keyframe at step {before.keyframe_step} (one every "
-        f"{meta['keyframe_every']:,} steps); {cursor.count:,} steps in instance {cursor.instance}"
+        f"{meta['keyframe_every']:,} steps); {cursor.count:,} steps in instance {literal(cursor.instance)}"
     )
     return ask
 

@@ -57,13 +57,27 @@ def spark():
 
 
 # Debian's chromium, driven by Playwright in the browser and report tests (never `playwright install`).
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from tools.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402,F401 (re-exported to the tests)
+
+
+def truthy_env(name: str) -> bool:
+    """An environment flag set to anything but empty, 0, false or no."""
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def require_flink(what: str, suite: str, unavailable=None) -> None:
+    """Return when Java and the real Flink jars are here (fetched when CI or WMVIZ_FLINK_DOWNLOAD
+    is set); else skip on a laptop and fail under CI, naming `what` is missing and which `suite`
+    could not run. `unavailable` is the suite's own check (default: the flink-dist jar's)."""
+    from tools.flinkvalve.jar import FLINK_VERSION, HarnessError, unavailable_reason
+
+    in_ci = truthy_env("CI")
+    try:
+        reason = (unavailable or unavailable_reason)(download=in_ci or truthy_env("WMVIZ_FLINK_DOWNLOAD"))
+    except HarnessError as e:  # the download itself failed
+        reason = str(e)
+    if reason:
+        message = f"{what.format(version=FLINK_VERSION)} unavailable: {reason}"
+        if in_ci:
+            pytest.fail(f"CI is set, so {suite} must run; {message}", pytrace=False)
+        pytest.skip(message)

@@ -14,6 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
+from tests.markdown_text import shown
 from wmviz.incidents import built_in_incidents
 
 INCIDENTS = list(built_in_incidents())
@@ -224,7 +225,7 @@ def test_the_channel_table_shows_every_watermark_as_a_utc_time_with_the_raw_numb
     assert not table.isna().any().any()
     # The output card: the clock time as the value, the date in its label, the raw number a hover away.
     assert app.metric[0].value == "09:59:58.000Z"
-    assert "2026-11-21" in app.metric[0].label and "1795255198000" in app.metric[0].help
+    assert "2026-11-21" in shown(app.metric[0].label) and "1795255198000" in app.metric[0].help
 
 
 def test_the_watermark_chart_has_a_cursor_on_the_current_step():

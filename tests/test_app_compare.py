@@ -6,6 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
+from tests.markdown_text import shown
 
 
 @pytest.fixture(autouse=True)
@@ -23,7 +24,7 @@ def open_app(**query) -> AppTest:
 
 def test_compare_mode_names_the_first_output_divergence_first_and_the_earlier_state_one_second():
     app = open_app(compare="flip-38477", step="0")
-    banner = app.warning[-1].value
+    banner = shown(app.warning[-1].value)
     assert banner.startswith("The outputs first differ at step 7: emissions, output watermark, output status")
     assert "output MAX ACTIVE" in banner and "output 25 IDLE" in banner
     app.button(key="goto_divergence").click().run()
@@ -68,7 +69,7 @@ def test_a_what_if_edit_re_simulates_and_compares_with_the_original():
     app.button(key="whatif_submit").click().run()
     assert not app.exception, app.exception
     assert app.session_state["compare"].startswith("whatif:")
-    assert any("IDLE@2" in i.value and "first differs at step 2" in i.value for i in app.info)
+    assert any("IDLE@2" in shown(i.value) and "first differs at step 2" in i.value for i in app.info)
     app.slider(key="step").set_value(7).run()
     assert [m.value for m in app.metric] == ["MAX", "MAX"]  # idle instead of finished: still MAX
     assert app.query_params["compare"][0 if isinstance(app.query_params["compare"], list) else slice(None)]
@@ -92,7 +93,7 @@ def test_an_edit_that_makes_the_trace_invalid_is_refused_with_the_reason():
     app.selectbox(key="whatif_kind_0").set_value("watermark")
     app.text_input(key="whatif_watermark_0").set_value("")
     app.button(key="whatif_submit").click().run()
-    assert any("cannot be simulated" in e.value and "watermark_ms" in e.value for e in app.error)
+    assert any("cannot be simulated" in e.value and "watermark_ms" in shown(e.value) for e in app.error)
     assert app.sidebar.selectbox(key="compare").value == "nothing"
 
 

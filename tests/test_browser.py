@@ -31,7 +31,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.conftest import CHROMIUM, CHROMIUM_ARGS, REPO
+from tests.conftest import CHROMIUM, CHROMIUM_ARGS, REPO, truthy_env
 
 VIEWPORT = {"width": 1440, "height": 900}  # the screen the issue measured on
 WIDE = {"width": 1920, "height": 1080}
@@ -49,10 +49,6 @@ MAIN = '[data-testid="stMain"]'
 STEP_HEADING = re.compile(r"^Step \d+ of \d+$")
 
 
-def _truthy_env(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
-
-
 def _missing() -> str | None:
     if not CHROMIUM.is_file():
         return f"{CHROMIUM} is missing (apt-get install chromium)"
@@ -64,7 +60,7 @@ def _missing() -> str | None:
 
 
 MISSING = _missing()
-if MISSING and not _truthy_env("CI"):
+if MISSING and not truthy_env("CI"):
     pytest.skip(f"browser tests need Chromium and Playwright: {MISSING}", allow_module_level=True)
 
 

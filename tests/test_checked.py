@@ -8,6 +8,7 @@ import tests.test_flink_differential as valve_suite
 import tests.test_flink_idleness as idleness_suite
 import tests.test_flink_interval_join as join_suite
 import tests.test_flink_interval_join_hashmap as hashmap_suite
+import tests.test_flink_splits as split_suite
 import tests.test_flink_windows as window_suite
 from wmviz import checked
 from wmviz.incidents import built_in_incidents
@@ -23,6 +24,7 @@ def test_the_valve_claim_counts_the_traces_the_valve_suite_runs():
 def test_the_other_claims_count_the_traces_their_suites_run():
     assert len(window_suite.corpus()) == checked.WINDOW_TRACES
     assert len(idleness_suite.corpus()) == checked.IDLENESS_TRACES
+    assert len(split_suite.corpus()) == checked.SPLIT_TRACES
     assert len(join_suite.corpus()) == checked.INTERVAL_JOIN_TRACES
     assert len(hashmap_suite.SEQUENCES) == checked.HASHMAP_SEQUENCES
 

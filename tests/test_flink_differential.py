@@ -17,21 +17,18 @@ is set).
 from __future__ import annotations
 
 import functools
-import os
 import random
 from collections import Counter
 from dataclasses import dataclass
 
 import pytest
 
-from tests.conftest import case_id, check_value, valve_cases
+from tests.conftest import case_id, check_value, require_flink, valve_cases
 from tools.flinkvalve.jar import (
     FLINK_VERSION,
-    HarnessError,
     JvmStep,
     flink_jar_path,
     run_harness,
-    unavailable_reason,
 )
 from wmviz.core.types import (
     MAX_MS,
@@ -204,10 +201,6 @@ def conformance_traces() -> list[tuple[dict, Trace, list[int]]]:
 # ---- the JVM run (one for the whole module) ------------------------------------------------------
 
 
-def _truthy_env(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
-
-
 @dataclass(frozen=True)
 class JvmRun:
     """Every trace sent to the real valve in the single JVM run, and its per-step results."""
@@ -222,16 +215,7 @@ def jvm_run() -> JvmRun:
 
     Skips when Java or the jar is missing, but fails under CI (set `CI`), which must run it.
     """
-    in_ci = _truthy_env("CI")
-    try:
-        reason = unavailable_reason(download=in_ci or _truthy_env("WMVIZ_FLINK_DOWNLOAD"))
-    except HarnessError as e:  # the download itself failed
-        reason = str(e)
-    if reason:
-        message = f"real Flink {FLINK_VERSION} valve unavailable: {reason}"
-        if in_ci:
-            pytest.fail(f"CI is set, so the Flink differential test must run; {message}", pytrace=False)
-        pytest.skip(message)
+    require_flink("real Flink {version} valve", "the Flink differential test")
     randoms = random_corpus()
     conformance = conformance_traces()
     traces = [(t.channels, t.inputs) for t in randoms] + [(t.channels, t.inputs) for _, t, _ in conformance]

@@ -11,12 +11,12 @@ channel must emit the same watermarks, the same IDLE and the same ACTIVE, in the
 from __future__ import annotations
 
 import functools
-import os
 from collections import Counter
 
 import pytest
 
-from tools.flinkvalve.jar import FLINK_VERSION, HarnessError, flink_jar_path, unavailable_reason
+from tests.conftest import require_flink
+from tools.flinkvalve.jar import flink_jar_path
 from tools.flinkwindow.idleness import (
     IdleTrace,
     first_difference,
@@ -35,22 +35,9 @@ def corpus() -> tuple[IdleTrace, ...]:
     return tuple(random_idle_trace(IDLENESS_SEED_BASE + i) for i in range(IDLENESS_TRACES))
 
 
-def _truthy_env(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
-
-
 @pytest.fixture(scope="module")
 def flink_emissions() -> list[list[list[str]]]:
-    in_ci = _truthy_env("CI")
-    try:
-        reason = unavailable_reason(download=in_ci or _truthy_env("WMVIZ_FLINK_DOWNLOAD"))
-    except HarnessError as e:
-        reason = str(e)
-    if reason:
-        message = f"real Flink {FLINK_VERSION} idleness unavailable: {reason}"
-        if in_ci:
-            pytest.fail(f"CI is set, so the Flink idleness differential must run; {message}", pytrace=False)
-        pytest.skip(message)
+    require_flink("real Flink {version} idleness", "the Flink idleness differential")
     return run_idleness(list(corpus()), jar=flink_jar_path())
 
 

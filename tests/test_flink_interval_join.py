@@ -16,12 +16,11 @@ them or fails.
 from __future__ import annotations
 
 import functools
-import os
 from collections import Counter
 
 import pytest
 
-from tools.flinkvalve.jar import FLINK_VERSION, HarnessError
+from tests.conftest import require_flink
 from tools.flinkwindow.join import (
     JOIN_TYPES,
     JoinOutcome,
@@ -41,22 +40,9 @@ def corpus() -> tuple[JoinTrace, ...]:
     return tuple(random_join_trace(INTERVAL_JOIN_SEED_BASE + i) for i in range(INTERVAL_JOIN_TRACES))
 
 
-def _truthy_env(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
-
-
 @pytest.fixture(scope="module")
 def flink_outcomes() -> list[JoinOutcome]:
-    in_ci = _truthy_env("CI")
-    try:
-        reason = unavailable(download=in_ci or _truthy_env("WMVIZ_FLINK_DOWNLOAD"))
-    except HarnessError as e:
-        reason = str(e)
-    if reason:
-        message = f"the released Flink {FLINK_VERSION} interval join is unavailable: {reason}"
-        if in_ci:
-            pytest.fail(f"CI is set, so the interval-join differential must run; {message}", pytrace=False)
-        pytest.skip(message)
+    require_flink("the released Flink {version} interval join", "the interval-join differential", unavailable)
     return run_joins(list(corpus()))
 
 

@@ -16,12 +16,12 @@ unless `CI` is set: then they fail (and CI may fetch the jar).
 from __future__ import annotations
 
 import functools
-import os
 from collections import Counter
 
 import pytest
 
-from tools.flinkvalve.jar import FLINK_VERSION, HarnessError, flink_jar_path, unavailable_reason
+from tests.conftest import require_flink
+from tools.flinkvalve.jar import flink_jar_path
 from tools.flinkwindow.corpus import STYLES, random_window_trace
 from tools.flinkwindow.harness import Mark, Outcome, Record, WindowTrace, run_windows
 from tools.flinkwindow.replay import first_difference, replay, trace_rows
@@ -86,23 +86,10 @@ def corpus() -> tuple[WindowTrace, ...]:
     return tuple(random_window_trace(WINDOW_SEED_BASE + i) for i in range(WINDOW_TRACES))
 
 
-def _truthy_env(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
-
-
 @pytest.fixture(scope="module")
 def flink_outcomes() -> list[tuple[WindowTrace, Outcome]]:
     """Every corpus trace and named case on the real window operator, in one JVM."""
-    in_ci = _truthy_env("CI")
-    try:
-        reason = unavailable_reason(download=in_ci or _truthy_env("WMVIZ_FLINK_DOWNLOAD"))
-    except HarnessError as e:
-        reason = str(e)
-    if reason:
-        message = f"real Flink {FLINK_VERSION} window operator unavailable: {reason}"
-        if in_ci:
-            pytest.fail(f"CI is set, so the Flink window differential must run; {message}", pytrace=False)
-        pytest.skip(message)
+    require_flink("real Flink {version} window operator", "the Flink window differential")
     traces = [*corpus(), *(t for t, _ in NAMED_CASES.values()), *EXTRA_CASES]
     return list(zip(traces, run_windows(traces, jar=flink_jar_path()), strict=True))
 

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHROMIUM, CHROMIUM_ARGS, REPO
+from tests.conftest import CHROMIUM, CHROMIUM_ARGS, REPO, truthy_env
 from wmviz.report import ReportInput, build_report, chart_images, compact_input, key_steps
 from wmviz.report_html import TRACE_LIMIT_BYTES, markdown_html, pre_block
 from wmviz.timeline.cursor import InstanceCursor
@@ -33,10 +32,6 @@ PLOTLY_JS_MARKER = "* plotly.js v"  # the first line of the inlined bundle's lic
 PLOTLY_JS_SCRIPTS = 2
 
 
-def _truthy_env(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
-
-
 def _has_playwright() -> bool:
     try:
         import playwright.sync_api  # noqa: F401
@@ -45,7 +40,7 @@ def _has_playwright() -> bool:
     return True
 
 
-UNDER_CI = _truthy_env("CI")
+UNDER_CI = truthy_env("CI")
 needs_chromium = pytest.mark.skipif(
     not CHROMIUM.is_file() and not UNDER_CI, reason=f"{CHROMIUM} is missing (apt-get install chromium)"
 )

@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
+from tests.markdown_text import shown
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace
 from wmviz.ui import uploads
@@ -23,7 +24,7 @@ BROKEN = INCIDENT.replace(b'"status": "FINISHED"', b'"status": "DONE"', 1).repla
 
 @pytest.fixture(autouse=True)
 def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("WMVIZ_CACHE", str(tmp_path / "timelines"))
+    monkeypatch.setenv("WMVIZ_CACHE", str(tmp_path))  # the data root: timelines/, uploads/, whatifs/
     return tmp_path
 
 
@@ -144,7 +145,7 @@ def test_an_invalid_upload_shows_every_error_with_its_row_and_nothing_is_simulat
 def test_a_valid_upload_opens_at_the_linked_step_and_offers_its_bundle(cache):
     stored = uploads.store_upload("prod.jsonl", INCIDENT, None)
     app = open_link(trace=stored.digest, engine="local", step="7", profile="flip-38477")
-    assert app.title[0].value == "Uploaded: prod.jsonl"
+    assert shown(app.title[0].value) == "Uploaded: prod.jsonl"
     assert next(h.value for h in app.subheader if h.value.startswith("Step ")) == "Step 7 of 7"
     assert app.query_params["trace"] in (stored.digest, [stored.digest])
     assert app.query_params["profile"] in ("flip-38477", ["flip-38477"])

@@ -29,6 +29,10 @@ IDLENESS_TRACES = 1000
 IDLENESS_SEED_BASE = 5_000_000
 """tests/test_flink_idleness.py: seeded traces of records and clock ticks on 1–3 channels."""
 
+SPLIT_TRACES = 1000
+SPLIT_SEED_BASE = 6_000_000
+"""tests/test_flink_splits.py: seeded traces of records on 1–4 splits of one reader and clock ticks."""
+
 INTERVAL_JOIN_TRACES = 1000
 INTERVAL_JOIN_SEED_BASE = 3_000_000
 """tests/test_flink_interval_join.py: seeded row-time join traces (4 join types, both inputs)."""
@@ -65,6 +69,15 @@ def claims() -> tuple[Claim, ...]:
             f"(manual clock) writing to the FLIP-27 source output, on {IDLENESS_TRACES:,} random traces "
             "of records and clock ticks: same watermarks, same IDLE, same ACTIVE (resume flip27-released)",
             "tests/test_flink_idleness.py",
+        ),
+        Claim(
+            "split readers",
+            True,
+            f"equal to {release}'s split-local outputs of a FLIP-27 reader (one WatermarksWithIdleness "
+            "around BoundedOutOfOrdernessWatermarks per split, WatermarkOutputMultiplexer, "
+            f"WatermarkToDataOutput) on {SPLIT_TRACES:,} random traces of records on 1–4 splits: same "
+            "watermarks, IDLE and ACTIVE from the reader, including the all-idle flush",
+            "tests/test_flink_splits.py",
         ),
         Claim(
             "resume eager",
@@ -159,6 +172,8 @@ def scenario_claims(config: ScenarioConfig, profile: Profile | None = None) -> t
     wanted = []
     if config.generator is not None:
         wanted.append("generation and idleness")
+        if config.generator.splits:
+            wanted.append("split readers")
         if config.generator.resume == "eager" and config.generator.idle_timeout_ms is not None:
             wanted.append("resume eager")
     released = profile is Profile.FLINK_1X_2X

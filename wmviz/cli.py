@@ -23,6 +23,8 @@ from wmviz.core.simulate import simulate
 from wmviz.core.story import explain_line
 from wmviz.core.types import Profile
 from wmviz.core.windows import ScenarioError
+from wmviz.record.agreement import ReplayCheck, verdict
+from wmviz.record.command import add_import_parser, add_record_parser, cmd_import, cmd_record
 from wmviz.timefmt import MODES, TimeFormat, trace_origin
 from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.outdir import OutDirError, timeline_out_dir
@@ -87,6 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="how times read: utc (ISO date-times for epoch values, plain ms for small ones; the default), "
         "relative (+10m 5s from the trace's first time) or ms (the raw numbers)",
     )
+    add_record_parser(sub)
+    add_import_parser(sub)
     app = sub.add_parser("app", help="start the web app (streamlit run wmviz's app.py)")
     app.add_argument("streamlit_args", nargs=argparse.REMAINDER, help="passed on to `streamlit run`")
     return parser
@@ -106,6 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "validate": cmd_validate,
         "explain": cmd_explain,
         "app": cmd_app,
+        "record": cmd_record,
+        "import": cmd_import,
     }
     try:
         commands[args.command](args)
@@ -241,13 +247,18 @@ def cmd_explain(args: argparse.Namespace) -> None:
         print(f"# times are {times.zone_label} on {times.day} unless dated")
     steps: dict[str, int] = {}
     printed = 0
+    replay = ReplayCheck()  # a recorded trace's check column (wmviz/record/agreement.py)
     for result in simulate(trace, chosen_profile(args), explain=True):
         steps[result.instance] = result.step + 1
+        check = replay.observe(result)
         if args.instance not in (None, result.instance) or args.step not in (None, result.step):
             continue
         where = f" [instance {result.instance}]" if multi or args.instance else ""
-        print(f"step {result.step}{where} {explain_line(result, times)}")
+        against = f"; {verdict(check, times)}" if check is not None else ""
+        print(f"step {result.step}{where} {explain_line(result, times)}{against}")
         printed += 1
+    for line in replay.summary(times):
+        print(line)
     if args.step is not None and not printed:
         sizes = ", ".join(f"instance {i} has {_plural(n, 'step')}" for i, n in steps.items())
         raise BadInput(f"there is no step {args.step}: {sizes}")

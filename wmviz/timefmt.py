@@ -28,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from wmviz.core.timetext import emission_text, input_text
+from wmviz.core.timetext import duration, emission_text, input_text
 from wmviz.core.types import MAX_MS, MIN_MS, format_ms
 
 __all__ = ["DEFAULT", "MODES", "TimeFormat", "duration", "emission_text", "input_text", "is_epoch", "raw"]
@@ -49,7 +49,6 @@ MODE_TITLES = {
 }
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_UNITS = (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000))
 # Tick spacings for time axes, in ms: each a "round" duration a clock reader recognises.
 _TIME_STEPS = (
     *(1, 2, 5, 10, 20, 50, 100, 200, 500),
@@ -82,31 +81,6 @@ def _zone(name: str) -> ZoneInfo | None:
 def zone_known(name: str) -> bool:
     """Whether `name` is UTC or an IANA time zone this machine knows (`Europe/Berlin`)."""
     return name.upper() in ("UTC", "Z", "") or _zone(name) is not None
-
-
-def duration(ms: int) -> str:
-    """A length of time for a person: `250ms`, `5s`, `5.250s`, `10m 5s`, `2h 0m 5s`, `3d 4h`.
-
-    Exact to the millisecond (no rounding): units from the largest non-zero one down to seconds,
-    the milliseconds as a decimal fraction of the seconds."""
-    sign = "-" if ms < 0 else ""
-    left = abs(int(ms))
-    if left < 1000:
-        return f"{sign}{left}ms"
-    parts = []
-    for name, size in _UNITS:
-        count, left = divmod(left, size)
-        if count or parts:
-            parts.append(f"{count}{name}")
-    seconds, millis = divmod(left, 1000)
-    if millis:
-        parts.append(f"{seconds}.{millis:03d}s")
-    elif seconds or not parts:
-        parts.append(f"{seconds}s")
-    # `2h 0m` reads oddly at the end: drop trailing zero units once seconds are zero.
-    while len(parts) > 1 and parts[-1][0] == "0" and parts[-1][1:] in ("s", "m", "h"):
-        parts.pop()
-    return sign + " ".join(parts)
 
 
 @dataclass(frozen=True)

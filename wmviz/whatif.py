@@ -38,6 +38,7 @@ __all__ = [
     "decode_edit",
     "describe_edit",
     "encode_edit",
+    "whatif_file",
     "write_whatif",
 ]
 
@@ -170,10 +171,8 @@ def write_whatif(trace: Trace, directory: Path) -> Path:
     its timeline. Traces whose instances need different channel counts for one input go out in
     the compact format (still a .jsonl file), the only one that can say so.
     """
-    data = _encode(trace)
-    stem = _WHATIF_SUFFIX.sub("", os.path.splitext(trace.source)[0]) or "trace"
-    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem)
-    path = Path(directory) / f"{stem}.whatif-{hashlib.sha256(data).hexdigest()[:16]}.jsonl"
+    name, data = whatif_file(trace)
+    path = Path(directory) / name
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         # Through a temporary file and a rename, so a reader never sees half a trace.
@@ -186,6 +185,15 @@ def write_whatif(trace: Trace, directory: Path) -> Path:
             Path(tmp).unlink(missing_ok=True)
             raise
     return path
+
+
+def whatif_file(trace: Trace) -> tuple[str, bytes]:
+    """An edited trace as a file's name and bytes (what `write_whatif` writes): the app stores
+    these once, as it stores an upload."""
+    data = _encode(trace)
+    stem = _WHATIF_SUFFIX.sub("", os.path.splitext(trace.source)[0]) or "trace"
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem)[:80]
+    return f"{stem}.whatif-{hashlib.sha256(data).hexdigest()[:16]}.jsonl", data
 
 
 # --- links --------------------------------------------------------------------------------------------

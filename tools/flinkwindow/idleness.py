@@ -113,13 +113,20 @@ def harness_lines(trace: IdleTrace) -> list[list[str]]:
 
 
 def run_idleness(
-    traces: list[IdleTrace], jar: Path | None = None, timeout: float = 600
+    traces: list[IdleTrace],
+    jar: Path | None = None,
+    timeout: float = 600,
+    harness: tuple[Path, str, str] = (HARNESS_SOURCE, HARNESS_CLASS, "idle-"),
 ) -> list[list[list[str]]]:
-    """Flink's emissions per trace, per row (all traces in one JVM)."""
+    """Flink's emissions per trace, per row (all traces in one JVM).
+
+    `harness` (source, class, cache tag) picks another harness speaking the same protocol: the
+    per-split reader's (tools/flinkrecord/splits.py) reads a trace's channels as splits."""
     jar = jar or flink_jar_path()
     if jar is None:
         raise HarnessError(unavailable_reason() or "flink-dist jar not found")
-    classes = compile_harness(HARNESS_SOURCE, HARNESS_CLASS, [jar], tag="idle-")
+    source, main_class, tag = harness
+    classes = compile_harness(source, main_class, [jar], tag=tag)
     commands: list[str] = []
     shapes = []
     for trace in traces:
@@ -129,7 +136,7 @@ def run_idleness(
             commands.extend(row)
         shapes.append([len(row) for row in per_row])
     proc = subprocess.run(
-        java_command(HARNESS_CLASS, [jar], classes),
+        java_command(main_class, [jar], classes),
         input="\n".join(commands) + "\n",
         capture_output=True,
         text=True,

@@ -54,6 +54,11 @@ class ChannelGenerator:
         self.idle = False
         return [StatusInput(self.channel, Status.ACTIVE)]
 
+    @property
+    def has_seen_records(self) -> bool:
+        """Whether any record reached this generator (before one, maxSeen means nothing)."""
+        return self._activity > 0
+
     def has_unseen_activity(self) -> bool:
         """A record arrived since the last probe (the next probe will reset the countdown)."""
         return self._activity != self._activity_at_last_probe
@@ -91,6 +96,11 @@ class ChannelGenerator:
             self.countdown_start_ms = now_ms
             return False
         return now_ms - self.countdown_start_ms > timeout
+
+    def countdowns(self) -> list[tuple[int | None, bool]]:
+        """The idleness countdown's start and whether there is unseen activity (one clock here; a
+        split reader has one per split)."""
+        return [(self.countdown_start_ms, self.has_unseen_activity())]
 
     def snapshot(self) -> tuple:
         """Comparable state of the generator and its idleness countdown."""

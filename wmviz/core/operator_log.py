@@ -7,6 +7,7 @@ from enum import Enum
 from typing import Any
 
 from wmviz.core.scenario import TraceRow
+from wmviz.core.splits import SplitEvent
 from wmviz.core.timers import FiredTimer, TimerRegistration
 
 
@@ -105,7 +106,15 @@ class GeneratorUpdate:
 
 
 StepEvent = (
-    OperatorOutput | Dropped | TimerRegistration | FiredTimer | Cached | Finalized | GeneratorUpdate | str
+    OperatorOutput
+    | Dropped
+    | TimerRegistration
+    | FiredTimer
+    | Cached
+    | Finalized
+    | GeneratorUpdate
+    | SplitEvent
+    | str
 )
 
 

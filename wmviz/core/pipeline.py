@@ -31,6 +31,7 @@ from wmviz.core.operator_log import (
     WindowOutput,
 )
 from wmviz.core.scenario import Kind, ScenarioConfig, TraceRow
+from wmviz.core.splits import SplitReader
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerRegistration, TimerService
 from wmviz.core.types import (
     Emission,
@@ -125,12 +126,12 @@ class InstancePipeline:
             self.operator = WindowOperator(config.operator, self.timers)
         elif config.operator.type == "interval_join":
             self.operator = IntervalJoin(config.operator, self.timers)
-        self.generators: dict[tuple[str, int], ChannelGenerator] = {}
+        self.generators: dict[tuple[str, int], ChannelGenerator | SplitReader] = {}
         if config.generator is not None:
             for name, n in channels.items():
                 for ch in range(n):
                     if (name, ch) not in manual_channels:
-                        self.generators[(name, ch)] = ChannelGenerator(ch, config.generator)
+                        self.generators[(name, ch)] = self.make_generator(name, ch)
         self.proc_ms: int | None = None
         self._clock_start_ms: int | None = None
         self._last_probe_ms: int | None = None
@@ -139,6 +140,15 @@ class InstancePipeline:
         self._valve_steps: list[ValveStep] = []
         self._out: list[Emission] = []
         self._probes: list[ProbeResult] = []
+
+    def make_generator(self, input_name: str, channel: int) -> ChannelGenerator | SplitReader:
+        """A channel's generator: a split reader if the config gives the channel splits."""
+        config = self.config.generator
+        assert config is not None
+        splits = config.splits_of(channel) if input_name == "0" else None
+        if splits is not None:
+            return SplitReader(channel, splits, config)
+        return ChannelGenerator(channel, config)
 
     def process(self, step: int, row: TraceRow, *, explain: bool) -> StepResult:
         """Run one trace row through the instance and return what it caused."""
@@ -226,7 +236,11 @@ class InstancePipeline:
             self.operator.on_record(row, self._log)
         elif isinstance(self.operator, IntervalJoin):
             self.operator.on_row(row.input, row, self._log)
-        if generator is not None:
+        if isinstance(generator, SplitReader):
+            assert row.event_ms is not None
+            generator.record(split_of(row, generator), row.event_ms)
+            self._log.notes.extend(generator.drain_events())
+        elif generator is not None:
             assert row.event_ms is not None
             generated = generator.after_record(row.event_ms)
             self._log.generator.append(
@@ -297,6 +311,8 @@ class InstancePipeline:
         self._last_probe_ms = time_ms
         for (input_name, _), generator in self.generators.items():
             result = generator.probe(time_ms)
+            if isinstance(generator, SplitReader):
+                self._log.notes.extend(generator.drain_events())
             self._probes.append(result)
             for inp in result.emitted:
                 self.feed_valve(input_name, inp, generated=True)
@@ -328,17 +344,18 @@ class InstancePipeline:
         timeout = self.config.generator.idle_timeout_ms if self.config.generator else None
         if timeout is not None:
             for generator in self.generators.values():
-                # The countdown starts at the first quiet probe: `first`, or the next one if the
-                # first still sees activity. An extra quiet probe changes nothing, so take both.
-                if generator.countdown_start_ms is not None and not generator.has_unseen_activity():
-                    starts = [generator.countdown_start_ms]
-                else:
-                    starts = [first, first + interval]
-                for start in starts:
-                    expiry = start + timeout + 1
-                    expiry += (-(expiry - first)) % interval
-                    if first <= expiry <= last:
-                        times.add(expiry)
+                for countdown_start, unseen in generator.countdowns():
+                    # The countdown starts at the first quiet probe: `first`, or the next one if
+                    # the first still sees activity. An extra quiet probe changes nothing: take both.
+                    if countdown_start is not None and not unseen:
+                        starts = [countdown_start]
+                    else:
+                        starts = [first, first + interval]
+                    for start in starts:
+                        expiry = start + timeout + 1
+                        expiry += (-(expiry - first)) % interval
+                        if first <= expiry <= last:
+                            times.add(expiry)
         return sorted(times)
 
     @property
@@ -370,3 +387,14 @@ class InstancePipeline:
     def live_rows(self) -> set[int]:
         """Row numbers of records still held in operator state."""
         return self.operator.live_rows() if self.operator is not None else set()
+
+
+def split_of(row: TraceRow, reader: SplitReader) -> str:
+    """The split a record on a split-reading channel came from (its `split` column)."""
+    for name, value in row.payload:
+        if name == "split" and value is not None and str(value) in reader.splits:
+            return str(value)
+        if name == "split" and value is not None:
+            known = ", ".join(reader.splits)
+            raise ScenarioError(row, "split", f"{value!r} is not a split of channel {row.channel} ({known})")
+    raise ScenarioError(row, "split", f"channel {row.channel} reads splits, so a record needs its split")

@@ -56,6 +56,16 @@ class GeneratorConfig:
     idle_timeout_ms: int | None = None
     resume: str = "eager"
     """§3: `eager` (ACTIVE before the first element after idleness) or `flip27-released`."""
+    splits: tuple[tuple[int, tuple[str, ...]], ...] = ()
+    """Channels that are FLIP-27 source readers of several splits, each split its own generator
+    (wmviz/core/splits.py): (channel, split ids) pairs of input "0"; records name their split."""
+
+    def splits_of(self, channel: int) -> tuple[str, ...] | None:
+        """The split ids of a channel that reads splits, else None."""
+        for ch, ids in self.splits:
+            if ch == channel:
+                return ids
+        return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,9 +21,10 @@ from wmviz.core.operator_log import (
 )
 from wmviz.core.pipeline import StepResult, ValveStep
 from wmviz.core.scenario import Kind, TraceRow
+from wmviz.core.splits import SplitEvent
 from wmviz.core.timers import FiredTimer, TimerRegistration
-from wmviz.core.timetext import RAW, Times, emission_text, input_text
-from wmviz.core.types import EmittedWatermark
+from wmviz.core.timetext import RAW, Times, duration, emission_text, input_text
+from wmviz.core.types import MIN_MS, EmittedWatermark
 
 REGISTERED_NOW = "registered now"
 ALREADY_PENDING = "already pending, registered again"
@@ -137,6 +138,8 @@ def _operator_parts(result: StepResult, t: Times) -> list[str]:
                 f"generator ch{event.channel}: maxSeen {t(event.max_seen_ms)}, candidate "
                 f"{t(event.candidate_ms)} {verdict}"
             )
+        elif isinstance(event, SplitEvent):
+            parts.append(describe_split(event, t))
         elif isinstance(event, OutputWatermark):
             parts.append(f"output watermark {t(event.watermark_ms)}")
         elif isinstance(event, Dropped):
@@ -187,3 +190,22 @@ def _side(row: TraceRow | None, t: Times) -> str:
 def emitted_watermarks(result: StepResult) -> list[int]:
     """Watermarks the valve or combined input emitted during the step."""
     return [e.watermark_ms for e in result.out if isinstance(e, EmittedWatermark)]
+
+
+def describe_split(event: SplitEvent, t: Times = RAW) -> str:
+    """What one split of a source subtask did (wmviz/core/splits.py), in the words of an incident:
+    `split p5 of subtask 1 resumed at 10:00:00, 10m behind its output 10:10:00, and holds subtask 1`."""
+    where = f"split {event.split} of subtask {event.channel}"
+    if event.what == "record":
+        return f"{where}: maxSeen {t(event.max_seen_ms)}, candidate {t(event.watermark_ms)}"
+    if event.what == "idle":
+        rest = "; every split of the subtask is idle" if event.all_idle else ""
+        return f"{where} went idle (no record for longer than the idle timeout){rest}"
+    text = f"{where} resumed at {t(event.watermark_ms)}"
+    if event.holds and event.reader_ms > MIN_MS and event.watermark_ms < event.reader_ms:
+        behind = duration(event.reader_ms - event.watermark_ms)
+        return (
+            f"{text}, {behind} behind the subtask's output {t(event.reader_ms)}, and holds subtask "
+            f"{event.channel}: its watermark cannot rise until the split catches up"
+        )
+    return f"{text} and holds subtask {event.channel}" if event.holds else text

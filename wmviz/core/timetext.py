@@ -55,3 +55,31 @@ def emission_text(em: Emission, t: Times = RAW) -> str:
     if isinstance(em, EmittedWatermark):
         return f"W{t.token(em.watermark_ms)}"
     return format_emission(em)
+
+
+_UNITS = (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000))
+
+
+def duration(ms: int) -> str:
+    """A length of time for a person: `250ms`, `5s`, `5.250s`, `10m 5s`, `2h 0m 5s`, `3d 4h`.
+
+    Exact to the millisecond (no rounding): units from the largest non-zero one down to seconds,
+    the milliseconds as a decimal fraction of the seconds."""
+    sign = "-" if ms < 0 else ""
+    left = abs(int(ms))
+    if left < 1000:
+        return f"{sign}{left}ms"
+    parts: list[str] = []
+    for name, size in _UNITS:
+        count, left = divmod(left, size)
+        if count or parts:
+            parts.append(f"{count}{name}")
+    seconds, millis = divmod(left, 1000)
+    if millis:
+        parts.append(f"{seconds}.{millis:03d}s")
+    elif seconds or not parts:
+        parts.append(f"{seconds}s")
+    # `2h 0m` reads oddly at the end: drop trailing zero units once seconds are zero.
+    while len(parts) > 1 and parts[-1][0] == "0" and parts[-1][1:] in ("s", "m", "h"):
+        parts.pop()
+    return sign + " ".join(parts)

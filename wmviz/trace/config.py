@@ -33,7 +33,9 @@ MAX_CONFIG_BYTES = int(os.environ.get("WMVIZ_MAX_CONFIG_KB", "256")) * 1024
 """The largest config (a file, a JSON Lines config line, Parquet metadata) wmviz reads."""
 
 _TOP_FIELDS = ("name", "description", "profile", "channels", "generator", "operator")
-_GENERATOR_FIELDS = ("out_of_orderness_ms", "emit", "interval_ms", "idle_timeout_ms", "resume")
+_GENERATOR_FIELDS = ("out_of_orderness_ms", "emit", "interval_ms", "idle_timeout_ms", "resume", "splits")
+MAX_SPLITS = 100_000
+"""The most splits a config may name in all (a Kafka topic has at most tens of thousands)."""
 _OPERATOR_FIELDS = {
     "none": ("type",),
     "window": ("type", "size_ms", "slide_ms", "allowed_lateness_ms", "aggregate"),
@@ -194,7 +196,40 @@ class _ConfigParser:
             idle_timeout_ms=self.integer(gen, "idle_timeout_ms", "generator.idle_timeout_ms", None, 1),
         )
         resume = self.choice(gen, "resume", "generator.resume", RESUME_MODES, d.resume)
-        return replace(config, resume=resume)
+        return replace(config, resume=resume, splits=self.splits(gen, config.emit, resume))
+
+    def splits(self, gen: dict[str, Any], emit: str, resume: str) -> tuple[tuple[int, tuple[str, ...]], ...]:
+        """`generator.splits`: {"<channel>": ["<split id>", ...]}, a FLIP-27 reader per channel."""
+        value = gen.get("splits")
+        if value is None:
+            return ()
+        data = self.obj(value, "generator.splits")
+        if data is None:
+            return ()
+        if emit != "periodic" or resume != "flip27-released":
+            self.issue(
+                "generator.splits",
+                "split readers model a FLIP-27 source: they need emit periodic and resume flip27-released",
+            )
+            return ()
+        out, total = [], 0
+        for key, ids in data.items():
+            path = f"generator.splits.{key}"
+            if not (isinstance(key, str) and key.isdigit() and int(key) < MAX_CHANNELS):
+                self.issue(path, f"{show(key)} is not a channel index")
+                continue
+            if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids):
+                self.issue(path, "expected a non-empty list of split ids (strings)")
+                continue
+            if len(set(ids)) != len(ids):
+                self.issue(path, "a split is listed twice")
+                continue
+            total += len(ids)
+            if total > MAX_SPLITS:
+                self.issue("generator.splits", f"more than {MAX_SPLITS:,} splits")
+                return ()
+            out.append((int(key), tuple(ids)))
+        return tuple(sorted(out))
 
     def operator(self, data: dict[str, Any]) -> tuple[OperatorConfig, str | None]:
         """The operator config and its type (None if the type itself is invalid)."""
@@ -363,6 +398,8 @@ def config_to_dict(config: ScenarioConfig) -> dict[str, Any]:
         out["channels"] = dict(config.channels)
     if config.generator is not None:
         out["generator"] = _non_default(config.generator, GeneratorConfig(), lambda name: True)
+        if config.generator.splits:
+            out["generator"]["splits"] = {str(ch): list(ids) for ch, ids in config.generator.splits}
     if config.operator != default.operator:
         allowed = _OPERATOR_FIELDS.get(config.operator.type, ())
         op = _non_default(config.operator, OperatorConfig(), lambda name: name in allowed)

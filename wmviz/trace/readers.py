@@ -129,18 +129,44 @@ def finish(
     order_known = check_seq(table, plan.unit, collector)
     table = table.append_column("order", arrival_order(table))
     key = "order" if order_known else "row"
-    indices = pc.sort_indices(table, [("instance", "ascending"), (key, "ascending")])
+    indices, in_file_order = instance_order(table, key)
     columns = {name: table.column(name) for name in ROW_SCHEMA.names}
     del table
-    rows = _gather(columns, indices)
-    del indices
+    rows = _gather(columns, pa.array(indices))
     check_instances(rows, plan.config, plan.config_ok, plan.unit, collector, order_known=order_known)
     collector.raise_if_any()
-    arrival = np.argsort(rows.column("order").to_numpy(), kind="stable")
+    if in_file_order:  # arrival order is file order: the rows' positions are where each came from
+        arrival = np.empty(len(indices), dtype=np.int64)
+        arrival[indices] = np.arange(len(indices), dtype=np.int64)
+    else:
+        arrival = np.argsort(rows.column("order").to_numpy(), kind="stable")
+    del indices
     pairs = _first_pairs(rows)
     channels = valve_channels(pairs, plan.config, plan.config_ok, compact, merge_max_channel(max_channels))
     trace_rows = TraceRows(rows, arrival, grouped=True)
     return Trace(source=plan.source, rows=trace_rows, config=plan.config, valve_channels=channels)
+
+
+def instance_order(table: pa.Table, key: str) -> tuple[np.ndarray, bool]:
+    """The row positions sorted by (instance, `key`), stably, and whether `key` (the arrival
+    order) already rises in file order.
+
+    Instances are few and repeat: they are ranked once through a dictionary, so the sort is of
+    small integers. When `key` rises in file order (rows numbered as read, or seq written in
+    order: nearly every trace), a stable sort by instance rank alone gives the order, and arrival
+    order is file order; otherwise both columns are sorted together."""
+    instances, order = table.column("instance"), table.column(key)
+    if instances.null_count or order.null_count:  # reported already; any order will do until raised
+        return pc.sort_indices(table, [("instance", "ascending"), (key, "ascending")]).to_numpy(), False
+    encoded = instances.combine_chunks().dictionary_encode()
+    ranks = np.empty(len(encoded.dictionary), dtype=np.int64)
+    ranks[pc.sort_indices(encoded.dictionary).to_numpy()] = np.arange(len(ranks))
+    instance_rank = ranks[encoded.indices.to_numpy()]
+    values = order.to_numpy()
+    rising = bool(len(values) < 2 or (values[1:] > values[:-1]).all())
+    if rising:
+        return np.argsort(instance_rank, kind="stable"), True
+    return np.lexsort((values, instance_rank)), False
 
 
 def _gather(columns: dict[str, pa.ChunkedArray], indices: pa.Array) -> pa.Table:

@@ -19,8 +19,9 @@ from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace
 from wmviz.ui import loading, uploads
 from wmviz.ui.controls import SCENARIO_PROFILE, STEP
+from wmviz.ui.plain import literal
 from wmviz.ui.uploads import StoredUpload, UploadError
-from wmviz.ui.url import UPLOAD_PREFIX, ViewParams, view_query
+from wmviz.ui.url import UPLOAD_PREFIX, ViewParams, parse_view, view_query
 
 TRACE_TYPES = ["csv", "jsonl", "ndjson", "json", "parquet", "zip"]
 
@@ -107,19 +108,25 @@ def upload_panel() -> StoredUpload | None:
 
 
 def _adopt_view(stored: StoredUpload, view: dict) -> None:
-    """Switch the page to the upload, at the bundle's view if it came in one."""
+    """Switch the page to the upload, at the bundle's view if it came in one. The view's fields are
+    checked as a link's are: a bad one falls back to the default and says so."""
     known = st.session_state.setdefault("_uploads", [])
     if stored.digest not in known:
         known.append(stored.digest)
-    st.session_state["scenario"] = f"upload-{stored.digest}"
-    st.session_state[STEP] = int(view.get("step", 0)) if str(view.get("step", "0")).isdigit() else 0
-    st.session_state["profile"] = view.get("profile") or SCENARIO_PROFILE
-    if view.get("instance"):
-        st.session_state["instance"] = str(view["instance"])
-    if view.get("engine") in ("spark", "local"):
-        st.session_state["engine"] = view["engine"]
-    if isinstance(view.get("compare"), str):
-        st.session_state["compare"] = view["compare"]
+    scenario = UPLOAD_PREFIX + stored.digest
+    query = {key: value for key, value in view.items() if key not in ("trace", "scenario")}
+    parsed = parse_view({**query, "scenario": scenario}, [scenario], scenario)
+    st.session_state["scenario"] = scenario
+    st.session_state[STEP] = parsed.step
+    st.session_state["profile"] = parsed.profile.value if parsed.profile else SCENARIO_PROFILE
+    if parsed.instance is not None:
+        st.session_state["instance"] = parsed.instance
+    if parsed.engine in ("spark", "local"):
+        st.session_state["engine"] = parsed.engine
+    if parsed.compare is not None:
+        st.session_state["compare"] = parsed.compare
+    for note in parsed.notes:
+        st.toast(literal(f"The bundle's view: {note}"))
     st.session_state["_context"] = None  # keep the bundle's step: this is not a user's new choice
 
 
@@ -127,7 +134,7 @@ def upload_error() -> None:
     """The refusal of the last upload, if any (too large, unknown format, broken bundle)."""
     message = st.session_state.get("_upload_error")
     if message:
-        st.error(message)
+        st.error(literal(message))
 
 
 def gate_upload(scenario: str, profile, engine: str) -> tuple[StoredUpload | None, str]:
@@ -136,14 +143,17 @@ def gate_upload(scenario: str, profile, engine: str) -> tuple[StoredUpload | Non
     upload_error()
     if not scenario.startswith(UPLOAD_PREFIX):
         return None, engine
-    upload = uploads.find_upload(scenario.removeprefix(UPLOAD_PREFIX))
+    try:
+        upload = uploads.find_upload(scenario.removeprefix(UPLOAD_PREFIX))
+    except UploadError:  # damaged since the sidebar listed it: said there
+        return None, engine
     if upload is None:
         return None, engine
     if not validate_small(upload):
         st.query_params.from_dict(view_query(ViewParams(scenario, profile, engine)))
         st.stop()
     if needs_spark(upload) and engine != "spark":
-        st.info(f"{upload.name} is large: it is validated and simulated on the Spark engine.")
+        st.info(f"{literal(upload.name)} is large: it is validated and simulated on the Spark engine.")
         engine = "spark"
     return upload, engine
 
@@ -198,8 +208,12 @@ def available_incidents() -> dict:
     """The built-in incidents, then the uploads this session took in or the link names."""
     incidents = dict(loading.incidents(Path(os.environ.get("WMVIZ_SAMPLES") or SAMPLES)))
     digests = [*st.session_state.get("_uploads", []), st.query_params.get("trace")]
-    for digest in digests:
-        upload = uploads.find_upload(digest)
+    for digest in dict.fromkeys(digests):
+        try:
+            upload = uploads.find_upload(digest)
+        except UploadError as exc:  # cut or changed on disk: said, never served
+            st.error(literal(exc), icon=":material/broken_image:")
+            continue
         if upload is not None:
             incidents[UPLOAD_PREFIX + upload.digest] = upload_incident(upload)
     return incidents

@@ -9,6 +9,7 @@ fresh browser shows what the sender saw. `trace:<digest>` compares with another 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import streamlit as st
 
@@ -23,10 +24,20 @@ from wmviz.trace.timefmt import parse_time_ms
 from wmviz.ui import loading, model, panels, uploads
 from wmviz.ui import operator_model as om
 from wmviz.ui.controls import STEP
-from wmviz.ui.runs import RunRequest, file_digest
+from wmviz.ui.plain import literal
+from wmviz.ui.runs import RunRequest, cache_root, enforce_budget, file_digest, whatifs_root
 from wmviz.ui.step_chart import step_chart
-from wmviz.whatif import Change, Delete, Edit, Insert, apply_edit, decode_edit, describe_edit, encode_edit
-from wmviz.whatif import write_whatif as _write_whatif
+from wmviz.whatif import (
+    Change,
+    Delete,
+    Edit,
+    Insert,
+    apply_edit,
+    decode_edit,
+    describe_edit,
+    encode_edit,
+    whatif_file,
+)
 
 NOTHING = "nothing"
 TRACE_PREFIX = "trace:"
@@ -69,13 +80,14 @@ def divergence_banner(left: InstanceCursor, right: InstanceCursor, step: int, t:
     if output is None:
         st.info(
             f"The outputs never differ. The state first differs at step {state.step}: "
-            f"{', '.join(state.what)}.  \nLeft: {state.left}  \nRight: {state.right}",
+            f"{literal(', '.join(state.what))}.  \n"
+            f"Left: {literal(state.left)}  \nRight: {literal(state.right)}",
             icon=":material/compare_arrows:",
         )
     else:
         st.warning(
-            f"The outputs first differ at step {output.step}: {', '.join(output.what)}.  \n"
-            f"Left: {output.left}  \nRight: {output.right}",
+            f"The outputs first differ at step {output.step}: {literal(', '.join(output.what))}.  \n"
+            f"Left: {literal(output.left)}  \nRight: {literal(output.right)}",
             icon=":material/compare_arrows:",
         )
     buttons = st.columns(2)
@@ -95,7 +107,7 @@ def divergence_banner(left: InstanceCursor, right: InstanceCursor, step: int, t:
             args=(state.step,),
             disabled=step == state.step,
             key="goto_state_divergence",
-            help=f"What differs there: {', '.join(state.what)}",
+            help=f"What differs there: {literal(', '.join(state.what))}",
         )
 
 
@@ -113,7 +125,7 @@ def _side(side: Side, column_key: str, t: TimeFormat) -> None:
     cursor, step = side.cursor, side.step
     result, pipeline, _ = cursor.explain(step)
     views = model.valve_views(cursor, pipeline, step, side.profile, t)
-    st.caption(f"step {step} · {model.input_summary(cursor.row(step), t)}")
+    st.caption(f"step {step} · {literal(model.input_summary(cursor.row(step), t))}")
     panels.output_panel(model.output_cards(views, pipeline, om.operator_watermark(cursor, step), t))
     short = replace(t, short=True)
     panels.narration_panel(explain_parts(result, short), short, key=f"{column_key}_")
@@ -222,33 +234,49 @@ def make_whatif(incident, instance: str, step: int, ask: dict) -> str | None:
         target = WHATIF_PREFIX + encode_edit(edit)
         resolve_whatif(incident, target)
     except (ValueError, TraceValidationError) as exc:
-        st.error(f"That edit cannot be simulated: {exc}")
+        st.error(f"That edit cannot be simulated: {literal(exc)}")
         return None
     return target
 
 
-@st.cache_resource(show_spinner=False, max_entries=32)
-def _stored_whatif(trace_path: str, config_path: str | None, digest: str, token: str):
-    """Apply an edit to a trace once per (trace bytes, edit) and store the result like an upload."""
-    from pathlib import Path
-
+def _build_whatif(trace_path: str, config_path: str | None, token: str):
+    """Apply an edit to a trace and store the edited trace, once, under whatifs/ (bounded with the
+    timelines, least recently used first out)."""
     from wmviz.trace.readers import read_trace
 
-    del digest  # part of the cache key only: a changed trace file is a new what-if
     edit = decode_edit(token)
     trace = read_trace(Path(trace_path), Path(config_path) if config_path else None)
-    edited = apply_edit(trace, edit)
-    path = _write_whatif(edited, uploads.uploads_root() / "whatif")
-    stored = uploads.store_upload(path.name, path.read_bytes(), None)
+    name, data = whatif_file(apply_edit(trace, edit))
+    stored = uploads.store_upload(name, data, None, root=whatifs_root())
+    uploads.touch(stored)
+    enforce_budget(cache_root(), keep=stored.trace_path.parent)
     return stored, describe_edit(edit, trace), edit
 
 
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _whatif_made(trace_path: str, config_path: str | None, digest: str, token: str):
+    """The stored what-if's digest, its description and the edit, once per (trace bytes, edit)."""
+    del digest  # part of the cache key only: a changed trace file is a new what-if
+    stored, text, edit = _build_whatif(trace_path, config_path, token)
+    return stored.digest, text, edit
+
+
 def resolve_whatif(incident, target: str):
-    """The stored edited trace, its description and the edit, for a `whatif:<token>` target."""
+    """The stored edited trace, its description and the edit, for a `whatif:<token>` target; one
+    evicted or damaged since is made again from the edit."""
     config = str(incident.config_path) if incident.config_path else None
-    return _stored_whatif(
-        str(incident.trace_path), config, file_digest(incident.trace_path), target.removeprefix(WHATIF_PREFIX)
+    token = target.removeprefix(WHATIF_PREFIX)
+    digest, text, edit = _whatif_made(
+        str(incident.trace_path), config, file_digest(incident.trace_path), token
     )
+    try:
+        stored = uploads.find_upload(digest, whatifs_root())
+    except uploads.DamagedUpload:
+        stored = None
+    if stored is None:
+        stored, text, edit = _build_whatif(str(incident.trace_path), config, token)
+    uploads.touch(stored)
+    return stored, text, edit
 
 
 # --- choosing and loading the other run ------------------------------------------------------------------
@@ -277,13 +305,21 @@ def compare_titles(incident) -> dict[str, str]:
             _, text, _ = resolve_whatif(incident, linked)
             known[linked] = text
         except (ValueError, TraceValidationError) as exc:
-            st.error(f"The link's what-if cannot be applied to this trace: {exc}")
+            st.error(f"The link's what-if cannot be applied to this trace: {literal(exc)}")
     titles = {target: f"what-if: {text}" for target, text in known.items()}
     if linked.startswith(TRACE_PREFIX) and linked not in titles:
-        upload = uploads.find_upload(linked.removeprefix(TRACE_PREFIX))
+        upload = _compared_upload(linked)
         if upload is not None:
             titles[linked] = f"trace {upload.name}"
     return titles
+
+
+def _compared_upload(target: str):
+    """The stored upload a `trace:<digest>` target names; None when it is not here or damaged."""
+    try:
+        return uploads.find_upload(target.removeprefix(TRACE_PREFIX))
+    except uploads.DamagedUpload:
+        return None
 
 
 def other_run(target: str | None, incident, profile: Profile, engine: str, instance: str) -> OtherRun | None:
@@ -296,9 +332,9 @@ def other_run(target: str | None, incident, profile: Profile, engine: str, insta
         request = RunRequest(stored.trace_path, stored.config_path, profile, engine)
         label, other_profile = f"what-if: {text}", profile
     elif target.startswith(TRACE_PREFIX):
-        upload = uploads.find_upload(target.removeprefix(TRACE_PREFIX))
+        upload = _compared_upload(target)
         if upload is None:
-            st.error("The trace this view compares with is not on this server.")
+            st.error("The trace this view compares with is not on this server, or is damaged.")
             return None
         request = RunRequest(upload.trace_path, upload.config_path, profile, engine)
         label, other_profile = f"trace {upload.name}", profile
@@ -308,7 +344,7 @@ def other_run(target: str | None, incident, profile: Profile, engine: str, insta
         label = f"profile {target}"
     timeline = loading.load_timeline(request, label)
     if instance not in timeline.meta["instances"]:
-        st.error(f"instance {instance} is not in the other run")
+        st.error(f"instance {literal(instance)} is not in the other run")
         return None
     cursor = loading.instance_cursor(str(timeline.path), instance)
     return OtherRun(label, Profile.parse(timeline.meta["profile"]), cursor, edit)

@@ -15,6 +15,7 @@ from wmviz.core.types import Profile
 from wmviz.timefmt import MODE_TITLES, MODES
 from wmviz.timeline.cursor import EVENT_KINDS, InstanceCursor
 from wmviz.ui.model import step_for_order
+from wmviz.ui.plain import literal
 from wmviz.ui.url import ENGINES, ViewParams
 
 STEP = "step"
@@ -45,7 +46,7 @@ def adopt_url(view: ViewParams) -> None:
     st.session_state["time_mode"] = view.time
     st.session_state["time_zone"] = view.zone
     for note in view.notes:
-        st.toast(note)
+        st.toast(literal(note))  # a note quotes the link: user text
 
 
 def sidebar_choices(where, titles: dict[str, str]) -> tuple[str, Profile | None, str]:

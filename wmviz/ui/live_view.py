@@ -31,6 +31,7 @@ from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.writers import write_trace_bytes
 from wmviz.ui import loading, uploads
+from wmviz.ui.plain import literal
 from wmviz.ui.runs import cache_root
 
 LIVE = "_live"
@@ -159,7 +160,7 @@ def _start(
             )
         except Exception as exc:  # Spark did not start, or the query could not: say so, keep the page
             shutil.rmtree(work, ignore_errors=True)
-            st.error(f"Live mode could not start: {type(exc).__name__}: {exc}")
+            st.error(f"Live mode could not start: {type(exc).__name__}: {literal(exc)}")
             return
     key = uuid.uuid4().hex
     registry().add(key, LiveRun(session, work, title, source))
@@ -233,7 +234,7 @@ def inject(run: LiveRun, kind: str, channel: int, **cells: Any) -> None:
 def live_header(run: LiveRun) -> None:
     """What runs, the micro-batch of the newest step and how long it took."""
     session = run.session
-    st.title(f"Live: {run.title}", anchor=False)
+    st.title(f"Live: {literal(run.title)}", anchor=False)
     latencies = session.latencies_ms
     parts = [f"Spark Structured Streaming query · {run.steps} step(s)"]
     if session.batch_ids:
@@ -244,7 +245,7 @@ def live_header(run: LiveRun) -> None:
         parts.append(f"{len(run.source.rows) - run.fed} trace row(s) left to feed (Forward ▶ or →)")
     st.caption(" · ".join(parts))
     if run.error:
-        st.error(run.error)
+        st.error(literal(run.error))
 
 
 def inject_panel(run: LiveRun, instance: str, latest_output: int) -> None:
@@ -267,7 +268,7 @@ def inject_panel(run: LiveRun, instance: str, latest_output: int) -> None:
             for channel in range(count):
                 label = f"ch {channel}" if len(inputs) == 1 else f"{name} ch {channel}"
                 row = st.container(horizontal=True, gap="small", key=f"live_ch_{name}_{channel}")
-                row.markdown(f"**{label}**")
+                row.markdown(f"**{literal(label)}**")
                 cells = {"input": name, "instance": instance}
                 row.button(
                     "watermark",

@@ -24,6 +24,7 @@ from wmviz.timeline.store import Timeline
 from wmviz.ui.figures import heatmap_matrix
 from wmviz.ui.figures_heatmap import input_frontier
 from wmviz.ui.model import trace_times
+from wmviz.ui.plain import literal
 from wmviz.ui.runs import RunRequest, cache_root, cached_timeline, run_timeline
 
 
@@ -56,6 +57,7 @@ def load_timeline(request: RunRequest, what: str) -> Timeline:
         return found
     engine = request.resolved_engine
     box = st.empty()  # cleared when done: the page below must not move down for good
+    what = literal(what)  # an upload's name, a what-if's description: user text
     with box.status(f"Simulating {what} on the {engine} engine…", expanded=True) as status:
         bar = st.progress(0.0, text="starting")
         state: dict = {"report": None, "error": None, "timeline": None}

@@ -22,6 +22,7 @@ from wmviz.timeline.cursor import InstanceCursor
 from wmviz.ui import figures, model
 from wmviz.ui import operator_model as om
 from wmviz.ui.figures import STATUS_COLORS
+from wmviz.ui.plain import literal
 
 # One screen (1440×900) must hold the step controls, the narration, the output and the channels:
 # less padding above the page, a smaller title and smaller metric values than Streamlit's defaults.
@@ -116,7 +117,7 @@ def output_panel(cards: list[model.OutputCard]) -> None:
     for start in range(0, len(cards), per_row):
         columns = st.columns(per_row)
         for column, card in zip(columns, cards[start : start + per_row], strict=False):
-            column.metric(card.label, card.value, help=f"raw: {card.raw} (ms)")
+            column.metric(literal(card.label), card.value, help=f"raw: {card.raw} (ms)")
 
 
 def channel_tables(views: list[model.ValveView], key: str = "") -> None:
@@ -158,12 +159,12 @@ def operator_panel(cursor: InstanceCursor, pipeline, step: int, t: TimeFormat, k
     choice = om.panel_choice(cursor, pipeline, step)
     box = st.container(key=f"{key}operator")
     if choice.reason:
-        box.caption(f"Operator: {choice.shown} shown because {choice.reason}.")
+        box.caption(f"Operator: {choice.shown} shown because {literal(choice.reason)}.")
     else:
         box.caption("Operator")
     tabs = dict(zip(choice.names, box.tabs(list(choice.names), default=choice.shown), strict=True))
     with tabs[om.TIMERS]:
-        st.caption(om.timers_so_far(cursor, step))
+        st.caption(literal(om.timers_so_far(cursor, step)))
         timers = om.timers_table(cursor, pipeline, step, t)
         if timers.empty:
             st.caption("No timer is pending, registered or fired at this step.")
@@ -171,7 +172,8 @@ def operator_panel(cursor: InstanceCursor, pipeline, step: int, t: TimeFormat, k
     if om.WINDOWS in tabs:
         with tabs[om.WINDOWS]:
             st.caption(
-                f"{om.firings_so_far(cursor, step)} · operator event time {t(pipeline.operator.watermark_ms)}"
+                literal(om.firings_so_far(cursor, step))
+                + f" · operator event time {literal(t(pipeline.operator.watermark_ms))}"
             )
             firings = om.window_firings_table(cursor, step, t)
             st.dataframe(firings, hide_index=True, width="stretch", key=f"{key}firings")
@@ -180,7 +182,7 @@ def operator_panel(cursor: InstanceCursor, pipeline, step: int, t: TimeFormat, k
             st.dataframe(panes, hide_index=True, width="stretch", key=f"{key}panes_table")
     if om.CHANGELOG in tabs:
         with tabs[om.CHANGELOG]:
-            st.caption(om.changelog_so_far(cursor, step))
+            st.caption(literal(om.changelog_so_far(cursor, step)))
             log = om.changelog_table(cursor, step, t)
             now = log[log["now"] != ""]
             if not now.empty:
@@ -244,7 +246,7 @@ def heap_and_input(views: list[model.ValveView], changed: int | None, record: di
     left, right = st.columns([3, 2])
     with left:
         for view in views:
-            where = "" if view.input == "0" else f" of input {view.input}"
+            where = "" if view.input == "0" else f" of input {literal(view.input)}"
             st.markdown(f"**Aligned min-heap{where}** (the root is the output candidate)")
             fig = figures.heap_figure(view.heap, highlight=changed, t=replace(t, short=True))
             st.plotly_chart(fig, width="stretch", key=f"heap_{view.input}", config={"displayModeBar": False})

@@ -35,12 +35,25 @@ from wmviz.trace.readers import read_trace
 KEYFRAME_EVERY = 1000
 ENGINES = ("auto", "spark", "local")
 DEFAULT_CACHE_MB = 4096
-_LAST_USED = ".last-used"
+LAST_USED = ".last-used"
+
+
+def data_root() -> Path:
+    """Everything the app stores, under one folder: $WMVIZ_CACHE, else ~/.cache/wmviz. It holds
+    `timelines/` and `whatifs/` (bounded together by WMVIZ_CACHE_MAX_MB, least recently used
+    first out) and `uploads/` (kept: links name them)."""
+    return Path(os.environ.get("WMVIZ_CACHE") or Path.home() / ".cache" / "wmviz")
 
 
 def cache_root() -> Path:
-    """Where timelines are kept: $WMVIZ_CACHE, else ~/.cache/wmviz/timelines."""
-    return Path(os.environ.get("WMVIZ_CACHE") or Path.home() / ".cache" / "wmviz" / "timelines")
+    """Where timelines are kept: `timelines/` under the data root."""
+    return data_root() / "timelines"
+
+
+def whatifs_root() -> Path:
+    """Where edited traces (what-ifs) are kept, once each: `whatifs/` under the data root. They are
+    evicted like timelines; a link carries the edit itself, so an evicted one is made again."""
+    return data_root() / "whatifs"
 
 
 def spark_threshold_mb() -> float:
@@ -137,7 +150,7 @@ def _verified(path: str, stamp: tuple[tuple[str, int, int], ...]) -> Timeline:
 def _touch(target: Path) -> None:
     """Mark the entry as used now (least-recently-used eviction reads this)."""
     with contextlib.suppress(OSError):  # a read-only cache still serves; it only stops aging
-        (target / _LAST_USED).touch()
+        (target / LAST_USED).touch()
 
 
 def cache_budget_mb() -> float:
@@ -149,15 +162,15 @@ def cache_budget_mb() -> float:
 
 
 def enforce_budget(root: Path, keep: Path, budget_mb: float | None = None) -> list[Path]:
-    """Remove the least recently used timelines until the cache fits its budget; `keep` (the one
-    just made) stays. Returns what was removed."""
+    """Remove the least recently used timelines and what-ifs until they fit the budget together;
+    `keep` (the one just made or used) stays. `root` is the timelines folder; the what-ifs are
+    its sibling `whatifs/`. Only entries wmviz wrote are candidates: a timeline with its
+    meta.json, a what-if folder named by its digest. Returns what was removed."""
     budget = (budget_mb if budget_mb is not None else cache_budget_mb()) * 2**20
-    entries = []
-    for entry in root.iterdir() if root.is_dir() else ():
-        if entry.is_dir() and (entry / META).is_file():
-            size = sum(p.stat().st_size for p in entry.rglob("*") if p.is_file())
-            used = (entry / _LAST_USED).stat().st_mtime if (entry / _LAST_USED).exists() else 0.0
-            entries.append((used, size, entry))
+    entries = [
+        *_entries(root, lambda e: (e / META).is_file()),
+        *_entries(root.parent / "whatifs", _is_whatif),
+    ]
     total = sum(size for _, size, _ in entries)
     removed = []
     for _, size, entry in sorted(entries):
@@ -169,6 +182,21 @@ def enforce_budget(root: Path, keep: Path, budget_mb: float | None = None) -> li
         total -= size
         removed.append(entry)
     return removed
+
+
+def _entries(folder: Path, ours: Callable[[Path], bool]) -> list[tuple[float, int, Path]]:
+    """(last used, bytes, path) of each entry in `folder` that `ours` recognises."""
+    found = []
+    for entry in folder.iterdir() if folder.is_dir() else ():
+        if entry.is_dir() and ours(entry):
+            size = sum(p.stat().st_size for p in entry.rglob("*") if p.is_file())
+            used = (entry / LAST_USED).stat().st_mtime if (entry / LAST_USED).exists() else 0.0
+            found.append((used, size, entry))
+    return found
+
+
+def _is_whatif(entry: Path) -> bool:
+    return len(entry.name) == 24 and all(c in "0123456789abcdef" for c in entry.name)
 
 
 # ---- simulating --------------------------------------------------------------------------------

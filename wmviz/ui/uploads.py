@@ -2,34 +2,49 @@
 
 Pure (no Streamlit): the app's upload panel only moves bytes between the browser and these
 functions. An upload is stored once under the SHA-256 of its bytes, so a link can name it
-(`?trace=<digest>`) and two people uploading the same file share one simulation.
+(`?trace=<digest>`) and two people uploading the same file share one simulation. The digest is
+checked again whenever the stored files change on disk: an upload cut or edited there is reported
+(`DamagedUpload`) and never served, and uploading the same files again repairs it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import io
 import json
 import os
 import re
+import time
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from wmviz.trace.errors import TraceValidationError
+from wmviz.trace.jsonline import JsonLineError, loads_strict
 from wmviz.trace.readers import FORMATS, format_of
-from wmviz.ui.runs import cache_root
+from wmviz.ui.runs import LAST_USED as _LAST_USED
+from wmviz.ui.runs import data_root
 
 DEFAULT_LIMIT_MB = 200
 BUNDLE_VIEW = "view.json"
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _DIGEST = re.compile(r"^[0-9a-f]{24}$")
+_NAME_LIMIT = 120
+_SUFFIX_LIMIT = 16
 
 
 class UploadError(ValueError):
     """An upload refused before reading it (too large, unknown format, a broken bundle)."""
+
+
+class DamagedUpload(UploadError):
+    """A stored upload whose files are no longer the bytes its digest names (cut, edited, removed
+    on disk): it is not served; storing the same files again repairs it."""
 
 
 def limit_mb() -> int:
@@ -41,8 +56,8 @@ def limit_mb() -> int:
 
 
 def uploads_root() -> Path:
-    """Where uploads are kept: beside the timeline cache."""
-    return cache_root().parent / "uploads"
+    """Where uploads are kept: `uploads/` under wmviz's data root, beside the timelines."""
+    return data_root() / "uploads"
 
 
 STORY = "story.md"
@@ -87,7 +102,11 @@ def check_upload(name: str, size: int, limit: int | None = None) -> None:
 def safe_name(name: str) -> str:
     """A file name safe to store: the base name, with anything unusual replaced by `_`."""
     base = _SAFE.sub("_", Path(name.replace("\\", "/")).name).strip("._") or "trace"
-    return base[:120]
+    if len(base) <= _NAME_LIMIT:
+        return base
+    # Cut the stem, never the extension: the extension picks the reader.
+    suffix = "".join(Path(base).suffixes[-2:])[-_SUFFIX_LIMIT:]
+    return base[: _NAME_LIMIT - len(suffix)].rstrip("._") + suffix
 
 
 def check_story(name: str, data: bytes) -> str:
@@ -108,57 +127,117 @@ def store_upload(
     story_bytes: bytes | None = None,
 ) -> StoredUpload:
     """Keep the trace (and config and story) under the digest of their bytes; the same upload is
-    stored once."""
+    stored once. A stored copy that no longer matches its digest is set aside (renamed, never
+    deleted) and written again: uploading the same files repairs a damaged upload."""
     root = root or uploads_root()
-    h = hashlib.sha256(trace_bytes)
+    if story_bytes is not None:
+        check_story(STORY, story_bytes)
+    name = stored_name(trace_name)
+    digest = upload_digest(name, [trace_bytes], config_bytes, story_bytes)
+    folder = root / digest
+    try:
+        found = find_upload(digest, root)
+    except DamagedUpload:
+        found = None
+        with contextlib.suppress(FileNotFoundError):  # another session set it aside first
+            folder.rename(folder.with_name(f"{digest}.damaged-{time.time_ns()}"))
+    if found is not None:
+        return found
+    work = root / f"{digest}.part-{os.getpid()}-{time.time_ns()}"
+    work.mkdir(parents=True)
+    try:
+        (work / name).write_bytes(trace_bytes)
+        if config_bytes is not None:
+            (work / "config.json").write_bytes(config_bytes)
+        if story_bytes is not None:
+            (work / STORY).write_bytes(story_bytes)
+        work.rename(folder)  # all files at once: a reader never sees half an upload
+    except OSError:  # another session stored the same upload first, or the disk is full
+        for part in work.iterdir():
+            part.unlink()  # only the files this call wrote, in the folder it made
+        work.rmdir()
+        if not folder.is_dir():
+            raise
+    stored = find_upload(digest, root)
+    if stored is None:
+        raise DamagedUpload(f"{name}: the upload just stored cannot be read back")
+    return stored
+
+
+def stored_name(trace_name: str) -> str:
+    """The name a trace is stored (and shown) under: sanitised, and never the config's or the
+    story's name, so a trace called config.json stays the trace."""
+    name = safe_name(trace_name)
+    return f"trace-{name}" if name in _RESERVED else name
+
+
+def upload_digest(name: str, trace_blocks, config_bytes: bytes | None, story_bytes: bytes | None) -> str:
+    """The upload's name in links: a hash of the trace's bytes (given in blocks), the config's,
+    the story's and the trace's stored name (a folder holds exactly one trace, and the name is
+    shown)."""
+    h = hashlib.sha256()
+    for block in trace_blocks:
+        h.update(block)
     h.update(b"\0" + (config_bytes if config_bytes is not None else b"-"))
     if story_bytes is not None:  # only then: the digests of uploads without a story stay as they were
-        check_story(STORY, story_bytes)
         h.update(b"\0story\0" + story_bytes)
-    name = safe_name(trace_name)
-    if name in _RESERVED:
-        name = f"trace-{name}"
-    # The name is part of the identity: a folder holds exactly one trace, and the name is shown.
     h.update(b"\0" + name.encode())
-    digest = h.hexdigest()[:24]
-    folder = root / digest
-    folder.mkdir(parents=True, exist_ok=True)
-    trace_path = folder / name
-    if not trace_path.is_file():
-        _write_atomic(trace_path, trace_bytes)
-    config_path = None
-    if config_bytes is not None:
-        config_path = folder / "config.json"
-        if not config_path.is_file():
-            _write_atomic(config_path, config_bytes)
-    story_path = None
-    if story_bytes is not None:
-        story_path = folder / STORY
-        if not story_path.is_file():
-            _write_atomic(story_path, story_bytes)
-    return StoredUpload(digest, trace_path, config_path, story_path)
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".part")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+    return h.hexdigest()[:24]
 
 
 def find_upload(digest: str | None, root: Path | None = None) -> StoredUpload | None:
-    """The stored upload a link names, or None (an unknown or malformed digest)."""
+    """The stored upload a link names, or None (an unknown or malformed digest). DamagedUpload when
+    its folder is there but its files are not the bytes the digest names."""
     if not digest or not _DIGEST.match(digest):
         return None
     folder = (root or uploads_root()) / digest
     if not folder.is_dir():
         return None
-    traces = [p for p in folder.iterdir() if p.name not in _RESERVED and not p.name.endswith(".part")]
+    files = [p for p in folder.iterdir() if p.name != _LAST_USED]
+    stamp = tuple(sorted((p.name, (s := p.stat()).st_size, s.st_mtime_ns) for p in files))
+    found = _verified_upload(str(folder), stamp)
+    if isinstance(found, str):
+        raise DamagedUpload(found)
+    return found
+
+
+@functools.lru_cache(maxsize=256)
+def _verified_upload(folder: str, stamp: tuple) -> StoredUpload | str:
+    """Read the stored files and check them against the folder's digest, once per stamp (every
+    file's name, size and time: the page asks at every step); what is wrong, if anything."""
+    try:
+        return _verify_upload(Path(folder), stamp)
+    except DamagedUpload as exc:
+        return str(exc)
+    except OSError as exc:  # a folder where a file was, a file that cannot be read
+        return f"stored upload {Path(folder).name} is damaged: {exc.strerror or exc}; it is not served"
+
+
+def _verify_upload(path: Path, stamp: tuple) -> StoredUpload:
+    digest = path.name
+    names = {name for name, _, _ in stamp}
+    traces = sorted(names - set(_RESERVED))
     if len(traces) != 1:
-        return None
-    config, story = folder / "config.json", folder / STORY
-    return StoredUpload(
-        digest, traces[0], config if config.is_file() else None, story if story.is_file() else None
-    )
+        raise DamagedUpload(f"stored upload {digest} is damaged: it holds {len(traces)} trace files, not 1")
+    trace_path = path / traces[0]
+    config_path = path / "config.json" if "config.json" in names else None
+    story_path = path / STORY if STORY in names else None
+    config = config_path.read_bytes() if config_path is not None else None
+    story = story_path.read_bytes() if story_path is not None else None
+    with open(trace_path, "rb") as f:
+        found = upload_digest(traces[0], iter(lambda: f.read(1 << 20), b""), config, story)
+    if found != digest:
+        raise DamagedUpload(
+            f"stored upload {digest} ({traces[0]}) is damaged: its files are not the bytes it was stored "
+            "with (cut or changed on disk); it is not served. Upload the same files again to repair it."
+        )
+    return StoredUpload(digest, trace_path, config_path, story_path)
+
+
+def touch(upload: StoredUpload) -> None:
+    """Mark a stored upload (a what-if) as used now: least-recently-used eviction reads this."""
+    with contextlib.suppress(OSError):  # a read-only store still serves; it only stops aging
+        (upload.trace_path.parent / _LAST_USED).touch()
 
 
 def issues_frame(error: TraceValidationError) -> pd.DataFrame:
@@ -177,7 +256,9 @@ def issues_frame(error: TraceValidationError) -> pd.DataFrame:
 
 # --- bundles -----------------------------------------------------------------------------------------
 
-_BUNDLE_LIMIT = 4 * 2**30  # refuses zip bombs: the declared uncompressed size of all members
+VIEW_LIMIT = 64 * 1024
+"""A bundle's view.json names a handful of short fields: 64 KB is far more than it needs."""
+_CHUNK = 1 << 20
 
 
 def make_bundle(upload: StoredUpload, view: dict) -> bytes:
@@ -205,33 +286,95 @@ class Bundle:
     story_bytes: bytes | None = None
 
 
-def open_bundle(name: str, data: bytes) -> Bundle:
-    """Unpack a bundle made by `make_bundle`; a malformed one raises UploadError naming the problem."""
+def open_bundle(name: str, data: bytes, limit: int | None = None) -> Bundle:
+    """Unpack a bundle made by `make_bundle`; a malformed one raises UploadError naming the problem.
+    All it unpacks is at most the upload limit (`limit` bytes), counted while inflating: a member
+    whose header lies about its size is stopped at the limit, never read whole."""
+    budget = [limit if limit is not None else limit_mb() * 2**20]
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as exc:
-        raise UploadError(f"{name}: not a zip file ({exc})") from exc
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError) as exc:
+        raise UploadError(f"{name}: not a zip file ({exc})") from None
     with zf:
         members = [i for i in zf.infolist() if not i.is_dir()]
-        if sum(i.file_size for i in members) > _BUNDLE_LIMIT:
-            raise UploadError(f"{name}: the bundle unpacks to more than {_BUNDLE_LIMIT // 2**30} GB")
+        if sum(i.file_size for i in members) > budget[0]:
+            raise UploadError(f"{name}: {_over_limit(budget[0])}")
         traces = [
             i
             for i in members
             if format_of(i.filename) is not None and i.filename not in (*_RESERVED, BUNDLE_VIEW)
         ]
         if len(traces) != 1:
-            found = ", ".join(i.filename for i in members) or "nothing"
-            raise UploadError(f"{name}: a bundle holds exactly one trace file, found {found}")
-        names = {i.filename for i in members}
-        config = zf.read("config.json") if "config.json" in names else None
-        story = zf.read(STORY) if STORY in names else None
-        view: dict = {}
-        if BUNDLE_VIEW in names:
-            try:
-                view = json.loads(zf.read(BUNDLE_VIEW))
-            except json.JSONDecodeError as exc:
-                raise UploadError(f"{name}: {BUNDLE_VIEW}: not valid JSON ({exc})") from exc
-            if not isinstance(view, dict):
-                raise UploadError(f"{name}: {BUNDLE_VIEW}: expected a JSON object")
-        return Bundle(traces[0].filename, zf.read(traces[0]), config, view, story)
+            found = ", ".join(i.filename for i in members[:20]) or "nothing"
+            raise UploadError(
+                f"{name}: a bundle holds exactly one trace file, found {found} (config.json, "
+                "story.md and view.json are the bundle's config, story and view, never its trace)"
+            )
+        by_name = {i.filename: i for i in members}
+        config = _member(zf, by_name.get("config.json"), name, budget)
+        story = _member(zf, by_name.get(STORY), name, budget, STORY_LIMIT)
+        view = _view(_member(zf, by_name.get(BUNDLE_VIEW), name, budget, VIEW_LIMIT), name)
+        trace = _member(zf, traces[0], name, budget)
+        assert trace is not None
+        return Bundle(traces[0].filename, trace, config, view, story)
+
+
+def _over_limit(limit: int) -> str:
+    return (
+        f"the bundle unpacks to more than the upload limit of {limit / 2**20:,.0f} MB "
+        "(set WMVIZ_MAX_UPLOAD_MB to change it)"
+    )
+
+
+def _member(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo | None, name: str, budget: list[int], cap: int | None = None
+) -> bytes | None:
+    """One member's bytes, inflated a megabyte at a time against what is left of the budget (and
+    the member's own cap); a damaged member (bad CRC, broken stream, encryption) is an UploadError."""
+    if info is None:
+        return None
+    cap = budget[0] if cap is None else min(cap, budget[0])
+    chunks, size = [], 0
+    try:
+        with zf.open(info) as member:
+            while block := member.read(_CHUNK):
+                size += len(block)
+                if size > cap:
+                    if cap < budget[0]:
+                        raise UploadError(f"{name}: {info.filename} is over its limit of {cap // 1024:,} KB")
+                    raise UploadError(f"{name}: {_over_limit(budget[0])}")
+                chunks.append(block)
+    except UploadError:
+        raise
+    except (
+        zipfile.BadZipFile,
+        zlib.error,
+        EOFError,
+        OSError,
+        RuntimeError,
+        NotImplementedError,
+        ValueError,
+    ) as exc:
+        raise UploadError(f"{name}: {info.filename} is damaged or unreadable ({exc})") from None
+    budget[0] -= size
+    return b"".join(chunks)
+
+
+def _view(raw: bytes | None, name: str) -> dict:
+    """A bundle's view.json: a JSON object of plain values, decoded within wmviz's JSON bounds
+    (the page validates each field as it validates a link's)."""
+    if raw is None:
+        return {}
+    try:
+        view = loads_strict(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UploadError(f"{name}: {BUNDLE_VIEW}: not UTF-8 text (byte {exc.start})") from None
+    except JsonLineError as exc:
+        raise UploadError(f"{name}: {BUNDLE_VIEW}: not valid JSON ({exc})") from None
+    if not isinstance(view, dict):
+        raise UploadError(f"{name}: {BUNDLE_VIEW}: expected a JSON object")
+    return {
+        key: str(value)
+        for key, value in view.items()
+        if isinstance(value, str | int) and not isinstance(value, bool)
+    }

@@ -7,6 +7,7 @@ value never breaks the page: it falls back to the default and says why (`ViewPar
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -15,6 +16,7 @@ from wmviz.timefmt import MODES, zone_known
 
 ENGINES = ("auto", "spark", "local")
 DEFAULT_ENGINE = "auto"
+_STEP = re.compile(r"[0-9]{1,15}")
 UPLOAD_PREFIX = "upload-"
 """Uploaded traces appear as scenarios named `upload-<digest>`; their links say `?trace=<digest>`."""
 
@@ -78,14 +80,13 @@ def parse_view(query: Mapping[str, str], scenarios: list[str], default_scenario:
         engine = DEFAULT_ENGINE
     step = 0
     if "step" in query:
-        try:
-            step = int(query["step"])
-        except ValueError:
-            notes.append(f"step {query['step']!r} is not a number; showing step 0")
+        text = str(query["step"])
+        if _STEP.fullmatch(text):  # ASCII digits only: int() would read '٣' or '𝟙' as a number
+            step = int(text)
+        elif text.startswith("-") and _STEP.fullmatch(text[1:]):
+            notes.append(f"step {text} is negative; showing step 0")
         else:
-            if step < 0:
-                notes.append(f"step {step} is negative; showing step 0")
-                step = 0
+            notes.append(f"step {text[:40]!r} is not a number; showing step 0")
     instance = query.get("instance") or None
     compare = query.get("compare") or None
     time = query.get("time") or "utc"

@@ -1,0 +1,240 @@
+"""`python -m wmviz record` and `python -m wmviz import prometheus|kafka`: argument wiring."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from wmviz.record.output import TraceFile, parse_duration_ms
+from wmviz.record.rest import Poller, RecordError, RestClient, resolve, wall_clock_ms
+from wmviz.record.samples import TraceBuilder
+
+
+def add_record_parser(sub) -> None:
+    """The `record` subcommand."""
+    p = sub.add_parser("record", help="record a trace from a running Flink job's REST API")
+    p.add_argument("--rest", required=True, help="the JobManager's REST endpoint, http://host:8081")
+    p.add_argument("--job", required=True, help="the job id")
+    p.add_argument(
+        "--vertex", required=True, help="the operator's vertex: its id, name or a unique part of it"
+    )
+    p.add_argument("--every", default="1s", help="sampling interval (default 1s)")
+    p.add_argument(
+        "--for", dest="duration", help="stop after this long (default: until the job ends or Ctrl-C)"
+    )
+    p.add_argument(
+        "--idleness", help="the sources' idleness timeout (withIdleness); infers IDLE from sourceIdleTime"
+    )
+    p.add_argument(
+        "--watermark-interval", default="200ms", help="pipeline.auto-watermark-interval (default 200ms)"
+    )
+    p.add_argument("--samples", type=Path, help="also write the raw samples (JSON Lines) here")
+    p.add_argument("--out", type=Path, required=True, help="the trace to write (.jsonl)")
+
+
+def cmd_record(args: argparse.Namespace) -> None:
+    """Poll the job and write the trace as samples arrive; progress on stderr."""
+    from wmviz.cli import BadInput
+
+    try:
+        every_ms = parse_duration_ms(args.every, "--every")
+        until_ms = parse_duration_ms(args.duration, "--for") if args.duration else None
+        idleness = parse_duration_ms(args.idleness, "--idleness") if args.idleness else None
+        interval = parse_duration_ms(args.watermark_interval, "--watermark-interval")
+        if every_ms < 10:
+            raise ValueError("--every must be at least 10ms")
+        client = RestClient(args.rest)
+        view = resolve(client, args.job, args.vertex, idleness, interval)
+    except (ValueError, RecordError) as err:
+        raise BadInput(str(err)) from None
+    topology = view.topology
+    builder = TraceBuilder(topology)
+    inferred = (
+        f"IDLE inferred from sourceIdleTime ≥ {topology.idle_after_ms} ms" if idleness else "no IDLE inferred"
+    )
+    description = (
+        f"Recorded from {args.rest} job {args.job}: {topology.vertex!r} ({topology.parallelism} subtasks) "
+        f"fed by {topology.upstream!r} ({topology.upstream_parallelism} subtasks, {topology.edge} edge), "
+        f"every {args.every}; {inferred}. reported_ms is the operator's own currentInputWatermark."
+    )
+    out = open_trace(args.out, builder.config(f"Recorded: {topology.vertex}", description))
+    samples = args.samples.open("w", encoding="utf-8") if args.samples else None
+    poller = Poller(client, view)
+    started = time.monotonic()
+    print(
+        f"recording {topology.vertex!r} ← {topology.upstream!r} ({topology.edge}, "
+        f"{topology.channel_count} channels per subtask) every {every_ms} ms into {args.out}",
+        file=sys.stderr,
+    )
+    try:
+        while until_ms is None or (time.monotonic() - started) * 1000 < until_ms:
+            tick = time.monotonic()
+            try:
+                sample = poller.sample(wall_clock_ms)
+            except RecordError as err:
+                print(f"sample skipped: {err}", file=sys.stderr)
+                sample = None
+            if sample is not None:
+                out.write(builder.add(sample))
+                if samples is not None:
+                    samples.write(json.dumps(sample_json(sample)) + "\n")
+                    samples.flush()
+                print(progress_line(builder, poller, started), file=sys.stderr)
+            elif poller.over:
+                print(f"the job is {poller.state}; recording ends", file=sys.stderr)
+                break
+            else:
+                print(f"the job is {poller.state}; waiting", file=sys.stderr)
+            time.sleep(max(0.0, every_ms / 1000 - (time.monotonic() - tick)))
+    except KeyboardInterrupt:
+        print("interrupted; every sample so far is in the trace", file=sys.stderr)
+    finally:
+        out.close()
+        if samples is not None:
+            samples.close()
+    print(
+        f"{args.out}: {builder.samples} samples, {out.rows} rows, {poller.epoch} restarts, "
+        f"{poller.unsettled} unsettled samples"
+    )
+
+
+def open_trace(path: Path, config: dict) -> TraceFile:
+    """The output trace, or a one-line error (exit 2) when it cannot be written."""
+    from wmviz.cli import BadInput
+
+    if path.is_dir():
+        raise BadInput(f"--out {path}: is a folder, not a file")
+    try:
+        return TraceFile(path, config)
+    except OSError as err:
+        raise BadInput(f"--out {path}: cannot be written ({err.strerror or err})") from None
+
+
+def progress_line(builder: TraceBuilder, poller: Poller, started: float) -> str:
+    """One stderr line per sample."""
+    elapsed = time.monotonic() - started
+    return f"[record] {elapsed:6.1f} s: sample {builder.samples}, {builder.seq} rows, job {poller.state}"
+
+
+def sample_json(sample) -> dict:
+    """A sample as one JSON object (maps keyed by subtask)."""
+    return {
+        "time_ms": sample.time_ms,
+        "epoch": sample.epoch,
+        "upstream_watermark": sample.upstream_watermark,
+        "upstream_idle_ms": sample.upstream_idle_ms,
+        "reported": sample.reported,
+        "upstream_finished": sorted(sample.upstream_finished),
+    }
+
+
+def add_import_parser(sub) -> None:
+    """The `import` subcommand and its routes."""
+    p = sub.add_parser("import", help="build a trace from metrics history or a topic dump")
+    routes = p.add_subparsers(dest="route", required=True)
+    prom = routes.add_parser("prometheus", help="a Prometheus query_range result (JSON) of Flink's metrics")
+    prom.add_argument("file", type=Path, help="the query_range response body (JSON)")
+    prom.add_argument("--vertex", help="the operator's task_name (or a unique part); default: the only one")
+    prom.add_argument("--upstream", help="the upstream task_name (or a unique part); default: the only other")
+    prom.add_argument(
+        "--edge", choices=["all-to-all", "forward"], default="all-to-all", help="the input edge"
+    )
+    prom.add_argument("--idleness", help="the sources' idleness timeout; infers IDLE from sourceIdleTime")
+    prom.add_argument("--watermark-interval", default="200ms", help="pipeline.auto-watermark-interval")
+    prom.add_argument("--out", type=Path, required=True, help="the trace to write (.jsonl)")
+    _IMPORT_ROUTES["prometheus"] = cmd_import_prometheus
+    add_kafka_route(routes)
+
+
+_IMPORT_ROUTES: dict = {}
+
+
+def cmd_import(args: argparse.Namespace) -> None:
+    """Run the chosen import route."""
+    _IMPORT_ROUTES[args.route](args)
+
+
+def cmd_import_prometheus(args: argparse.Namespace) -> None:
+    """Samples from the query_range matrix, through the recorder's builder, into a trace."""
+    from wmviz.cli import BadInput
+    from wmviz.record.prometheus import PrometheusError, load_series, samples_of
+
+    if not args.file.is_file():
+        raise BadInput(f"{args.file}: no such file")
+    try:
+        idleness = parse_duration_ms(args.idleness, "--idleness") if args.idleness else None
+        interval = parse_duration_ms(args.watermark_interval, "--watermark-interval")
+        topology, samples = samples_of(
+            load_series(args.file), args.vertex, args.upstream, args.edge, idleness, interval
+        )
+    except (ValueError, PrometheusError) as err:
+        raise BadInput(str(err)) from None
+    builder = TraceBuilder(topology)
+    description = (
+        f"Imported from the Prometheus range query {args.file.name}: {topology.vertex!r} "
+        f"({topology.parallelism} subtasks) fed by {topology.upstream!r} "
+        f"({topology.upstream_parallelism} subtasks, {topology.edge} edge). reported_ms is the "
+        "operator's own currentInputWatermark."
+    )
+    out = open_trace(args.out, builder.config(f"Imported: {topology.vertex}", description))
+    try:
+        for sample in samples:
+            out.write(builder.add(sample))
+    finally:
+        out.close()
+    print(f"{args.out}: {builder.samples} samples, {out.rows} rows")
+
+
+def add_kafka_route(routes) -> None:
+    """`import kafka`: a partition/offset/timestamp dump."""
+    kafka = routes.add_parser("kafka", help="a topic dump (kcat -f '%%p %%o %%T\\n') as per-split generators")
+    kafka.add_argument("file", type=Path, help="the dump: partition offset timestamp [event_time] per line")
+    kafka.add_argument("--parallelism", type=int, required=True, help="the source's parallelism")
+    kafka.add_argument("--out-of-orderness", required=True, help="forBoundedOutOfOrderness, e.g. 5s")
+    kafka.add_argument("--idleness", help="withIdleness timeout, e.g. 1m")
+    kafka.add_argument("--topic", help="the topic (needed unless the dump names it)")
+    kafka.add_argument("--partitions", type=int, help="the topic's partition count (default: as seen)")
+    kafka.add_argument("--watermark-interval", default="200ms", help="pipeline.auto-watermark-interval")
+    kafka.add_argument("--out", type=Path, required=True, help="the trace to write (.jsonl)")
+    _IMPORT_ROUTES["kafka"] = cmd_import_kafka
+
+
+def cmd_import_kafka(args: argparse.Namespace) -> None:
+    """Read the dump, assign partitions as KafkaSourceEnumerator does, write the trace."""
+    from wmviz.cli import BadInput
+    from wmviz.record.kafka import KafkaDumpError, KafkaImport, build_trace, read_dump
+
+    if not args.file.is_file():
+        raise BadInput(f"{args.file}: no such file")
+    if args.parallelism < 1:
+        raise BadInput("--parallelism must be at least 1")
+    if args.partitions is not None and args.partitions < 1:
+        raise BadInput("--partitions must be at least 1")
+    try:
+        options = KafkaImport(
+            parallelism=args.parallelism,
+            out_of_orderness_ms=parse_duration_ms(args.out_of_orderness, "--out-of-orderness"),
+            idleness_ms=parse_duration_ms(args.idleness, "--idleness") if args.idleness else None,
+            topic=args.topic,
+            partitions=args.partitions,
+            interval_ms=parse_duration_ms(args.watermark_interval, "--watermark-interval"),
+        )
+        if options.idleness_ms == 0 or options.interval_ms == 0:
+            raise ValueError("--idleness and --watermark-interval must be positive")
+        config, rows = build_trace(read_dump(args.file), options, args.file.name)
+    except (ValueError, KafkaDumpError) as err:
+        raise BadInput(str(err)) from None
+    out = open_trace(args.out, config)
+    try:
+        out.write(rows)
+    finally:
+        out.close()
+    splits = config["generator"]["splits"]
+    print(
+        f"{args.out}: {len(rows)} rows; {sum(len(v) for v in splits.values())} splits over "
+        f"{args.parallelism} subtasks: "
+        + "; ".join(f"subtask {s}: {', '.join(ids)}" for s, ids in splits.items())
+    )

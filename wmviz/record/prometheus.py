@@ -1,0 +1,166 @@
+"""`wmviz import prometheus`: a Prometheus `query_range` result of Flink's metrics as samples.
+
+The file is the JSON body Prometheus' HTTP API returns for `GET /api/v1/query_range`:
+`{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {labels},
+"values": [[<unix seconds>, "<value>"], ...]}, ...]}}`. Flink's Prometheus reporter names the
+series `flink_taskmanager_job_task_operator_<metric>` (operator scope) and
+`flink_taskmanager_job_task_<metric>` (task scope), with the labels `job_id`, `job_name`,
+`task_name`, `subtask_index`, `task_attempt_num` and, on operator series, `operator_name`.
+
+Three metrics make a trace: the upstream task's operators' `currentOutputWatermark`, the upstream
+sources' `sourceIdleTime` (for inferred idleness) and the operator's own task-level
+`currentInputWatermark` (the check column). Points are grouped by their timestamp (a range query's
+points share the query's step grid), each group is one `Sample`, and the same `TraceBuilder` as
+the REST recorder turns them into the trace. A higher `task_attempt_num` starts a new epoch (the
+job restarted: fresh valves).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from wmviz.record.rest import metric_name
+from wmviz.record.samples import Sample, Topology, long_from_metric
+
+OUTPUT_WATERMARK = "flink_taskmanager_job_task_operator_currentOutputWatermark"
+SOURCE_IDLE_TIME = "flink_taskmanager_job_task_operator_sourceIdleTime"
+INPUT_WATERMARK = "flink_taskmanager_job_task_currentInputWatermark"
+WANTED = (OUTPUT_WATERMARK, SOURCE_IDLE_TIME, INPUT_WATERMARK)
+MAX_FILE_BYTES = 512 << 20
+
+
+class PrometheusError(ValueError):
+    """The file is not a usable query_range matrix; the message names the file and the place."""
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """One series of one of the three metrics."""
+
+    metric: str
+    task: str
+    operator: str
+    subtask: int
+    attempt: int
+    job: str
+    points: list[tuple[int, int]]
+
+
+def load_series(path: Path) -> list[Series]:
+    """The series of the three metrics in a query_range response file."""
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise PrometheusError(f"{path.name}: larger than {MAX_FILE_BYTES >> 20} MB")
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as err:
+        raise PrometheusError(f"{path.name}: not JSON ({err})") from None
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, dict) or data.get("resultType") != "matrix":
+        raise PrometheusError(
+            f"{path.name}: expected a query_range response, "
+            '{"status": "success", "data": {"resultType": "matrix", "result": [...]}}'
+        )
+    out = []
+    for index, item in enumerate(data.get("result") or []):
+        where = f"{path.name}: data.result[{index}]"
+        labels = item.get("metric", {}) if isinstance(item, dict) else {}
+        name = labels.get("__name__")
+        if name not in WANTED:
+            continue
+        try:
+            points = [(round(float(t) * 1000), long_from_metric(v)) for t, v in item["values"]]
+            subtask = int(labels["subtask_index"])
+        except (KeyError, TypeError, ValueError) as err:
+            raise PrometheusError(
+                f"{where}: {err!r} (each series needs subtask_index and [time, value] pairs)"
+            ) from None
+        out.append(
+            Series(
+                metric=name,
+                task=labels.get("task_name", ""),
+                operator=labels.get("operator_name", ""),
+                subtask=subtask,
+                attempt=int(labels.get("task_attempt_num", 0) or 0),
+                job=labels.get("job_name", "") or labels.get("job_id", ""),
+                points=points,
+            )
+        )
+    if not out:
+        raise PrometheusError(f"{path.name}: none of {', '.join(WANTED)} in the result")
+    return out
+
+
+def pick_task(series: list[Series], wanted: str | None, metric: str, option: str) -> str:
+    """A task name by exact name or unique part; with `wanted` None, the only one reporting `metric`."""
+    tasks = sorted({s.task for s in series if s.metric == metric})
+    if wanted is None:
+        if len(tasks) == 1:
+            return tasks[0]
+        raise PrometheusError(f"{option} is needed: tasks with {metric}: {tasks}")
+    for pick in ([t for t in tasks if t == wanted], [t for t in tasks if wanted in t]):
+        if len(pick) == 1:
+            return pick[0]
+    raise PrometheusError(f"{option} {wanted!r} matches none or several of the tasks with {metric}: {tasks}")
+
+
+def samples_of(
+    series: list[Series],
+    vertex: str | None,
+    upstream: str | None,
+    edge: str,
+    idleness_ms: int | None,
+    interval_ms: int,
+) -> tuple[Topology, list[Sample]]:
+    """The topology and the samples, grouped by time, of the chosen task and its upstream."""
+    own = pick_task(series, vertex, INPUT_WATERMARK, "--vertex")
+    others = [s for s in series if s.task != own]
+    up = pick_task(others, upstream, OUTPUT_WATERMARK, "--upstream")
+    chain = [metric_name(part) for part in up.split(" -> ")]
+
+    def rank(s: Series) -> int:
+        name = metric_name(s.operator)
+        return chain.index(name) if name in chain else -1
+
+    # The watermark leaving the upstream task is its chain's last operator's output watermark.
+    wm_series = [s for s in series if s.task == up and s.metric == OUTPUT_WATERMARK]
+    tail = max(rank(s) for s in wm_series)
+    wm_series = [s for s in wm_series if rank(s) == tail]
+    idle_series = [s for s in series if s.task == up and s.metric == SOURCE_IDLE_TIME]
+    own_series = [s for s in series if s.task == own and s.metric == INPUT_WATERMARK]
+    topology = Topology(
+        vertex=own,
+        upstream=up,
+        parallelism=1 + max(s.subtask for s in own_series),
+        upstream_parallelism=1 + max(s.subtask for s in wm_series),
+        edge=edge,
+        idleness_ms=idleness_ms,
+        watermark_interval_ms=interval_ms,
+    )
+    grid: dict[int, dict[str, dict[int, tuple[int, int]]]] = defaultdict(lambda: defaultdict(dict))
+    for group, chosen in (("wm", wm_series), ("idle", idle_series), ("own", own_series)):
+        for s in chosen:
+            for t, value in s.points:
+                # Where two attempts of a subtask overlap, the newer attempt's point wins.
+                held = grid[t][group].get(s.subtask)
+                if held is None or held[0] <= s.attempt:
+                    grid[t][group][s.subtask] = (s.attempt, value)
+    samples, epoch, attempt = [], 0, -1
+    for t in sorted(grid):
+        groups = grid[t]
+        newest = max((a for g in groups.values() for a, _ in g.values()), default=attempt)
+        if attempt >= 0 and newest > attempt:
+            epoch += 1
+        attempt = max(attempt, newest)
+        samples.append(
+            Sample(
+                time_ms=t,
+                epoch=epoch,
+                upstream_watermark={k: v for k, (_, v) in groups["wm"].items()},
+                upstream_idle_ms={k: v for k, (_, v) in groups["idle"].items()},
+                reported={k: v for k, (_, v) in groups["own"].items()},
+            )
+        )
+    return topology, samples

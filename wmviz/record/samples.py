@@ -1,0 +1,220 @@
+"""Metric samples of a running job turned into a trace of one operator's inputs.
+
+One builder serves every route that sees the job from outside (the REST recorder, the Prometheus
+import): a `Sample` is what the job reported at one moment, and `TraceBuilder` turns a stream of
+samples into trace rows, incrementally, so a recording interrupted at any sample is still a
+complete trace up to it.
+
+For each subtask of the chosen operator (an instance), the channels are the upstream vertex's
+subtasks: all of them on an all-to-all edge (hash, rebalance, broadcast), only the subtask of the
+same index on a forward edge. A channel's watermark is the upstream subtask's reported
+`currentOutputWatermark`. Its status is not reported by Flink; it is inferred from the upstream
+source's `sourceIdleTime` and the idleness timeout the user names (every such row says so in its
+`inferred` column). The last row of each (sample, instance) carries the watermark the operator
+itself reported (`currentInputWatermark`) in `reported_ms`: the check column that
+`wmviz.record.agreement` compares the replay with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from wmviz.core.types import MAX_MS, MIN_MS
+
+FORWARD = "forward"
+ALL_TO_ALL = "all-to-all"
+
+
+@dataclass(frozen=True, slots=True)
+class Topology:
+    """The chosen operator and the vertex feeding it, as the recorder found them."""
+
+    vertex: str
+    upstream: str
+    parallelism: int
+    upstream_parallelism: int
+    edge: str = ALL_TO_ALL
+    idleness_ms: int | None = None
+    """The job's idleness timeout (withIdleness), as the user passed it; None: never infer IDLE."""
+    watermark_interval_ms: int = 200
+    """pipeline.auto-watermark-interval: how often the source checks idleness."""
+
+    def channels_of(self, subtask: int) -> list[int]:
+        """The upstream subtasks feeding one subtask, in channel order."""
+        if self.edge == FORWARD:
+            return [subtask]
+        return list(range(self.upstream_parallelism))
+
+    @property
+    def channel_count(self) -> int:
+        """Channels per instance (the same for every instance)."""
+        return 1 if self.edge == FORWARD else self.upstream_parallelism
+
+    @property
+    def idle_after_ms(self) -> int | None:
+        """The `sourceIdleTime` from which an upstream source is inferred IDLE.
+
+        Flink's idleness countdown starts at the first periodic check that sees no record (one to
+        two intervals after the last record) and declares IDLE at the first check more than the
+        timeout later, so a source goes idle between timeout + 1 and timeout + 3 intervals after
+        its last record; the middle of that window errs by at most one interval either way.
+        """
+        if self.idleness_ms is None:
+            return None
+        return self.idleness_ms + 2 * self.watermark_interval_ms
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """What the job reported at one moment. Missing metrics are simply absent from the maps."""
+
+    time_ms: int
+    epoch: int
+    """How many restarts of the job were seen before this sample (a restart starts the valves afresh)."""
+    upstream_watermark: dict[int, int] = field(default_factory=dict)
+    upstream_idle_ms: dict[int, int] = field(default_factory=dict)
+    reported: dict[int, int] = field(default_factory=dict)
+    upstream_finished: frozenset[int] = frozenset()
+    """Upstream subtasks whose task has FINISHED: they sent their final MAX watermark, and their
+    metrics are gone with them."""
+
+
+def long_from_metric(value: Any) -> int:
+    """A watermark metric's value (a string or number) as a Java long; MIN/MAX at the ends.
+
+    Prometheus carries every value as a float, so Long.MIN_VALUE arrives as -9.223372036854776e18:
+    anything at or beyond the ends of a long is the end itself.
+    """
+    number = float(value) if isinstance(value, str) and not value.lstrip("-").isdigit() else value
+    if isinstance(number, float):
+        if number != number:
+            raise ValueError(f"{value!r} is not a number")
+        if number <= MIN_MS:
+            return MIN_MS
+        if number >= MAX_MS:
+            return MAX_MS
+        return round(number)
+    as_int = int(number)
+    return min(max(as_int, MIN_MS), MAX_MS)
+
+
+def time_cell(ms: int) -> int | str:
+    """A watermark as a trace cell: MIN and MAX as the words, anything else the integer."""
+    return "MIN" if ms == MIN_MS else "MAX" if ms == MAX_MS else ms
+
+
+def instance_name(subtask: int, epoch: int) -> str:
+    """Subtask 1 is instance "1"; after the job's k-th restart it is "1@r<k>" (fresh valves)."""
+    return str(subtask) if epoch == 0 else f"{subtask}@r{epoch}"
+
+
+class TraceBuilder:
+    """Turns samples into trace rows (dicts of trace columns), one sample at a time."""
+
+    def __init__(self, topology: Topology) -> None:
+        self.topology = topology
+        self.seq = 0
+        self.samples = 0
+        self._epoch = -1
+        self._last_time_ms: int | None = None
+        self._watermark: dict[tuple[int, int], int] = {}
+        self._idle: set[tuple[int, int]] = set()
+        self._finished: set[tuple[int, int]] = set()
+
+    def config(self, name: str, description: str) -> dict[str, Any]:
+        """The trace's config: its name, what it was recorded from, and the channel count."""
+        return {"name": name, "description": description, "channels": {"0": self.topology.channel_count}}
+
+    def add(self, sample: Sample) -> list[dict[str, Any]]:
+        """The rows one sample adds, in arrival order."""
+        if sample.epoch != self._epoch:
+            self.restart(sample.epoch)
+        # The processing clock must not go backwards within an instance; a clock step back on the
+        # JobManager is folded into the previous time.
+        time_ms = sample.time_ms if self._last_time_ms is None else max(sample.time_ms, self._last_time_ms)
+        self._last_time_ms = time_ms
+        rows: list[dict[str, Any]] = []
+        for subtask in range(self.topology.parallelism):
+            rows.extend(self.instance_rows(sample, subtask, time_ms))
+        self.samples += 1
+        return rows
+
+    def restart(self, epoch: int) -> None:
+        """A new attempt of the job: every channel starts again at MIN and ACTIVE."""
+        self._epoch = epoch
+        self._watermark.clear()
+        self._idle.clear()
+        self._finished.clear()
+
+    def instance_rows(self, sample: Sample, subtask: int, time_ms: int) -> list[dict[str, Any]]:
+        """One instance's rows of a sample: reactivations, watermarks, then idleness, then the check."""
+        instance = instance_name(subtask, sample.epoch)
+        activated: list[dict[str, Any]] = []
+        updated: list[dict[str, Any]] = []
+        idled: list[dict[str, Any]] = []
+        for channel, upstream in enumerate(self.topology.channels_of(subtask)):
+            key = (subtask, channel)
+            if key in self._finished:
+                continue
+            if upstream in sample.upstream_finished:
+                self._finished.add(key)
+                idled.append(
+                    {"channel": channel, "kind": "status", "status": "FINISHED",
+                     "inferred": f"upstream subtask {upstream}'s task state is FINISHED (it sent MAX)"}
+                )  # fmt: skip
+                continue
+            idle = self.inferred_idle(sample, upstream)
+            watermark = sample.upstream_watermark.get(upstream)
+            if idle is False and key in self._idle:
+                self._idle.discard(key)
+                activated.append(self.status_row(channel, "ACTIVE", sample, upstream))
+            if watermark is not None and watermark > self._watermark.get(key, MIN_MS):
+                self._watermark[key] = watermark
+                (activated if activated and activated[-1]["channel"] == channel else updated).append(
+                    {"channel": channel, "kind": "watermark", "watermark_ms": time_cell(watermark)}
+                )
+            if idle and key not in self._idle:
+                self._idle.add(key)
+                idled.append(self.status_row(channel, "IDLE", sample, upstream))
+        rows = activated + updated + idled
+        if not rows:
+            # Nothing changed: a processing-time row still carries this sample's check.
+            rows = [{"kind": "proctime"}]
+        for row in rows:
+            row["instance"] = instance
+            row["proc_ms"] = time_ms
+        reported = sample.reported.get(subtask)
+        rows[-1]["sample"] = self.samples
+        if reported is not None:
+            rows[-1]["reported_ms"] = time_cell(reported)
+        for row in rows:
+            self.seq += 1
+            row["seq"] = self.seq
+        return rows
+
+    def inferred_idle(self, sample: Sample, upstream: int) -> bool | None:
+        """Whether the upstream source is inferred idle at this sample; None if it cannot be told."""
+        threshold = self.topology.idle_after_ms
+        idle_ms = sample.upstream_idle_ms.get(upstream)
+        if threshold is None or idle_ms is None:
+            return None
+        return idle_ms >= threshold
+
+    def status_row(self, channel: int, status: str, sample: Sample, upstream: int) -> dict[str, Any]:
+        """A status row, marked as inferred and from what."""
+        idle_ms = sample.upstream_idle_ms.get(upstream)
+        threshold = self.topology.idle_after_ms
+        relation = ">=" if status == "IDLE" else "<"
+        why = (
+            f"inferred: upstream subtask {upstream} sourceIdleTime {idle_ms} ms {relation} "
+            f"{threshold} ms (idleness {self.topology.idleness_ms} ms + 2 watermark intervals)"
+        )
+        return {"channel": channel, "kind": "status", "status": status, "inferred": why}
+
+
+def rows_of(builder: TraceBuilder, samples: Iterator[Sample]) -> Iterator[dict[str, Any]]:
+    """Every row of a whole series of samples (the batch routes)."""
+    for sample in samples:
+        yield from builder.add(sample)
