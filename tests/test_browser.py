@@ -19,24 +19,18 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.conftest import CHROMIUM, CHROMIUM_ARGS, REPO, truthy_env
+from tests.app_server import chromium, streamlit_app
+from tests.conftest import CHROMIUM, REPO, truthy_env
 
 VIEWPORT = {"width": 1440, "height": 900}  # the screen the issue measured on
 WIDE = {"width": 1920, "height": 1080}
 SCREENSHOTS = REPO / "docs" / "screenshots"
-STARTUP_TIMEOUT_S = 90
 TIMEOUT_MS = 45_000  # one rerun; generous because the first plotly chart loads a large JS chunk
 
 # Streamlit's own end-to-end tests wait on these: the script has finished and the frontend is connected.
@@ -67,88 +61,20 @@ if MISSING and not truthy_env("CI"):
 # --- the app server and the browser ---------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.read().decode().strip() == "ok"
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="session")
 def app_url(tmp_path_factory):
     """`streamlit run app.py` on a free port with its own timeline cache; yields the base URL."""
     tmp = tmp_path_factory.mktemp("wmviz-app")
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    log_path = tmp / "streamlit.log"
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        "app.py",
-        "--server.headless",
-        "true",
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.address",
-        "127.0.0.1",
-        "--server.port",
-        str(port),
-    ]
-    env = {**os.environ, "WMVIZ_CACHE": str(tmp / "cache"), "WMVIZ_SPARK_START": "eager"}
-    with open(log_path, "wb") as log:
-        # A session of its own, so teardown can end the server and its children (a JVM, if any) together.
-        process = subprocess.Popen(
-            command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while not _healthy(url):
-            if process.poll() is not None:
-                pytest.fail(f"streamlit exited with {process.returncode}:\n{_tail(log_path)}", pytrace=False)
-            if time.monotonic() > deadline:
-                pytest.fail(f"streamlit not healthy after {STARTUP_TIMEOUT_S} s:\n{_tail(log_path)}")
-            time.sleep(0.25)
+    with streamlit_app(tmp, {"WMVIZ_CACHE": str(tmp / "cache"), "WMVIZ_SPARK_START": "eager"}) as url:
         yield url
-    finally:
-        _stop(process)
-
-
-def _stop(process: subprocess.Popen) -> None:
-    for sig, wait_s in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=wait_s)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
-def _tail(path: Path, lines: int = 40) -> str:
-    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
 @pytest.fixture(scope="module")  # not session: only one sync Playwright may run at a time per process
 def browser():
     if MISSING:
         pytest.fail(f"CI is set, so the browser tests must run: {MISSING}", pytrace=False)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    with chromium() as browser:
+        yield browser
 
 
 @pytest.fixture

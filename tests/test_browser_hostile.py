@@ -10,18 +10,14 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
-import subprocess
-import sys
-import time
 import zipfile
 from urllib.parse import urlencode, urlparse
 
 import pytest
 
-from tests.conftest import CHROMIUM, CHROMIUM_ARGS, REPO
-from tests.test_browser import APP_IDLE, MISSING, _free_port, _healthy, _stop, _tail
+from tests.app_server import chromium, streamlit_app
+from tests.test_browser import APP_IDLE, MISSING
 
 HOSTILE = (
     "[t](https://x.example/a) ![i](http://y.example/i.png) www.z.example HTTP://w.example "
@@ -45,38 +41,16 @@ TRACE = "\n".join(json.dumps(r) for r in [{"config": _CONFIG}, *_ROWS]).encode()
 def server(tmp_path_factory):
     """The app with a data root of its own; yields (base URL, data root)."""
     tmp = tmp_path_factory.mktemp("wmviz-hostile")
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    log_path = tmp / "streamlit.log"
-    env = {**os.environ, "WMVIZ_CACHE": str(tmp / "data"), "WMVIZ_SPARK_START": "lazy"}
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-               "--browser.gatherUsageStats", "false", "--server.address", "127.0.0.1",
-               "--server.port", str(port)]  # fmt: skip
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(
-            command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    try:
-        deadline = time.monotonic() + 90
-        while not _healthy(url):
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not start:\n{_tail(log_path)}", pytrace=False)
-            time.sleep(0.25)
+    with streamlit_app(tmp, {"WMVIZ_CACHE": str(tmp / "data"), "WMVIZ_SPARK_START": "lazy"}) as url:
         yield url, tmp / "data"
-    finally:
-        _stop(process)
 
 
 @pytest.fixture(scope="module")
 def browser():
     if MISSING:
         pytest.fail(f"the browser tests must run: {MISSING}", pytrace=False)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    with chromium() as browser:
+        yield browser
 
 
 @pytest.fixture
