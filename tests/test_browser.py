@@ -452,7 +452,10 @@ def test_a_what_if_link_opened_in_a_fresh_browser_shows_what_its_sender_saw(page
     kind = form.get_by_role("combobox", name="Kind")
     kind.click()
     page.keyboard.type("status")
-    page.get_by_role("option", name="status", exact=True).click()
+    # Enter takes the one option the typing left; clicking it could catch the list re-rendering
+    # (the click timed out on a detached option once in a loaded run).
+    expect(page.get_by_role("option", name="status", exact=True)).to_be_visible()
+    page.keyboard.press("Enter")
     form.get_by_label("Channel").fill("3")
     form.get_by_role("button", name="Re-simulate with this edit").click()
     expect(page).to_have_url(re.compile(r"[?&]compare=whatif%3A[A-Za-z0-9_-]+(&|$)"))

@@ -272,15 +272,15 @@ def overview_panel(matrix: pd.DataFrame, frontier, cursor_order: int, t: TimeFor
 
 def spark_status(service: SparkService) -> bool:
     """The sidebar's Spark box: starting / warming up / ready / failed, the master URL, the cores,
-    and the job running now. While anything is under way it refreshes itself every second, and
-    redraws the page once when that is over. Returns whether it is refreshing itself."""
+    and the job running now. While anything is under way it refreshes itself every second; the
+    page's next run (a person's next click or key) draws it still. It never reruns the page by
+    itself: that would close a select box or a form a person has open. Returns whether it is
+    refreshing itself."""
     refreshing = _busy(service)
 
     @st.fragment(run_every=1.0 if refreshing else None)
     def box() -> None:
         status = service.status()
-        if refreshing and not _busy(service):
-            st.rerun(scope="app")  # settled: draw the page once more, without the ticking
         icon = {"ready": ":material/check_circle:", "failed": ":material/error:"}.get(
             status.state, ":material/hourglass_top:"
         )
