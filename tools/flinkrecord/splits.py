@@ -12,10 +12,10 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from tools.flinkwindow.idleness import IdleTrace, probe_schedule, run_idleness
+from tools.flinkwindow.idleness import IdleTrace, probe_schedule, run_idleness, valve_tokens
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import GeneratorConfig, Kind, ScenarioConfig, TraceRow
-from wmviz.core.types import Profile, Status, StatusInput, WatermarkInput
+from wmviz.core.types import Profile
 
 HARNESS = (Path(__file__).with_name("WmvizSplitHarness.java"), "WmvizSplitHarness", "splits-")
 
@@ -44,20 +44,9 @@ def split_rows(trace: IdleTrace) -> list[TraceRow]:
 
 
 def wmviz_split_emissions(trace: IdleTrace) -> list[list[str]]:
-    """Per row, what wmviz's split reader sent its channel, as `0:W<ms>` / `0:S:IDLE`."""
+    """Per row, what wmviz's split reader sent its channel (channel 0), as `0:W<ms>` / `0:S:IDLE`."""
     pipeline = InstancePipeline("0", split_config(trace), Profile.FLINK_1X_2X, {"0": 1}, set())
-    out = []
-    for step, row in enumerate(split_rows(trace)):
-        result = pipeline.process(step, row, explain=False)
-        tokens = []
-        for vs in result.valve_steps:
-            inp = vs.valve_input
-            if isinstance(inp, WatermarkInput):
-                tokens.append(f"0:W{inp.watermark_ms}")
-            elif isinstance(inp, StatusInput):
-                tokens.append(f"0:S:{'IDLE' if inp.status is Status.IDLE else 'ACTIVE'}")
-        out.append(tokens)
-    return out
+    return valve_tokens(pipeline, split_rows(trace))
 
 
 def run_splits(traces: list[IdleTrace], jar: Path | None = None) -> list[list[list[str]]]:

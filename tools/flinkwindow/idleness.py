@@ -67,8 +67,13 @@ def trace_rows(trace: IdleTrace) -> list[TraceRow]:
 def wmviz_emissions(trace: IdleTrace) -> list[list[str]]:
     """Per row, what wmviz's generators sent their valve, as `<channel>:W<ms>` / `<channel>:S:IDLE`."""
     pipeline = InstancePipeline("0", config(trace), Profile.FLINK_1X_2X, {"0": trace.channels}, set())
+    return valve_tokens(pipeline, trace_rows(trace))
+
+
+def valve_tokens(pipeline: InstancePipeline, rows) -> list[list[str]]:
+    """Per row, what reached the pipeline's valve, in the harnesses' token form."""
     out = []
-    for step, row in enumerate(trace_rows(trace)):
+    for step, row in enumerate(rows):
         result = pipeline.process(step, row, explain=False)
         tokens = []
         for vs in result.valve_steps:
