@@ -147,3 +147,27 @@ class StepLog:
     def of_type(self, kind) -> tuple:
         """The events of one type (or tuple of types), in order."""
         return tuple(e for e in self.timeline if isinstance(e, kind))
+
+    def split(self) -> tuple[tuple, tuple, tuple, tuple, tuple]:
+        """(outputs, drops, registrations, firings, notes), each in order, in one pass."""
+        buckets: tuple[list, list, list, list, list] = ([], [], [], [], [])
+        for event in self.timeline:
+            index = _BUCKET.get(type(event))
+            if index is None:
+                index = next((i for kind, i in _BUCKET.items() if isinstance(event, kind)), -1)
+            if index >= 0:
+                buckets[index].append(event)
+        emit, dropped, registered, fired, notes = buckets
+        return tuple(emit), tuple(dropped), tuple(registered), tuple(fired), tuple(notes)
+
+
+_BUCKET: dict[type, int] = {
+    JoinOutput: 0,
+    WindowOutput: 0,
+    OutputWatermark: 0,
+    Dropped: 1,
+    TimerRegistration: 2,
+    FiredTimer: 3,
+    str: 4,
+}
+"""`StepLog.split`'s bucket of each event type (by exact type: `isinstance` only for subclasses)."""

@@ -23,12 +23,10 @@ from wmviz.core.interval_join import IntervalJoin
 from wmviz.core.operator_log import (
     Dropped,
     GeneratorUpdate,
-    JoinOutput,
     OperatorOutput,
     OutputWatermark,
     StepEvent,
     StepLog,
-    WindowOutput,
 )
 from wmviz.core.scenario import Kind, ScenarioConfig, TraceRow
 from wmviz.core.splits import SplitReader
@@ -64,6 +62,10 @@ class ValveStep:
     emissions: tuple[Emission, ...]
     account: StepAccount | None
     outcome: Outcome
+
+
+ValveStepFields = tuple[str, ValveInput, bool, tuple[Emission, ...], StepAccount | None, Outcome]
+"""A ValveStep's fields in order, as `run_row` keeps them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,10 +138,12 @@ class InstancePipeline:
         self._clock_start_ms: int | None = None
         self._last_probe_ms: int | None = None
         self._explain = False
-        self._log = StepLog()
-        self._valve_steps: list[ValveStep] = []
-        self._out: list[Emission] = []
-        self._probes: list[ProbeResult] = []
+        # What the current row caused, in order: reset by `run_row`, read by `step_result` and the
+        # timeline recorder. A valve input is kept as a ValveStep's fields, built only on request.
+        self.step_log = StepLog()
+        self.step_valve: list[ValveStepFields] = []
+        self.step_out: list[Emission] = []
+        self.step_probes: list[ProbeResult] = []
 
     def make_generator(self, input_name: str, channel: int) -> ChannelGenerator | SplitReader:
         """A channel's generator: a split reader if the config gives the channel splits."""
@@ -152,43 +156,55 @@ class InstancePipeline:
 
     def process(self, step: int, row: TraceRow, *, explain: bool) -> StepResult:
         """Run one trace row through the instance and return what it caused."""
+        self.run_row(row, explain=explain)
+        return self.step_result(step, row)
+
+    def run_row(self, row: TraceRow, *, explain: bool) -> None:
+        """`process` without building its result: the row's effects on the state, and what it
+        caused in this step's buffers (`step_valve`, `step_out`, `step_log`, `step_probes`), which
+        the next row resets. The timeline recorder reads the buffers directly."""
         if len(self.generators) > MAX_GENERATED_CHANNELS:
             # Every probe visits every generated channel: refused before the first one runs.
             raise ScenarioError(row, "channel", generated_channels_reason(len(self.generators)))
         self._explain = explain
-        self._log, self._valve_steps, self._out, self._probes = StepLog(), [], [], []
+        self.step_log, self.step_valve, self.step_out, self.step_probes = StepLog(), [], [], []
         if row.proc_ms is not None:
             self.advance_processing_time(row.proc_ms, inclusive=row.kind is Kind.PROCTIME)
-        if row.kind is Kind.WATERMARK:
+        kind = row.kind
+        if kind is Kind.WATERMARK:
             assert row.channel is not None and row.watermark_ms is not None
             self.feed_valve(row.input, WatermarkInput(row.channel, row.watermark_ms), generated=False)
-        elif row.kind is Kind.STATUS:
+        elif kind is Kind.STATUS:
             assert row.channel is not None and row.status is not None
             self.feed_valve(row.input, StatusInput(row.channel, row.status), generated=False)
-        elif row.kind is Kind.RECORD:
+        elif kind is Kind.RECORD:
             self.record(row)
-        log = self._log
+
+    def step_result(self, step: int, row: TraceRow) -> StepResult:
+        """The StepResult of the row `run_row` just ran."""
+        log = self.step_log
         if log.timeline:
-            emit = log.of_type((JoinOutput, WindowOutput, OutputWatermark))
-            dropped, registered = log.of_type(Dropped), log.of_type(TimerRegistration)
-            fired, notes, events = log.of_type(FiredTimer), log.of_type(str), tuple(log.timeline)
+            emit, dropped, registered, fired, notes = log.split()
+            events = tuple(log.timeline)
         else:
             emit = dropped = registered = fired = notes = events = ()
         return StepResult(
             step=step,
             instance=self.instance,
             row=row,
-            out=tuple(self._out),
-            valve_steps=tuple(self._valve_steps),
+            out=tuple(self.step_out),
+            valve_steps=tuple(ValveStep(*taken) for taken in self.step_valve),
             emit=emit,
             dropped=dropped,
             timers_registered=registered,
             timers_fired=fired,
-            probes=tuple(self._probes),
+            probes=tuple(self.step_probes),
             notes=notes,
             events=events,
             pending_timers=(
-                self.timers.pending() if explain and self.timers.pending_count() <= PENDING_LISTED else ()
+                self.timers.pending()
+                if self._explain and self.timers.pending_count() <= PENDING_LISTED
+                else ()
             ),
         )
 
@@ -233,17 +249,17 @@ class InstancePipeline:
             for inp in generator.before_record():
                 self.feed_valve(row.input, inp, generated=True)
         if isinstance(self.operator, WindowOperator):
-            self.operator.on_record(row, self._log)
+            self.operator.on_record(row, self.step_log)
         elif isinstance(self.operator, IntervalJoin):
-            self.operator.on_row(row.input, row, self._log)
+            self.operator.on_row(row.input, row, self.step_log)
         if isinstance(generator, SplitReader):
             assert row.event_ms is not None
             generator.record(split_of(row, generator), row.event_ms)
-            self._log.notes.extend(generator.drain_events())
+            self.step_log.notes.extend(generator.drain_events())
         elif generator is not None:
             assert row.event_ms is not None
             generated = generator.after_record(row.event_ms)
-            self._log.generator.append(
+            self.step_log.generator.append(
                 GeneratorUpdate(
                     row.channel, generator.max_seen_ms, generator.candidate_watermark_ms(), bool(generated)
                 )
@@ -261,10 +277,10 @@ class InstancePipeline:
             account, out = None, []  # type: ignore[var-annotated]
             outcome = valve.process(inp, out)
             emissions = tuple(out)
-        self._valve_steps.append(ValveStep(input_name, inp, generated, emissions, account, outcome))
+        self.step_valve.append((input_name, inp, generated, emissions, account, outcome))
         for emission in emissions:
             combined = self.combiner.on_valve_emission(input_name, emission)
-            self._out.extend(combined if self.two_input else [emission])
+            self.step_out.extend(combined if self.two_input else [emission])
             for em in combined:
                 if isinstance(em, EmittedWatermark):
                     self.advance_event_time(em.watermark_ms)
@@ -276,12 +292,12 @@ class InstancePipeline:
             return
         operator.on_watermark(watermark_ms)
         while (fired := self.timers.pop_due(TimeDomain.EVENT, watermark_ms)) is not None:
-            self._log.fired.append(fired)
-            operator.on_timer(fired, self._log)
+            self.step_log.fired.append(fired)
+            operator.on_timer(fired, self.step_log)
         if isinstance(operator, IntervalJoin):
-            operator.output_watermark(self._log)
+            operator.output_watermark(self.step_log)
         else:
-            self._log.emit.append(OutputWatermark(watermark_ms))
+            self.step_log.emit.append(OutputWatermark(watermark_ms))
 
     def advance_processing_time(self, now_ms: int, *, inclusive: bool) -> None:
         """Run the probes and processing-time timers due by `now_ms`, in time order."""
@@ -301,8 +317,8 @@ class InstancePipeline:
             elif timer_due:
                 fired = self.timers.pop_due(TimeDomain.PROCESSING, now_ms)
                 assert fired is not None and self.operator is not None
-                self._log.fired.append(fired)
-                self.operator.on_timer(fired, self._log)
+                self.step_log.fired.append(fired)
+                self.operator.on_timer(fired, self.step_log)
             else:
                 return
 
@@ -312,8 +328,8 @@ class InstancePipeline:
         for (input_name, _), generator in self.generators.items():
             result = generator.probe(time_ms)
             if isinstance(generator, SplitReader):
-                self._log.notes.extend(generator.drain_events())
-            self._probes.append(result)
+                self.step_log.notes.extend(generator.drain_events())
+            self.step_probes.append(result)
             for inp in result.emitted:
                 self.feed_valve(input_name, inp, generated=True)
 

@@ -132,8 +132,10 @@ def live_group(job: RunSpec, manual: Mapping[str, frozenset], *, with_input: boo
             cells = json.loads(record)
             try:
                 recorder = InstanceRecorder(pipeline, 1, refs, first_step=steps)
-                result = pipeline.process(steps, row_from_record(cells), explain=False)
-                recorder.record(pipeline, result)
+                row = row_from_record(cells)
+                pipeline.run_row(row, explain=False)
+                recorder.record(pipeline, steps)
+                result = pipeline.step_result(steps, row)
                 tables = recorder.tables(pa.Table.from_pylist([cells], schema=ROW_SCHEMA))
             except Exception as exc:
                 message = json.dumps({"error": f"{type(exc).__name__}: {exc}"})

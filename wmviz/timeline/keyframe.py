@@ -21,7 +21,7 @@ The encoding (format `wmviz-keyframe/2`):
 * `{"p": "..."}` a payload value JSON cannot hold (a Parquet timestamp, decimal or bytes), in the
   trace payload's own encoding (`wmviz.trace.payload`).
 
-Scratch buffers that the next step resets (`InstancePipeline._log` and friends) are not stored.
+Scratch buffers that the next step resets (`InstancePipeline.step_log` and friends) are not stored.
 """
 
 from __future__ import annotations
@@ -42,15 +42,17 @@ from wmviz.trace.payload import decode_payload, encode_payload
 
 FORMAT = "wmviz-keyframe/2"
 MAX_DEPTH = 64
-_TRANSIENT = {"pipeline.InstancePipeline": {"_log", "_valve_steps", "_out", "_probes", "_explain"}}
+_TRANSIENT = {
+    "pipeline.InstancePipeline": {"step_log", "step_valve", "step_out", "step_probes", "_explain"}
+}
 _PAYLOAD_TYPES = (dt.date, dt.time, dt.timedelta, decimal.Decimal, bytes)
 
 
 def _reset_pipeline(obj: Any) -> None:
-    """The scratch buffers `InstancePipeline.process` refills every step."""
+    """The scratch buffers `InstancePipeline.run_row` refills every step."""
     from wmviz.core.operator_log import StepLog
 
-    obj.__dict__.update(_explain=False, _log=StepLog(), _valve_steps=[], _out=[], _probes=[])
+    obj.__dict__.update(_explain=False, step_log=StepLog(), step_valve=[], step_out=[], step_probes=[])
 
 
 _RESETS = {"pipeline.InstancePipeline": _reset_pipeline}
@@ -96,6 +98,10 @@ def decode(blob: bytes, refs: Mapping[str, Any] | None = None) -> Any:
     return _Decoder(refs or {}).decode(body, 0)
 
 
+_SCALARS = frozenset({type(None), bool, int, float, str})
+"""Types that stand for themselves (exact types: an int enum or str subclass is not one of them)."""
+
+
 class _Encoder:
     def __init__(self, refs: dict[int, str]) -> None:
         self.refs = refs
@@ -112,13 +118,13 @@ class _Encoder:
             return {"ref": name}
         depth += 1
         if isinstance(value, list):
-            return [self.encode(v, depth) for v in value]
+            return self.items(value, depth)
         if isinstance(value, tuple) and not hasattr(value, "_fields"):
-            return {"t": [self.encode(v, depth) for v in value]}
+            return {"t": self.items(value, depth)}
         if isinstance(value, frozenset):
-            return {"fs": [self.encode(v, depth) for v in value]}
+            return {"fs": self.items(value, depth)}
         if isinstance(value, set):
-            return {"s": [self.encode(v, depth) for v in value]}
+            return {"s": self.items(value, depth)}
         if isinstance(value, dict):
             return {"d": [[self.encode(k, depth), self.encode(v, depth)] for k, v in value.items()]}
         if isinstance(value, _PAYLOAD_TYPES):
@@ -140,6 +146,13 @@ class _Encoder:
         attributes = {k: self.encode(v, depth) for k, v in _attributes(value).items() if k not in skip}
         return {"c": name, "n": number, "a": attributes}
 
+    def items(self, values: Any, depth: int) -> list[Any]:
+        """A container's items; a scalar item is itself without a call (most items in a state are)."""
+        if depth > MAX_DEPTH and values:
+            raise KeyframeError("state nested too deep to store")
+        scalars, encode = _SCALARS, self.encode
+        return [v if type(v) in scalars else encode(v, depth) for v in values]
+
 
 def _own_state(cls: type) -> bool:
     """Whether a core class defines its own `__getstate__`/`__setstate__` (as for pickling)."""
@@ -148,16 +161,31 @@ def _own_state(cls: type) -> bool:
 
 def _attributes(obj: Any) -> dict[str, Any]:
     """An object's state by attribute name: a dataclass's fields, else its `__slots__` (along its
-    classes) and its `__dict__`; a class compiled by mypyc lists them in `__mypyc_attrs__`."""
-    if dataclasses.is_dataclass(obj):
-        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
-    names: list[str] = list(getattr(type(obj), "__mypyc_attrs__", ()))
-    for cls in type(obj).__mro__:
-        slots = cls.__dict__.get("__slots__", ())
-        names += [slots] if isinstance(slots, str) else list(slots)
-    found = {n: getattr(obj, n) for n in names if n not in ("__dict__", "__weakref__") and hasattr(obj, n)}
+    classes) and its `__dict__`."""
+    cls = type(obj)
+    names = _ATTRIBUTE_NAMES.get(cls)
+    if names is None:
+        names = _ATTRIBUTE_NAMES[cls] = _attribute_names(cls)
+    if dataclasses.is_dataclass(cls):
+        return {n: getattr(obj, n) for n in names}
+    found = {n: getattr(obj, n) for n in names if hasattr(obj, n)}
     found.update(getattr(obj, "__dict__", {}))
     return found
+
+
+def _attribute_names(cls: type) -> tuple[str, ...]:
+    """The attribute names `_attributes` reads on every object of a class, in order: a dataclass's
+    fields, else the names in `__slots__` along its classes (a mypyc class's `__mypyc_attrs__`)."""
+    if dataclasses.is_dataclass(cls):
+        return tuple(f.name for f in dataclasses.fields(cls))
+    names: list[str] = list(getattr(cls, "__mypyc_attrs__", ()))
+    for klass in cls.__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        names += [slots] if isinstance(slots, str) else list(slots)
+    return tuple(n for n in names if n not in ("__dict__", "__weakref__"))
+
+
+_ATTRIBUTE_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 class _Decoder:

@@ -7,13 +7,22 @@ The step number, the instance and the trace row itself come from the input table
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from wmviz.core.operator_log import JoinOutput, OutputWatermark, WindowOutput
-from wmviz.core.pipeline import InstancePipeline, StepResult
+from wmviz.core.operator_log import (
+    Dropped,
+    JoinOutput,
+    OperatorOutput,
+    OutputWatermark,
+    StepEvent,
+    WindowOutput,
+)
+from wmviz.core.pipeline import InstancePipeline, ValveStepFields
+from wmviz.core.timers import FiredTimer, Timer, TimerRegistration
 from wmviz.core.types import MAX_MS, MIN_MS, Emission, Status, format_emission
 from wmviz.core.valve import Outcome
 from wmviz.timeline import keyframe
@@ -47,16 +56,16 @@ def decode_out(text: str | None) -> list[dict[str, Any]]:
     return items
 
 
-def rules_label(result: StepResult) -> str:
-    """`W3 W4 W5`, or with generated inputs `… | generated: W3 W4 W5` (rule names of valve.md)."""
-    steps = result.valve_steps
-    if not steps:
+def rules_label(valve_steps: Sequence[ValveStepFields]) -> str:
+    """`W3 W4 W5`, or with generated inputs `… | generated: W3 W4 W5` (rule names of valve.md),
+    from a step's valve inputs (`InstancePipeline.step_valve`)."""
+    if not valve_steps:
         return ""
-    if len(steps) == 1:
-        only = steps[0]
-        return ("generated: " if only.generated else "") + _RULES[only.outcome]
-    own = [_RULES[vs.outcome] for vs in steps if not vs.generated]
-    generated = [_RULES[vs.outcome] for vs in steps if vs.generated]
+    if len(valve_steps) == 1:
+        only = valve_steps[0]
+        return ("generated: " if only[2] else "") + _RULES[only[5]]
+    own = [_RULES[vs[5]] for vs in valve_steps if not vs[2]]
+    generated = [_RULES[vs[5]] for vs in valve_steps if vs[2]]
     label = " ".join(own)
     if generated:
         label += (" | " if label else "") + "generated: " + ", ".join(generated)
@@ -88,6 +97,8 @@ class InstanceRecorder:
             table: {c: [] for c in SCHEMAS[table].names if c != "instance"} for table in _CHANGE_TABLES
         }
         self._channel_columns = list(self.changes["channels"].values())
+        self._timer_columns = list(self.changes["timers"].values())
+        self._output_columns = list(self.changes["outputs"].values())
         self._channels: dict[tuple[str, int], tuple[int, Status, bool]] = {}
         for name, valve in pipeline.valves.items():
             for c in range(valve.channels):
@@ -97,24 +108,25 @@ class InstanceRecorder:
 
     # ---- per step --------------------------------------------------------------------------------
 
-    def record(self, pipeline: InstancePipeline, result: StepResult) -> None:
-        """Every table's rows for one step of `InstancePipeline.process`."""
-        step = result.step
-        self.rules.append(rules_label(result))
-        self.out.append(encode_out(result.out))
-        self.emit.append(dumps([output_json(o) for o in result.emit]) if result.emit else None)
-        self.dropped.append(dumps([dropped_json(d) for d in result.dropped]) if result.dropped else None)
+    def record(self, pipeline: InstancePipeline, step: int) -> None:
+        """Every table's rows for the step the pipeline just ran (`run_row` or `process`)."""
+        valve_steps = pipeline.step_valve
+        self.rules.append(rules_label(valve_steps))
+        out = pipeline.step_out
+        self.out.append(" ".join([format_emission(e) for e in out]) if out else "")
         self.output_wm.append(pipeline.output_watermark_ms)
-        self.output_status.append(pipeline.output_status.value)
-        seen = set()
-        for vs in result.valve_steps:
-            pair = (vs.input, vs.valve_input.channel)
-            if pair not in seen:
-                seen.add(pair)
+        self.output_status.append(status_text(pipeline.output_status))
+        if len(valve_steps) == 1:
+            self._channel_change(pipeline, step, valve_steps[0][0], valve_steps[0][1].channel)
+        elif valve_steps:
+            for pair in dict.fromkeys((vs[0], vs[1].channel) for vs in valve_steps):
                 self._channel_change(pipeline, step, *pair)
-        if result.events:
-            self._timers(result)
-            self._outputs(result)
+        events = pipeline.step_log.timeline
+        if events:
+            self._events(step, events)
+        else:
+            self.emit.append(None)
+            self.dropped.append(None)
         if (step + 1) % self.keyframe_every == 0:
             self.keyframe(pipeline, step)
 
@@ -137,73 +149,54 @@ class InstanceRecorder:
         elif now[2] and before[0] != now[0]:
             self._add("heap", step, input_name, channel, "move", now[0])
 
-    def _timers(self, result: StepResult) -> None:
-        for reg in result.timers_registered:
-            t = reg.timer
-            start, end = t.namespace or (None, None)
-            self._add(
-                "timers",
-                result.step,
-                "registered",
-                t.domain.value,
-                t.timestamp_ms,
-                t.key,
-                start,
-                end,
-                reg.purpose,
-                reg.new,
-            )
-        for fired in result.timers_fired:
-            t = fired.timer
-            start, end = t.namespace or (None, None)
-            purposes = "+".join(fired.purposes)
-            self._add(
-                "timers",
-                result.step,
-                "fired",
-                t.domain.value,
-                t.timestamp_ms,
-                t.key,
-                start,
-                end,
-                purposes,
-                None,
-            )
+    def _events(self, step: int, events: list[StepEvent]) -> None:
+        """The step's operator outputs (`emit_json` and the outputs table), drops and timers."""
+        outputs: list[str] = []
+        dropped: list[str] = []
+        fired: list[FiredTimer] = []
+        for event in events:
+            kind = type(event)
+            if kind is TimerRegistration:
+                self._registered(step, event)  # type: ignore[arg-type]
+            elif kind is FiredTimer:
+                fired.append(event)  # type: ignore[arg-type]
+            elif kind is Dropped:
+                dropped.append(dumps(dropped_json(event)))  # type: ignore[arg-type]
+            elif kind is WindowOutput or kind is JoinOutput or kind is OutputWatermark:
+                outputs.append(self._output(step, len(outputs), event))  # type: ignore[arg-type]
+        for timer in fired:  # after the registrations, as the timers table has always listed them
+            self._fired(step, timer)
+        self.emit.append(f"[{', '.join(outputs)}]" if outputs else None)
+        self.dropped.append(f"[{', '.join(dropped)}]" if dropped else None)
 
-    def _outputs(self, result: StepResult) -> None:
-        for ordinal, o in enumerate(result.emit):
-            if isinstance(o, JoinOutput):
-                left = o.left.row if o.left else None
-                right = o.right.row if o.right else None
-                values: tuple[Any, ...] = (
-                    o.kind.value,
-                    o.cause.value,
-                    left,
-                    right,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                )
-            elif isinstance(o, WindowOutput):
-                values = (
-                    "window",
-                    None,
-                    None,
-                    None,
-                    o.start_ms,
-                    o.end_ms,
-                    o.late,
-                    dumps(output_json(o)),
-                    None,
-                    o.key,
-                )
-            else:
-                assert isinstance(o, OutputWatermark)
-                values = ("wm", None, None, None, None, None, None, None, o.watermark_ms, None)
-            self._add("outputs", result.step, ordinal, *values)
+    def _registered(self, step: int, registration: TimerRegistration) -> None:
+        self._timer_row(step, "registered", registration.timer, registration.purpose, registration.new)
+
+    def _fired(self, step: int, fired: FiredTimer) -> None:
+        self._timer_row(step, "fired", fired.timer, "+".join(fired.purposes), None)
+
+    def _timer_row(self, step: int, event: str, timer: Timer, purposes: str, new: bool | None) -> None:
+        start, end = timer.namespace or (None, None)
+        values = (step, event, timer.domain.value, timer.timestamp_ms, timer.key, start, end, purposes, new)
+        for column, value in zip(self._timer_columns, values, strict=True):
+            column.append(value)
+
+    def _output(self, step: int, ordinal: int, output: OperatorOutput) -> str:
+        """One row of the outputs table; returns the output's `emit_json` item."""
+        text = dumps(output_json(output))
+        if isinstance(output, JoinOutput):
+            left = output.left.row if output.left else None
+            right = output.right.row if output.right else None
+            values: tuple[Any, ...] = (output.kind.value, output.cause.value, left, right)
+            values += (None, None, None, None, None, None)
+        elif isinstance(output, WindowOutput):
+            values = ("window", None, None, None, output.start_ms, output.end_ms, output.late, text)
+            values += (None, output.key)
+        else:
+            values = ("wm", None, None, None, None, None, None, None, output.watermark_ms, None)
+        for column, value in zip(self._output_columns, (step, ordinal, *values), strict=True):
+            column.append(value)
+        return text
 
     def keyframe(self, pipeline: InstancePipeline, step: int) -> None:
         self._add("keyframes", step, keyframe.encode(pipeline, self.refs))

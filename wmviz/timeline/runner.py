@@ -72,8 +72,10 @@ def run_instance(spec: RunSpec, instance: str, rows: pa.Table) -> dict[str, pa.T
     trace_rows = decode_rows(rows)
     pipeline = new_pipeline(spec, instance, trace_rows)
     recorder = InstanceRecorder(pipeline, spec.keyframe_every, spec.refs)
+    run_row, record = pipeline.run_row, recorder.record
     for step, row in enumerate(trace_rows):
-        recorder.record(pipeline, pipeline.process(step, row, explain=False))
+        run_row(row, explain=False)
+        record(pipeline, step)
     return recorder.tables(rows)
 
 
