@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -25,6 +26,7 @@ from wmviz.trace import (
     write_trace,
     write_trace_bytes,
 )
+from wmviz.trace.rowtable import decode_rows, encode_rows, row_from_record
 
 FORMATS = {"csv": "t.csv", "jsonl": "t.jsonl", "parquet": "t.parquet"}
 
@@ -389,6 +391,22 @@ def test_any_valid_trace_survives_write_then_read_in_every_format(rows: list[Tra
     expected = sorted(rows, key=lambda r: r.seq) if rows[0].seq is not None else rows
     trace = read_trace_bytes(write_trace_bytes(rows, fmt), FORMATS[fmt])
     assert _unnumbered(trace.rows) == expected
+
+
+@settings(derandomize=True, deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=_rows(), split=st.integers(0, 12), dictionary=st.booleans())
+def test_decoding_a_row_table_column_by_column_equals_decoding_each_record(
+    rows: list[TraceRow], split: int, dictionary: bool
+) -> None:
+    """`decode_rows` converts whole columns (text once per distinct value); it must give exactly the
+    rows `row_from_record` gives record by record, whatever the chunking or dictionary encoding."""
+    table = encode_rows([dataclasses.replace(r, row=i + 1) for i, r in enumerate(rows)])
+    if dictionary:
+        table = table.set_column(6, "kind", pc.dictionary_encode(table.column("kind")))
+    chunked = pa.concat_tables([table.slice(0, split), table.slice(split)])
+    expected = [row_from_record(record) for record in table.to_pylist()]
+    assert decode_rows(chunked) == expected
+    assert decode_rows(table.to_batches()[0] if table.num_rows else table) == expected
 
 
 @settings(derandomize=True, deadline=None, max_examples=40)

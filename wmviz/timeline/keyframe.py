@@ -117,6 +117,8 @@ class _Encoder:
         if name is not None:
             return {"ref": name}
         depth += 1
+        if type(value) in _SHAPES:  # a core class met before: skip the container checks
+            return self.core_object(value, depth)
         if isinstance(value, list):
             return self.items(value, depth)
         if isinstance(value, tuple) and not hasattr(value, "_fields"):
@@ -129,18 +131,28 @@ class _Encoder:
             return {"d": [[self.encode(k, depth), self.encode(v, depth)] for k, v in value.items()]}
         if isinstance(value, _PAYLOAD_TYPES):
             return {"p": encode_payload([("v", value)])}
+        return self.core_object(value, depth)
+
+    def core_object(self, value: Any, depth: int) -> Any:
+        """An object of a `wmviz.core` class (or one of its enums)."""
         cls = type(value)
-        name = _name(cls)
-        if CLASSES.get(name) is not cls:
-            raise KeyframeError(f"cannot store a {cls.__module__}.{cls.__qualname__} in a keyframe")
-        if isinstance(value, enum.Enum):
+        shape = _SHAPES.get(cls)
+        if shape is None:
+            shape = _SHAPES[cls] = _shape(cls)
+        name, kind, fields = shape
+        if kind == "enum":
             return {"e": name, "v": value.name}
         number = self.seen.get(id(value))
         if number is not None:
             return {"o": number}
         number = self.seen[id(value)] = len(self.seen)
         self.keep.append(value)
-        if _own_state(cls):  # the class says what its state is (identities it rebuilds, say)
+        if kind == "fields":  # a slotted dataclass's own __getstate__: the list of its fields' values
+            if depth > MAX_DEPTH:
+                raise KeyframeError("state nested too deep to store")
+            state = self.items([getattr(value, f) for f in fields], depth + 1)
+            return {"c": name, "n": number, "st": state}
+        if kind == "state":  # the class says what its state is (identities it rebuilds, say)
             return {"c": name, "n": number, "st": self.encode(value.__getstate__(), depth)}
         skip = _TRANSIENT.get(name, ())
         attributes = {k: self.encode(v, depth) for k, v in _attributes(value).items() if k not in skip}
@@ -152,6 +164,27 @@ class _Encoder:
             raise KeyframeError("state nested too deep to store")
         scalars, encode = _SCALARS, self.encode
         return [v if type(v) in scalars else encode(v, depth) for v in values]
+
+
+def _shape(cls: type) -> tuple[str, str, tuple[str, ...]]:
+    """How objects of a class are stored: (name, "enum" | "fields" | "state" | "attributes", the
+    fields read for "fields"); refuses a class that is not `wmviz.core`'s."""
+    name = _name(cls)
+    if CLASSES.get(name) is not cls:
+        raise KeyframeError(f"cannot store a {cls.__module__}.{cls.__qualname__} in a keyframe")
+    if issubclass(cls, enum.Enum):
+        return name, "enum", ()
+    if _own_state(cls):
+        getstate = getattr(cls, "__getstate__", None)
+        if dataclasses.is_dataclass(cls) and getattr(getstate, "__module__", None) == "dataclasses":
+            # The state dataclasses gives a slotted class is its fields' values in order: read
+            # them directly (its __getstate__ looks the fields up again for every object).
+            return name, "fields", tuple(f.name for f in dataclasses.fields(cls))
+        return name, "state", ()
+    return name, "attributes", ()
+
+
+_SHAPES: dict[type, tuple[str, str, tuple[str, ...]]] = {}
 
 
 def _own_state(cls: type) -> bool:

@@ -93,12 +93,13 @@ class InstanceRecorder:
         self.dropped: list[str | None] = []
         self.output_wm: list[int] = []
         self.output_status: list[str] = []
-        self.changes: dict[str, dict[str, list[Any]]] = {
-            table: {c: [] for c in SCHEMAS[table].names if c != "instance"} for table in _CHANGE_TABLES
-        }
-        self._channel_columns = list(self.changes["channels"].values())
-        self._timer_columns = list(self.changes["timers"].values())
-        self._output_columns = list(self.changes["outputs"].values())
+        # The other tables' rows as tuples (their columns after `instance`), one append per row;
+        # `tables` turns them into columns once.
+        self.changes: dict[str, list[tuple[Any, ...]]] = {table: [] for table in _CHANGE_TABLES}
+        self._channel_rows = self.changes["channels"]
+        self._heap_rows = self.changes["heap"]
+        self._timer_rows = self.changes["timers"]
+        self._output_rows = self.changes["outputs"]
         self._channels: dict[tuple[str, int], tuple[int, Status, bool]] = {}
         for name, valve in pipeline.valves.items():
             for c in range(valve.channels):
@@ -137,17 +138,11 @@ class InstanceRecorder:
         if now == before:
             return
         self._channels[(input_name, channel)] = now
-        changes = self._channel_columns
-        changes[0].append(step)
-        changes[1].append(input_name)
-        changes[2].append(channel)
-        changes[3].append(now[0])
-        changes[4].append(status_text(now[1]))
-        changes[5].append(now[2])
+        self._channel_rows.append((step, input_name, channel, now[0], status_text(now[1]), now[2]))
         if before[2] != now[2]:
-            self._add("heap", step, input_name, channel, "join" if now[2] else "leave", now[0])
+            self._heap_rows.append((step, input_name, channel, "join" if now[2] else "leave", now[0]))
         elif now[2] and before[0] != now[0]:
-            self._add("heap", step, input_name, channel, "move", now[0])
+            self._heap_rows.append((step, input_name, channel, "move", now[0]))
 
     def _events(self, step: int, events: list[StepEvent]) -> None:
         """The step's operator outputs (`emit_json` and the outputs table), drops and timers."""
@@ -177,9 +172,9 @@ class InstanceRecorder:
 
     def _timer_row(self, step: int, event: str, timer: Timer, purposes: str, new: bool | None) -> None:
         start, end = timer.namespace or (None, None)
-        values = (step, event, timer.domain.value, timer.timestamp_ms, timer.key, start, end, purposes, new)
-        for column, value in zip(self._timer_columns, values, strict=True):
-            column.append(value)
+        self._timer_rows.append(
+            (step, event, timer.domain.value, timer.timestamp_ms, timer.key, start, end, purposes, new)
+        )
 
     def _output(self, step: int, ordinal: int, output: OperatorOutput) -> str:
         """One row of the outputs table; returns the output's `emit_json` item."""
@@ -194,19 +189,11 @@ class InstanceRecorder:
             values += (None, output.key)
         else:
             values = ("wm", None, None, None, None, None, None, None, output.watermark_ms, None)
-        for column, value in zip(self._output_columns, (step, ordinal, *values), strict=True):
-            column.append(value)
+        self._output_rows.append((step, ordinal, *values))
         return text
 
     def keyframe(self, pipeline: InstancePipeline, step: int) -> None:
-        self._add("keyframes", step, keyframe.encode(pipeline, self.refs))
-
-    def _add(self, table: str, step: int, *values: Any) -> None:
-        columns = self.changes[table]
-        names = iter(columns)
-        columns[next(names)].append(step)
-        for name, value in zip(names, values, strict=True):
-            columns[name].append(value)
+        self.changes["keyframes"].append((step, keyframe.encode(pipeline, self.refs)))
 
     # ---- the tables ------------------------------------------------------------------------------
 
@@ -226,15 +213,14 @@ class InstanceRecorder:
             )
         }
         for table in _CHANGE_TABLES:
-            columns = self.changes[table]
-            count = len(columns["step"])
-            if not count:
+            table_rows = self.changes[table]
+            if not table_rows:
                 continue
             schema = SCHEMAS[table]
-            arrays = {"instance": pa.repeat(pa.scalar(self.instance, pa.string()), count)}
-            arrays.update(
-                {name: pa.array(values, schema.field(name).type) for name, values in columns.items()}
-            )
+            arrays = {"instance": pa.repeat(pa.scalar(self.instance, pa.string()), len(table_rows))}
+            names = schema.names[1:]
+            for name, values in zip(names, zip(*table_rows, strict=True), strict=True):
+                arrays[name] = pa.array(values, schema.field(name).type)
             result[table] = pa.table(arrays, schema=schema)
         assert set(result) <= set(TABLES)
         return result

@@ -9,11 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import Kind, ScenarioConfig, TraceRow
@@ -21,7 +18,7 @@ from wmviz.core.simulate import instance_channels, manual_channels_of
 from wmviz.core.types import Emission, Profile, Status
 from wmviz.timeline.recorder import InstanceRecorder
 from wmviz.timeline.valve_recorder import ValveOnlyRecorder
-from wmviz.trace.rowtable import decode_rows
+from wmviz.trace.rowtable import column_cells, decode_rows
 
 
 @dataclass(frozen=True)
@@ -84,24 +81,6 @@ _STATUSES = {s.value: s for s in Status}
 _VALUE_CELLS = ("channel", "watermark_ms", "proc_ms")
 
 
-class _Same(dict):
-    """A mapping of every name to itself (the input names are taken as they are)."""
-
-    def __missing__(self, name: str) -> str:
-        return name
-
-
-def _members(column: pa.ChunkedArray | pa.Array, by_name: dict[str, Any]) -> list[Any]:
-    """An enum column (`kind`, `status`) as a list of members (None where null), decoded per
-    distinct value rather than per cell."""
-    encoded = pc.dictionary_encode(column.cast(pa.string()) if column.type == pa.null() else column)
-    if isinstance(encoded, pa.ChunkedArray):
-        encoded = encoded.combine_chunks()
-    members = np.array([by_name[name] for name in encoded.dictionary.to_pylist()] + [None], object)
-    codes = encoded.indices.fill_null(len(members) - 1).to_numpy(zero_copy_only=False)
-    return members[codes].tolist()
-
-
 def _run_valve_only(spec: RunSpec, instance: str, rows: pa.Table) -> dict[str, pa.Table]:
     """No generator and no operator: the pipeline's valve-only entry point, fed the cells it reads
     straight from the columns (no TraceRow is built)."""
@@ -109,8 +88,9 @@ def _run_valve_only(spec: RunSpec, instance: str, rows: pa.Table) -> dict[str, p
     recorder = ValveOnlyRecorder(pipeline, spec.keyframe_every, spec.refs)
     process, record = pipeline.process_valve_only, recorder.record
     out: list[Emission] = []
-    kinds, statuses = _members(rows["kind"], _KINDS), _members(rows["status"], _STATUSES)
-    inputs = _members(rows["input"], _Same())
+    kinds = column_cells(rows["kind"], _KINDS.__getitem__)
+    statuses = column_cells(rows["status"], _STATUSES.__getitem__)
+    inputs = column_cells(rows["input"])
     channels, watermarks, clocks = (rows.column(name).to_pylist() for name in _VALUE_CELLS)
     for step, (kind, input_name, channel, watermark_ms, status, proc_ms) in enumerate(
         zip(kinds, inputs, channels, watermarks, statuses, clocks, strict=True)
