@@ -9,6 +9,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import wmviz.trace.config
 from tools.flinkvalve import jar
@@ -16,7 +18,14 @@ from wmviz import cli
 from wmviz.core.java import java_rem, wrap_long
 from wmviz.core.timers import TiePosition, TimeDomain, TimerService, ordinal, tie_positions
 from wmviz.core.types import MAX_MS, MIN_MS
-from wmviz.core.windows import AssignerError, assign_windows, cleanup_time, max_timestamp
+from wmviz.core.windows import (
+    AssignerError,
+    assign_windows,
+    cleanup_time,
+    max_timestamp,
+    window_start,
+    window_start_long,
+)
 from wmviz.trace.config import parse_config
 from wmviz.trace.errors import TraceValidationError
 
@@ -26,6 +35,18 @@ MAX, MIN = MAX_MS, MIN_MS
 def test_long_arithmetic_wraps_and_java_remainder_keeps_the_dividends_sign():
     assert wrap_long(MAX + 1) == MIN and wrap_long(MIN - 1) == MAX and wrap_long(5) == 5
     assert java_rem(-7, 5) == -2 and java_rem(7, 5) == 2 and (-7) % 5 == 3
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(
+    ts=st.integers(-(1 << 63), (1 << 63) - 1)
+    | st.integers(-(1 << 62), 1 << 62)
+    | st.sampled_from([-(1 << 61), (1 << 61) - 1]),
+    offset=st.integers(-(1 << 62), 1 << 62) | st.just(0),
+    size=st.integers(1, (1 << 63) - 1) | st.integers(1, 10**6) | st.sampled_from([(1 << 61) - 1, 1 << 61]),
+)
+def test_the_quick_window_start_equals_javas_step_by_step_start(ts, offset, size):
+    assert window_start(ts, offset, size) == window_start_long(ts, offset, size)
 
 
 def test_windows_at_the_ends_of_long_wrap_as_in_java():

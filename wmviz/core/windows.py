@@ -61,8 +61,22 @@ def sliding_config_problem(size_ms: int, slide_ms: int | None) -> str | None:
     )
 
 
+_NO_OVERFLOW = 1 << 61
+"""Below this magnitude a window start's arithmetic cannot leave Java's long range."""
+
+
 def window_start(ts_ms: int, offset_ms: int, size_ms: int) -> int:
     """`TimeWindow.getWindowStartWithOffset` in Java's long arithmetic."""
+    bound = _NO_OVERFLOW
+    if -bound < ts_ms < bound and -bound < offset_ms < bound and 0 < size_ms < bound:
+        # Nothing can wrap, and for a positive size Python's flooring `%` is Java's remainder after
+        # Flink's "+ size when negative" correction: the same start in one step (most records).
+        return ts_ms - (ts_ms - offset_ms) % size_ms
+    return window_start_long(ts_ms, offset_ms, size_ms)
+
+
+def window_start_long(ts_ms: int, offset_ms: int, size_ms: int) -> int:
+    """`window_start` step by step as Java computes it, wrapping where a long would."""
     remainder = java_rem(wrap_long(ts_ms - offset_ms), size_ms)
     if remainder < 0:
         return wrap_long(ts_ms - (remainder + size_ms))
