@@ -167,7 +167,11 @@ class InstancePipeline:
             # Every probe visits every generated channel: refused before the first one runs.
             raise ScenarioError(row, "channel", generated_channels_reason(len(self.generators)))
         self._explain = explain
-        self.step_log, self.step_valve, self.step_out, self.step_probes = StepLog(), [], [], []
+        # Emptied in place (most steps leave them empty): everything that keeps a step's events
+        # copies them (`step_result`, the recorder), so the next row may reuse the lists.
+        for buffer in (self.step_log.timeline, self.step_valve, self.step_out, self.step_probes):
+            if buffer:
+                buffer.clear()
         if row.proc_ms is not None:
             self.advance_processing_time(row.proc_ms, inclusive=row.kind is Kind.PROCTIME)
         kind = row.kind

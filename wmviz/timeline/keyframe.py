@@ -42,9 +42,7 @@ from wmviz.trace.payload import decode_payload, encode_payload
 
 FORMAT = "wmviz-keyframe/2"
 MAX_DEPTH = 64
-_TRANSIENT = {
-    "pipeline.InstancePipeline": {"step_log", "step_valve", "step_out", "step_probes", "_explain"}
-}
+_TRANSIENT = {"pipeline.InstancePipeline": {"step_log", "step_valve", "step_out", "step_probes", "_explain"}}
 _PAYLOAD_TYPES = (dt.date, dt.time, dt.timedelta, decimal.Decimal, bytes)
 
 

@@ -218,9 +218,9 @@ class InstanceRecorder:
                 continue
             schema = SCHEMAS[table]
             arrays = {"instance": pa.repeat(pa.scalar(self.instance, pa.string()), len(table_rows))}
-            names = schema.names[1:]
-            for name, values in zip(names, zip(*table_rows, strict=True), strict=True):
-                arrays[name] = pa.array(values, schema.field(name).type)
+            for index, name in enumerate(schema.names[1:]):
+                # A list per column: Arrow converts a list several times faster than a tuple.
+                arrays[name] = pa.array([row[index] for row in table_rows], schema.field(name).type)
             result[table] = pa.table(arrays, schema=schema)
         assert set(result) <= set(TABLES)
         return result
