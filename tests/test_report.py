@@ -13,6 +13,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.conftest import CHROMIUM, CHROMIUM_ARGS, REPO, truthy_env
@@ -561,7 +562,8 @@ def test_the_png_export_keeps_every_channel_colour(zero_output):
     inp, cursor, _ = zero_output
     png = chart_images(inp, cursor)["watermarks"]
     with Image.open(BytesIO(png)) as image:
-        pixels = image.convert("RGB").getdata()
+        # numpy rather than Image.getdata (deprecated in Pillow 12, removed in 14).
+        pixels = np.asarray(image.convert("RGB")).reshape(-1, 3).tolist()
         counts = dict.fromkeys(CHANNEL_RGB, 0)
         for pixel in pixels:
             for name, rgb in CHANNEL_RGB.items():
