@@ -7,6 +7,7 @@ import sys
 import tempfile
 import threading
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -45,6 +46,22 @@ def spark_master(master: str | None = None) -> str:
     return master or os.environ.get("WMVIZ_SPARK_MASTER") or DEFAULT_MASTER
 
 
+def session_config(env: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """The session's Spark settings, with the environment's overrides (a setting left empty by
+    $WMVIZ_DRIVER_JAVA_OPTIONS is not set at all)."""
+    config = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": env.get("WMVIZ_SHUFFLE_PARTITIONS", "4"),
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.driver.memory": env.get("WMVIZ_DRIVER_MEMORY", "2g"),
+        "spark.sql.execution.arrow.maxBytesPerBatch": env.get("WMVIZ_ARROW_BATCH_BYTES", ARROW_BATCH_BYTES),
+        "spark.driver.extraJavaOptions": env.get("WMVIZ_DRIVER_JAVA_OPTIONS", DRIVER_JAVA_OPTIONS).strip(),
+    }
+    return {key: value for key, value in config.items() if value}
+
+
 def get_spark(master: str | None = None) -> SparkSession:
     """The process's SparkSession, created on first use (about 10 s); later calls reuse it."""
     global _SESSION
@@ -58,23 +75,9 @@ def get_spark(master: str | None = None) -> SparkSession:
         url = spark_master(master)
         if url.startswith("local"):
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        builder = (
-            SparkSession.builder.appName("wmviz")
-            .master(url)
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.shuffle.partitions", os.environ.get("WMVIZ_SHUFFLE_PARTITIONS", "4"))
-            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.driver.memory", os.environ.get("WMVIZ_DRIVER_MEMORY", "2g"))
-            .config(
-                "spark.sql.execution.arrow.maxBytesPerBatch",
-                os.environ.get("WMVIZ_ARROW_BATCH_BYTES", ARROW_BATCH_BYTES),
-            )
-        )
-        java_options = os.environ.get("WMVIZ_DRIVER_JAVA_OPTIONS", DRIVER_JAVA_OPTIONS).strip()
-        if java_options:
-            builder = builder.config("spark.driver.extraJavaOptions", java_options)
+        builder = SparkSession.builder.appName("wmviz").master(url)
+        for key, value in session_config().items():
+            builder = builder.config(key, value)
         _SESSION = builder.getOrCreate()
         _SESSION.sparkContext.setLogLevel("ERROR")
         if not (url.startswith("local") and _installed()):
