@@ -7,6 +7,7 @@ import sys
 import tempfile
 import threading
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -15,10 +16,50 @@ _LOCK = threading.Lock()
 _SESSION: SparkSession | None = None
 DEFAULT_MASTER = "local[*]"
 
+# The driver JVM's memory, measured with bench/pipeline.py (Parquet, 1000 instances, 2 cores): its
+# live heap after a GC stays ~65 MB from 1M to 10M rows, yet its peak RSS went from ~490 MB to
+# ~1.04 GB. Each setting below is one cause of that growth, and each has its environment variable.
+ARROW_BATCH_BYTES = "16m"
+"""`spark.sql.execution.arrow.maxBytesPerBatch` ($WMVIZ_ARROW_BATCH_BYTES): how much of a task's
+input the JVM turns into one Arrow batch for its Python worker. Unbounded (Spark counts 10,000
+records), a task of the instance job got all its bucket blobs in one batch, i.e. its whole share of
+the trace in native memory: ~215 MB a task at 10M rows, 433 MB with two tasks at once (NMT's
+"Other"), ten times less at 1M. At 16 MB the blobs go over a few at a time (from_buckets joins them
+all the same), and "Other" stays at 13 MB at 10M."""
+DRIVER_JAVA_OPTIONS = (
+    "-XX:G1HeapRegionSize=4m -XX:GCTimeRatio=4"
+    " -XX:+IgnoreUnrecognizedVMOptions -XX:TrimNativeHeapInterval=2000"
+)
+"""`spark.driver.extraJavaOptions` ($WMVIZ_DRIVER_JAVA_OPTIONS; empty for none). With a 2 GB heap
+G1 picks 1 MB regions, so every bucket blob (~1.6 MB here) is a humongous object: 54 of the 10M
+run's 84 young GCs were forced by humongous allocations, and G1 grew the committed heap from 117 MB
+to 473 MB (after-GC live stayed 66-68 MB). With 4 MB regions no GC was humongous, but G1 still grew
+the heap to 312 MB because the GC-time share on two busy cores passed its 1/13 target; GCTimeRatio=4
+(a 1/5 target) kept it at 148-216 MB, as at 1M, and keeps the 2 GB maximum for traces that need it.
+The JVM's own native memory (NMT) then stayed flat, but RSS still rose ~80 MB above it at 10M:
+native buffers freed back to glibc's malloc and kept; TrimNativeHeapInterval (JDK 17.0.9+, hence
+IgnoreUnrecognizedVMOptions for older JDKs) hands them back every 2 s."""
+
 
 def spark_master(master: str | None = None) -> str:
     """The master URL: the argument, else $WMVIZ_SPARK_MASTER, else local[*]."""
     return master or os.environ.get("WMVIZ_SPARK_MASTER") or DEFAULT_MASTER
+
+
+def session_config(env: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """The session's Spark settings, with the environment's overrides (a setting left empty by
+    $WMVIZ_DRIVER_JAVA_OPTIONS is not set at all)."""
+    config = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": env.get("WMVIZ_SHUFFLE_PARTITIONS", "4"),
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.driver.memory": env.get("WMVIZ_DRIVER_MEMORY", "2g"),
+        "spark.sql.execution.arrow.maxBytesPerBatch": env.get("WMVIZ_ARROW_BATCH_BYTES", ARROW_BATCH_BYTES),
+        "spark.driver.extraJavaOptions": env.get("WMVIZ_DRIVER_JAVA_OPTIONS", DRIVER_JAVA_OPTIONS).strip(),
+    }
+    return {key: value for key, value in config.items() if value}
 
 
 def get_spark(master: str | None = None) -> SparkSession:
@@ -34,16 +75,9 @@ def get_spark(master: str | None = None) -> SparkSession:
         url = spark_master(master)
         if url.startswith("local"):
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        builder = (
-            SparkSession.builder.appName("wmviz")
-            .master(url)
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.shuffle.partitions", os.environ.get("WMVIZ_SHUFFLE_PARTITIONS", "4"))
-            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.driver.memory", os.environ.get("WMVIZ_DRIVER_MEMORY", "2g"))
-        )
+        builder = SparkSession.builder.appName("wmviz").master(url)
+        for key, value in session_config().items():
+            builder = builder.config(key, value)
         _SESSION = builder.getOrCreate()
         _SESSION.sparkContext.setLogLevel("ERROR")
         if not (url.startswith("local") and _installed()):
