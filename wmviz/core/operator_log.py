@@ -144,10 +144,6 @@ class StepLog:
         self.emit = self.dropped = self.registered = self.fired = self.notes = shared
         self.cached = self.generator = self.finalized = shared
 
-    def of_type(self, kind) -> tuple:
-        """The events of one type (or tuple of types), in order."""
-        return tuple(e for e in self.timeline if isinstance(e, kind))
-
     def split(self) -> tuple[tuple, tuple, tuple, tuple, tuple]:
         """(outputs, drops, registrations, firings, notes), each in order, in one pass."""
         buckets: tuple[list, list, list, list, list] = ([], [], [], [], [])

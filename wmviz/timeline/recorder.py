@@ -61,14 +61,14 @@ def rules_label(valve_steps: Sequence[ValveStepFields]) -> str:
     from a step's valve inputs (`InstancePipeline.step_valve`)."""
     if not valve_steps:
         return ""
-    if len(valve_steps) == 1:
-        only = valve_steps[0]
-        return ("generated: " if only[2] else "") + _RULES[only[5]]
-    own = [_RULES[vs[5]] for vs in valve_steps if not vs[2]]
-    generated = [_RULES[vs[5]] for vs in valve_steps if vs[2]]
-    label = " ".join(own)
-    if generated:
-        label += (" | " if label else "") + "generated: " + ", ".join(generated)
+    if len(valve_steps) == 1:  # most steps: one line, no lists
+        _, _, generated, _, _, outcome = valve_steps[0]
+        return ("generated: " if generated else "") + _RULES[outcome]
+    taken = [(generated, _RULES[outcome]) for _, _, generated, _, _, outcome in valve_steps]
+    label = " ".join(rules for generated, rules in taken if not generated)
+    generated_rules = [rules for generated, rules in taken if generated]
+    if generated_rules:
+        label += (" | " if label else "") + "generated: " + ", ".join(generated_rules)
     return label
 
 
@@ -114,14 +114,15 @@ class InstanceRecorder:
         valve_steps = pipeline.step_valve
         self.rules.append(rules_label(valve_steps))
         out = pipeline.step_out
-        self.out.append(" ".join([format_emission(e) for e in out]) if out else "")
+        self.out.append(encode_out(out))
         self.output_wm.append(pipeline.output_watermark_ms)
         self.output_status.append(status_text(pipeline.output_status))
         if len(valve_steps) == 1:
-            self._channel_change(pipeline, step, valve_steps[0][0], valve_steps[0][1].channel)
-        elif valve_steps:
-            for pair in dict.fromkeys((vs[0], vs[1].channel) for vs in valve_steps):
-                self._channel_change(pipeline, step, *pair)
+            input_name, valve_input, *_ = valve_steps[0]
+            self._channel_change(pipeline, step, input_name, valve_input.channel)
+        elif valve_steps:  # each channel the step touched, once
+            for input_name, channel in dict.fromkeys((vs[0], vs[1].channel) for vs in valve_steps):
+                self._channel_change(pipeline, step, input_name, channel)
         events = pipeline.step_log.timeline
         if events:
             self._events(step, events)

@@ -76,8 +76,6 @@ def run_instance(spec: RunSpec, instance: str, rows: pa.Table) -> dict[str, pa.T
     return recorder.tables(rows)
 
 
-_KINDS = {k.value: k for k in Kind}
-_STATUSES = {s.value: s for s in Status}
 _VALUE_CELLS = ("channel", "watermark_ms", "proc_ms")
 
 
@@ -88,8 +86,8 @@ def _run_valve_only(spec: RunSpec, instance: str, rows: pa.Table) -> dict[str, p
     recorder = ValveOnlyRecorder(pipeline, spec.keyframe_every, spec.refs)
     process, record = pipeline.process_valve_only, recorder.record
     out: list[Emission] = []
-    kinds = column_cells(rows["kind"], _KINDS.__getitem__)
-    statuses = column_cells(rows["status"], _STATUSES.__getitem__)
+    kinds = column_cells(rows["kind"], Kind)  # an Enum called with a value gives its member
+    statuses = column_cells(rows["status"], Status)
     inputs = column_cells(rows["input"])
     channels, watermarks, clocks = (rows.column(name).to_pylist() for name in _VALUE_CELLS)
     for step, (kind, input_name, channel, watermark_ms, status, proc_ms) in enumerate(

@@ -70,8 +70,8 @@ def decode_rows(table: pa.Table | pa.RecordBatch) -> list[TraceRow]:
     n = table.num_rows
     column = table.column
     cells = {name: column_cells(column(name)) for name in _PLAIN_CELLS}
-    kinds = column_cells(column("kind"), _KINDS.__getitem__)
-    statuses = column_cells(column("status"), _STATUSES.__getitem__)
+    kinds = column_cells(column("kind"), Kind)  # an Enum called with a value gives its member
+    statuses = column_cells(column("status"), Status)
     values = column_cells(column("value_json"), json.loads)
     if column("payload_json").null_count == n:
         payloads: list[Any] = [()] * n
