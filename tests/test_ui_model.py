@@ -341,3 +341,20 @@ def test_the_time_display_and_zone_round_trip_through_the_link_and_bad_values_fa
     assert "time" not in view_query(ViewParams("x")) and "tz" not in view_query(ViewParams("x"))
     bad = parse_view({"time": "iso", "tz": "Mars/Base"}, SCENARIOS, SCENARIOS[0])
     assert (bad.time, bad.zone) == ("utc", "UTC") and len(bad.notes) == 2
+
+
+@pytest.mark.parametrize(
+    ("state", "words"),
+    [
+        ("starting", "4 s so far"),
+        ("warming up", "4 s so far"),
+        ("ready", "up in 4 s"),
+        ("failed", "after 4 s"),
+        ("not started", "starts when a run needs it"),  # WMVIZ_SPARK_START=lazy: no clock runs yet
+    ],
+)
+def test_the_spark_box_says_how_long_in_words_that_fit_its_state(state, words):
+    from wmviz.spark.service import SparkStatus
+    from wmviz.ui.panels import _spark_timing
+
+    assert _spark_timing(SparkStatus(state, "local[*]", None, 4.2)) == words

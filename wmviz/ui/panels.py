@@ -16,7 +16,7 @@ import streamlit as st
 
 from wmviz.incidents import story_sections
 from wmviz.report_html import markdown_html
-from wmviz.spark.service import SparkService
+from wmviz.spark.service import SparkService, SparkStatus
 from wmviz.timefmt import TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.ui import figures, model
@@ -284,9 +284,7 @@ def spark_status(service: SparkService) -> bool:
         icon = {"ready": ":material/check_circle:", "failed": ":material/error:"}.get(
             status.state, ":material/hourglass_top:"
         )
-        timing = (
-            f"up in {status.seconds:.0f} s" if status.state == "ready" else f"{status.seconds:.0f} s so far"
-        )
+        timing = _spark_timing(status)
         cores = f" · {status.cores} cores" if status.cores else ""
         with st.container(border=True, key="spark_status"):
             st.markdown(f"{icon} **Spark {status.state}** · {timing}{cores}")
@@ -299,6 +297,17 @@ def spark_status(service: SparkService) -> bool:
     with st.sidebar:
         box()
     return refreshing
+
+
+def _spark_timing(status: SparkStatus) -> str:
+    """`up in 9 s`, `4 s so far`, `after 3 s` (failed), or when a lazily started Spark will start."""
+    if status.state == "ready":
+        return f"up in {status.seconds:.0f} s"
+    if status.state == "failed":
+        return f"after {status.seconds:.0f} s"
+    if status.state == "not started":
+        return "starts when a run needs it"
+    return f"{status.seconds:.0f} s so far"
 
 
 def _busy(service: SparkService) -> bool:
