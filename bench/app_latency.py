@@ -23,57 +23,37 @@ import argparse
 import os
 import re
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from tools.appserver import free_port, healthy, stop_group, streamlit_command  # noqa: E402
 from tools.chromium import CHROMIUM, CHROMIUM_ARGS, IDLE  # noqa: E402 (the checkout on the path first)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:
     """`streamlit run app.py` with its own timeline cache, stopped with its JVM at the end."""
 
     def __init__(self, cache: Path) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "WMVIZ_CACHE": str(cache / "timelines")}
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--browser.gatherUsageStats", "false", "--server.address", "127.0.0.1",
-             "--server.port", str(self.port)],
+            streamlit_command(self.port),
             cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )  # fmt: skip
 
     def healthy(self) -> bool:
-        try:
-            with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=1) as response:
-                return response.read().strip() == b"ok"
-        except OSError:
-            return False
+        return healthy(self.url, timeout=1)
 
     def stop(self) -> None:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(self.process.pid, sig)
-                self.process.wait(timeout=15)
-                return
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                continue
+        stop_group(self.process, 15, 15)
 
 
 # When the new content is on screen: an observer in the page notes the first DOM change that shows

@@ -34,19 +34,18 @@ import contextlib
 import json
 import os
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
+from tools.appserver import free_port, healthy, stop_group  # noqa: E402 (the checkout on the path first)
+
 GOAL_P95_S = 1.0
 
 
@@ -109,17 +108,11 @@ def _profiled(run, func, ctx, profiled: list, path: str, lock) -> tuple:
                 pstats.Stats(*profiled).dump_stats(path)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Server:
     """This file run as the server (`--serve`), in its own data root, stopped at the end."""
 
     def __init__(self, work: Path) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = work / "runs.jsonl"
         env = {**os.environ, "WMVIZ_CACHE": str(work / "data"), "WMVIZ_SPARK_START": "lazy"}
@@ -131,12 +124,9 @@ class Server:
 
     def wait_healthy(self) -> None:
         for _ in range(600):
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=1) as response:
-                    if response.read().strip() == b"ok":
-                        return
-            except OSError:
-                time.sleep(0.1)
+            if healthy(self.url, timeout=1):
+                return
+            time.sleep(0.1)
         raise RuntimeError("the server did not start")
 
     def runs(self) -> list[dict]:
@@ -145,13 +135,7 @@ class Server:
         return [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
 
     def stop(self) -> None:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(self.process.pid, sig)
-                self.process.wait(timeout=15)
-                return
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                continue
+        stop_group(self.process, 15, 15)
 
 
 # --- processes: memory and CPU from /proc -----------------------------------------------------------

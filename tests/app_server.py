@@ -4,12 +4,8 @@ its own data root, and Debian's Chromium through Playwright (never `playwright i
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,22 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CHROMIUM, CHROMIUM_ARGS, REPO
+from tools.appserver import free_port, healthy, stop_group, streamlit_command
 
 STARTUP_TIMEOUT_S = 90
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.read().decode().strip() == "ok"
-    except OSError:
-        return False
 
 
 @contextmanager
@@ -42,9 +25,7 @@ def streamlit_app(folder: Path, env: dict[str, str]) -> Iterator[str]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log_path = folder / "streamlit.log"
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-               "--browser.gatherUsageStats", "false", "--server.address", "127.0.0.1",
-               "--server.port", str(port)]  # fmt: skip
+    command = streamlit_command(port)
     with open(log_path, "wb") as log:
         # A session of its own, so teardown ends the server and its children (a JVM, if any) together.
         process = subprocess.Popen(
@@ -61,20 +42,7 @@ def streamlit_app(folder: Path, env: dict[str, str]) -> Iterator[str]:
             time.sleep(0.25)
         yield url
     finally:
-        stop(process)
-
-
-def stop(process: subprocess.Popen) -> None:
-    for sig, wait_s in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=wait_s)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+        stop_group(process)
 
 
 def tail(path: Path, lines: int = 40) -> str:
@@ -92,3 +60,19 @@ def chromium() -> Iterator:
             yield browser
         finally:
             browser.close()
+
+
+@contextmanager
+def fresh_page(browser, viewport: dict[str, int], timeout_ms: int) -> Iterator:
+    """A page in a context of its own (no cookies or storage shared with another test), with
+    Playwright's waits and `expect` both bounded by `timeout_ms`; the context closes after."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=timeout_ms)
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    page.set_default_timeout(timeout_ms)
+    try:
+        yield page
+    finally:
+        context.close()

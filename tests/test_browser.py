@@ -25,7 +25,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.app_server import chromium, streamlit_app
+from tests.app_server import chromium, fresh_page, streamlit_app
 from tests.conftest import CHROMIUM, REPO, truthy_env
 
 VIEWPORT = {"width": 1440, "height": 900}  # the screen the issue measured on
@@ -79,14 +79,8 @@ def browser():
 
 @pytest.fixture
 def page(browser):
-    from playwright.sync_api import expect
-
-    expect.set_options(timeout=TIMEOUT_MS)
-    context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    yield page
-    context.close()
+    with fresh_page(browser, VIEWPORT, TIMEOUT_MS) as page:
+        yield page
 
 
 # --- helpers --------------------------------------------------------------------------------------

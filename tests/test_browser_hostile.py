@@ -16,7 +16,7 @@ from urllib.parse import urlencode, urlparse
 
 import pytest
 
-from tests.app_server import chromium, streamlit_app
+from tests.app_server import chromium, fresh_page, streamlit_app
 from tests.test_browser import APP_IDLE, MISSING
 
 HOSTILE = (
@@ -55,16 +55,10 @@ def browser():
 
 @pytest.fixture
 def page(browser):
-    from playwright.sync_api import expect
-
-    expect.set_options(timeout=TIMEOUT_MS)
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    page.fetched = []
-    page.on("request", lambda request: page.fetched.append(request.url))
-    yield page
-    context.close()
+    with fresh_page(browser, {"width": 1440, "height": 900}, TIMEOUT_MS) as page:
+        page.fetched = []
+        page.on("request", lambda request: page.fetched.append(request.url))
+        yield page
 
 
 def no_markup_from_user_text(page) -> None:

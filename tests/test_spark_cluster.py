@@ -19,17 +19,12 @@ import pytest
 
 from tests.corpus import valid_cases
 from tests.test_engines import assert_same_timeline
+from tools.appserver import free_port
 from wmviz.timeline.store import Timeline
 
 pytestmark = pytest.mark.spark_cluster
 
 CASES = [c for c in valid_cases() if c.name in ("seeded-6", "conformance-csv", "sample-early-fire-left-join")]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _spark_class() -> Path:
@@ -55,7 +50,7 @@ def cluster(tmp_path_factory):
     """A standalone master and one worker (1 core, 1 GB), stopped after the module."""
     logs = tmp_path_factory.mktemp("cluster")
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
-    port = _free_port()
+    port = free_port()
     processes = []
     try:
         master = subprocess.Popen(
@@ -67,7 +62,7 @@ def cluster(tmp_path_factory):
                 "--port",
                 str(port),
                 "--webui-port",
-                str(_free_port()),
+                str(free_port()),
             ],
             env=env,
             stdout=open(logs / "master.log", "w"),  # noqa: SIM115 (open while the master runs)
@@ -88,7 +83,7 @@ def cluster(tmp_path_factory):
                 "--memory",
                 "1g",
                 "--webui-port",
-                str(_free_port()),
+                str(free_port()),
                 "--work-dir",
                 str(logs / "work"),
             ],
