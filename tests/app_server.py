@@ -72,6 +72,10 @@ def fresh_page(browser, viewport: dict[str, int], timeout_ms: int) -> Iterator:
     context = browser.new_context(viewport=viewport)
     page = context.new_page()
     page.set_default_timeout(timeout_ms)
+    # What the page's scripts complained about, for a failing test's message (see chart_report).
+    page.wmviz_errors = errors = []
+    page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
+    page.on("console", lambda msg: msg.type == "error" and errors.append(f"console error: {msg.text}"))
     try:
         yield page
     finally:

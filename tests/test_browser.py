@@ -109,8 +109,28 @@ def wait_settled(page, step: int, charts: int) -> None:
     page.locator(APP_IDLE).wait_for()
     expect(page.locator(RUNNING)).to_have_count(0)
     # The frontend keeps drawing after the script finished (plotly loads lazily): wait for the charts.
-    expect(page.locator(PLOTLY)).to_have_count(charts)
+    try:
+        expect(page.locator(PLOTLY)).to_have_count(charts)
+    except AssertionError as missing:
+        raise AssertionError(f"{missing}\n{chart_report(page)}") from None
     assert url_step(page) == step
+
+
+def chart_report(page) -> str:
+    """Which chart boxes the page has, which of them plotly drew, and what its scripts complained
+    about: what a missing chart's failure needs to say."""
+    boxes = page.evaluate(
+        """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map(box => {
+            const keyed = box.closest('[class*="st-key-"]');
+            const rect = box.getBoundingClientRect();
+            return {key: keyed ? [...keyed.classList].find(c => c.startsWith('st-key-')) : null,
+                    drawn: box.querySelector('.js-plotly-plot') !== null,
+                    stale: box.closest('[data-stale="true"]') !== null,
+                    width: Math.round(rect.width), height: Math.round(rect.height)};
+        })"""
+    )
+    errors = getattr(page, "wmviz_errors", [])
+    return f"chart boxes: {boxes}\nscript errors: {errors[-10:] or 'none'}"
 
 
 def open_view(page, url: str, query: str, step: int, charts: int) -> None:
