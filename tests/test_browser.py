@@ -119,18 +119,31 @@ def wait_settled(page, step: int, charts: int) -> None:
 def chart_report(page) -> str:
     """Which chart boxes the page has, which of them plotly drew, and what its scripts complained
     about: what a missing chart's failure needs to say."""
-    boxes = page.evaluate(
-        """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map(box => {
-            const keyed = box.closest('[class*="st-key-"]');
-            const rect = box.getBoundingClientRect();
-            return {key: keyed ? [...keyed.classList].find(c => c.startsWith('st-key-')) : null,
-                    drawn: box.querySelector('.js-plotly-plot') !== null,
-                    stale: box.closest('[data-stale="true"]') !== null,
-                    width: Math.round(rect.width), height: Math.round(rect.height)};
-        })"""
+    found = page.evaluate(
+        """() => {
+            const key = el => {
+                const keyed = el.closest('[class*="st-key-"]');
+                return keyed ? [...keyed.classList].find(c => c.startsWith('st-key-')) : null;
+            };
+            const boxes = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map(box => {
+                const rect = box.getBoundingClientRect();
+                return {key: key(box), drawn: box.querySelector('.js-plotly-plot') !== null,
+                        stale: box.closest('[data-stale="true"]') !== null,
+                        width: Math.round(rect.width), height: Math.round(rect.height)};
+            });
+            // Streamlit draws a chart only once its element has a width: a keyed element left empty
+            // or without one (every chart has a key) is a chart that was sent but never drawn.
+            const empty = [...document.querySelectorAll('[data-testid="stElementContainer"]')]
+                .filter(el => el.childElementCount === 0 || el.getBoundingClientRect().width === 0)
+                .map(key).filter(Boolean);
+            return {boxes, empty};
+        }"""
     )
     errors = getattr(page, "wmviz_errors", [])
-    return f"chart boxes: {boxes}\nscript errors: {errors[-10:] or 'none'}"
+    return (
+        f"chart boxes: {found['boxes']}\nempty or zero-width elements: {found['empty']}\n"
+        f"script errors: {errors[-10:] or 'none'}"
+    )
 
 
 def open_view(page, url: str, query: str, step: int, charts: int) -> None:
