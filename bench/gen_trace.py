@@ -75,7 +75,7 @@ def write_trace(
 ) -> dict[str, Path]:
     """Write (or reuse) trace.parquet, trace.csv and the config pinning the channel count."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    prefix = "trace" if scenario == "valve" else f"{scenario}"
+    prefix = "trace" if scenario == "valve" else scenario
     stem = f"{prefix}-{rows}-{instances}x{channels}-s{seed}"
     paths = {
         "parquet": out_dir / f"{stem}.parquet",
