@@ -10,12 +10,10 @@ from dataclasses import replace
 
 import streamlit as st
 
-from wmviz.checked import scenario_claims
-from wmviz.checked import summary as claims_summary
 from wmviz.core.story import explain_parts
 from wmviz.core.types import MIN_MS, Profile
-from wmviz.incidents import DEFAULT_INCIDENT
-from wmviz.timefmt import TimeFormat
+from wmviz.store.incidents import DEFAULT_INCIDENT
+from wmviz.store.runs import RunRequest
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.trace.config import parse_config
 from wmviz.trace.errors import TraceValidationError
@@ -29,13 +27,15 @@ from wmviz.ui import (
     live_view,
     loading,
     panels,
-    stall,
 )
-from wmviz.ui import operator_model as om
-from wmviz.ui.model import holders, input_summary, output_cards, valve_views
-from wmviz.ui.plain import literal
-from wmviz.ui.runs import RunRequest
-from wmviz.ui.url import UPLOAD_PREFIX, ShownView, ViewParams, parse_view, view_query
+from wmviz.view import operator_model as om
+from wmviz.view import stall
+from wmviz.view.checked import scenario_claims
+from wmviz.view.checked import summary as claims_summary
+from wmviz.view.model import holders, input_summary, output_cards, valve_views
+from wmviz.view.plain import literal
+from wmviz.view.timefmt import TimeFormat
+from wmviz.view.url import UPLOAD_PREFIX, ShownView, ViewParams, parse_view, view_query
 
 
 def main() -> None:

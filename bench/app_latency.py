@@ -155,7 +155,7 @@ def session_measures(browser, cache: Path, presses: int, live_steps: int) -> dic
 
 
 def _presses(page, server: Server, presses: int) -> dict[str, list[float]]:
-    from wmviz.incidents import built_in_incidents
+    from wmviz.store.incidents import built_in_incidents
 
     slug = "resumed-partition-records-late"
     steps = len(built_in_incidents()[slug].trace().rows)

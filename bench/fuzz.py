@@ -166,9 +166,9 @@ def run_input(inp: FuzzInput, folder: str, reader: Reader = default_reader) -> t
     from wmviz.core.simulate import simulate
     from wmviz.core.story import explain_line
     from wmviz.core.windows import ScenarioError
-    from wmviz.timefmt import TimeFormat, trace_origin
+    from wmviz.timeline.transcript import transcript_line
     from wmviz.trace.errors import TraceValidationError
-    from wmviz.transcript import transcript_line
+    from wmviz.view.timefmt import TimeFormat, trace_origin
 
     path = os.path.join(folder, inp.name)
     with open(path, "wb") as f:

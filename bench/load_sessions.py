@@ -235,7 +235,7 @@ class BrowserPage:
 
 async def drive(url: str, client: str, sessions: int, seconds: float, think: float, ramp: float) -> Tally:
     """`sessions` people, arriving `ramp` seconds apart, each starting at another incident."""
-    from wmviz.incidents import built_in_incidents
+    from wmviz.store.incidents import built_in_incidents
 
     incidents = [(slug, incident.title) for slug, incident in built_in_incidents().items()]
     tally = Tally()

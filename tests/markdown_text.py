@@ -1,4 +1,4 @@
-"""What a person reads in a markdown element whose user text the app escaped (`wmviz.ui.plain`)."""
+"""What a person reads in a markdown element whose user text the app escaped (`wmviz.view.plain`)."""
 
 from __future__ import annotations
 

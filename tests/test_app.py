@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
 from tests.markdown_text import shown
-from wmviz.incidents import built_in_incidents
+from wmviz.store.incidents import built_in_incidents
 
 INCIDENTS = list(built_in_incidents())
 

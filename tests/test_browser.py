@@ -258,7 +258,7 @@ DATED = re.compile(r"· \d{4}-\d\d-\d\d$")  # ... with its date in the card's la
 def key_step(slug: str) -> tuple[int, int]:
     """The step of an incident worth a picture (the first drop, retraction or status change, else
     the last step) and the number of charts the page then draws."""
-    from wmviz.incidents import built_in_incidents
+    from wmviz.store.incidents import built_in_incidents
     from wmviz.timeline.cursor import InstanceCursor
     from wmviz.timeline.local import build_timeline_local
     from wmviz.timeline.store import Timeline
@@ -516,7 +516,7 @@ def test_a_what_if_link_opened_in_a_fresh_browser_shows_what_its_sender_saw(page
 def test_upload_a_bad_trace_see_its_row_then_upload_the_fixed_one(page, app_url, tmp_path):
     from playwright.sync_api import expect
 
-    from wmviz.ui.uploads import store_upload
+    from wmviz.store.uploads import store_upload
 
     good = (REPO / "sample_data" / "flink-38477-zero-output.jsonl").read_bytes()
     lines = good.decode("utf-8").splitlines(keepends=True)

@@ -75,7 +75,7 @@ def no_markup_from_user_text(page) -> None:
 def test_a_hostile_upload_and_a_hostile_link_show_their_text_and_make_no_link_or_image(server, page):
     from playwright.sync_api import expect
 
-    from wmviz.ui.uploads import store_upload
+    from wmviz.store.uploads import store_upload
 
     url, data = server
     stored = store_upload("www.evil.example.jsonl", TRACE, None, root=data / "uploads")

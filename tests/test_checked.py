@@ -1,4 +1,4 @@
-"""The claims of wmviz.checked agree with the suites that make them true."""
+"""The claims of wmviz.view.checked agree with the suites that make them true."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import tests.test_flink_interval_join as join_suite
 import tests.test_flink_interval_join_hashmap as hashmap_suite
 import tests.test_flink_splits as split_suite
 import tests.test_flink_windows as window_suite
-from wmviz import checked
-from wmviz.incidents import built_in_incidents
+from wmviz.store.incidents import built_in_incidents
+from wmviz.view import checked
 
 ROOT = Path(__file__).resolve().parent.parent
 

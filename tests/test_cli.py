@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, case_id, valve_cases
-from wmviz import cli
+from wmviz.cli import commands as cli
 from wmviz.core.types import MAX_MS, MIN_MS, Profile
 
 CASES = [c for c in valve_cases() if not any("error" in s for s in c["steps"])]

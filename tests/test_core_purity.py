@@ -1,4 +1,5 @@
-"""The simulation core stays pure: no UI, Spark or plotting imports, and no wall clock."""
+"""The simulation core stays pure (no UI, Spark or plotting imports, no wall clock), and the view
+layer stays free of Streamlit and Spark, so the report and the CLI can use every view."""
 
 from __future__ import annotations
 
@@ -9,40 +10,70 @@ from pathlib import Path
 
 import pytest
 
-CORE = Path(__file__).resolve().parent.parent / "wmviz" / "core"
-FORBIDDEN = ("streamlit", "pyspark", "plotly")
-CORE_MODULES = sorted(f"wmviz.core.{p.stem}" for p in CORE.glob("*.py") if p.stem != "__init__")
+WMVIZ = Path(__file__).resolve().parent.parent / "wmviz"
+CORE = WMVIZ / "core"
+VIEW = WMVIZ / "view"
+CORE_FORBIDDEN = ("streamlit", "pyspark", "plotly")
+VIEW_FORBIDDEN = ("streamlit", "pyspark")
 
 
-def test_importing_every_core_module_loads_none_of_streamlit_pyspark_or_plotly():
+def modules_of(folder: Path) -> list[str]:
+    """Every module below `folder` (subpackages included), as dotted names."""
+    root = WMVIZ.parent
+    return sorted(
+        ".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+        for p in folder.rglob("*.py")
+    )
+
+
+def loaded_after_importing(modules: list[str], forbidden: tuple[str, ...]) -> list[str]:
     # A fresh interpreter, so modules other tests imported cannot hide an indirect import.
     code = (
         "import sys\n"
-        + "".join(f"import {m}\n" for m in CORE_MODULES)
-        + f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {FORBIDDEN!r})\n"
+        + "".join(f"import {m}\n" for m in modules)
+        + f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {forbidden!r})\n"
         + "print(','.join(bad))\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=CORE.parent.parent
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=WMVIZ.parent
     )
-    assert result.stdout.strip() == ""
-    assert len(CORE_MODULES) >= 6
+    return [name for name in result.stdout.strip().split(",") if name]
 
 
-@pytest.mark.parametrize("path", sorted(CORE.glob("*.py")), ids=lambda p: p.name)
-def test_core_module_source_neither_imports_forbidden_packages_nor_reads_the_wall_clock(path: Path):
-    tree = ast.parse(path.read_text())
-    for node in ast.walk(tree):
+def imported_names(path: Path) -> list[tuple[int, str]]:
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
+            names += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            names = [node.module or ""]
-        else:
-            names = []
-        for name in names:
-            assert name.split(".")[0] not in FORBIDDEN, f"{path.name} imports {name}"
-            assert name.split(".")[0] not in ("time", "datetime"), (
-                f"{path.name} imports {name}: no wall clock"
-            )
+            names.append((node.lineno, node.module or ""))
+    return names
+
+
+def test_importing_every_core_module_loads_none_of_streamlit_pyspark_or_plotly():
+    modules = modules_of(CORE)
+    assert "wmviz.core.java.javamap" in modules and len(modules) >= 6
+    assert loaded_after_importing(modules, CORE_FORBIDDEN) == []
+
+
+def test_importing_every_view_module_loads_neither_streamlit_nor_pyspark():
+    modules = modules_of(VIEW)
+    assert "wmviz.view.figures" in modules and len(modules) >= 6
+    assert loaded_after_importing(modules, VIEW_FORBIDDEN) == []
+
+
+@pytest.mark.parametrize("path", sorted(CORE.rglob("*.py")), ids=lambda p: str(p.relative_to(CORE)))
+def test_core_module_source_neither_imports_forbidden_packages_nor_reads_the_wall_clock(path: Path):
+    for lineno, name in imported_names(path):
+        top = name.split(".")[0]
+        assert top not in CORE_FORBIDDEN, f"{path.name}:{lineno} imports {name}"
+        assert top not in ("time", "datetime"), f"{path.name}:{lineno} imports {name}: no wall clock"
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Attribute) and node.attr in ("now", "utcnow", "today", "time_ns"):
             pytest.fail(f"{path.name}:{node.lineno} reads the wall clock ({node.attr})")
+
+
+@pytest.mark.parametrize("path", sorted(VIEW.rglob("*.py")), ids=lambda p: p.name)
+def test_view_module_source_imports_neither_streamlit_nor_pyspark(path: Path):
+    for lineno, name in imported_names(path):
+        assert name.split(".")[0] not in VIEW_FORBIDDEN, f"{path.name}:{lineno} imports {name}"

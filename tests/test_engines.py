@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.corpus import Case, invalid_cases, valid_cases
-from wmviz import cli
+from wmviz.cli import commands as cli
 from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.recorder import decode_out
 from wmviz.timeline.store import Timeline
@@ -109,7 +109,7 @@ TRANSCRIPT_CASES = [c for i, c in enumerate(VALID) if i % 3 == 0 or c.name.start
 @pytest.mark.parametrize("case", TRANSCRIPT_CASES, ids=lambda c: c.name)
 def test_a_valid_trace_prints_the_reference_transcript(engine, case, tmp_path, capsys):
     from wmviz.core.simulate import simulate as run
-    from wmviz.transcript import transcript_line
+    from wmviz.timeline.transcript import transcript_line
 
     path, config = case.materialize(tmp_path / "in")
     argv = ["transcript", str(path), "--engine", engine] + (["--config", str(config)] if config else [])

@@ -17,8 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wmviz.core.types import MAX_MS, MIN_MS
-from wmviz.timefmt import EPOCH_FROM_MS, TimeFormat
-from wmviz.ui.figures import (
+from wmviz.view.figures import (
     STATUS_COLORS,
     ChartMarks,
     heap_figure,
@@ -27,7 +26,7 @@ from wmviz.ui.figures import (
     instance_heatmap,
     watermark_figure,
 )
-from wmviz.ui.figures_common import (
+from wmviz.view.figures_common import (
     HIGHLIGHT_COLOR,
     POINT_CAP,
     ROOT_COLOR,
@@ -36,9 +35,10 @@ from wmviz.ui.figures_common import (
     sentinel_levels,
     thin,
 )
-from wmviz.ui.figures_heap import EMPTY_HEAP_TEXT
+from wmviz.view.figures_heap import EMPTY_HEAP_TEXT
+from wmviz.view.timefmt import EPOCH_FROM_MS, TimeFormat
 
-UI = Path(__file__).resolve().parent.parent / "wmviz" / "ui"
+UI = Path(__file__).resolve().parent.parent / "wmviz" / "view"
 HISTORY_COLUMNS = ["step", "input", "channel", "watermark_ms", "status", "aligned"]
 
 

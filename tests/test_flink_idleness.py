@@ -25,9 +25,9 @@ from tools.flinkwindow.idleness import (
     run_idleness,
     wmviz_emissions,
 )
-from wmviz.checked import IDLENESS_SEED_BASE, IDLENESS_TRACES
 from wmviz.core.generator import ChannelGenerator
 from wmviz.core.types import Status, StatusInput
+from wmviz.view.checked import IDLENESS_SEED_BASE, IDLENESS_TRACES
 
 
 @functools.cache

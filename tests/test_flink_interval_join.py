@@ -31,8 +31,8 @@ from tools.flinkwindow.join import (
     run_joins,
     unavailable,
 )
-from wmviz.checked import INTERVAL_JOIN_SEED_BASE, INTERVAL_JOIN_TRACES
-from wmviz.core.javamap import JavaLongMap
+from wmviz.core.java.javamap import JavaLongMap
+from wmviz.view.checked import INTERVAL_JOIN_SEED_BASE, INTERVAL_JOIN_TRACES
 
 
 @functools.cache

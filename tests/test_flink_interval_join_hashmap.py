@@ -1,6 +1,6 @@
 """wmviz's JavaLongMap iterates exactly like the JDK's java.util.HashMap<Long, …>.
 
-The released interval join visits its caches in that map's order (wmviz/core/javamap.py), so
+The released interval join visits its caches in that map's order (wmviz/core/java/javamap.py), so
 the order is checked on its own, with key sets that force tree bins, splits and shrinking, against
 the JDK in one JVM (tools/flinkwindow/WmvizHashMapHarness.java). Needs only `java` and `javac`.
 """
@@ -14,9 +14,9 @@ import pytest
 
 from tools.flinkvalve.jar import java_tools
 from tools.flinkwindow.hashmap import jdk_orders, random_ops, wmviz_orders
-from wmviz.checked import HASHMAP_SEQUENCES
-from wmviz.core import javamap
-from wmviz.core.javamap import JavaLongMap, spread_hash
+from wmviz.core.java import javamap
+from wmviz.core.java.javamap import JavaLongMap, spread_hash
+from wmviz.view.checked import HASHMAP_SEQUENCES
 
 SEQUENCES = [random_ops(seed) for seed in range(HASHMAP_SEQUENCES)]
 

@@ -27,10 +27,10 @@ from tools.flinkrecord.splits import (
 )
 from tools.flinkvalve.jar import flink_jar_path
 from tools.flinkwindow.idleness import IdleTrace
-from wmviz.checked import SPLIT_SEED_BASE, SPLIT_TRACES
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.splits import SplitEvent, SplitReader
 from wmviz.core.types import Profile
+from wmviz.view.checked import SPLIT_SEED_BASE, SPLIT_TRACES
 
 
 @functools.cache

@@ -25,9 +25,9 @@ from tools.flinkvalve.jar import flink_jar_path
 from tools.flinkwindow.corpus import STYLES, random_window_trace
 from tools.flinkwindow.harness import Mark, Outcome, Record, WindowTrace, run_windows
 from tools.flinkwindow.replay import first_difference, replay, trace_rows
-from wmviz.checked import WINDOW_SEED_BASE, WINDOW_TRACES
 from wmviz.core import timers, windows
 from wmviz.core.types import MAX_MS, MIN_MS
+from wmviz.view.checked import WINDOW_SEED_BASE, WINDOW_TRACES
 
 MAX, MIN = MAX_MS, MIN_MS
 

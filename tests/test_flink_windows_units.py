@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 import wmviz.trace.config
 from tools.flinkvalve import jar
-from wmviz import cli
-from wmviz.core.java import java_rem, wrap_long
+from wmviz.cli import commands as cli
+from wmviz.core.java.longs import java_rem, wrap_long
 from wmviz.core.timers import TiePosition, TimeDomain, TimerService, ordinal, tie_positions
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.core.windows import (

@@ -15,8 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from wmviz.core.simulate import simulate
+from wmviz.timeline.transcript import transcript_record
 from wmviz.trace import read_trace, write_trace
-from wmviz.transcript import transcript_record
 
 REPO = Path(__file__).resolve().parent.parent
 

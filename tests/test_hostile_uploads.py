@@ -14,9 +14,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
-from wmviz.ui import runs, uploads
-from wmviz.ui.uploads import DamagedUpload, UploadError
-from wmviz.ui.url import parse_view
+from wmviz.store import runs, uploads
+from wmviz.store.uploads import DamagedUpload, UploadError
+from wmviz.view.url import parse_view
 
 INCIDENT = (REPO / "sample_data" / "flink-38477-zero-output.jsonl").read_bytes()
 
@@ -106,9 +106,9 @@ def test_timelines_and_whatifs_share_one_budget_least_recently_used_first(root):
 
 
 def test_a_whatif_is_stored_once_and_made_again_after_eviction(root, monkeypatch):
-    from wmviz.incidents import built_in_incidents
+    from wmviz.analysis.whatif import Delete, encode_edit
+    from wmviz.store.incidents import built_in_incidents
     from wmviz.ui import compare_view
-    from wmviz.whatif import Delete, encode_edit
 
     incident = built_in_incidents(REPO / "sample_data")["flink-38477-zero-output"]
     target = compare_view.WHATIF_PREFIX + encode_edit(Delete("0", 3))

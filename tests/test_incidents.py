@@ -18,7 +18,7 @@ from wmviz.core.pipeline import StepResult
 from wmviz.core.scenario import Kind, Trace, TraceRow
 from wmviz.core.simulate import Simulation, simulate
 from wmviz.core.types import MAX_MS, EmittedStatus, EmittedWatermark, Profile, Status, StatusInput
-from wmviz.incidents import (
+from wmviz.store.incidents import (
     DEFAULT_INCIDENT,
     SAMPLES,
     STORY_SECTIONS,

@@ -19,9 +19,10 @@ from wmviz.core.simulate import Simulation
 from wmviz.core.story import explain_step
 from wmviz.core.types import EmittedWatermark
 from wmviz.record.kafka import KafkaDumpError, java_string_hash, parse_line, split_owner
-from wmviz.timefmt import TimeFormat
+from wmviz.store import uploads
 from wmviz.trace.readers import read_trace
-from wmviz.ui import import_views, uploads
+from wmviz.ui import import_views
+from wmviz.view.timefmt import TimeFormat
 
 # Java's own String.hashCode() and KafkaSourceEnumerator's start index for 3 and 7 readers,
 # printed by a JVM (javac'd one-liner) for these names, including non-Latin ones and a surrogate pair.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from wmviz.incidents import built_in_incidents
+from wmviz.store.incidents import built_in_incidents
 from wmviz.timeline import keyframe
 from wmviz.timeline.keyframe import KeyframeError
 from wmviz.timeline.local import build_timeline_local

@@ -51,7 +51,7 @@ def test_the_wheel_installs_and_its_wmviz_command_runs_outside_the_checkout(tmp_
     assert result.returncode == 0, result.stderr
     assert "valid: 8 rows" in result.stdout
     where = subprocess.run(
-        [str(python), "-c", "import wmviz.resources as r; print(r.sample_data()); print(r.app_page())"],
+        [str(python), "-c", "import wmviz.store.resources as r; print(r.sample_data()); print(r.app_page())"],
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -139,7 +139,7 @@ def test_the_page_opens_the_recording_with_clock_times_and_the_check(recording, 
     from streamlit.testing.v1 import AppTest
 
     from tests.conftest import REPO
-    from wmviz.ui import uploads
+    from wmviz.store import uploads
 
     out, _, _ = recording
     monkeypatch.setenv("WMVIZ_CACHE", str(tmp_path / "timelines"))

@@ -18,12 +18,12 @@ import pytest
 
 from tests.conftest import CHROMIUM, CHROMIUM_ARGS, REPO, truthy_env
 from wmviz.report import ReportInput, build_report, chart_images, compact_input, key_steps
-from wmviz.report_html import TRACE_LIMIT_BYTES, markdown_html, pre_block
+from wmviz.report.html import TRACE_LIMIT_BYTES, markdown_html, pre_block
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.store import Timeline
 from wmviz.trace.readers import read_trace
-from wmviz.ui.model import CHART_STEPS
+from wmviz.view.model import CHART_STEPS
 
 SAMPLES = REPO / "sample_data"
 EVIL = ("<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "</pre>")

@@ -18,10 +18,10 @@ from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.store import Timeline
 from wmviz.timeline.tables import TABLES
+from wmviz.timeline.transcript import transcript_record
 from wmviz.trace.config import parse_config
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace
-from wmviz.transcript import transcript_record
 
 SAMPLES = REPO / "sample_data"
 pytestmark = pytest.mark.spark

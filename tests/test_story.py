@@ -6,7 +6,7 @@ import json
 
 from tests.conftest import REPO
 from tests.join_cases import join_cases, run_case
-from wmviz import cli
+from wmviz.cli import commands as cli
 from wmviz.core.simulate import simulate
 from wmviz.trace.readers import read_trace
 

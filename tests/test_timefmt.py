@@ -1,4 +1,4 @@
-"""The one time formatter (`wmviz.timefmt`): what a person reads for every time, on the page, in the
+"""The one time formatter (`wmviz.view.timefmt`): what a person reads for every time, on the page, in the
 narration, in `explain --time` and in the report."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from tests.conftest import REPO
 from wmviz.cli import main
 from wmviz.core.types import MAX_MS, MIN_MS
-from wmviz.timefmt import EPOCH_FROM_MS, TimeFormat, duration, is_epoch, trace_origin
 from wmviz.trace.readers import read_trace
-from wmviz.trace.timefmt import parse_time_ms
-from wmviz.ui.figures_common import format_many
+from wmviz.trace.timecells import parse_time_ms
+from wmviz.view.figures_common import format_many
+from wmviz.view.timefmt import EPOCH_FROM_MS, TimeFormat, duration, is_epoch, trace_origin
 
 KAFKA = REPO / "tests" / "data" / "kafka-rebalance.csv"
 KAFKA_CONFIG = KAFKA.with_suffix(".json")

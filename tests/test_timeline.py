@@ -13,8 +13,8 @@ from wmviz.core.types import Status
 from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.recorder import decode_out
 from wmviz.timeline.store import Timeline, TimelineError
+from wmviz.timeline.transcript import transcript_record
 from wmviz.trace.readers import read_trace
-from wmviz.transcript import transcript_record
 
 SAMPLES = sorted(p for p in (REPO / "sample_data").iterdir() if p.suffix in (".jsonl", ".csv"))
 

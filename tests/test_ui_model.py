@@ -12,15 +12,15 @@ from hypothesis import strategies as st
 
 from tests.conftest import REPO
 from wmviz.core.types import MAX_MS, MIN_MS, Profile
-from wmviz.timefmt import TimeFormat
+from wmviz.store.runs import RunRequest, run_timeline
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.store import Timeline
 from wmviz.trace.readers import read_trace
-from wmviz.ui import model
-from wmviz.ui import operator_model as om
-from wmviz.ui.runs import RunRequest, run_timeline
-from wmviz.ui.url import ViewParams, clamp_step, parse_view, view_query
+from wmviz.view import model
+from wmviz.view import operator_model as om
+from wmviz.view.timefmt import TimeFormat
+from wmviz.view.url import ViewParams, clamp_step, parse_view, view_query
 
 SAMPLES = REPO / "sample_data"
 SCENARIOS = ["flink-38477-zero-output", "early-fire-left-join"]
@@ -285,7 +285,7 @@ def test_the_cache_keeps_to_its_budget_by_evicting_the_least_recently_used(tmp_p
     import os
     import time
 
-    from wmviz.ui.runs import enforce_budget
+    from wmviz.store.runs import enforce_budget
 
     trace = SAMPLES / "flink-38477-zero-output.jsonl"
     runs = [run_timeline(RunRequest(trace, None, p, "local"), None, tmp_path) for p in Profile]
@@ -308,7 +308,7 @@ def test_the_cache_keeps_to_its_budget_by_evicting_the_least_recently_used(tmp_p
 
 
 def test_the_stall_summary_names_the_output_its_length_and_the_channel_holding_it(tmp_path):
-    from wmviz.ui import stall
+    from wmviz.view import stall
 
     data = REPO / "tests" / "data"
     build_timeline_local(

@@ -11,10 +11,10 @@ from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
 from tests.markdown_text import shown
+from wmviz.store import uploads
+from wmviz.store.uploads import UploadError
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace
-from wmviz.ui import uploads
-from wmviz.ui.uploads import UploadError
 
 INCIDENT = (REPO / "sample_data" / "flink-38477-zero-output.jsonl").read_bytes()
 BROKEN = INCIDENT.replace(b'"status": "FINISHED"', b'"status": "DONE"', 1).replace(

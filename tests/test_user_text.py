@@ -15,8 +15,8 @@ from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
 from tests.markdown_text import shown
-from wmviz.ui import uploads
-from wmviz.ui.plain import literal
+from wmviz.store import uploads
+from wmviz.view.plain import literal
 
 HOSTILE = (
     "[t](https://x.example/a) ![i](http://y.example/i.png) www.z.example HTTP://w.example "

@@ -1,4 +1,4 @@
-"""What-if edits (`wmviz.whatif`) and the comparison of two runs (`wmviz.compare`).
+"""What-if edits (`wmviz.analysis.whatif`) and the comparison of two runs (`wmviz.analysis.compare`).
 
 The comparison is checked against a naive oracle that rebuilds every step's full pipeline state
 with `InstanceCursor.state_at` (what `compare` deliberately avoids doing) on seeded random traces.
@@ -17,18 +17,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import REPO
-from wmviz.cli import main as cli_main
-from wmviz.compare import ONLY_IN_ONE_RUN, divergence_steps, first_divergence, step_map
-from wmviz.core.scenario import Kind, Trace, TraceRow
-from wmviz.core.types import MIN_MS, Profile, Status
-from wmviz.timefmt import TimeFormat
-from wmviz.timeline.cursor import InstanceCursor
-from wmviz.timeline.local import build_timeline_local
-from wmviz.timeline.store import Timeline
-from wmviz.trace.errors import TraceValidationError
-from wmviz.trace.readers import read_trace, read_trace_bytes
-from wmviz.ui.runs import RunRequest, run_timeline
-from wmviz.whatif import (
+from wmviz.analysis.compare import ONLY_IN_ONE_RUN, divergence_steps, first_divergence, step_map
+from wmviz.analysis.whatif import (
     Change,
     Delete,
     Insert,
@@ -38,6 +28,16 @@ from wmviz.whatif import (
     encode_edit,
     write_whatif,
 )
+from wmviz.cli import main as cli_main
+from wmviz.core.scenario import Kind, Trace, TraceRow
+from wmviz.core.types import MIN_MS, Profile, Status
+from wmviz.store.runs import RunRequest, run_timeline
+from wmviz.timeline.cursor import InstanceCursor
+from wmviz.timeline.local import build_timeline_local
+from wmviz.timeline.store import Timeline
+from wmviz.trace.errors import TraceValidationError
+from wmviz.trace.readers import read_trace, read_trace_bytes
+from wmviz.view.timefmt import TimeFormat
 
 SAMPLES = REPO / "sample_data"
 INCIDENT = SAMPLES / "flink-38477-zero-output.jsonl"

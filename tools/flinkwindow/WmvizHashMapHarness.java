@@ -1,6 +1,6 @@
 /*
  * The JDK's own java.util.HashMap<Long, Integer>, driven by a line protocol, so wmviz's
- * JavaLongMap (wmviz/core/javamap.py) can be compared with the real iteration order: Flink's heap
+ * JavaLongMap (wmviz/core/java/hashmap.py) can be compared with the real iteration order: Flink's heap
  * state backend keeps every MapState in such a map, and the released interval join iterates it.
  *
  *   N        a new, empty map (new HashMap<>(), as HeapMapState makes one)

@@ -1,4 +1,4 @@
-"""`wmviz.core.javamap.JavaLongMap` beside the JDK's own `java.util.HashMap<Long, Integer>`.
+"""`wmviz.core.java.javamap.JavaLongMap` beside the JDK's own `java.util.HashMap<Long, Integer>`.
 
 Seeded random sequences of puts, iterator removals and fresh maps, with key sets chosen to
 collide (so buckets grow past 8 and turn into red-black trees, split on resize and shrink on
@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 from tools.flinkvalve.jar import HarnessError, compile_harness, java_command
-from wmviz.core.javamap import JavaLongMap
+from wmviz.core.java.javamap import JavaLongMap
 
 HARNESS_SOURCE = Path(__file__).with_name("WmvizHashMapHarness.java")
 HARNESS_CLASS = "WmvizHashMapHarness"

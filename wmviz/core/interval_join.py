@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wmviz.core.java import wrap_long
-from wmviz.core.javamap import JavaLongMap
+from wmviz.core.java.javamap import JavaLongMap
+from wmviz.core.java.longs import wrap_long
 from wmviz.core.operator_log import (
     Cached,
     Cause,

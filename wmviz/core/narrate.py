@@ -1,7 +1,7 @@
 """Plain-English narration of a StepAccount: what came in, which rule applied, what changed, why.
 
 Reads only the structured account, never strings, so the CLI's `explain` and the UI say the same.
-Every time goes through one `Times` formatter (`t`: `wmviz.timefmt.TimeFormat` from the page, the
+Every time goes through one `Times` formatter (`t`: `wmviz.view.timefmt.TimeFormat` from the page, the
 CLI and the report), so a 13-digit epoch reads as a UTC time everywhere.
 """
 

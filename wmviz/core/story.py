@@ -2,7 +2,7 @@
 
 Built only from the StepResult's structured parts (valve accounts, probes, the ordered operator
 timeline), never from strings, so `explain` and the UI tell the same story. Every time goes through
-one `Times` formatter (`t`: `wmviz.timefmt.TimeFormat` from the page, the CLI and the report).
+one `Times` formatter (`t`: `wmviz.view.timefmt.TimeFormat` from the page, the CLI and the report).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The core only knows the protocol and the raw default (`MIN`, `MAX` or the plain number, as valve.md
 writes watermarks); readable date-times, relative offsets and time zones come from
-`wmviz.timefmt.TimeFormat`, which the page, the CLI and the report pass in. Pure, no clock.
+`wmviz.view.timefmt.TimeFormat`, which the page, the CLI and the report pass in. Pure, no clock.
 """
 
 from __future__ import annotations

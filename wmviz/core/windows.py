@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from wmviz.core.budgets import MAX_LIVE_WINDOWS, live_windows_reason
-from wmviz.core.java import java_rem, wrap_long
+from wmviz.core.java.longs import java_rem, wrap_long
 from wmviz.core.operator_log import Dropped, StepLog, WindowOutput
 from wmviz.core.scenario import OperatorConfig, TraceRow
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 
 from wmviz.core.pipeline import StepResult
 from wmviz.core.types import MAX_MS, MIN_MS, EmittedWatermark
-from wmviz.timefmt import TimeFormat
-from wmviz.trace.timefmt import parse_time_ms
+from wmviz.trace.timecells import parse_time_ms
+from wmviz.view.timefmt import TimeFormat
 
 CHECK_COLUMN = "reported_ms"
 

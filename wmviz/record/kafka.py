@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wmviz.trace.timefmt import parse_time_ms
+from wmviz.trace.timecells import parse_time_ms
 
 MAX_RECORDS = 2_000_000
 """The most records an import reads (a dump of more is cut to a time range first)."""

@@ -312,8 +312,8 @@ def transcript_partition(spec: RunSpec, with_input: bool, operator: bool) -> Tra
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from wmviz.timeline.runner import new_pipeline
+        from wmviz.timeline.transcript import transcript_line
         from wmviz.trace.rowtable import TraceRows, decode_rows, grouped_table
-        from wmviz.transcript import transcript_line
 
         table = from_buckets(batches)
         rows = grouped_table(TraceRows(table.select(ROW_SCHEMA.names).cast(ROW_SCHEMA)))

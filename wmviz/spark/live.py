@@ -418,8 +418,8 @@ def main(argv: list[str] | None = None) -> None:
     """Step a trace (or the demo) through a live session; print each latency and the summary."""
     from wmviz.core.simulate import simulate
     from wmviz.spark.session import get_spark
+    from wmviz.timeline.transcript import transcript_record
     from wmviz.trace.readers import read_trace
-    from wmviz.transcript import transcript_record
 
     parser = argparse.ArgumentParser(prog="python -m wmviz.spark.live", description=main.__doc__)
     parser.add_argument("trace", nargs="?", help="a trace file (default: a 2-instance demo valve trace)")

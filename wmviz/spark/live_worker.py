@@ -114,7 +114,7 @@ def live_group(job: RunSpec, manual: Mapping[str, frozenset], *, with_input: boo
         import pyarrow as pa
 
         from wmviz.timeline.recorder import InstanceRecorder
-        from wmviz.transcript import transcript_line
+        from wmviz.timeline.transcript import transcript_line
 
         (instance,) = key
         refs = job.refs

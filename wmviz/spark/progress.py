@@ -1,4 +1,4 @@
-"""Progress of Spark jobs as `wmviz.progress.Report`s: on stderr for the command line, to a
+"""Progress of Spark jobs as `wmviz.timeline.progress.Report`s: on stderr for the command line, to a
 callback the app turns into a progress bar.
 
 `SparkProgress` watches Spark's status tracker while a block runs and reports the tasks done in
@@ -14,7 +14,7 @@ import time
 
 from pyspark.sql import SparkSession
 
-from wmviz.progress import Report, Sink
+from wmviz.timeline.progress import Report, Sink
 
 
 def print_report(report: Report) -> None:

@@ -17,7 +17,6 @@ from pyspark.sql import SparkSession
 
 from wmviz.core.scenario import Trace
 from wmviz.core.types import Profile
-from wmviz.progress import Sink
 from wmviz.spark.engine import (
     ChunkFacts,
     InstanceJob,
@@ -31,6 +30,7 @@ from wmviz.spark.engine import (
 )
 from wmviz.spark.progress import SparkProgress, print_report
 from wmviz.spark.session import get_spark
+from wmviz.timeline.progress import Sink
 from wmviz.timeline.runner import RunSpec
 from wmviz.timeline.store import timeline_meta_fields, write_meta
 from wmviz.trace.check import PHASE_SEQ

@@ -58,11 +58,15 @@ _RESETS = {"pipeline.InstancePipeline": _reset_pipeline}
 
 def _classes() -> dict[str, type]:
     found: dict[str, type] = {}
-    for info in pkgutil.iter_modules(wmviz.core.__path__):
-        module = importlib.import_module(f"wmviz.core.{info.name}")
+    # Subpackages too (wmviz.core.java); a class is named by its module's last name only, so a
+    # keyframe's bytes do not depend on which folder of the core a module sits in.
+    for info in pkgutil.walk_packages(wmviz.core.__path__, "wmviz.core."):
+        module = importlib.import_module(info.name)
         for name, cls in vars(module).items():
             if inspect.isclass(cls) and cls.__module__ == module.__name__:
-                found[f"{info.name}.{name}"] = cls
+                key = f"{info.name.rsplit('.', 1)[-1]}.{name}"
+                assert key not in found, f"two core classes would share the keyframe name {key}"
+                found[key] = cls
     return found
 
 

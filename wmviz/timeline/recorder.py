@@ -27,7 +27,7 @@ from wmviz.core.types import MAX_MS, MIN_MS, Emission, Status, format_emission
 from wmviz.core.valve import Outcome
 from wmviz.timeline import keyframe
 from wmviz.timeline.tables import INPUT_COLUMNS, SCHEMAS, TABLES
-from wmviz.transcript import dropped_json, dumps, output_json
+from wmviz.timeline.transcript import dropped_json, dumps, output_json
 
 _RULES = {outcome: " ".join(outcome.rules) for outcome in Outcome}
 _CHANGE_TABLES = ("channels", "heap", "timers", "outputs", "keyframes")

@@ -6,7 +6,7 @@ Nothing here imports a UI or plotting library, so the command-line tool and test
 from wmviz.trace.config import config_to_dict, load_config, parse_config
 from wmviz.trace.errors import MAX_ISSUES, TraceIssue, TraceValidationError
 from wmviz.trace.readers import read_trace, read_trace_bytes
-from wmviz.trace.timefmt import format_time_ms, parse_time_ms
+from wmviz.trace.timecells import format_time_ms, parse_time_ms
 from wmviz.trace.writers import write_compact, write_config, write_trace, write_trace_bytes
 
 __all__ = [

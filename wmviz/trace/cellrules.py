@@ -19,7 +19,8 @@ from wmviz.core.scenario import Kind
 from wmviz.core.types import Status, fits_long
 from wmviz.trace.columns import KIND_NAMES, Parse
 from wmviz.trace.config import MAX_CHANNELS, channel_budget_reason
-from wmviz.trace.timefmt import ASCII_SPACE, parse_time_ms, show
+from wmviz.trace.quote import show
+from wmviz.trace.timecells import ASCII_SPACE, parse_time_ms
 
 MAX_CHANNEL = 2**31 - 1
 """The largest channel index: channel indexes are Java ints in Flink."""

@@ -28,9 +28,9 @@ from wmviz.trace.config import input_names, normalize_input
 from wmviz.trace.errors import IssueCollector
 from wmviz.trace.parse import Parsed, parse_column
 from wmviz.trace.payload import encode_payload
+from wmviz.trace.quote import show
 from wmviz.trace.raw import RawBatch
 from wmviz.trace.rowtable import ROW_SCHEMA
-from wmviz.trace.timefmt import show
 
 KINDS: tuple[Kind, ...] = tuple(Kind)
 _KIND_CODE = {k.value: i for i, k in enumerate(KINDS)}

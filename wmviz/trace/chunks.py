@@ -20,9 +20,9 @@ from wmviz.trace.config import MAX_CHANNELS, channel_budget_reason
 from wmviz.trace.errors import IssueCollector
 from wmviz.trace.jsonline import JsonLineError, decode_json_line, is_compact_header
 from wmviz.trace.lines import line_breaks
+from wmviz.trace.quote import show
 from wmviz.trace.raw import RawBatch, RawColumn, from_arrow, from_python, from_text
 from wmviz.trace.sources import Chunk, TracePlan
-from wmviz.trace.timefmt import show
 
 BATCH_ROWS = 1 << 18
 

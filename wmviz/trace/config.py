@@ -17,7 +17,7 @@ from wmviz.core.scenario import GeneratorConfig, OperatorConfig, ScenarioConfig
 from wmviz.core.types import Profile, fits_long
 from wmviz.core.windows import sliding_config_problem
 from wmviz.trace.errors import IssueCollector
-from wmviz.trace.timefmt import show
+from wmviz.trace.quote import show
 
 OPERATOR_TYPES = ("none", "window", "interval_join")
 EMIT_MODES = ("per-record", "periodic")

@@ -12,7 +12,7 @@ import math
 import re
 from typing import Any
 
-from wmviz.trace.timefmt import show
+from wmviz.trace.quote import show
 
 MAX_DEPTH = 64
 MAX_INT_DIGITS = 400

@@ -23,7 +23,7 @@ from wmviz.trace.config import MAX_CONFIG_BYTES, parse_config_into
 from wmviz.trace.errors import IssueCollector
 from wmviz.trace.jsonline import JsonLineError, decode_json_line, is_compact_header, loads_strict
 from wmviz.trace.lines import line_breaks
-from wmviz.trace.timefmt import show
+from wmviz.trace.quote import show
 
 FORMATS: dict[str, str] = {
     ".csv": "csv",

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from wmviz.core.scenario import ScenarioConfig
 from wmviz.trace.check import PHASE_GENERATED, PHASE_HEADER, PHASE_PROC, PHASE_SEQ
 from wmviz.trace.errors import IssueCollector
-from wmviz.trace.timefmt import show
+from wmviz.trace.quote import show
 
 NO_ROWS_REASON = "the trace has no rows"
 

@@ -26,7 +26,7 @@ from wmviz.trace.columns import STANDARD_COLUMNS
 from wmviz.trace.config import config_to_dict
 from wmviz.trace.payload import payload_text
 from wmviz.trace.sources import PARQUET_CONFIG_KEY, format_of
-from wmviz.trace.timefmt import format_time_ms
+from wmviz.trace.timecells import format_time_ms
 
 WRITE_FORMATS = ("csv", "jsonl", "parquet", "compact")
 _INT_COLUMNS = frozenset({"seq", "channel", "event_ms", "watermark_ms", "proc_ms"})

@@ -14,14 +14,15 @@ from pathlib import Path
 
 import streamlit as st
 
-from wmviz.incidents import SAMPLES, Incident
+from wmviz.store import uploads
+from wmviz.store.incidents import SAMPLES, Incident
+from wmviz.store.uploads import StoredUpload, UploadError
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace
-from wmviz.ui import loading, uploads
+from wmviz.ui import loading
 from wmviz.ui.controls import SCENARIO_PROFILE, STEP
-from wmviz.ui.plain import literal
-from wmviz.ui.uploads import StoredUpload, UploadError
-from wmviz.ui.url import UPLOAD_PREFIX, ViewParams, parse_view, view_query
+from wmviz.view.plain import literal
+from wmviz.view.url import UPLOAD_PREFIX, ViewParams, parse_view, view_query
 
 TRACE_TYPES = ["csv", "jsonl", "ndjson", "json", "parquet", "zip"]
 

@@ -1,7 +1,7 @@
 """Compare mode and what-if (Streamlit): the same trace under another profile, or the original
 against an edited copy, side by side with one step control and the first divergence one click away.
 
-A what-if travels as its edit: the compare target `whatif:<token>` (`wmviz.whatif.encode_edit`)
+A what-if travels as its edit: the compare target `whatif:<token>` (`wmviz.analysis.whatif.encode_edit`)
 is in the link and in the bundle, and any server that has the original trace re-applies it, so a
 fresh browser shows what the sender saw. `trace:<digest>` compares with another stored upload.
 """
@@ -13,21 +13,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from wmviz.compare import first_divergence, step_map
-from wmviz.core.scenario import Kind
-from wmviz.core.story import explain_parts
-from wmviz.core.types import Profile, Status
-from wmviz.timefmt import TimeFormat
-from wmviz.timeline.cursor import InstanceCursor
-from wmviz.trace.errors import TraceValidationError
-from wmviz.trace.timefmt import parse_time_ms
-from wmviz.ui import loading, model, panels, uploads
-from wmviz.ui import operator_model as om
-from wmviz.ui.controls import STEP
-from wmviz.ui.plain import literal
-from wmviz.ui.runs import RunRequest, cache_root, enforce_budget, file_digest, whatifs_root
-from wmviz.ui.step_chart import step_chart
-from wmviz.whatif import (
+from wmviz.analysis.compare import first_divergence, step_map
+from wmviz.analysis.whatif import (
     Change,
     Delete,
     Edit,
@@ -38,6 +25,21 @@ from wmviz.whatif import (
     encode_edit,
     whatif_file,
 )
+from wmviz.core.scenario import Kind
+from wmviz.core.story import explain_parts
+from wmviz.core.types import Profile, Status
+from wmviz.store import uploads
+from wmviz.store.runs import RunRequest, cache_root, enforce_budget, file_digest, whatifs_root
+from wmviz.timeline.cursor import InstanceCursor
+from wmviz.trace.errors import TraceValidationError
+from wmviz.trace.timecells import parse_time_ms
+from wmviz.ui import loading, panels
+from wmviz.ui.controls import STEP
+from wmviz.view import model
+from wmviz.view import operator_model as om
+from wmviz.view.plain import literal
+from wmviz.view.step_chart import step_chart
+from wmviz.view.timefmt import TimeFormat
 
 NOTHING = "nothing"
 TRACE_PREFIX = "trace:"
@@ -136,7 +138,7 @@ def _side(side: Side, column_key: str, t: TimeFormat) -> None:
 
 
 def chart_figure(cursor: InstanceCursor, step: int, views, t: TimeFormat, *, compact: bool = False):
-    """The watermark chart of one run at `step` (`wmviz.ui.step_chart`), its histories cached."""
+    """The watermark chart of one run at `step` (`wmviz.view.step_chart`), its histories cached."""
     path = cursor.timeline.path  # None for a live run, which grows at every step
     histories = loading.histories(str(path), cursor.instance) if path is not None else None
     title = "" if compact else "Watermarks over steps"

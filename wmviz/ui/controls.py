@@ -12,11 +12,11 @@ from zoneinfo import available_timezones
 import streamlit as st
 
 from wmviz.core.types import Profile
-from wmviz.timefmt import MODE_TITLES, MODES
 from wmviz.timeline.cursor import EVENT_KINDS, InstanceCursor
-from wmviz.ui.model import step_for_order
-from wmviz.ui.plain import literal
-from wmviz.ui.url import ENGINES, ViewParams
+from wmviz.view.model import step_for_order
+from wmviz.view.plain import literal
+from wmviz.view.timefmt import MODE_TITLES, MODES
+from wmviz.view.url import ENGINES, ViewParams
 
 STEP = "step"
 ENGINE_TITLES = {"auto": "auto (size decides)", "spark": "Spark", "local": "in-process"}

@@ -14,14 +14,14 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from wmviz.compare import step_map
+from wmviz.analysis.compare import step_map
 from wmviz.report import CompareInput, ReportInput, build_report, chart_images
-from wmviz.timefmt import DEFAULT, TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.store import Timeline
 from wmviz.trace.readers import format_of, read_trace
 from wmviz.trace.writers import write_trace_bytes
-from wmviz.ui.url import ShownView, ViewParams, view_query
+from wmviz.view.timefmt import DEFAULT, TimeFormat
+from wmviz.view.url import ShownView, ViewParams, view_query
 
 _TEXT_LIMIT = 2_000_000
 

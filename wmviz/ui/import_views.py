@@ -15,8 +15,8 @@ import streamlit as st
 from wmviz.core.pipeline import InstancePipeline, StepResult
 from wmviz.core.splits import SplitReader
 from wmviz.record.agreement import reported_of
-from wmviz.timefmt import TimeFormat
-from wmviz.ui.plain import literal
+from wmviz.view.plain import literal
+from wmviz.view.timefmt import TimeFormat
 
 VISIBLE_SPLITS = 4
 ROW_PX = 35  # Streamlit's dataframe row height

@@ -28,11 +28,12 @@ import streamlit as st
 
 from wmviz.core.scenario import Kind, ScenarioConfig, Trace
 from wmviz.core.types import MAX_MS, MIN_MS
+from wmviz.store import uploads
+from wmviz.store.runs import cache_root
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.writers import write_trace_bytes
-from wmviz.ui import loading, uploads
-from wmviz.ui.plain import literal
-from wmviz.ui.runs import cache_root
+from wmviz.ui import loading
+from wmviz.view.plain import literal
 
 LIVE = "_live"
 MAX_LIVE = int(os.environ.get("WMVIZ_MAX_LIVE", "4"))

@@ -16,16 +16,16 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from wmviz.incidents import Incident, built_in_incidents
-from wmviz.progress import Report
 from wmviz.spark.service import SparkService
+from wmviz.store.incidents import Incident, built_in_incidents
+from wmviz.store.runs import RunRequest, cache_root, cached_timeline, run_timeline
 from wmviz.timeline.cursor import InstanceCursor
+from wmviz.timeline.progress import Report
 from wmviz.timeline.store import Timeline
-from wmviz.ui.figures import heatmap_matrix
-from wmviz.ui.figures_heatmap import input_frontier
-from wmviz.ui.model import trace_times
-from wmviz.ui.plain import literal
-from wmviz.ui.runs import RunRequest, cache_root, cached_timeline, run_timeline
+from wmviz.view.figures import heatmap_matrix
+from wmviz.view.figures_heatmap import input_frontier
+from wmviz.view.model import trace_times
+from wmviz.view.plain import literal
 
 
 def incidents(root: Path) -> dict[str, Incident]:

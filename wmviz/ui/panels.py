@@ -1,9 +1,9 @@
 """The panels of one step (Streamlit). Each takes plain values and lays them out; the content comes
-from `wmviz.ui.model`, `wmviz.ui.operator_model`, `wmviz.ui.stall` and `wmviz.ui.figures`, which are
+from `wmviz.view.model`, `wmviz.view.operator_model`, `wmviz.view.stall` and `wmviz.view.figures`, which are
 tested without Streamlit.
 
 User text (trace values, keys, payloads, names, an upload's story) is only ever shown through
-`st.dataframe`, `st.text`, `st.code`, or as HTML built by `wmviz.report_html` from escaped text;
+`st.dataframe`, `st.text`, `st.code`, or as HTML built by `wmviz.report.html` from escaped text;
 never as Streamlit markdown, which would follow links and load images.
 """
 
@@ -14,15 +14,15 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from wmviz.incidents import story_sections
-from wmviz.report_html import markdown_html
+from wmviz.report.html import markdown_html
 from wmviz.spark.service import SparkService, SparkStatus
-from wmviz.timefmt import TimeFormat
+from wmviz.store.incidents import story_sections
 from wmviz.timeline.cursor import InstanceCursor
-from wmviz.ui import figures, model
-from wmviz.ui import operator_model as om
-from wmviz.ui.figures import STATUS_COLORS
-from wmviz.ui.plain import literal
+from wmviz.view import figures, model
+from wmviz.view import operator_model as om
+from wmviz.view.figures import STATUS_COLORS
+from wmviz.view.plain import literal
+from wmviz.view.timefmt import TimeFormat
 
 # One screen (1440×900) must hold the step controls, the narration, the output and the channels:
 # less padding above the page, a smaller title and smaller metric values than Streamlit's defaults.

@@ -17,26 +17,23 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from wmviz.checked import scenario_claims
+from wmviz.cli.errors import BadInput
+from wmviz.cli.record import add_import_parser, add_record_parser, cmd_import, cmd_record
 from wmviz.core.scenario import Trace
 from wmviz.core.simulate import simulate
 from wmviz.core.story import explain_line
 from wmviz.core.types import Profile
 from wmviz.core.windows import ScenarioError
 from wmviz.record.agreement import ReplayCheck, verdict
-from wmviz.record.command import add_import_parser, add_record_parser, cmd_import, cmd_record
-from wmviz.timefmt import MODES, TimeFormat, trace_origin
 from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.outdir import OutDirError, timeline_out_dir
+from wmviz.timeline.transcript import transcript_line
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace
-from wmviz.transcript import transcript_line
+from wmviz.view.checked import scenario_claims
+from wmviz.view.timefmt import MODES, TimeFormat, trace_origin
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-
-class BadInput(Exception):
-    """A usage or input problem worth a one-line message and exit code 2."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -266,7 +263,7 @@ def cmd_explain(args: argparse.Namespace) -> None:
 
 def cmd_app(args: argparse.Namespace) -> None:
     """Replace this process with `streamlit run app.py`, passing the remaining arguments on."""
-    from wmviz.resources import app_page
+    from wmviz.store.resources import app_page
 
     command = [sys.executable, "-m", "streamlit", "run", str(app_page()), *args.streamlit_args]
     sys.stdout.flush()

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from wmviz.core.types import MAX_MS, MIN_MS
-from wmviz.timefmt import DEFAULT, TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
+from wmviz.view.timefmt import DEFAULT, TimeFormat
 
 MIN_STALL_STEPS = 5
 STALL_FACTOR = 3

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from wmviz.timefmt import DEFAULT, TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
-from wmviz.ui import figures, model, stall
+from wmviz.view import figures, model, stall
+from wmviz.view.timefmt import DEFAULT, TimeFormat
 
 
 def step_chart(

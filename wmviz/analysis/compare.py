@@ -34,11 +34,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from wmviz.analysis.whatif import Change, Delete, Edit, Insert
 from wmviz.core.types import MIN_MS
-from wmviz.timefmt import DEFAULT, TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.tables import INPUT_COLUMNS
-from wmviz.whatif import Change, Delete, Edit, Insert
+from wmviz.view.timefmt import DEFAULT, TimeFormat
 
 __all__ = ["Divergence", "divergence_steps", "first_divergence", "step_map"]
 

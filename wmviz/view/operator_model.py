@@ -19,8 +19,8 @@ from wmviz.core.interval_join import IntervalJoin
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.story import ALREADY_PENDING, REGISTERED_NOW, label
 from wmviz.core.windows import WindowOperator
-from wmviz.timefmt import DEFAULT, TimeFormat
 from wmviz.timeline.cursor import InstanceCursor
+from wmviz.view.timefmt import DEFAULT, TimeFormat
 
 TIMERS, WINDOWS, CHANGELOG, DROPPED = "Timers", "Windows", "Join changelog", "Dropped records"
 SHOWN_ROWS = 500

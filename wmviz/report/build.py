@@ -7,7 +7,7 @@ table at the step, and the trace and config themselves. `chart_images` renders t
 PNG through kaleido and the system Chromium.
 
 Pure: plotly, pandas, html and json only (no Streamlit, no Spark), so the app and the tests share it.
-Every piece of user text goes through `wmviz.report_html`, which escapes it.
+Every piece of user text goes through `wmviz.report.html`, which escapes it.
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
-from wmviz.checked import scenario_claims
-from wmviz.compare import first_divergence
+from wmviz.analysis.compare import first_divergence
 from wmviz.core.types import Profile, Status
-from wmviz.report_html import (
+from wmviz.report.html import (
     CSS,
     Html,
     esc,
@@ -34,24 +33,22 @@ from wmviz.report_html import (
     pre_block,
     table,
 )
-from wmviz.report_steps import compact_input, key_steps, step_reasons, where_section
-from wmviz.report_steps import key_steps_section as _key_steps_section
-from wmviz.timefmt import DEFAULT, TimeFormat
+from wmviz.report.steps import compact_input, key_steps, step_reasons, where_section
+from wmviz.report.steps import key_steps_section as _key_steps_section
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.trace.config import parse_config
-from wmviz.ui.figures import heap_figure
-from wmviz.ui.model import ValveView, chart_window, valve_views
-from wmviz.ui.operator_model import operator_watermark
-from wmviz.ui.step_chart import step_chart
+from wmviz.view.checked import scenario_claims
+from wmviz.view.figures import heap_figure
+from wmviz.view.model import ValveView, chart_window, valve_views
+from wmviz.view.operator_model import operator_watermark
+from wmviz.view.step_chart import step_chart
+from wmviz.view.timefmt import DEFAULT, TimeFormat
 
 __all__ = [
     "CompareInput",
     "ReportInput",
     "build_report",
     "chart_images",
-    "compact_input",
-    "key_steps",
-    "step_reasons",
 ]
 
 DEFAULT_BROWSER = "/usr/bin/chromium"

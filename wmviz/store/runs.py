@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from wmviz.core.types import Profile
-from wmviz.progress import Report, Sink
 from wmviz.timeline.local import build_timeline_local
+from wmviz.timeline.progress import Report, Sink
 from wmviz.timeline.store import META, Timeline, TimelineError
 from wmviz.trace.readers import read_trace
 

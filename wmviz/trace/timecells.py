@@ -6,13 +6,13 @@ epoch, exactly as Flink's `long`; nothing here rounds, truncates or wraps.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from datetime import UTC, datetime
 from typing import Any
 
 from wmviz.core.types import MAX_MS, MIN_MS, fits_long, format_ms
+from wmviz.trace.quote import show
 
 _INT_RE = re.compile(r"[+-]?[0-9]+")  # ASCII digits only: '٣' or '𝟙' are not numbers here
 ASCII_SPACE = " \t\r\n\f\v"
@@ -26,20 +26,6 @@ _MIN_WORDS = frozenset({"min", "-inf"})
 _MAX_WORDS = frozenset({"max", "+inf", "inf"})
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _FLOAT_EXACT = 2**53  # the largest magnitude up to which every integer is exact in a float64
-
-
-def show(value: Any, limit: int = 60) -> str:
-    """`value` as it would appear in JSON (strings quoted), shortened for messages."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=True)
-    except (TypeError, ValueError):
-        text = repr(value)
-    # Half of a UTF-16 pair (from a JSON escape) is no character: spelled as its escape, so the
-    # message can be printed and stored.
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return text
 
 
 def _expected(sentinels: bool) -> str:

@@ -8,8 +8,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from wmviz.core.types import MAX_MS, MIN_MS
-from wmviz.timefmt import DEFAULT, TimeFormat, duration
-from wmviz.ui.figures_common import CURSOR_COLOR, clip_sentinels, describe_ms, natural_key, sentinel_levels
+from wmviz.view.figures_common import CURSOR_COLOR, clip_sentinels, describe_ms, natural_key, sentinel_levels
+from wmviz.view.timefmt import DEFAULT, TimeFormat, duration
 
 
 def heatmap_matrix(steps: pd.DataFrame, buckets: int = 120) -> pd.DataFrame:

@@ -2,8 +2,8 @@
 
 The renderer only lays these out; everything a test wants to assert about a panel is decided here.
 Every time goes through one `TimeFormat` (`t`): readable in one column, the raw number in the next.
-The operator's panels (timers, windows, changelog, drops) are in `wmviz.ui.operator_model`; where
-the output is stuck and who holds it, in `wmviz.ui.stall`.
+The operator's panels (timers, windows, changelog, drops) are in `wmviz.view.operator_model`; where
+the output is stuck and who holds it, in `wmviz.view.stall`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import pandas as pd
 
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.types import MAX_MS, MIN_MS, Profile, Status, ValveState
-from wmviz.timefmt import DEFAULT, TimeFormat, is_epoch, raw
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.trace.payload import decode_payload, payload_text
+from wmviz.view.timefmt import DEFAULT, TimeFormat, is_epoch, raw
 
 HOLDS = "◀ holds the minimum"
 """The channel table's mark for the channel(s) the valve's output waits on."""
@@ -227,7 +227,7 @@ def input_summary(record: dict, t: TimeFormat = DEFAULT) -> str:
 
 
 def trace_times(steps) -> int | None:
-    """The relative origin of a steps table (Arrow), as `wmviz.timefmt.trace_origin` for a trace:
+    """The relative origin of a steps table (Arrow), as `wmviz.view.timefmt.trace_origin` for a trace:
     its smallest finite event time or watermark, else its first processing time (None: none)."""
 
     def smallest(names: tuple[str, ...]) -> int | None:

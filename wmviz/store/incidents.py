@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wmviz.core.scenario import Trace
-from wmviz.resources import sample_data
+from wmviz.store.resources import sample_data
 from wmviz.trace.readers import FORMATS, read_trace
 
 SAMPLES: Path = sample_data()

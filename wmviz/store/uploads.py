@@ -24,11 +24,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from wmviz.store.runs import LAST_USED as _LAST_USED
+from wmviz.store.runs import data_root
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.jsonline import JsonLineError, loads_strict
 from wmviz.trace.readers import FORMATS, format_of
-from wmviz.ui.runs import LAST_USED as _LAST_USED
-from wmviz.ui.runs import data_root
 
 DEFAULT_LIMIT_MB = 200
 BUNDLE_VIEW = "view.json"
@@ -69,7 +69,7 @@ _RESERVED = ("config.json", STORY)
 @dataclass(frozen=True)
 class StoredUpload:
     """An upload on disk: its digest (the link's name), the trace file, the config and the story
-    (plain text or the safe markdown subset of `wmviz.report_html.markdown_html`), if any."""
+    (plain text or the safe markdown subset of `wmviz.report.html.markdown_html`), if any."""
 
     digest: str
     trace_path: Path

@@ -10,7 +10,7 @@ import re
 import numpy as np
 
 from wmviz.core.types import MAX_MS, MIN_MS
-from wmviz.timefmt import DEFAULT, EPOCH_FROM_MS, EPOCH_UNTIL_MS, TimeFormat
+from wmviz.view.timefmt import DEFAULT, EPOCH_FROM_MS, EPOCH_UNTIL_MS, TimeFormat
 
 # Okabe-Ito colours: distinguishable under every common colour-vision deficiency, and IDLE
 # (orange) and FINISHED (blue) differ in both hue and lightness.

@@ -1,7 +1,7 @@
 """The story sections of the incident report: where it went wrong (the stall, compare mode's first
 divergence, both narrations there) and the key steps, ranked so that a drop or a status change is
 never buried under routine emissions. Pure, like `wmviz.report`; every string is escaped there or
-by `wmviz.report_html`.
+by `wmviz.report.html`.
 """
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from wmviz.compare import Divergence
+from wmviz.analysis.compare import Divergence
 from wmviz.core.story import explain_parts
-from wmviz.report_html import bullet_list, esc, table
-from wmviz.timefmt import DEFAULT, TimeFormat
+from wmviz.report.html import bullet_list, esc, table
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.trace.payload import decode_payload, payload_text
-from wmviz.ui.model import ValveView, holders
-from wmviz.ui.stall import longest_stalls, stall_at, stall_text
+from wmviz.view.model import ValveView, holders
+from wmviz.view.stall import longest_stalls, stall_at, stall_text
+from wmviz.view.timefmt import DEFAULT, TimeFormat
 
 KEY_KINDS = (
     ("first output divergence", 0),

@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from wmviz.timefmt import DEFAULT, TimeFormat
-from wmviz.ui.figures_common import HIGHLIGHT_COLOR, ROOT_COLOR, STATUS_COLORS, describe_ms
+from wmviz.view.figures_common import HIGHLIGHT_COLOR, ROOT_COLOR, STATUS_COLORS, describe_ms
+from wmviz.view.timefmt import DEFAULT, TimeFormat
 
 EMPTY_HEAP_TEXT = "no aligned channel (the heap is empty)"
 _ASSUMED_WIDTH_PX = 800  # the plot width the label layout plans for (a typical app column)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent  # wmviz/, this module sits in wmviz/store/
 _CHECKOUT = _PACKAGE.parent
 
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from wmviz.core.types import Profile
-from wmviz.timefmt import MODES, zone_known
+from wmviz.view.timefmt import MODES, zone_known
 
 ENGINES = ("auto", "spark", "local")
 DEFAULT_ENGINE = "auto"
@@ -33,9 +33,9 @@ class ViewParams:
     step: int = 0
     compare: str | None = None
     """Compare mode's other run: a profile name, `whatif:<token>` (an edit of this trace, carried
-    in the link itself, `wmviz.whatif.encode_edit`) or `trace:<digest>` (another upload)."""
+    in the link itself, `wmviz.analysis.whatif.encode_edit`) or `trace:<digest>` (another upload)."""
     time: str = "utc"
-    """How times read (`wmviz.timefmt.MODES`)."""
+    """How times read (`wmviz.view.timefmt.MODES`)."""
     zone: str = "UTC"
     """The time zone instants are shown in (an IANA name)."""
     notes: tuple[str, ...] = field(default=(), compare=False)

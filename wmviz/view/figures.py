@@ -17,8 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from wmviz.core.types import MAX_MS, MIN_MS
-from wmviz.timefmt import DEFAULT, TimeFormat, is_epoch
-from wmviz.ui.figures_common import (
+from wmviz.view.figures_common import (
     CHANNEL_COLORS,
     CURSOR_COLOR,
     MAX_TEXT,
@@ -32,8 +31,9 @@ from wmviz.ui.figures_common import (
     sentinel_levels,
     thin,
 )
-from wmviz.ui.figures_heap import heap_figure
-from wmviz.ui.figures_heatmap import LAG_MODES, heatmap_matrix, input_frontier, instance_heatmap
+from wmviz.view.figures_heap import heap_figure
+from wmviz.view.figures_heatmap import LAG_MODES, heatmap_matrix, input_frontier, instance_heatmap
+from wmviz.view.timefmt import DEFAULT, TimeFormat, is_epoch
 
 __all__ = [
     "LAG_MODES",

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from wmviz.cli.errors import BadInput
 from wmviz.record.output import TraceFile, parse_duration_ms
 from wmviz.record.rest import Poller, RecordError, RestClient, resolve, wall_clock_ms
 from wmviz.record.samples import TraceBuilder
@@ -37,7 +38,6 @@ def add_record_parser(sub) -> None:
 
 def cmd_record(args: argparse.Namespace) -> None:
     """Poll the job and write the trace as samples arrive; progress on stderr."""
-    from wmviz.cli import BadInput
 
     try:
         every_ms = parse_duration_ms(args.every, "--every")
@@ -103,7 +103,6 @@ def cmd_record(args: argparse.Namespace) -> None:
 
 def open_trace(path: Path, config: dict) -> TraceFile:
     """The output trace, or a one-line error (exit 2) when it cannot be written."""
-    from wmviz.cli import BadInput
 
     if path.is_dir():
         raise BadInput(f"--out {path}: is a folder, not a file")
@@ -159,7 +158,6 @@ def cmd_import(args: argparse.Namespace) -> None:
 
 def cmd_import_prometheus(args: argparse.Namespace) -> None:
     """Samples from the query_range matrix, through the recorder's builder, into a trace."""
-    from wmviz.cli import BadInput
     from wmviz.record.prometheus import PrometheusError, load_series, samples_of
 
     if not args.file.is_file():
@@ -204,7 +202,6 @@ def add_kafka_route(routes) -> None:
 
 def cmd_import_kafka(args: argparse.Namespace) -> None:
     """Read the dump, assign partitions as KafkaSourceEnumerator does, write the trace."""
-    from wmviz.cli import BadInput
     from wmviz.record.kafka import KafkaDumpError, KafkaImport, build_trace, read_dump
 
     if not args.file.is_file():

@@ -1,0 +1,2 @@
+"""Java-compatibility helpers of the core: `long` arithmetic as Flink computes it (`longs`) and
+`java.util.HashMap<Long, V>` iteration order (`javamap`)."""
