@@ -33,8 +33,8 @@ from wmviz.report.html import (
     pre_block,
     table,
 )
-from wmviz.report.steps import compact_input, key_steps, step_reasons, where_section
 from wmviz.report.steps import key_steps_section as _key_steps_section
+from wmviz.report.steps import where_section
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.trace.config import parse_config
 from wmviz.view.checked import scenario_claims
