@@ -1,7 +1,7 @@
 """Row-time (and processing-time) interval join with FLIP-497 EARLY_FIRE.
 
 Rule names in the method names are the ids docs/rules.md explains: A1–A6 (arrival), C1–C4 (cleanup
-timer), E0–E7 (early fire), JW4 (output watermark). Bounds follow Flink: a left row at tL and a
+timer), E0–E7 (early fire), JW3 (output watermark). Bounds follow Flink: a left row at tL and a
 right row at tR join when tL − tR ∈ [lower, upper], so A = −lower is how far a right partner may
 come after a left row, and B = upper how far a left partner may come after a right row.
 
@@ -100,7 +100,7 @@ class IntervalJoin:
 
     @property
     def hold_back_ms(self) -> int:
-        """JW4: the output watermark trails the input by max(A, B) + λ."""
+        """JW3: the output watermark trails the input by max(A, B) + λ."""
         return max(self.relative[LEFT], self.relative[RIGHT]) + self.lateness_ms
 
     def operator_time_ms(self) -> int:
@@ -307,7 +307,7 @@ class IntervalJoin:
         self.watermark_ms = watermark_ms
 
     def output_watermark(self, log: StepLog) -> None:
-        """JW4: after the timers, forward W − (max(A, B) + λ), wrapping like Java's long."""
+        """JW3: after the timers, forward W − (max(A, B) + λ), wrapping like Java's long."""
         if self.negative_window:
             log.notes.append(
                 "watermarks of the negative-window plan are not modelled (unknown in Flink's docs)"

@@ -5,7 +5,7 @@ docs/rules.md explains each rule at length under the same id (tests/test_rules.p
 hold the same ids, and that every id the narration can cite is here); the page shows the meaning of
 each rule a step cites (`step_rules`) beside the narration, so a reader never has to leave it.
 
-Ids are unique across the glossary: the two-input and interval-join watermark rules are JW1…JW5,
+Ids are unique across the glossary: the two-input and interval-join watermark rules are JW1–JW4,
 so they never read as the valve's W1…W5.
 """
 
@@ -39,7 +39,7 @@ class Rule:
     part: str
     meaning: str
     implemented_by: Callable[..., object]
-    """A method, or a class where the rule is a piece of state (E1's flag, JW5's row time)."""
+    """A method, or a class where the rule is a piece of state (E1's flag, JW4's row time)."""
 
     @property
     def where(self) -> str:
@@ -108,9 +108,9 @@ RULES: tuple[Rule, ...] = (
     Rule("JW2", TWO_INPUTS, "On a rise, the new watermark becomes the operator's time, every due "
          "event-time timer fires in order, then the output watermark follows.",
          InstancePipeline.advance_event_time),
-    Rule("JW4", JOIN, "The join's output watermark trails its input by max(−lower, upper) plus the "
+    Rule("JW3", JOIN, "The join's output watermark trails its input by max(−lower, upper) plus the "
          "allowed lateness.", IntervalJoin.output_watermark),
-    Rule("JW5", JOIN, "A changelog row carries the time of what produced it: the arriving row's time, "
+    Rule("JW4", JOIN, "A changelog row carries the time of what produced it: the arriving row's time, "
          "or the firing timer's.", JoinOutput),
     # --- the interval join: a row arrives ---------------------------------------------------------------
     Rule("A1", JOIN, "On arrival the operator's time is max(watermark, 0) (the clock on a "
