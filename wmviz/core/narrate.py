@@ -54,7 +54,7 @@ naming each would be half a megabyte per step (the channel table shows them all)
 
 
 def describe_set(pairs: tuple[tuple[int, int], ...], t: Times = RAW) -> str:
-    """`{0: 25, 1: MIN}`: channel -> watermark, the way valve.md writes sets (the first `LISTED`)."""
+    """`{0: 25, 1: MIN}`: channel -> watermark, the first `LISTED` of them."""
     shown = ", ".join(f"{c}: {t(w)}" for c, w in pairs[:LISTED])
     more = f", … {len(pairs) - LISTED:,} more" if len(pairs) > LISTED else ""
     return "{" + shown + more + "}"
