@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import streamlit as st
 
+from wmviz.core.rules import step_rules
 from wmviz.core.story import explain_parts
 from wmviz.core.types import MIN_MS, Profile
 from wmviz.store.incidents import DEFAULT_INCIDENT
@@ -182,7 +183,7 @@ def step_panels(
         if found is not None:
             st.info(literal(stall.stall_text(found, cursor.count, t)), icon=":material/pause_circle:")
         short = replace(t, short=True)
-        panels.narration_panel(explain_parts(result, short), short)
+        panels.narration_panel(explain_parts(result, short), short, step_rules(result))
         ask = compare_view.whatif_form(cursor, step)
     with right:
         import_views.split_stage(pipeline, t)

@@ -1,7 +1,9 @@
-"""Shared fixtures: where the shared spec data lives, and loaders for it."""
+"""Fixtures and loaders shared by the tests: the repo's root, the conformance cases under
+tests/data/conformance/ (each file says its own format under its "format" key), the Spark session."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -12,20 +14,25 @@ REPO = Path(__file__).resolve().parent.parent
 # The app's Spark starts on demand in tests (AppTest runs the page in this process many times);
 # the browser tests' server starts it eagerly, as a user's does.
 os.environ.setdefault("WMVIZ_SPARK_START", "lazy")
-SHARED = REPO.parent / "shared"
-CONFORMANCE = SHARED / "conformance"
+CONFORMANCE = REPO / "tests" / "data" / "conformance"
 
 
-def load_json(path: Path):
-    """Load a shared data file, failing loudly (never skipping) if it is missing."""
+def load_cases(path: Path) -> list[dict]:
+    """The `cases` of a conformance file ({"format": [...], "cases": [...]}), failing loudly (never
+    skipping) if the file is missing."""
     if not path.is_file():
-        pytest.fail(f"{path} is missing: the shared/ folder must sit beside the repo", pytrace=False)
-    return json.loads(path.read_text())
+        pytest.fail(f"{path} is missing", pytrace=False)
+    return json.loads(path.read_text("utf-8"))["cases"]
+
+
+def cases_digest(cases: list[dict]) -> str:
+    """SHA-256 of the cases as canonical JSON (sorted keys): equal exactly when the content is."""
+    return hashlib.sha256(json.dumps(cases, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
 def valve_cases() -> list[dict]:
-    """conformance/valve_cases.json, the 40 valve scenarios."""
-    return load_json(CONFORMANCE / "valve_cases.json")
+    """tests/data/conformance/valve_cases.json, the 40 valve scenarios."""
+    return load_cases(CONFORMANCE / "valve_cases.json")
 
 
 def case_id(case: dict) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import CONFORMANCE, load_json
+from tests.conftest import CONFORMANCE, load_cases
 from wmviz.core.operator_log import JoinOutput, OutputWatermark
 from wmviz.core.pipeline import StepResult
 from wmviz.core.simulate import simulate
@@ -13,8 +13,8 @@ from wmviz.trace.readers import read_trace
 
 
 def join_cases() -> list[dict]:
-    """conformance/interval_join_cases.json."""
-    return load_json(CONFORMANCE / "interval_join_cases.json")
+    """tests/data/conformance/interval_join_cases.json, the 22 interval-join scenarios."""
+    return load_cases(CONFORMANCE / "interval_join_cases.json")
 
 
 def case_config(case: dict) -> dict:

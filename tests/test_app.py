@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
 from tests.markdown_text import shown
+from wmviz.core.rules import GLOSSARY
 from wmviz.store.incidents import built_in_incidents
 
 INCIDENTS = list(built_in_incidents())
@@ -206,6 +207,20 @@ def test_at_the_max_step_the_output_is_max_the_heap_holds_the_finished_channels_
     heap = next(c for c in charts(app) if any(t.get("name") == "nodes" for t in c["data"]))
     labels = " ".join(str(t) for trace in heap["data"] for t in (trace.get("text") or []))
     assert "ch 2" in labels and "ch 3" in labels and "ch 0" not in labels
+
+
+def test_the_rules_the_narration_cites_are_explained_beside_it_in_a_folded_legend():
+    """Step 7 (the last live channel goes idle: S1b) under the released profile; step 2 under
+    flip-38477 (a channel leaves ACTIVE: FS1, then TRY-S)."""
+    for profile, step, cited in (("flink-1.x-2.x", 7, "S1b"), ("flip-38477", 2, "TRY-S")):
+        app = open_app(step=step, profile=profile)
+        assert f"({cited})" in narration(app) or f"{cited}:" in narration(app)
+        legend = next(e for e in app.expander if e.label.startswith("Rules cited: "))
+        ids = legend.label.removeprefix("Rules cited: ").split(" · ")
+        assert cited in ids
+        text = " ".join(m.value for m in legend.markdown)
+        for rule_name in ids:
+            assert f"**{rule_name}**" in text and GLOSSARY[rule_name].meaning in text
 
 
 def test_under_flip_38477_the_finished_channels_are_finished_and_the_output_goes_idle_instead_of_max():

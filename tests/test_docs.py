@@ -1,6 +1,7 @@
 """The repo's own trace-format reference (docs/trace-format.md) says only what is true: every example
 in it is written to a file and checked, every `explain` and `validate` output it quotes is what the
-CLI prints, and the README points users at it rather than at a spec they do not have."""
+CLI prints, the interval join's bounds join exactly the rows its table says, and the README points
+users at it rather than at a spec they do not have."""
 
 from __future__ import annotations
 
@@ -12,10 +13,17 @@ import pytest
 
 from tests.conftest import REPO
 from wmviz.cli import main
+from wmviz.core.operator_log import JoinOutput
+from wmviz.core.simulate import simulate
+from wmviz.trace.readers import read_trace
 
 DOC = REPO / "docs" / "trace-format.md"
 # `<!-- what: args -->` right before a fenced block.
 BLOCK = re.compile(r"<!-- (example|run|explain|validate): ([^>]*?) -->\n```[a-z]*\n(.*?)\n```", re.DOTALL)
+
+
+# `<!-- bounds: FILE -->` right before a table: right row time | left − right | "yes…"/"no…".
+BOUNDS = re.compile(r"<!-- bounds: (\S+) -->\n((?:\|.*\|\n)+)")
 
 
 def blocks() -> list[tuple[str, str, str]]:
@@ -76,3 +84,44 @@ def test_the_readme_points_at_the_repos_own_reference_and_not_at_the_shared_spec
     readme = (REPO / "README.md").read_text("utf-8")
     assert "docs/trace-format.md" in readme
     assert "shared/spec" not in readme and "trace-format.md §" not in readme
+
+
+def section(number: int) -> str:
+    """The text of the doc's `## <number>.` section."""
+    text = DOC.read_text("utf-8")
+    start = text.index(f"\n## {number}. ")
+    return text[start : text.index("\n## ", start + 1)]
+
+
+def test_the_config_table_states_the_join_bounds_in_flinks_convention():
+    """left time − right time ∈ [lower, upper] (Flink's RowTimeIntervalJoin), never the reading
+    that puts the right row in [t + lower, t + upper] around the left one."""
+    config = section(2)
+    assert "tL − tR lies in [lower, upper]" in config
+    assert "from t − upper to t − lower" in config
+    assert "[t + lower, t + upper]" not in config
+
+
+def test_the_asymmetric_bounds_example_joins_exactly_the_rows_the_doc_says(examples):
+    """The doc's table of which right rows join the left one, checked against the engine on the
+    doc's own trace: a doc written in the other convention claims different rows and fails here."""
+    found = BOUNDS.search(DOC.read_text("utf-8"))
+    assert found is not None, "docs/trace-format.md has no <!-- bounds: --> table"
+    trace = read_trace(examples / found.group(1))
+    operator = trace.config.operator
+    assert operator.type == "interval_join" and operator.lower_ms != -(operator.upper_ms or 0), "asymmetric"
+    (left,) = [r.event_ms for r in trace.rows if r.input == "L"]
+    claims = {}
+    for line in found.group(2).splitlines()[2:]:  # after the header and its rule
+        right, difference, verdict = (cell.strip() for cell in line.strip().strip("|").split("|"))
+        assert int(difference.replace("−", "-")) == left - int(right), line
+        claims[int(right)] = verdict.startswith("yes")
+    assert sorted(claims) == sorted(r.event_ms for r in trace.rows if r.input == "R")
+    assert True in claims.values() and False in claims.values()
+    joined = {
+        out.right.event_ms
+        for result in simulate(trace)
+        for out in result.emit
+        if isinstance(out, JoinOutput) and out.left is not None and out.right is not None
+    }
+    assert joined == {right for right, yes in claims.items() if yes}

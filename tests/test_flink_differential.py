@@ -1,13 +1,13 @@
 """Differential test: wmviz's Valve (profile flink-1.x-2.x) against the REAL Flink 2.3.0 valve.
 
-Thousands of seeded random traces, plus every case of conformance/valve_cases.json, are fed in
+Thousands of seeded random traces, plus every case of tests/data/conformance/valve_cases.json, are fed in
 one JVM run to `org.apache.flink.streaming.runtime.watermarkstatus.StatusWatermarkValve` from the
 flink-dist jar (see tools/flinkvalve) and, step by step, to `Valve(n, Profile.FLINK_1X_2X)`.
 After every input the emissions (in order), every channel's (watermark, status, aligned) and the
 valve's last output watermark and status must be identical.
 
 Real Flink has no FINISHED status; a `FINISHED@c` input is sent to the JVM as a MAX watermark on
-c, which is exactly how the flink-1.x-2.x profile replays it (valve.md §8.2).
+c, which is exactly how the flink-1.x-2.x profile replays it (REPLAY-MAX in docs/rules.md).
 
 Without Java or the jar the tests skip, unless `CI` is set: then they fail, because CI must really
 run them (and CI may fetch the jar: downloading is allowed when `CI` or `WMVIZ_FLINK_DOWNLOAD=1`

@@ -217,8 +217,8 @@ def test_a_finished_replayed_on_a_channel_already_at_max_is_narrated(tmp_path):
     result = _cli("explain", str(path))
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == (
-        "step 1 FINISHED@0: released Flink has no FINISHED status, so it is replayed as WMAX@0 (valve.md "
-        "§8.2; shown as 'finished (replayed as MAX)'); dropped (W2): MAX is not above ch0's watermark MAX "
+        "step 1 FINISHED@0: released Flink has no FINISHED status, so it is replayed as WMAX@0 (REPLAY-MAX; "
+        "shown as 'finished (replayed as MAX)'); dropped (W2): MAX is not above ch0's watermark MAX "
         "(equal values are dropped too); nothing emitted"
     )
 

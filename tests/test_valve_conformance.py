@@ -1,10 +1,13 @@
-"""Every case × profile of conformance/valve_cases.json, outputs and state checks, on the core valve."""
+"""Every case × profile of tests/data/conformance/valve_cases.json, outputs and state checks, on the
+core valve."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from tests.conftest import case_id, check_value, valve_cases
+from tests.conftest import CONFORMANCE, case_id, cases_digest, check_value, valve_cases
 from wmviz.core.types import (
     ChannelOutOfRange,
     Profile,
@@ -37,6 +40,25 @@ def test_every_profile_is_covered_by_the_conformance_file():
     covered = {p.values[1] for p in PARAMS}
     assert covered == set(Profile)
     assert len(CASES) == 40
+
+
+def test_the_conformance_file_holds_every_case_step_and_check_it_was_recorded_with():
+    """The 40 cases as recorded on the Flink 2.3.0 valve, moved into the repo unchanged: counted, and
+    digested (canonical JSON), so a case lost, edited or added on the way shows here."""
+    steps = [step for case in CASES for step in case["steps"]]
+    assert (len(CASES), len(steps)) == (40, 210)
+    assert sum(len(step["in"]) for step in steps) == 247
+    assert sum(len(step.get("check", {})) for step in steps) == 157
+    assert cases_digest(CASES) == "ff3c2e61c47f373f8de7a9b59c7476bdda2572dde7f36b5c38632050cb7a0a81"
+
+
+def test_the_conformance_file_says_its_own_format_at_the_top():
+    text = (CONFORMANCE / "valve_cases.json").read_text("utf-8")
+    assert text.index('"format"') < text.index('"cases"')
+    fmt = " ".join(json.loads(text)["format"])
+    fields = ("channels", "steps[].in", "steps[].out", "steps[].check", "steps[].error", "check_profiles")
+    for field in fields:
+        assert field in fmt, field
 
 
 @pytest.mark.parametrize(("case", "profile"), PARAMS)

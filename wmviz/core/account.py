@@ -2,7 +2,7 @@
 
 Built around the valve's hot path rather than inside it: snapshot the input channel and the
 output, let the valve process the input, and ask it what the emission routine it ran looked at.
-Only channel `c` and the output state can change during an input (valve.md §5, §6, §8), so the
+Only channel `c` and the output state can change during an input (see the rules in docs/rules.md), so the
 before/after pair of that channel plus the output is the complete diff.
 """
 
@@ -43,7 +43,7 @@ class StepAccount:
 
     @property
     def rules(self) -> tuple[str, ...]:
-        """The valve.md rule names that applied, in order."""
+        """The rule names that applied, in order (glossary ids, docs/rules.md)."""
         return self.outcome.rules
 
     @property
@@ -53,7 +53,7 @@ class StepAccount:
 
     @property
     def replayed_as_max(self) -> bool:
-        """A FINISHED input replayed as `WMAX@c` because the profile has no FINISHED (§8.2)."""
+        """A FINISHED input replayed as `WMAX@c` because the profile has no FINISHED (REPLAY-MAX)."""
         return (
             isinstance(self.input, StatusInput)
             and self.input.status is Status.FINISHED

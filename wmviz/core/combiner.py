@@ -1,4 +1,4 @@
-"""The two-input combination of interval-join.md §4 W1 (Flink's combined watermark status).
+"""The two-input combination, rule JW1 of docs/rules.md (Flink's combined watermark status).
 
 Each logical input has its own valve; the operator's watermark is the minimum over the inputs that
 are not idle, and the operator acts only when that minimum strictly increases. One input is the

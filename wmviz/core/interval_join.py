@@ -1,12 +1,16 @@
-"""Row-time (and processing-time) interval join with FLIP-497 EARLY_FIRE (interval-join.md).
+"""Row-time (and processing-time) interval join with FLIP-497 EARLY_FIRE.
 
-Rule names in the method names follow the spec: A1–A6 (arrival), C1–C4 (cleanup timer), E0–E11
-(early fire). Order: each side's cache is a `java.util.HashMap<Long, rows>` in Flink's heap state
-backend, and the released TimeIntervalJoin walks it with the map's iterator, so buckets are
-visited in Java's HashMap order (`JavaLongMap`), not by time (interval-join.md §8 chose ascending
-time; real Flink 2.3.0 wins), rows in arrival order, join then expire per bucket; a cleanup scans
-in the same order for the earliest remaining time exactly as Flink does. Early fire left then
-right, then right-cache cleanup, then left-cache cleanup. Sums are Java longs (they wrap).
+Rule names in the method names are the ids docs/rules.md explains: A1–A6 (arrival), C1–C4 (cleanup
+timer), E0–E7 (early fire), JW3 (output watermark). Bounds follow Flink: a left row at tL and a
+right row at tR join when tL − tR ∈ [lower, upper], so A = −lower is how far a right partner may
+come after a left row, and B = upper how far a left partner may come after a right row.
+
+Order: each side's cache is a `java.util.HashMap<Long, rows>` in Flink's heap state backend, and
+the released TimeIntervalJoin walks it with the map's iterator, so buckets are visited in Java's
+HashMap order (`JavaLongMap`), not in ascending time as a simpler model would (real Flink 2.3.0
+wins), rows in arrival order, join then expire per bucket; a cleanup scans in the
+same order for the earliest remaining time exactly as Flink does. Early fire left then right, then
+right-cache cleanup, then left-cache cleanup. Sums are Java longs (they wrap).
 """
 
 from __future__ import annotations
@@ -96,7 +100,7 @@ class IntervalJoin:
 
     @property
     def hold_back_ms(self) -> int:
-        """§4 W4: the output watermark trails the input by max(A, B) + λ."""
+        """JW3: the output watermark trails the input by max(A, B) + λ."""
         return max(self.relative[LEFT], self.relative[RIGHT]) + self.lateness_ms
 
     def operator_time_ms(self) -> int:
@@ -299,11 +303,11 @@ class IntervalJoin:
     # ---- §4 watermarks ---------------------------------------------------------------------------
 
     def on_watermark(self, watermark_ms: int) -> None:
-        """W2 step 1: the new combined watermark becomes the operator's time before timers fire."""
+        """JW2 step 1: the new combined watermark becomes the operator's time before timers fire."""
         self.watermark_ms = watermark_ms
 
     def output_watermark(self, log: StepLog) -> None:
-        """W4: after the timers, forward W − (max(A, B) + λ), wrapping like Java's long."""
+        """JW3: after the timers, forward W − (max(A, B) + λ), wrapping like Java's long."""
         if self.negative_window:
             log.notes.append(
                 "watermarks of the negative-window plan are not modelled (unknown in Flink's docs)"

@@ -1,5 +1,8 @@
 """Plain-English narration of a StepAccount: what came in, which rule applied, what changed, why.
 
+Rules are cited by their ids in the glossary (`wmviz.core.rules`, explained in docs/rules.md);
+`cited_rules` says which ones a step's narration can name, for the page's legend.
+
 Reads only the structured account, never strings, so the CLI's `explain` and the UI say the same.
 Every time goes through one `Times` formatter (`t`: `wmviz.view.timefmt.TimeFormat` from the page, the
 CLI and the report), so a 13-digit epoch reads as a UTC time everywhere.
@@ -22,7 +25,7 @@ def narrate(acc: StepAccount, t: Times = RAW) -> str:
         parts.insert(
             0,
             f"released Flink has no FINISHED status, so it is replayed as WMAX@{acc.input.channel} "
-            "(valve.md §8.2; shown as 'finished (replayed as MAX)')",
+            "(REPLAY-MAX; shown as 'finished (replayed as MAX)')",
         )
     if not acc.emissions:
         parts.append("nothing emitted")
@@ -32,13 +35,26 @@ def narrate(acc: StepAccount, t: Times = RAW) -> str:
     return f"{input_text(acc.input, t)}: " + "; ".join(p for p in parts if p)
 
 
+def cited_rules(acc: StepAccount) -> tuple[str, ...]:
+    """The rules `narrate(acc)` can name, as ids of the glossary (`wmviz.core.rules`), in order: a
+    replayed FINISHED, the branch's rules without their qualifiers, the emission routine it ran, and
+    TRY-S, which the narration of FS1 and FS2 names."""
+    names = ["REPLAY-MAX"] if acc.replayed_as_max else []
+    names += [name.split(" ", 1)[0] for name in acc.rules]
+    if acc.routine is not None:
+        names.append(acc.routine.value)
+    if acc.outcome in _SETTLES_STATUS:
+        names.append("TRY-S")
+    return tuple(names)
+
+
 LISTED = 16
 """The most channels a narration line lists by name: a valve may have 32,768 channels, and a line
 naming each would be half a megabyte per step (the channel table shows them all)."""
 
 
 def describe_set(pairs: tuple[tuple[int, int], ...], t: Times = RAW) -> str:
-    """`{0: 25, 1: MIN}`: channel -> watermark, the way valve.md writes sets (the first `LISTED`)."""
+    """`{0: 25, 1: MIN}`: channel -> watermark, the first `LISTED` of them."""
     shown = ", ".join(f"{c}: {t(w)}" for c, w in pairs[:LISTED])
     more = f", … {len(pairs) - LISTED:,} more" if len(pairs) > LISTED else ""
     return "{" + shown + more + "}"
@@ -216,6 +232,11 @@ def _extreme(acc: StepAccount) -> int:
         return max(values)
     return min(values)
 
+
+_SETTLES_STATUS = frozenset(
+    {Outcome.FS1_LEFT_ACTIVE_HOLDER, Outcome.FS1_LEFT_ACTIVE_NON_HOLDER, Outcome.FS2_LEFT_IDLE}
+)
+"""The branches whose narration ends in `_try_s`."""
 
 _NARRATORS = {
     Outcome.W1_DROPPED_IDLE: _watermark_dropped_idle,

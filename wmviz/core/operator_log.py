@@ -33,7 +33,7 @@ class Cause(Enum):
 
 @dataclass(frozen=True, slots=True)
 class JoinOutput:
-    """One changelog row; `timestamp_ms` is the record timestamp Flink gives it (interval-join §4 W5)."""
+    """One changelog row; `timestamp_ms` is the record timestamp Flink gives it (JW4 in docs/rules.md)."""
 
     kind: RowKind
     left: TraceRow | None

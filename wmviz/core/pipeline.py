@@ -290,7 +290,7 @@ class InstancePipeline:
                     self.advance_event_time(em.watermark_ms)
 
     def advance_event_time(self, watermark_ms: int) -> None:
-        """W2: set the operator's watermark, fire due event-time timers in order, then forward."""
+        """JW2: set the operator's watermark, fire due event-time timers in order, then forward."""
         operator = self.operator
         if operator is None:
             return

@@ -80,6 +80,8 @@ class OperatorConfig:
     join: str = "inner"
     lower_ms: int | None = None
     upper_ms: int | None = None
+    """The interval join's bounds in Flink's convention: a left row at tL and a right row at tR join
+    when tL − tR ∈ [lower_ms, upper_ms] (docs/trace-format.md §5 works an asymmetric example)."""
     early_fire_delay_ms: int | None = None
     time_mode: str | None = None
     min_cleanup_interval_ms: int = 0

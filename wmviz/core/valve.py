@@ -1,9 +1,10 @@
-"""The StatusWatermarkValve of valve.md, one method per rule.
+"""Flink's StatusWatermarkValve, one method per rule.
 
-Read this side by side with ../shared/spec/valve.md: each public rule method carries the rule's
-name (W1…W5, S0…S2b, FW1…FS3, EMIT-MIN, EMIT-MAX, TRY-W, TRY-S). The hot path (`apply`) builds no
-account: the rule methods report which branch they took as an `Outcome`, and `account.py` turns
-an outcome plus a before/after diff into the structured story the UI and `explain` narrate.
+Read this side by side with docs/rules.md, which explains every rule under the id the method
+carries (W1…W5, S0…S2b, FW1…FS3, EMIT-MIN, EMIT-MAX, CAND, TRY-W, TRY-S, REPLAY-MAX); the glossary
+`wmviz.core.rules` maps each id to its method. The hot path (`apply`) builds no account: the rule
+methods report which branch they took as an `Outcome`, and `account.py` turns an outcome plus a
+before/after diff into the structured story the UI and `explain` narrate.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ _EMITTED_STATUS = {ACTIVE: _EMIT_ACTIVE, IDLE: _EMIT_IDLE, FINISHED: _EMIT_FINIS
 
 
 class Routine(Enum):
-    """The emission routine a step ran (valve.md §4 and §8.1)."""
+    """The emission routine a step ran (EMIT-MIN, EMIT-MAX, or TRY-W under flip-38477)."""
 
     EMIT_MIN = "EMIT-MIN"
     EMIT_MAX = "EMIT-MAX"
@@ -44,7 +45,8 @@ class Routine(Enum):
 
 
 class Outcome(Enum):
-    """Which branch of the rules one input took. `rules` names them as valve.md does."""
+    """Which branch of the rules one input took. `rules` names them by their glossary ids, a
+    qualifier after a space where one rule has two branches (`S1b (not the holder)`)."""
 
     W1_DROPPED_IDLE = ("W1",)
     W2_DROPPED_NOT_ABOVE = ("W2",)
@@ -65,7 +67,7 @@ class Outcome(Enum):
 
     @property
     def rules(self) -> tuple[str, ...]:
-        """The valve.md rule names this branch applied, in order."""
+        """The rule names this branch applied, in order (docs/rules.md)."""
         return self.value
 
     @property
@@ -87,7 +89,7 @@ _ROUTINES = {
 class Valve:
     """Merges the watermarks and statuses of `channels` input channels into one output.
 
-    State per channel (valve.md §3) lives in parallel lists for speed; `state()` returns an
+    State per channel (watermark, status, aligned) lives in parallel lists for speed; `state()` returns an
     immutable snapshot. The aligned set is kept as a lazy-deletion binary heap of
     (watermark, channel): an entry is live while its channel is aligned at that watermark.
     """
@@ -129,7 +131,7 @@ class Valve:
         raise TypeError(f"not a valve input: {inp!r}")
 
     def input_watermark(self, channel: int, watermark_ms: int, out: list[Emission]) -> Outcome:
-        """§5 (W1–W5), or FW1 for a FINISHED channel under flip-38477.
+        """W1–W5 (FW2, FW3 under flip-38477), or FW1 for a FINISHED channel under flip-38477.
 
         `watermark_ms` must fit a Java long; `WatermarkInput` guarantees that on construction.
         """
@@ -147,10 +149,10 @@ class Valve:
         return Outcome.W3_TO_W5_ACCEPTED
 
     def input_status(self, channel: int, status: Status, out: list[Emission]) -> Outcome:
-        """§6 (S0–S2b), §8.1 (FS0–FS3) under flip-38477, or the §8.2 replay of FINISHED as WMAX."""
+        """S0–S2b, FS1–FS3 under flip-38477 (a repeated status is S0 there too), or REPLAY-MAX."""
         self._check(channel)
         if status is FINISHED and not self.profile.finished_status:
-            return self.input_watermark(channel, MAX_MS, out)  # §8.2: exactly as WMAX@c
+            return self.input_watermark(channel, MAX_MS, out)  # REPLAY-MAX: exactly as WMAX@c
         current = self._status[channel]
         if self.profile.finished_status:
             if current is FINISHED:
@@ -166,7 +168,7 @@ class Valve:
             return self.s1_active_to_idle(channel, out)
         return self.s2_idle_to_active(channel, out)
 
-    # ---- §5 watermark rules -------------------------------------------------------------------
+    # ---- watermark rules (W) ------------------------------------------------------------------
 
     def w1_dropped_while_idle(self, channel: int) -> bool:
         """W1: a watermark on an IDLE channel, or while the valve is IDLE, is dropped unstored."""
@@ -183,7 +185,7 @@ class Valve:
         elif watermark_ms >= self._last_wm:
             self._align(channel)
 
-    # ---- §6 status rules ----------------------------------------------------------------------
+    # ---- status rules (S) ---------------------------------------------------------------------
 
     def s1_active_to_idle(self, channel: int, out: list[Emission]) -> Outcome:
         """S1: the channel goes IDLE and leaves the aligned set."""
@@ -231,7 +233,7 @@ class Valve:
             self._last_status = ACTIVE
             out.append(_EMIT_ACTIVE)
 
-    # ---- §8.1 flip-38477 rules ----------------------------------------------------------------
+    # ---- flip-38477 rules (F) -----------------------------------------------------------------
 
     def fw1_watermark_on_finished_channel(
         self, channel: int, watermark_ms: int, out: list[Emission]
@@ -270,7 +272,7 @@ class Valve:
         return Outcome.FS2_LEFT_IDLE
 
     def candidate_watermark(self) -> int | None:
-        """CAND (§8.1): aligned minimum if any ACTIVE; else idle max over non-FINISHED; else MAX."""
+        """CAND: aligned minimum if any ACTIVE; else idle max over non-FINISHED; else MAX."""
         if self._n_active:
             return self._aligned_min()
         if self._n_idle:
@@ -291,7 +293,7 @@ class Valve:
             self._last_status = status
             out.append(_EMITTED_STATUS[status])
 
-    # ---- §4 emission routines -----------------------------------------------------------------
+    # ---- emission routines --------------------------------------------------------------------
 
     def emit_min(self, out: list[Emission]) -> None:
         """EMIT-MIN: forward the minimum over aligned channels if it is above the last output."""
@@ -395,7 +397,10 @@ class Valve:
         return dict(enumerate(wm))
 
     def invariant_violations(self) -> list[str]:
-        """valve.md §9's invariants that do not hold now (empty when all hold)."""
+        """The valve's invariants that do not hold now (empty when all hold): the valve is IDLE
+        exactly when its channels say so, aligned channels are ACTIVE and at or above the output, an
+        ACTIVE unaligned channel is below it, the counters match, and on flink-master the aligned
+        minimum is the output."""
         problems = []
         statuses = self._status
         if self.profile.finished_status:

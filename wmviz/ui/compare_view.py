@@ -25,6 +25,7 @@ from wmviz.analysis.whatif import (
     encode_edit,
     whatif_file,
 )
+from wmviz.core.rules import step_rules
 from wmviz.core.scenario import Kind
 from wmviz.core.story import explain_parts
 from wmviz.core.types import Profile, Status
@@ -130,7 +131,7 @@ def _side(side: Side, column_key: str, t: TimeFormat) -> None:
     st.caption(f"step {step} · {literal(model.input_summary(cursor.row(step), t))}")
     panels.output_panel(model.output_cards(views, pipeline, om.operator_watermark(cursor, step), t))
     short = replace(t, short=True)
-    panels.narration_panel(explain_parts(result, short), short, key=f"{column_key}_")
+    panels.narration_panel(explain_parts(result, short), short, step_rules(result), key=f"{column_key}_")
     panels.channel_tables(views, key=f"{column_key}_")
     panels.watermark_chart(chart_figure(cursor, step, views, t, compact=True), key=f"{column_key}_chart")
     if pipeline.operator is not None or not cursor.timers.empty:

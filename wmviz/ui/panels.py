@@ -9,11 +9,13 @@ never as Streamlit markdown, which would follow links and load images.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
 
+from wmviz.core.rules import Rule
 from wmviz.report.html import markdown_html
 from wmviz.spark.service import SparkService, SparkStatus
 from wmviz.store.incidents import story_sections
@@ -100,13 +102,19 @@ def step_heading(step: int, last: int, summary: str) -> None:
     st.text(summary)
 
 
-def narration_panel(parts: list[str], t: TimeFormat, key: str = "") -> None:
+def narration_panel(parts: list[str], t: TimeFormat, rules: Sequence[Rule] = (), key: str = "") -> None:
     """What the valve and operator did at this step, rule by rule (the same text as `explain`), in a
-    box of bounded height so a busy step never pushes the output and channels off the screen."""
+    box of bounded height so a busy step never pushes the output and channels off the screen; under
+    it, folded, what each rule the step cites means (`wmviz.core.rules.step_rules`), so a reader
+    never has to leave the page to look up `S1b`."""
     day = f"Times are {t.zone_label} on {t.day} unless dated." if t.short and t.day else None
     lines = sum(1 + len(part) // 58 for part in parts)  # ~58 characters a line in its column
     with st.container(height=min(34 + 24 * lines, 190), key=f"{key}narration"):
         st.text("\n".join(f"• {part}" for part in parts), help=day)
+    if rules:
+        with st.expander(f"Rules cited: {' · '.join(r.id for r in rules)}", key=f"{key}rules_legend"):
+            st.markdown("\n".join(f"- **{r.id}** ({r.part}): {r.meaning}" for r in rules))
+            st.caption("Each rule at length, with the method that implements it: docs/rules.md")
 
 
 def output_panel(cards: list[model.OutputCard]) -> None:
