@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import fields
-from typing import Any, cast
+from dataclasses import fields, is_dataclass
+from typing import Any, NoReturn, cast
 
 from wmviz.core.budgets import MAX_WINDOWS_PER_RECORD, windows_per_record_reason
 from wmviz.core.fieldrules import UNIT_WORDS, Check, Rule, default_of, is_required, rule_of
@@ -393,3 +393,38 @@ def _value_to_json(value: Any, rule: Rule) -> Any:
         return _section_to_dict(value, typed=len(rule.sections) > 1)
     return value
 
+
+def replace_field(config: ScenarioConfig, path: str, value: Any, source: str = "config") -> ScenarioConfig:
+    """A new validated config: `config` with the field at dotted `path` (`operator.size_ms`) set
+    to the JSON value `value` (None: its default), judged by the same rules as a config file.
+
+    Raises `TraceValidationError` naming the path: an unknown field, a field of another operator
+    type, a bad value, or a field of a section the config does not have (setting
+    `generator.out_of_orderness_ms` must not quietly add a generator).
+    """
+    data = config_to_dict(config)
+    *parents, leaf = path.split(".")
+    node: dict[str, Any] = data
+    current: Any = config
+    for depth, key in enumerate(parents):
+        where = ".".join(parents[: depth + 1])
+        if is_dataclass(current) and key in {f.name for f in fields(current)}:
+            current = getattr(current, key)
+            if current is None:
+                _refuse(source, path, f"the config has no {where}")
+            if not (is_dataclass(current) or isinstance(current, dict)):
+                _refuse(source, path, f"{where} is a value, not a section")
+        else:
+            current = None  # an unknown name: the check below reports it
+        child = node.setdefault(key, {})
+        if not isinstance(child, dict):
+            _refuse(source, path, f"{where} is a value, not a section")
+        node = child
+    node[leaf] = value
+    return parse_config(data, source)
+
+
+def _refuse(source: str, path: str, reason: str) -> NoReturn:
+    collector = IssueCollector(source)
+    collector.add(None, None, reason, field=path)
+    raise collector.error()
