@@ -184,7 +184,7 @@ def run_input(inp: FuzzInput, folder: str, reader: Reader = default_reader) -> t
         except TraceValidationError as err:
             return CLEAN, str(err).split("\n", 1)[0]
         with_input = len({r.input for r in trace.rows}) > 1
-        operator = trace.config.generator is not None or trace.config.operator.type != "none"
+        operator = not trace.config.valve_only
         times = TimeFormat("utc", origin_ms=trace_origin(trace), short=True)
         try:
             for result in simulate(trace, explain=True):  # what `transcript` and `explain` print

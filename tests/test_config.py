@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from wmviz.core.scenario import GeneratorConfig, OperatorConfig, ScenarioConfig
+from wmviz.core.scenario import GeneratorConfig, IntervalJoinConfig, NoOperator, ScenarioConfig, WindowConfig
 from wmviz.core.types import Profile
 from wmviz.trace import TraceValidationError, config_to_dict, load_config, parse_config
 
@@ -44,7 +44,7 @@ def test_empty_config_gives_every_default_so_a_bare_trace_runs() -> None:
     config = parse_config({}, "s.json")
     assert config == ScenarioConfig()
     assert config.profile is Profile.FLINK_1X_2X
-    assert config.channels == {} and config.generator is None and config.operator.type == "none"
+    assert config.channels == {} and config.generator is None and isinstance(config.operator, NoOperator)
 
 
 def test_spec_example_sets_every_field_and_channels_of_a_join_use_left_right_names() -> None:
@@ -57,8 +57,7 @@ def test_spec_example_sets_every_field_and_channels_of_a_join_use_left_right_nam
         generator=GeneratorConfig(
             out_of_orderness_ms=2000, emit="per-record", interval_ms=200, idle_timeout_ms=10000
         ),
-        operator=OperatorConfig(
-            type="interval_join",
+        operator=IntervalJoinConfig(
             join="left",
             lower_ms=-5000,
             upper_ms=9000,
@@ -84,9 +83,7 @@ def test_window_operator_fields_and_case_insensitive_choices_stored_lowercase() 
     config = parse_config(obj, "s.json")
     assert config.profile is Profile.FLIP_38477
     assert config.generator == GeneratorConfig(emit="periodic")
-    assert config.operator == OperatorConfig(
-        type="window", size_ms=5, slide_ms=2, allowed_lateness_ms=1, aggregate="sum"
-    )
+    assert config.operator == WindowConfig(size_ms=5, slide_ms=2, allowed_lateness_ms=1, aggregate="sum")
 
 
 def test_join_type_is_accepted_in_any_case_and_channels_zero_and_one_map_to_left_and_right() -> None:
@@ -101,7 +98,7 @@ def test_join_type_is_accepted_in_any_case_and_channels_zero_and_one_map_to_left
 
 def test_null_fields_mean_absent_and_take_their_defaults() -> None:
     obj = {"name": None, "generator": None, "operator": {"type": "window", "size_ms": 5, "slide_ms": None}}
-    assert parse_config(obj, "s.json") == ScenarioConfig(operator=OperatorConfig(type="window", size_ms=5))
+    assert parse_config(obj, "s.json") == ScenarioConfig(operator=WindowConfig(size_ms=5))
 
 
 def test_unknown_keys_at_every_level_are_errors_listing_the_expected_fields() -> None:

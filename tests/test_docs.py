@@ -14,6 +14,7 @@ import pytest
 from tests.conftest import REPO
 from wmviz.cli import main
 from wmviz.core.operator_log import JoinOutput
+from wmviz.core.scenario import IntervalJoinConfig
 from wmviz.core.simulate import simulate
 from wmviz.trace.readers import read_trace
 
@@ -109,7 +110,7 @@ def test_the_asymmetric_bounds_example_joins_exactly_the_rows_the_doc_says(examp
     assert found is not None, "docs/trace-format.md has no <!-- bounds: --> table"
     trace = read_trace(examples / found.group(1))
     operator = trace.config.operator
-    assert operator.type == "interval_join" and operator.lower_ms != -(operator.upper_ms or 0), "asymmetric"
+    assert isinstance(operator, IntervalJoinConfig) and operator.lower_ms != -operator.upper_ms, "asymmetric"
     (left,) = [r.event_ms for r in trace.rows if r.input == "L"]
     claims = {}
     for line in found.group(2).splitlines()[2:]:  # after the header and its rule

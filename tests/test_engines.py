@@ -118,6 +118,6 @@ def test_a_valid_trace_prints_the_reference_transcript(engine, case, tmp_path, c
     assert code == 0, err
     trace = read_trace(path, config)
     with_input = len({r.input for r in trace.rows}) > 1
-    operator = trace.config.generator is not None or trace.config.operator.type != "none"
+    operator = not trace.config.valve_only
     want = [transcript_line(r, with_input=with_input, operator=operator) for r in run(trace)]
     assert out.splitlines() == want

@@ -6,7 +6,15 @@ from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
 from wmviz.core.operator_log import JoinOutput, OutputWatermark, RowKind, WindowOutput
-from wmviz.core.scenario import GeneratorConfig, Kind, OperatorConfig, ScenarioConfig, Trace, TraceRow
+from wmviz.core.scenario import (
+    GeneratorConfig,
+    IntervalJoinConfig,
+    Kind,
+    ScenarioConfig,
+    Trace,
+    TraceRow,
+    WindowConfig,
+)
 from wmviz.core.simulate import Simulation
 from wmviz.core.types import EmittedWatermark
 
@@ -21,8 +29,7 @@ def join_traces(draw) -> Trace:
     upper = lower + draw(st.integers(-2, 16))  # mostly a real window; hi < lo now and then
     delay = draw(st.one_of(st.none(), st.integers(1, 15)))
     time_mode = draw(st.sampled_from(["rowtime", "proctime"])) if delay is not None else None
-    operator = OperatorConfig(
-        type="interval_join",
+    operator = IntervalJoinConfig(
         join=join,
         lower_ms=lower,
         upper_ms=upper,
@@ -65,8 +72,7 @@ def window_traces(draw) -> Trace:
     """Random out-of-order records through a generator into tumbling or sliding windows."""
     size = draw(st.integers(1, 12))
     slide = draw(st.one_of(st.none(), st.integers(1, size)))
-    operator = OperatorConfig(
-        type="window",
+    operator = WindowConfig(
         size_ms=size,
         slide_ms=slide,
         allowed_lateness_ms=draw(st.integers(0, 6)),

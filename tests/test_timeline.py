@@ -7,7 +7,7 @@ import random
 import pytest
 
 from tests.conftest import REPO
-from wmviz.core.scenario import Kind, OperatorConfig, ScenarioConfig, Trace, TraceRow
+from wmviz.core.scenario import IntervalJoinConfig, Kind, ScenarioConfig, Trace, TraceRow
 from wmviz.core.simulate import Simulation
 from wmviz.core.types import Status
 from wmviz.timeline.local import build_timeline_local
@@ -131,8 +131,7 @@ def test_explain_at_a_step_gives_the_same_story_as_explaining_the_whole_run(tmp_
 
 def test_timer_and_output_tables_follow_the_join(tmp_path):
     trace = load_sample(REPO / "sample_data" / "early-fire-left-join.jsonl")
-    assert trace.config.operator == OperatorConfig(
-        type="interval_join",
+    assert trace.config.operator == IntervalJoinConfig(
         join="left",
         lower_ms=-5000,
         upper_ms=9000,

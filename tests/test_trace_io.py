@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wmviz.core.scenario import Kind, OperatorConfig, ScenarioConfig, Trace, TraceRow
+from wmviz.core.scenario import IntervalJoinConfig, Kind, ScenarioConfig, Trace, TraceRow
 from wmviz.core.types import MAX_MS, MIN_MS, Profile, Status
 from wmviz.trace import (
     TraceValidationError,
@@ -263,7 +263,7 @@ def test_config_file_replaces_the_in_file_config_line_entirely(tmp_path: Path) -
 
 
 def test_interval_join_inputs_zero_and_one_are_read_as_left_and_right(tmp_path: Path) -> None:
-    config = ScenarioConfig(operator=OperatorConfig(type="interval_join", lower_ms=-5, upper_ms=5))
+    config = ScenarioConfig(operator=IntervalJoinConfig(lower_ms=-5, upper_ms=5))
     text = "input,kind,channel,event_ms\n0,record,0,1\nR,record,1,2\nl,record,0,3\n"
     trace = read_trace(_write_text(tmp_path, "t.csv", text), config=config)
     assert [r.input for r in trace.rows] == ["L", "R", "L"]

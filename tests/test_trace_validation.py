@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from wmviz.core.scenario import GeneratorConfig, Kind, OperatorConfig, ScenarioConfig
+from wmviz.core.scenario import GeneratorConfig, IntervalJoinConfig, Kind, ScenarioConfig
 from wmviz.trace import MAX_ISSUES, TraceIssue, TraceValidationError, read_trace, read_trace_bytes
 
 HEADER = "kind,channel,event_ms,watermark_ms,status,proc_ms\n"
@@ -328,7 +328,7 @@ def test_empty_instance_or_unknown_input_is_an_error(tmp_path: Path) -> None:
 
 
 def test_interval_join_input_must_be_left_or_right(tmp_path: Path) -> None:
-    config = ScenarioConfig(operator=OperatorConfig(type="interval_join", lower_ms=0, upper_ms=1))
+    config = ScenarioConfig(operator=IntervalJoinConfig(lower_ms=0, upper_ms=1))
     assert _issues(tmp_path, "t.csv", "input,kind,proc_ms\nX,proctime,1\n", config=config) == [
         't.csv:2: column input: "X" is not an input of operator type interval_join; expected L, R (or 0/1)'
     ]

@@ -26,7 +26,7 @@ from tools.flinkvalve.jar import (
 )
 from wmviz.core.operator_log import JoinOutput, OutputWatermark
 from wmviz.core.pipeline import InstancePipeline
-from wmviz.core.scenario import Kind, OperatorConfig, ScenarioConfig, TraceRow
+from wmviz.core.scenario import IntervalJoinConfig, Kind, ScenarioConfig, TraceRow
 from wmviz.core.types import MAX_MS, Profile, Status
 
 HARNESS_SOURCE = Path(__file__).with_name("WmvizJoinHarness.java")
@@ -158,8 +158,7 @@ def scenario_config(trace: JoinTrace, all_idle_flush: bool = True) -> ScenarioCo
     `all_idle_flush` is on: Flink 2.3.0's CombinedWatermarkStatus, which combines the two inputs,
     emits the largest input watermark once every input is idle (FLINK-38454 is in the release).
     """
-    operator = OperatorConfig(
-        type="interval_join",
+    operator = IntervalJoinConfig(
         join=trace.join,
         lower_ms=trace.lower_ms,
         upper_ms=trace.upper_ms,

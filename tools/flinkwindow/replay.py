@@ -10,7 +10,7 @@ from __future__ import annotations
 from tools.flinkwindow.harness import Event, Outcome, Record, WindowTrace
 from wmviz.core.operator_log import Dropped, WindowOutput
 from wmviz.core.pipeline import InstancePipeline
-from wmviz.core.scenario import GeneratorConfig, Kind, OperatorConfig, ScenarioConfig, TraceRow
+from wmviz.core.scenario import GeneratorConfig, Kind, ScenarioConfig, TraceRow, WindowConfig
 from wmviz.core.types import MAX_MS, Profile
 from wmviz.core.windows import ScenarioError
 
@@ -20,8 +20,7 @@ def scenario_config(trace: WindowTrace) -> ScenarioConfig:
     generator = None
     if trace.out_of_orderness_ms is not None:
         generator = GeneratorConfig(out_of_orderness_ms=trace.out_of_orderness_ms, emit="per-record")
-    operator = OperatorConfig(
-        type="window",
+    operator = WindowConfig(
         size_ms=trace.size_ms,
         slide_ms=trace.slide_ms,
         allowed_lateness_ms=trace.lateness_ms,

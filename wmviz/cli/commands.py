@@ -209,7 +209,7 @@ def cmd_transcript(args: argparse.Namespace) -> None:
         return
     trace = load(args)
     with_input = len({r.input for r in trace.rows}) > 1
-    operator = trace.config.generator is not None or trace.config.operator.type != "none"
+    operator = not trace.config.valve_only
     out = sys.stdout
     for result in simulate(trace, chosen_profile(args)):
         out.write(transcript_line(result, with_input=with_input, operator=operator) + "\n")

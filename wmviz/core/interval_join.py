@@ -29,7 +29,7 @@ from wmviz.core.operator_log import (
     RowKind,
     StepLog,
 )
-from wmviz.core.scenario import OperatorConfig, TraceRow
+from wmviz.core.scenario import IntervalJoinConfig, TraceRow
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.types import MAX_MS, MIN_MS
 
@@ -70,8 +70,7 @@ class KeyState:
 class IntervalJoin:
     """One subtask of the interval join; `on_row`, `on_timer`, `on_watermark` are called by the pipeline."""
 
-    def __init__(self, config: OperatorConfig, timers: TimerService, lateness_ms: int = 0) -> None:
-        assert config.lower_ms is not None and config.upper_ms is not None
+    def __init__(self, config: IntervalJoinConfig, timers: TimerService, lateness_ms: int = 0) -> None:
         self.timers = timers
         self.join = config.join.lower()
         self.relative = {LEFT: -config.lower_ms, RIGHT: config.upper_ms}  # A and B

@@ -28,7 +28,7 @@ from wmviz.core.operator_log import (
     StepEvent,
     StepLog,
 )
-from wmviz.core.scenario import Kind, ScenarioConfig, TraceRow
+from wmviz.core.scenario import IntervalJoinConfig, Kind, ScenarioConfig, TraceRow, WindowConfig
 from wmviz.core.splits import SplitReader
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerRegistration, TimerService
 from wmviz.core.types import (
@@ -120,14 +120,17 @@ class InstancePipeline:
         self.config = config
         self.inputs = list(channels)
         self.valves = {name: Valve(n, profile) for name, n in channels.items()}
-        self.combiner = InputCombiner(self.inputs, flush_when_all_idle=config.operator.all_idle_flush)
-        self.two_input = config.operator.type == "interval_join"
+        op = config.operator
+        # Only the join combines two inputs; the flush setting is the join's.
+        flush = op.all_idle_flush if isinstance(op, IntervalJoinConfig) else True
+        self.combiner = InputCombiner(self.inputs, flush_when_all_idle=flush)
+        self.two_input = isinstance(op, IntervalJoinConfig)
         self.timers = TimerService()
         self.operator: WindowOperator | IntervalJoin | None = None
-        if config.operator.type == "window":
-            self.operator = WindowOperator(config.operator, self.timers)
-        elif config.operator.type == "interval_join":
-            self.operator = IntervalJoin(config.operator, self.timers)
+        if isinstance(op, WindowConfig):
+            self.operator = WindowOperator(op, self.timers)
+        elif isinstance(op, IntervalJoinConfig):
+            self.operator = IntervalJoin(op, self.timers)
         self.generators: dict[tuple[str, int], ChannelGenerator | SplitReader] = {}
         if config.generator is not None:
             for name, n in channels.items():

@@ -9,8 +9,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, ClassVar, Literal
 
+from wmviz.core.fieldrules import (
+    channel_counts,
+    choice,
+    flag,
+    millis,
+    profile_name,
+    section,
+    split_lists,
+    text,
+)
 from wmviz.core.types import Profile, Status
 
 
@@ -46,19 +56,45 @@ class TraceRow:
     payload: tuple[tuple[str, Any], ...] = ()
 
 
+Emit = Literal["per-record", "periodic"]
+Resume = Literal["eager", "flip27-released"]
+Aggregate = Literal["list", "count", "sum", "min", "max"]
+JoinType = Literal["inner", "left", "right", "full"]
+TimeMode = Literal["rowtime", "proctime"]
+
+
 @dataclass(frozen=True, slots=True)
 class GeneratorConfig:
     """`generator` (windows-and-generation.md): per-channel watermark generation from records."""
 
-    out_of_orderness_ms: int = 0
-    emit: str = "per-record"  # or "periodic"
-    interval_ms: int = 200
-    idle_timeout_ms: int | None = None
-    resume: str = "eager"
-    """§3: `eager` (ACTIVE before the first element after idleness) or `flip27-released`."""
-    splits: tuple[tuple[int, tuple[str, ...]], ...] = ()
-    """Channels that are FLIP-27 source readers of several splits, each split its own generator
-    (wmviz/core/splits.py): (channel, split ids) pairs of input "0"; records name their split."""
+    out_of_orderness_ms: int = field(
+        default=0, metadata=millis("how far behind the largest event time the watermark stays", minimum=0)
+    )
+    emit: Emit = field(
+        default="per-record",
+        metadata=choice(Emit, "a watermark after every record, or one per interval on the proc_ms clock"),
+    )
+    interval_ms: int = field(
+        default=200, metadata=millis("the periodic emission interval (proc_ms clock)", minimum=1)
+    )
+    idle_timeout_ms: int | None = field(
+        default=None,
+        # Flink's withIdleness() rejects a zero or negative timeout.
+        metadata=millis("a channel without records this long turns IDLE; none: never", minimum=1),
+    )
+    resume: Resume = field(
+        default="eager",
+        metadata=choice(
+            Resume, "§3: ACTIVE again before the first element after idleness, or FLIP-27's release"
+        ),
+    )
+    splits: tuple[tuple[int, tuple[str, ...]], ...] = field(
+        default=(),
+        metadata=split_lists(
+            "channels that are FLIP-27 source readers of several splits, each split its own generator"
+        ),
+    )
+    """(channel, split ids) pairs of input "0" (wmviz/core/splits.py); records name their split."""
 
     def splits_of(self, channel: int) -> tuple[str, ...] | None:
         """The split ids of a channel that reads splits, else None."""
@@ -68,41 +104,118 @@ class GeneratorConfig:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class OperatorConfig:
-    """`operator`: what sits behind the valve. Fields unused by a type keep their defaults."""
+class OperatorKind:
+    """What each operator type says as a type rather than a field: its name in a config's
+    `operator.type`, and the inputs a trace may name for it."""
 
-    type: str = "none"  # none | window | interval_join
-    size_ms: int | None = None
-    slide_ms: int | None = None
-    allowed_lateness_ms: int = 0
-    aggregate: str = "list"
-    join: str = "inner"
-    lower_ms: int | None = None
-    upper_ms: int | None = None
-    """The interval join's bounds in Flink's convention: a left row at tL and a right row at tR join
-    when tL − tR ∈ [lower_ms, upper_ms] (docs/trace-format.md §5 works an asymmetric example)."""
-    early_fire_delay_ms: int | None = None
-    time_mode: str | None = None
-    min_cleanup_interval_ms: int = 0
-    join_time: str = "rowtime"
-    """The join attributes' time domain: `rowtime` (event time) or `proctime` (arrival clock)."""
-    all_idle_flush: bool = True
-    """Once both inputs are idle, the combined input emits the larger input's watermark: what Flink
-    2.3.0's CombinedWatermarkStatus does (FLINK-38454; checked against the released operator).
-    Off reproduces the older spec's two-input rule."""
+    __slots__ = ()
+    type_name: ClassVar[str]
+    inputs: ClassVar[tuple[str, ...]] = ("0",)
+    """The canonical `input` names, in order."""
+
+    @classmethod
+    def canonical_input(cls, name: str) -> str | None:
+        """The canonical input a trace's (or a config's `channels`) input name means, or None if
+        the operator has no such input."""
+        return "0" if name == "0" else None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NoOperator(OperatorKind):
+    """`operator.type` none: the valve alone."""
+
+    type_name: ClassVar[str] = "none"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WindowConfig(OperatorKind):
+    """`operator.type` window: keyed event-time tumbling or sliding windows (wmviz/core/windows.py)."""
+
+    type_name: ClassVar[str] = "window"
+    size_ms: int = field(metadata=millis("the window's length", minimum=1))
+    slide_ms: int | None = field(
+        default=None, metadata=millis("a sliding window's step; none: tumbling (slide = size)", minimum=1)
+    )
+    allowed_lateness_ms: int = field(
+        default=0,
+        # Flink: "The allowed lateness cannot be negative."
+        metadata=millis("how long after its end a window still takes late records", minimum=0),
+    )
+    aggregate: Aggregate = field(
+        default="list", metadata=choice(Aggregate, "what a firing window emits from its records")
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IntervalJoinConfig(OperatorKind):
+    """`operator.type` interval_join: Flink SQL's row-time interval join of two inputs, L and R
+    (wmviz/core/interval_join.py)."""
+
+    type_name: ClassVar[str] = "interval_join"
+    inputs: ClassVar[tuple[str, ...]] = ("L", "R")
+
+    join: JoinType = field(default="inner", metadata=choice(JoinType, "which unmatched rows are kept"))
+    lower_ms: int = field(metadata=millis("the smallest left time minus right time that joins"))
+    upper_ms: int = field(metadata=millis("the largest left time minus right time that joins"))
+    early_fire_delay_ms: int | None = field(
+        default=None, metadata=millis("the EARLY_FIRE hint's delay; none: no hint", minimum=1)
+    )
+    time_mode: TimeMode | None = field(
+        default=None, metadata=choice(TimeMode, "the EARLY_FIRE hint's timer domain")
+    )
+    min_cleanup_interval_ms: int = field(
+        default=0,
+        metadata=millis("extra time a cached row waits past its join range for its cleanup timer", minimum=0),
+    )
+    join_time: TimeMode = field(
+        default="rowtime",
+        metadata=choice(TimeMode, "the join attributes' time domain: event time or the arrival clock"),
+    )
+    all_idle_flush: bool = field(
+        default=True,
+        metadata=flag(
+            "once both inputs are idle, emit the larger input's watermark (Flink 2.3.0, FLINK-38454);"
+            " off: the older spec's two-input rule"
+        ),
+    )
+
+    @classmethod
+    def canonical_input(cls, name: str) -> str | None:
+        # `0`/`1` (and lower case) are accepted and mapped, so two spellings cannot split one side
+        # into two valves.
+        return {"l": "L", "0": "L", "r": "R", "1": "R"}.get(name.strip().lower())
+
+
+OperatorConfig = NoOperator | WindowConfig | IntervalJoinConfig
+"""`operator`: what sits behind the valve, one type per operator."""
 
 
 @dataclass(frozen=True, slots=True)
 class ScenarioConfig:
     """trace-format.md §3. Every field has a default so a bare trace runs."""
 
-    name: str = ""
-    description: str = ""
-    profile: Profile = Profile.FLINK_1X_2X
-    channels: dict[str, int] = field(default_factory=dict)
-    generator: GeneratorConfig | None = None
-    operator: OperatorConfig = field(default_factory=OperatorConfig)
+    name: str = field(default="", metadata=text("the page's title"))
+    description: str = field(default="", metadata=text("shown under the title, as plain text"))
+    profile: Profile = field(
+        default=Profile.FLINK_1X_2X, metadata=profile_name("which valve semantics the run uses")
+    )
+    channels: dict[str, int] = field(
+        default_factory=dict,
+        metadata=channel_counts("channels per input; by default 1 + the largest channel a row names"),
+    )
+    generator: GeneratorConfig | None = field(
+        default=None, metadata=section("turn records into watermarks per channel", GeneratorConfig)
+    )
+    operator: OperatorConfig = field(
+        default_factory=NoOperator,
+        metadata=section("what sits behind the valve", NoOperator, WindowConfig, IntervalJoinConfig),
+    )
+
+    @property
+    def valve_only(self) -> bool:
+        """Neither a generator nor an operator: records only pass the valve, so a run has no
+        output, drops or timers to show."""
+        return self.generator is None and isinstance(self.operator, NoOperator)
 
 
 @dataclass(frozen=True, slots=True)

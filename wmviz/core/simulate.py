@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from wmviz.core.pipeline import InstancePipeline, StepResult
-from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow
+from wmviz.core.scenario import IntervalJoinConfig, Kind, ScenarioConfig, Trace, TraceRow
 from wmviz.core.types import Profile
 
 __all__ = ["Simulation", "StepResult", "manual_channels", "simulate"]
@@ -29,7 +29,7 @@ def instance_channels(
 ) -> dict[str, int]:
     """Channel count per input of one instance; a two-input operator always has both inputs."""
     channels = {inp: n for (inst, inp), n in valve_channels.items() if inst == instance}
-    if config.operator.type == "interval_join":
+    if isinstance(config.operator, IntervalJoinConfig):
         for name in ("L", "R"):
             channels.setdefault(name, config.channels.get(name, 1))
         return {"L": channels["L"], "R": channels["R"]}

@@ -20,7 +20,7 @@ from typing import Any
 from wmviz.core.budgets import MAX_LIVE_WINDOWS, live_windows_reason
 from wmviz.core.java.longs import java_rem, wrap_long
 from wmviz.core.operator_log import Dropped, StepLog, WindowOutput
-from wmviz.core.scenario import OperatorConfig, TraceRow
+from wmviz.core.scenario import TraceRow, WindowConfig
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.types import MAX_MS, MIN_MS, format_ms
 
@@ -143,8 +143,7 @@ def format_window(window: tuple[int, int]) -> str:
 class WindowOperator:
     """Keyed event-time windows; state is live until cleanup, so the UI can show every pane."""
 
-    def __init__(self, config: OperatorConfig, timers: TimerService) -> None:
-        assert config.size_ms is not None
+    def __init__(self, config: WindowConfig, timers: TimerService) -> None:
         self.config = config
         self.size_ms = config.size_ms
         self.slide_ms = config.slide_ms

@@ -430,7 +430,7 @@ def main(argv: list[str] | None = None) -> None:
 
     full = read_trace(args.trace) if args.trace else demo_trace(args.steps)
     trace = Trace(full.source, full.rows[: args.steps], full.config, full.valve_channels)
-    operator = trace.config.operator.type != "none" or trace.config.generator is not None
+    operator = not trace.config.valve_only
     spark = get_spark(args.master)
     with tempfile.TemporaryDirectory(prefix="wmviz-live-") as work:
         live = LiveSession.from_trace(spark, trace, work, operator=operator, source=args.source)

@@ -268,7 +268,7 @@ def spark_transcript(
     chosen = profile or plan.config.profile
     spec = RunSpec.of(plan.config, chosen, checked.channels, DEFAULT_KEYFRAME_EVERY)
     with_input = len({n for _, n in checked.channels}) > 1
-    operator = plan.config.generator is not None or plan.config.operator.type != "none"
+    operator = not plan.config.valve_only
     tasks, buckets = _instance_partitions(spark, checked.instances)
     rows = rows_frame(spark, plan, checked.seq_order, buckets)
     yield from transcript_lines(rows, spec, tasks, with_input=with_input, operator=operator)

@@ -64,7 +64,7 @@ def new_pipeline(spec: RunSpec, instance: str, rows: Sequence[TraceRow]) -> Inst
 
 def run_instance(spec: RunSpec, instance: str, rows: pa.Table) -> dict[str, pa.Table]:
     """The timeline tables of one instance, whose ROW_SCHEMA `rows` are in arrival order."""
-    if spec.fast and spec.config.generator is None and spec.config.operator.type == "none":
+    if spec.fast and spec.config.valve_only:
         return _run_valve_only(spec, instance, rows)
     trace_rows = decode_rows(rows)
     pipeline = new_pipeline(spec, instance, trace_rows)

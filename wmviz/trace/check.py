@@ -21,10 +21,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from wmviz.core.scenario import Kind, ScenarioConfig
+from wmviz.core.scenario import IntervalJoinConfig, Kind, ScenarioConfig, WindowConfig
 from wmviz.trace import columns as cols
 from wmviz.trace.columns import COLUMNS, Parse, meaningless_reason, missing_reason, required_columns
-from wmviz.trace.config import input_names, normalize_input
 from wmviz.trace.errors import IssueCollector
 from wmviz.trace.parse import Parsed, parse_column
 from wmviz.trace.payload import encode_payload
@@ -292,14 +291,15 @@ def _inputs(parsed: Parsed, n: int, context: CheckContext, issues: _Rows) -> tup
     raw = _default_zero(parsed, n)
     if not context.config_ok:
         return raw, np.ones(n, bool)  # the operator type is unknown, so which inputs exist is too
-    op_type = context.config.operator.type
+    operator = context.config.operator
+    op_type = operator.type_name
     distinct = pc.unique(raw)
-    mapped = [normalize_input(name, op_type) for name in distinct.to_pylist()]
+    mapped = [operator.canonical_input(name) for name in distinct.to_pylist()]
     positions = pc.index_in(raw, value_set=distinct).to_numpy(zero_copy_only=False)
     names = pa.array(mapped, pa.string()).take(pa.array(positions))
     ok = names.is_valid().to_numpy(zero_copy_only=False)
-    valid = ", ".join(input_names(op_type))
-    extra = " (or 0/1)" if op_type == "interval_join" else ""
+    valid = ", ".join(operator.inputs)
+    extra = " (or 0/1)" if isinstance(operator, IntervalJoinConfig) else ""
     raw_values = raw.to_numpy(zero_copy_only=False)
     issues.add(
         ~ok,
@@ -315,7 +315,7 @@ def _inputs(parsed: Parsed, n: int, context: CheckContext, issues: _Rows) -> tup
 def _aggregate(kind_codes: np.ndarray, value: Parsed, context: CheckContext, issues: _Rows) -> None:
     """A sum/min/max window needs numbers: a record's string value cannot be aggregated."""
     op = context.config.operator
-    if op.type != "window" or op.aggregate not in ("sum", "min", "max") or value.is_text is None:
+    if not isinstance(op, WindowConfig) or op.aggregate not in ("sum", "min", "max") or value.is_text is None:
         return
     mask = (kind_codes == KINDS.index(Kind.RECORD)) & value.is_text & value.valid
     texts = value.values

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from wmviz.core.scenario import Kind, ScenarioConfig
+from wmviz.core.scenario import IntervalJoinConfig, Kind, ScenarioConfig
 
 
 class Parse(Enum):
@@ -102,7 +102,7 @@ def required_columns(kind: Kind, config: ScenarioConfig | None) -> tuple[str, ..
     generator, operator = config.generator, config.operator
     if generator is not None and generator.emit == "periodic":
         required.append("proc_ms")  # periodic emission runs on the proc_ms clock
-    if operator.type == "interval_join":
+    if isinstance(operator, IntervalJoinConfig):
         proc_join = operator.join_time == "proctime"
         if (proc_join or operator.time_mode == "proctime") and "proc_ms" not in required:
             # The row's time or its early-fire timer comes from the clock at arrival: a record

@@ -1,57 +1,50 @@
-"""The scenario config (trace-format.md §3): parse, validate and write it back.
+"""The scenario config (trace-format.md §3): read, validate and write it back, by its declarations.
 
-Every field has a default so a bare trace runs. Validation reports every bad field at once, and an
-unknown key is an error rather than ignored, so a typo such as `sizems` cannot silently fall back
-to a default.
+Each config field is declared once, with its rule, in `wmviz.core.scenario` (`wmviz.core.fieldrules`
+says how); this module is the one generic check that walks those declarations, as the row's columns
+are walked from `wmviz.trace.columns`. Every field has a default so a bare trace runs. Validation
+reports every bad field at once, and an unknown key is an error rather than ignored, so a typo such
+as `sizems` cannot silently fall back to a default.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from dataclasses import fields, replace
-from typing import Any
+from collections.abc import Callable, Iterator
+from dataclasses import fields, is_dataclass
+from typing import Any, NoReturn, cast
 
 from wmviz.core.budgets import MAX_WINDOWS_PER_RECORD, windows_per_record_reason
-from wmviz.core.scenario import GeneratorConfig, OperatorConfig, ScenarioConfig
+from wmviz.core.fieldrules import UNIT_WORDS, Check, Rule, default_of, is_required, rule_of
+from wmviz.core.scenario import IntervalJoinConfig, NoOperator, OperatorKind, ScenarioConfig, WindowConfig
 from wmviz.core.types import Profile, fits_long
 from wmviz.core.windows import sliding_config_problem
 from wmviz.trace.errors import IssueCollector
 from wmviz.trace.quote import show
 
-OPERATOR_TYPES = ("none", "window", "interval_join")
-EMIT_MODES = ("per-record", "periodic")
-AGGREGATES = ("list", "count", "sum", "min", "max")
-JOIN_TYPES = ("inner", "left", "right", "full")
-TIME_MODES = ("rowtime", "proctime")
-RESUME_MODES = ("eager", "flip27-released")  # windows-and-generation.md §3
 MAX_CHANNELS = int(os.environ.get("WMVIZ_MAX_CHANNELS", "32768"))
 """The most channels a valve may have: Flink's own ceiling on parallelism (32,768, its largest max
 parallelism), so no real upstream exceeds it, and a 44-byte config cannot make wmviz allocate for
 two billion channels. Settable with WMVIZ_MAX_CHANNELS."""
 MAX_CONFIG_BYTES = int(os.environ.get("WMVIZ_MAX_CONFIG_KB", "256")) * 1024
 """The largest config (a file, a JSON Lines config line, Parquet metadata) wmviz reads."""
-
-_TOP_FIELDS = ("name", "description", "profile", "channels", "generator", "operator")
-_GENERATOR_FIELDS = ("out_of_orderness_ms", "emit", "interval_ms", "idle_timeout_ms", "resume", "splits")
 MAX_SPLITS = 100_000
 """The most splits a config may name in all (a Kafka topic has at most tens of thousands)."""
-_OPERATOR_FIELDS = {
-    "none": ("type",),
-    "window": ("type", "size_ms", "slide_ms", "allowed_lateness_ms", "aggregate"),
-    "interval_join": (
-        "type",
-        "join",
-        "lower_ms",
-        "upper_ms",
-        "early_fire_delay_ms",
-        "time_mode",
-        "min_cleanup_interval_ms",
-        "join_time",
-        "all_idle_flush",
-    ),
+
+JUDGING_ORDER: dict[type, tuple[str, ...]] = {
+    # The operator before `channels`, whose names must be inputs of the operator.
+    ScenarioConfig: ("name", "description", "profile", "operator", "channels", "generator"),
+    # The EARLY_FIRE hint and the time domain first: the order these messages have always come in.
+    IntervalJoinConfig: ("early_fire_delay_ms", "time_mode", "join_time", "all_idle_flush"),
 }
-_REQUIRED_OPERATOR_FIELDS = {"window": ("size_ms",), "interval_join": ("lower_ms", "upper_ms")}
+"""The order a config type's fields are judged in, which is the order of their messages, where it
+is not the declared order; fields left out follow in declared order."""
+
+_REFUSED = object()
+"""A value its rule refused (the problem is already reported)."""
+
+SectionValues = dict[str, Any]
+SectionRule = Callable[[SectionValues, dict[str, Any]], Iterator[tuple[str, str]]]
 
 
 def channel_budget_reason(count: int) -> str:
@@ -62,31 +55,72 @@ def channel_budget_reason(count: int) -> str:
     )
 
 
-def input_names(operator_type: str) -> tuple[str, ...]:
-    """The `input` names a trace may use for an operator type (after `normalize_input`)."""
-    return ("L", "R") if operator_type == "interval_join" else ("0",)
+def _window_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """A sliding window Flink would refuse, or one that puts a record in too many windows."""
+    size, slide = values["size_ms"], values["slide_ms"]
+    if size is None:
+        return
+    if problem := sliding_config_problem(size, slide):
+        yield "slide_ms", problem
+    elif slide is not None and -(-size // slide) > MAX_WINDOWS_PER_RECORD:
+        yield "slide_ms", windows_per_record_reason(-(-size // slide))
 
 
-def normalize_input(name: str, operator_type: str) -> str | None:
-    """The canonical input name, or None if the operator has no such input.
+def _interval_join_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """The EARLY_FIRE hint's rules (interval-join.md §2)."""
+    time_mode = values["time_mode"]
+    if time_mode is not None and data.get("early_fire_delay_ms") is None:
+        # time_mode belongs to the EARLY_FIRE hint, whose delay is required.
+        yield "time_mode", "needs operator.early_fire_delay_ms (the EARLY_FIRE delay)"
+    if values["join_time"] == "proctime" and time_mode == "rowtime":
+        # The planner rejects a row-time hint on a processing-time join.
+        yield "time_mode", "rowtime is rejected on a processing-time join (join_time proctime)"
 
-    The interval join's inputs are `L` and `R`; `0`/`1` (and lower case) are accepted and mapped to
-    them so the two spellings cannot split one side into two valves. Other operators have one
-    input, `0`.
-    """
-    if operator_type == "interval_join":
-        return {"l": "L", "0": "L", "r": "R", "1": "R"}.get(name.strip().lower())
-    return "0" if name == "0" else None
+
+SECTION_RULES: dict[type, SectionRule] = {
+    WindowConfig: _window_rules,
+    IntervalJoinConfig: _interval_join_rules,
+}
+"""The rules over several fields of one config type; a field one of them refuses keeps its default."""
+
+
+def _names(cls: type) -> list[str]:
+    return [f.name for f in fields(cls)]
+
+
+def _kinds(sections: tuple[type, ...]) -> dict[str, type[OperatorKind]]:
+    """The types of a section with several, by the name its `type` field gives (the first is the
+    default)."""
+    kinds = [cast("type[OperatorKind]", t) for t in sections]
+    return {kind.type_name: kind for kind in kinds}
+
+
+def _judging_order(cls: type) -> list[str]:
+    names = _names(cls)
+    first = [name for name in JUDGING_ORDER.get(cls, ()) if name in names]
+    return first + [name for name in names if name not in first]
 
 
 class _ConfigParser:
-    """Walks one config object, reporting every problem into a collector."""
+    """Walks one config object against the declarations, reporting every problem into a collector."""
 
     def __init__(self, collector: IssueCollector, row: int | None, file: str | None):
         self.collector = collector
         self.row = row
         self.file = file
         self.ok = True
+        self.operator_kind: type[OperatorKind] | None = NoOperator
+        """The operator type `channels` are judged against; None when the operator cannot be read."""
+        self.readers: dict[Check, Callable[[Any, str, Rule, SectionValues], Any]] = {
+            Check.MILLIS: self.millis,
+            Check.CHOICE: self.choice,
+            Check.TEXT: self.text,
+            Check.FLAG: self.flag,
+            Check.PROFILE: self.profile,
+            Check.CHANNELS: self.channels,
+            Check.SPLITS: self.splits,
+            Check.SECTION: self.section,
+        }
 
     def issue(self, path: str, reason: str) -> None:
         self.ok = False
@@ -98,232 +132,181 @@ class _ConfigParser:
         self.issue(path, f"{show(value)} is not an object")
         return None
 
-    def unknown_keys(self, data: dict[str, Any], prefix: str, allowed: tuple[str, ...]) -> None:
+    def scenario(self, obj: Any) -> ScenarioConfig:
+        if not isinstance(obj, dict):
+            self.issue("config", f"{show(obj)} is not a JSON object")
+            return ScenarioConfig()
+        config = self.judge(obj, ScenarioConfig, "", "config", (ScenarioConfig,))
+        return config if isinstance(config, ScenarioConfig) else ScenarioConfig()
+
+    def judge(
+        self, data: dict[str, Any], cls: type, prefix: str, owner: str, siblings: tuple[type, ...]
+    ) -> Any:
+        """An instance of `cls` from `data`, or `_REFUSED` when a required field is missing or bad.
+
+        In order: unknown keys, missing required fields, each field's value, then the rules over
+        several fields. A refused value takes its field's default so the rest can still be judged.
+        """
+        declared = {f.name: f for f in fields(cls)}
+        self.unknown_keys(data, cls, prefix, owner, siblings)
+        complete = True
+        for name, f in declared.items():
+            if is_required(f) and data.get(name) is None:
+                self.issue(f"{prefix}{name}", f"required for {owner}")
+                complete = False
+        values: SectionValues = {}
+        for name in _judging_order(cls):
+            f, raw = declared[name], data.get(name)
+            value = default_of(f)  # null means absent
+            if raw is not None:
+                rule = rule_of(f)
+                value = self.readers[rule.check](raw, prefix + name, rule, values)
+                if value is _REFUSED:
+                    complete = complete and not is_required(f)
+                    value = default_of(f)
+            values[name] = value
+        rules = SECTION_RULES.get(cls)
+        # Every rule sees the values as judged; what they refuse is reset afterwards.
+        for name, reason in list(rules(values, data)) if rules else []:
+            self.issue(f"{prefix}{name}", reason)
+            values[name] = default_of(declared[name])
+        return cls(**values) if complete else _REFUSED
+
+    def unknown_keys(
+        self, data: dict[str, Any], cls: type, prefix: str, owner: str, siblings: tuple[type, ...]
+    ) -> None:
+        """Keys `cls` does not declare: of another type of the same section, or unknown."""
+        typed = len(siblings) > 1
+        allowed = ("type",) * typed + tuple(_names(cls))
         for key in data:
-            if key not in allowed:
+            if key in allowed:
+                continue
+            owners = [name for name, t in _kinds(siblings).items() if key in _names(t)] if typed else []
+            if owners:
+                self.issue(f"{prefix}{key}", f"not used by {owner} (it belongs to {owners[0]})")
+            else:
                 self.issue(f"{prefix}{key}", f"unknown field; expected one of {', '.join(allowed)}")
 
-    def text(self, data: dict[str, Any], key: str, path: str, default: str) -> str:
-        value = data.get(key)
-        if value is None:
-            return default
-        if not isinstance(value, str):
-            self.issue(path, f"{show(value)} is not a string")
-            return default
-        return value
+    def section(self, value: Any, path: str, rule: Rule, values: SectionValues) -> Any:
+        """A nested object; with several types, its `type` field says which."""
+        typed = len(rule.sections) > 1
+        if typed:
+            self.operator_kind = None  # until the type is known
+        data = self.obj(value, path)
+        if data is None:
+            return _REFUSED
+        cls, owner = rule.sections[0], path
+        if typed:
+            kinds = _kinds(rule.sections)
+            raw_type = data.get("type")
+            options = Rule(Check.CHOICE, "the type", options=tuple(kinds))
+            name = (
+                next(iter(kinds))
+                if raw_type is None
+                else self.choice(raw_type, f"{path}.type", options, values)
+            )
+            if name is _REFUSED:
+                return _REFUSED  # the bad type is reported; its fields cannot be judged
+            cls, owner = kinds[name], f"{path} type {name}"
+            self.operator_kind = cls
+        return self.judge(data, cls, f"{path}.", owner, rule.sections)
 
-    def choice(
-        self, data: dict[str, Any], key: str, path: str, options: tuple[str, ...], default: Any
-    ) -> Any:
-        value = data.get(key)
-        if value is None:
-            return default
-        if isinstance(value, str) and value.strip().lower() in options:
+    def text(self, value: Any, path: str, rule: Rule, values: SectionValues) -> Any:
+        if isinstance(value, str):
+            return value
+        self.issue(path, f"{show(value)} is not a string")
+        return _REFUSED
+
+    def choice(self, value: Any, path: str, rule: Rule, values: SectionValues) -> Any:
+        if isinstance(value, str) and value.strip().lower() in rule.options:
             return value.strip().lower()
-        self.issue(path, f"{show(value)} is not one of {', '.join(options)}")
-        return default
+        self.issue(path, f"{show(value)} is not one of {', '.join(rule.options)}")
+        return _REFUSED
 
-    def integer(
-        self, data: dict[str, Any], key: str, path: str, default: Any, minimum: int | None = None
-    ) -> Any:
-        value = data.get(key)
-        if value is None:
-            return default
+    def flag(self, value: Any, path: str, rule: Rule, values: SectionValues) -> Any:
+        if isinstance(value, bool):
+            return value
+        self.issue(path, f"{show(value)} is not true or false")
+        return _REFUSED
+
+    def millis(self, value: Any, path: str, rule: Rule, values: SectionValues) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
-            self.issue(path, f"{show(value)} is not an integer (milliseconds)")
-            return default
-        if not fits_long(value):
+            self.issue(path, f"{show(value)} is not an integer ({UNIT_WORDS[rule.unit]})")
+        elif not fits_long(value):
             self.issue(path, f"{value} is outside the signed 64-bit range of Flink's long")
-            return default
-        if minimum is not None and value < minimum:
-            self.issue(path, f"{value} must be {'positive' if minimum == 1 else f'>= {minimum}'}")
-            return default
-        return value
+        elif rule.minimum is not None and value < rule.minimum:
+            self.issue(path, f"{value} must be {'positive' if rule.minimum == 1 else f'>= {rule.minimum}'}")
+        else:
+            return value
+        return _REFUSED
 
-    def profile(self, data: dict[str, Any]) -> Profile:
-        value = data.get("profile")
-        if value is None:
-            return Profile.FLINK_1X_2X
+    def profile(self, value: Any, path: str, rule: Rule, values: SectionValues) -> Any:
         try:
             if not isinstance(value, str):
                 raise ValueError
             return Profile.parse(value.strip())
         except ValueError:
-            self.issue("profile", f"{show(value)} is not one of {', '.join(p.value for p in Profile)}")
-            return Profile.FLINK_1X_2X
+            self.issue(path, f"{show(value)} is not one of {', '.join(p.value for p in Profile)}")
+            return _REFUSED
 
-    def channels(self, data: dict[str, Any], operator_type: str | None) -> dict[str, int]:
-        value = data.get("channels")
-        if value is None:
-            return {}
-        mapping = self.obj(value, "channels")
+    def channels(self, value: Any, path: str, rule: Rule, values: SectionValues) -> Any:
+        """{input: count}; the names are the operator's inputs (any name when it is unknown)."""
+        mapping = self.obj(value, path)
+        if mapping is None:
+            return _REFUSED
+        kind = self.operator_kind
         result: dict[str, int] = {}
-        for raw_name, count in (mapping or {}).items():
+        for raw_name, count in mapping.items():
             name = str(raw_name)
-            path = f"channels.{name}"
+            where = f"{path}.{name}"
             if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-                self.issue(path, f"{show(count)} is not a positive channel count")
+                self.issue(where, f"{show(count)} is not a positive channel count")
                 continue
             if count > MAX_CHANNELS:
-                self.issue(path, channel_budget_reason(count))
+                self.issue(where, channel_budget_reason(count))
                 continue
-            canonical = name if operator_type is None else normalize_input(name, operator_type)
+            canonical = name if kind is None else kind.canonical_input(name)
             if canonical is None:
-                valid = ", ".join(input_names(operator_type or "none"))
-                self.issue(path, f"operator type {operator_type} has no input {show(name)}; expected {valid}")
+                assert kind is not None
+                valid = ", ".join(kind.inputs)
+                self.issue(
+                    where, f"operator type {kind.type_name} has no input {show(name)}; expected {valid}"
+                )
             elif canonical in result:
-                self.issue(path, f"input {canonical} is given twice")
+                self.issue(where, f"input {canonical} is given twice")
             else:
                 result[canonical] = count
         return result
 
-    def generator(self, data: dict[str, Any]) -> GeneratorConfig | None:
-        value = data.get("generator")
-        if value is None:
-            return None
-        gen = self.obj(value, "generator")
-        if gen is None:
-            return None
-        self.unknown_keys(gen, "generator.", _GENERATOR_FIELDS)
-        d = GeneratorConfig()
-        config = GeneratorConfig(
-            out_of_orderness_ms=self.integer(
-                gen, "out_of_orderness_ms", "generator.out_of_orderness_ms", d.out_of_orderness_ms, 0
-            ),
-            emit=self.choice(gen, "emit", "generator.emit", EMIT_MODES, d.emit),
-            interval_ms=self.integer(gen, "interval_ms", "generator.interval_ms", d.interval_ms, 1),
-            # Flink's withIdleness() rejects a zero or negative timeout.
-            idle_timeout_ms=self.integer(gen, "idle_timeout_ms", "generator.idle_timeout_ms", None, 1),
-        )
-        resume = self.choice(gen, "resume", "generator.resume", RESUME_MODES, d.resume)
-        return replace(config, resume=resume, splits=self.splits(gen, config.emit, resume))
-
-    def splits(self, gen: dict[str, Any], emit: str, resume: str) -> tuple[tuple[int, tuple[str, ...]], ...]:
-        """`generator.splits`: {"<channel>": ["<split id>", ...]}, a FLIP-27 reader per channel."""
-        value = gen.get("splits")
-        if value is None:
-            return ()
-        data = self.obj(value, "generator.splits")
+    def splits(self, value: Any, path: str, rule: Rule, values: SectionValues) -> Any:
+        """{"<channel>": ["<split id>", ...]}, a FLIP-27 reader per channel."""
+        data = self.obj(value, path)
         if data is None:
-            return ()
-        if emit != "periodic" or resume != "flip27-released":
+            return _REFUSED
+        if values.get("emit") != "periodic" or values.get("resume") != "flip27-released":
             self.issue(
-                "generator.splits",
+                path,
                 "split readers model a FLIP-27 source: they need emit periodic and resume flip27-released",
             )
-            return ()
+            return _REFUSED
         out, total = [], 0
         for key, ids in data.items():
-            path = f"generator.splits.{key}"
+            where = f"{path}.{key}"
             if not (isinstance(key, str) and key.isdigit() and int(key) < MAX_CHANNELS):
-                self.issue(path, f"{show(key)} is not a channel index")
+                self.issue(where, f"{show(key)} is not a channel index")
                 continue
             if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids):
-                self.issue(path, "expected a non-empty list of split ids (strings)")
+                self.issue(where, "expected a non-empty list of split ids (strings)")
                 continue
             if len(set(ids)) != len(ids):
-                self.issue(path, "a split is listed twice")
+                self.issue(where, "a split is listed twice")
                 continue
             total += len(ids)
             if total > MAX_SPLITS:
-                self.issue("generator.splits", f"more than {MAX_SPLITS:,} splits")
-                return ()
+                self.issue(path, f"more than {MAX_SPLITS:,} splits")
+                return _REFUSED
             out.append((int(key), tuple(ids)))
         return tuple(sorted(out))
-
-    def operator(self, data: dict[str, Any]) -> tuple[OperatorConfig, str | None]:
-        """The operator config and its type (None if the type itself is invalid)."""
-        value = data.get("operator")
-        if value is None:
-            return OperatorConfig(), "none"
-        op = self.obj(value, "operator")
-        if op is None:
-            return OperatorConfig(), None
-        op_type = self.choice(op, "type", "operator.type", OPERATOR_TYPES, None)
-        if op_type is None and op.get("type") is not None:
-            return OperatorConfig(), None  # the bad type is reported; its fields cannot be judged
-        op_type = op_type or "none"
-        allowed = _OPERATOR_FIELDS[op_type]
-        for key in op:
-            if key in allowed:
-                continue
-            owners = [t for t, names in _OPERATOR_FIELDS.items() if key in names]
-            if owners:
-                self.issue(
-                    f"operator.{key}", f"not used by operator type {op_type} (it belongs to {owners[0]})"
-                )
-            else:
-                self.issue(f"operator.{key}", f"unknown field; expected one of {', '.join(allowed)}")
-        for key in _REQUIRED_OPERATOR_FIELDS.get(op_type, ()):
-            if op.get(key) is None:
-                self.issue(f"operator.{key}", f"required for operator type {op_type}")
-        d = OperatorConfig()
-        if op_type == "window":
-            window = OperatorConfig(
-                type="window",
-                size_ms=self.integer(op, "size_ms", "operator.size_ms", None, 1),
-                slide_ms=self.integer(op, "slide_ms", "operator.slide_ms", None, 1),
-                # Flink: "The allowed lateness cannot be negative."
-                allowed_lateness_ms=self.integer(
-                    op, "allowed_lateness_ms", "operator.allowed_lateness_ms", d.allowed_lateness_ms, 0
-                ),
-                aggregate=self.choice(op, "aggregate", "operator.aggregate", AGGREGATES, d.aggregate),
-            )
-            size, slide = window.size_ms, window.slide_ms
-            if size is not None and (problem := sliding_config_problem(size, slide)):
-                self.issue("operator.slide_ms", problem)
-            elif size is not None and slide is not None and -(-size // slide) > MAX_WINDOWS_PER_RECORD:
-                self.issue("operator.slide_ms", windows_per_record_reason(-(-size // slide)))
-            return window, op_type
-        if op_type == "interval_join":
-            delay = self.integer(op, "early_fire_delay_ms", "operator.early_fire_delay_ms", None, 1)
-            time_mode = self.choice(op, "time_mode", "operator.time_mode", TIME_MODES, None)
-            if time_mode is not None and op.get("early_fire_delay_ms") is None:
-                # time_mode belongs to the EARLY_FIRE hint, whose delay is required (interval-join.md §2).
-                self.issue("operator.time_mode", "needs operator.early_fire_delay_ms (the EARLY_FIRE delay)")
-            join_time = self.choice(op, "join_time", "operator.join_time", TIME_MODES, d.join_time)
-            if join_time == "proctime" and time_mode == "rowtime":
-                # interval-join.md §2: the planner rejects a row-time hint on a processing-time join.
-                self.issue(
-                    "operator.time_mode", "rowtime is rejected on a processing-time join (join_time proctime)"
-                )
-            idle_flush = op.get("all_idle_flush", True)
-            if not isinstance(idle_flush, bool):
-                self.issue("operator.all_idle_flush", f"{show(idle_flush)} is not true or false")
-                idle_flush = False
-            return OperatorConfig(
-                type="interval_join",
-                join=self.choice(op, "join", "operator.join", JOIN_TYPES, d.join),
-                lower_ms=self.integer(op, "lower_ms", "operator.lower_ms", None),
-                upper_ms=self.integer(op, "upper_ms", "operator.upper_ms", None),
-                early_fire_delay_ms=delay,
-                time_mode=time_mode,
-                min_cleanup_interval_ms=self.integer(
-                    op, "min_cleanup_interval_ms", "operator.min_cleanup_interval_ms", 0, 0
-                ),
-                join_time=join_time,
-                all_idle_flush=idle_flush,
-            ), op_type
-        return OperatorConfig(), op_type
-
-    def scenario(self, obj: Any) -> ScenarioConfig:
-        data = obj if isinstance(obj, dict) else None
-        if data is None:
-            self.issue("config", f"{show(obj)} is not a JSON object")
-            return ScenarioConfig()
-        self.unknown_keys(data, "", _TOP_FIELDS)
-        name = self.text(data, "name", "name", "")
-        description = self.text(data, "description", "description", "")
-        profile = self.profile(data)
-        operator, op_type = self.operator(data)  # before channels: the type says which inputs exist
-        return ScenarioConfig(
-            name=name,
-            description=description,
-            profile=profile,
-            channels=self.channels(data, op_type),
-            generator=self.generator(data),
-            operator=operator,
-        )
 
 
 def parse_config_into(
@@ -331,8 +314,9 @@ def parse_config_into(
 ) -> tuple[ScenarioConfig, bool]:
     """Best-effort config plus whether it was valid; problems go into `collector`.
 
-    Invalid fields fall back to their defaults so a reader can keep checking the trace; the caller
-    must not trust config-dependent checks when the flag is False.
+    Invalid fields fall back to their defaults (an operator missing a required field to none) so a
+    reader can keep checking the trace; the caller must not trust config-dependent checks when the
+    flag is False.
     """
     parser = _ConfigParser(collector, row, file)
     config = parser.scenario(obj)
@@ -386,31 +370,61 @@ def config_to_dict(config: ScenarioConfig) -> dict[str, Any]:
 
     `parse_config(config_to_dict(c), ...) == c` for every valid config.
     """
-    out: dict[str, Any] = {}
-    default = ScenarioConfig()
-    if config.name != default.name:
-        out["name"] = config.name
-    if config.description != default.description:
-        out["description"] = config.description
-    if config.profile is not default.profile:
-        out["profile"] = config.profile.value
-    if config.channels:
-        out["channels"] = dict(config.channels)
-    if config.generator is not None:
-        out["generator"] = _non_default(config.generator, GeneratorConfig(), lambda name: True)
-        if config.generator.splits:
-            out["generator"]["splits"] = {str(ch): list(ids) for ch, ids in config.generator.splits}
-    if config.operator != default.operator:
-        allowed = _OPERATOR_FIELDS.get(config.operator.type, ())
-        op = _non_default(config.operator, OperatorConfig(), lambda name: name in allowed)
-        op["type"] = config.operator.type
-        out["operator"] = op
+    return _section_to_dict(config, typed=False)
+
+
+def _section_to_dict(value: Any, typed: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": value.type_name} if typed else {}
+    for f in fields(value):
+        item = getattr(value, f.name)
+        if is_required(f) or item != default_of(f):
+            out[f.name] = _value_to_json(item, rule_of(f))
     return out
 
 
-def _non_default(value: Any, default: Any, keep: Callable[[str], bool]) -> dict[str, Any]:
-    return {
-        f.name: getattr(value, f.name)
-        for f in fields(value)
-        if keep(f.name) and getattr(value, f.name) != getattr(default, f.name)
-    }
+def _value_to_json(value: Any, rule: Rule) -> Any:
+    if rule.check is Check.PROFILE:
+        return value.value
+    if rule.check is Check.CHANNELS:
+        return dict(value)
+    if rule.check is Check.SPLITS:
+        return {str(ch): list(ids) for ch, ids in value}
+    if rule.check is Check.SECTION:
+        return _section_to_dict(value, typed=len(rule.sections) > 1)
+    return value
+
+
+def replace_field(config: ScenarioConfig, path: str, value: Any, source: str = "config") -> ScenarioConfig:
+    """A new validated config: `config` with the field at dotted `path` (`operator.size_ms`) set
+    to the JSON value `value` (None: its default), judged by the same rules as a config file.
+
+    Raises `TraceValidationError` naming the path: an unknown field, a field of another operator
+    type, a bad value, or a field of a section the config does not have (setting
+    `generator.out_of_orderness_ms` must not quietly add a generator).
+    """
+    data = config_to_dict(config)
+    *parents, leaf = path.split(".")
+    node: dict[str, Any] = data
+    current: Any = config
+    for depth, key in enumerate(parents):
+        where = ".".join(parents[: depth + 1])
+        if is_dataclass(current) and key in {f.name for f in fields(current)}:
+            current = getattr(current, key)
+            if current is None:
+                _refuse(source, path, f"the config has no {where}")
+            if not (is_dataclass(current) or isinstance(current, dict)):
+                _refuse(source, path, f"{where} is a value, not a section")
+        else:
+            current = None  # an unknown name: the check below reports it
+        child = node.setdefault(key, {})
+        if not isinstance(child, dict):
+            _refuse(source, path, f"{where} is a value, not a section")
+        node = child
+    node[leaf] = value
+    return parse_config(data, source)
+
+
+def _refuse(source: str, path: str, reason: str) -> NoReturn:
+    collector = IssueCollector(source)
+    collector.add(None, None, reason, field=path)
+    raise collector.error()

@@ -148,7 +148,7 @@ def _start(
         work = Path(tempfile.mkdtemp(prefix="live-", dir=_live_root()))
         try:
             spark = loading.spark_service().session(timeout=300)
-            operator = config.operator.type != "none" or config.generator is not None
+            operator = not config.valve_only
             session = LiveSession(
                 spark,
                 config,
@@ -255,7 +255,7 @@ def inject_panel(run: LiveRun, instance: str, latest_output: int) -> None:
     session = run.session
     config: ScenarioConfig = session.config
     inputs = {name: n for (inst, name), n in session.valve_channels.items() if inst == instance}
-    records = config.operator.type != "none" or config.generator is not None
+    records = not config.valve_only
     with st.container(border=True, key="live_inject"):
         left, right = st.columns([2, 5])
         default = _next_value(latest_output)

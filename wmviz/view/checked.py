@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wmviz.core.scenario import ScenarioConfig
+from wmviz.core.scenario import IntervalJoinConfig, ScenarioConfig, WindowConfig
 from wmviz.core.types import Profile
 
 FLINK_RELEASE = "2.3.0"
@@ -181,9 +181,9 @@ def scenario_claims(config: ScenarioConfig, profile: Profile | None = None) -> t
         "valve (profile flink-1.x-2.x)" if released else "valve (profiles flink-master, flip-38477)"
     )
     operator = config.operator
-    if operator.type == "window":
+    if isinstance(operator, WindowConfig):
         wanted += ["windows", "timer order"]
-    elif operator.type == "interval_join":
+    elif isinstance(operator, IntervalJoinConfig):
         if operator.join_time == "rowtime":
             wanted += ["interval join (row time, no hint)", "cache iteration order", "timer order"]
         else:
@@ -192,7 +192,7 @@ def scenario_claims(config: ScenarioConfig, profile: Profile | None = None) -> t
             wanted.append("EARLY_FIRE")
         wanted.append("two-input all-idle flush")
     found = [by_subject[s] for s in wanted]
-    if operator.type == "interval_join" and not operator.all_idle_flush:
+    if isinstance(operator, IntervalJoinConfig) and not operator.all_idle_flush:
         found[-1] = Claim(
             "two-input all-idle flush off",
             False,

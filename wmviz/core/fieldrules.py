@@ -1,0 +1,139 @@
+"""The rule each config field carries, declared once beside the field (trace-format.md §2).
+
+A config type in `wmviz.core.scenario` is a frozen dataclass whose fields hold their own rules: the
+dataclass field gives the name, the Python type and the default (a field without a default is
+required), and its metadata holds a `Rule`: what kind of value it takes, its range or options, its
+unit and what it means. One generic check (`wmviz.trace.config`) walks these declarations to read,
+validate and write a config back, as `wmviz.trace.columns` does for the trace row, so a field added
+to a config type is read, checked, written, listed and addressable by its dotted path without a
+second edit anywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import MISSING, Field, dataclass, fields
+from enum import Enum
+from typing import Any, get_args
+
+RULE = "wmviz.rule"
+"""The metadata key under which a config field keeps its `Rule`."""
+
+
+class Check(Enum):
+    """How a field's JSON value is read; each has one reader in `wmviz.trace.config`."""
+
+    MILLIS = "millis"
+    """A signed 64-bit integer (Flink's `long`) of `unit`, at least `minimum` when one is given."""
+    CHOICE = "choice"
+    """One of `options`, in any case, kept in lower case."""
+    TEXT = "text"
+    FLAG = "flag"
+    """`true` or `false`."""
+    PROFILE = "profile"
+    """The name of a `wmviz.core.types.Profile`."""
+    CHANNELS = "channels"
+    """`{input: channel count}` over the inputs the config's operator has."""
+    SPLITS = "splits"
+    """`{channel: [split id, ...]}`: the channels that are FLIP-27 readers of several splits."""
+    SECTION = "section"
+    """A nested object of one of `sections` (chosen by its `type` field when there are several)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """What one config field may hold and what it means."""
+
+    check: Check
+    meaning: str
+    minimum: int | None = None
+    options: tuple[str, ...] = ()
+    unit: str = ""
+    sections: tuple[type, ...] = ()
+
+
+UNIT_WORDS = {"ms": "milliseconds"}
+"""How messages spell a unit."""
+
+
+def millis(meaning: str, *, minimum: int | None = None) -> Mapping[str, Rule]:
+    """An integer of milliseconds: a time, a duration or a bound."""
+    return {RULE: Rule(Check.MILLIS, meaning, minimum=minimum, unit="ms")}
+
+
+def choice(options: Any, meaning: str) -> Mapping[str, Rule]:
+    """One of the strings of a `Literal` type (the field's own annotation, so the options are
+    written once)."""
+    return {RULE: Rule(Check.CHOICE, meaning, options=tuple(get_args(options)))}
+
+
+def text(meaning: str) -> Mapping[str, Rule]:
+    return {RULE: Rule(Check.TEXT, meaning)}
+
+
+def flag(meaning: str) -> Mapping[str, Rule]:
+    return {RULE: Rule(Check.FLAG, meaning)}
+
+
+def profile_name(meaning: str) -> Mapping[str, Rule]:
+    return {RULE: Rule(Check.PROFILE, meaning)}
+
+
+def channel_counts(meaning: str) -> Mapping[str, Rule]:
+    return {RULE: Rule(Check.CHANNELS, meaning)}
+
+
+def split_lists(meaning: str) -> Mapping[str, Rule]:
+    return {RULE: Rule(Check.SPLITS, meaning)}
+
+
+def section(meaning: str, *types: type) -> Mapping[str, Rule]:
+    """A nested config object: of `types[0]`, or of the one its `type` field names when several
+    (each such type has a `type_name` class attribute)."""
+    return {RULE: Rule(Check.SECTION, meaning, sections=types)}
+
+
+def rule_of(declared: Field[Any]) -> Rule:
+    """The rule a config field carries."""
+    rule = declared.metadata.get(RULE)
+    if not isinstance(rule, Rule):
+        raise TypeError(f"config field {declared.name} declares no rule")
+    return rule
+
+
+def is_required(declared: Field[Any]) -> bool:
+    """A field without a default must be given."""
+    return declared.default is MISSING and declared.default_factory is MISSING
+
+
+def default_of(declared: Field[Any]) -> Any:
+    """The field's default (None for a required field)."""
+    if declared.default is not MISSING:
+        return declared.default
+    if declared.default_factory is not MISSING:
+        return declared.default_factory()
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredField:
+    """One config field as addressed by its dotted path (`operator.size_ms`)."""
+
+    path: str
+    owner: type
+    """The config type that declares it (`WindowConfig` for `operator.size_ms`)."""
+    field: Field[Any]
+
+    @property
+    def rule(self) -> Rule:
+        return rule_of(self.field)
+
+
+def declared_fields(root: type, prefix: str = "") -> Iterator[DeclaredField]:
+    """Every field under the config type `root`, sections depth first, by dotted path. A path may
+    come once per type of a section with several types (an operator field of two operator types)."""
+    for declared in fields(root):
+        path = f"{prefix}{declared.name}"
+        yield DeclaredField(path, root, declared)
+        for inner in rule_of(declared).sections:
+            yield from declared_fields(inner, f"{path}.")
