@@ -196,7 +196,10 @@ def test_the_app_without_its_extra_is_one_line_naming_the_extra_and_exit_2(monke
     monkeypatch.setitem(sys.modules, "streamlit", None)  # what an install without [app] has
     code, out, err = run_cli(capsys, "app")
     assert (code, out) == (2, "")
-    assert err == 'error: the app needs streamlit: pip install "wmviz[app]"\n'
+    assert err == 'error: the app needs streamlit, not installed here: pip install "wmviz[app]"\n'
+    monkeypatch.setitem(sys.modules, "pyspark", None)
+    code, _, err = run_cli(capsys, "app")
+    assert code == 2 and "needs streamlit, pyspark, not installed here" in err
 
 
 def test_an_internal_error_exits_1_with_a_message_and_no_traceback_unless_debug(monkeypatch, capsys):

@@ -277,9 +277,10 @@ def cmd_app(args: argparse.Namespace) -> None:
     """Replace this process with `streamlit run app.py`, passing the remaining arguments on."""
     from wmviz.resources import app_page
 
-    missing = [name for name in ("streamlit", "plotly") if importlib.util.find_spec(name) is None]
+    needed = ("streamlit", "plotly", "pyspark")  # what the page imports: the `app` extra
+    missing = [name for name in needed if importlib.util.find_spec(name) is None]
     if missing:
-        raise BadInput(f"the app needs {' and '.join(missing)}: pip install \"wmviz[app]\"")
+        raise BadInput(f"the app needs {', '.join(missing)}, not installed here: pip install \"wmviz[app]\"")
     command = [sys.executable, "-m", "streamlit", "run", str(app_page()), *args.streamlit_args]
     sys.stdout.flush()
     os.execv(sys.executable, command)
