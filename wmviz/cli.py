@@ -280,7 +280,7 @@ def cmd_app(args: argparse.Namespace) -> None:
     needed = ("streamlit", "plotly", "pyspark")  # what the page imports: the `app` extra
     missing = [name for name in needed if importlib.util.find_spec(name) is None]
     if missing:
-        raise BadInput(f"the app needs {', '.join(missing)}, not installed here: pip install \"wmviz[app]\"")
+        raise BadInput(f'the app needs {", ".join(missing)}, not installed here: pip install "wmviz[app]"')
     command = [sys.executable, "-m", "streamlit", "run", str(app_page()), *args.streamlit_args]
     sys.stdout.flush()
     os.execv(sys.executable, command)
