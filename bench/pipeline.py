@@ -12,7 +12,7 @@ by a per-record generator, counted in tumbling 60 s windows (bench/gen_trace.py)
 
 Each engine runs as `python -m wmviz simulate … --out DIR` in a subprocess while this script samples
 /proc every 0.25 s for the peak resident memory of the driver (the Python process and, for Spark,
-its JVM) and of the Spark Python workers. Prints a table and README-ready lines.
+its JVM) and of the Spark Python workers. Prints a table and lines ready for docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -211,7 +211,7 @@ def main() -> None:
             if ("spark", fmt, scenario) in by and ("local", fmt, scenario) in by:
                 spark, local = by[("spark", fmt, scenario)], by[("local", fmt, scenario)]
                 print(
-                    f"README: {args.rows:,} rows ({fmt}, {scenario}), {args.instances} instances x "
+                    f"benchmarks.md: {args.rows:,} rows ({fmt}, {scenario}), {args.instances} instances x "
                     f"{args.channels} channels: spark {spark.seconds:.1f} s, local {local.seconds:.1f} s, "
                     f"spark/local = {spark.seconds / local.seconds:.2f}"
                 )
@@ -222,7 +222,7 @@ def main() -> None:
                 if base is None or run is None or scenario == "valve":
                     continue
                 print(
-                    f"README: {engine} {fmt}: {scenario} {run.seconds:.1f} s vs valve-only "
+                    f"benchmarks.md: {engine} {fmt}: {scenario} {run.seconds:.1f} s vs valve-only "
                     f"{base.seconds:.1f} s "
                     f"({run.seconds / base.seconds:.2f}x the time a row; timeline rows written "
                     f"{run.timeline_rows / base.timeline_rows:.2f}x, time a timeline row "

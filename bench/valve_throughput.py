@@ -99,7 +99,7 @@ def _rate(x: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark; print a table and a one-line summary for the README."""
+    """Run the benchmark; print a table and a one-line summary for docs/benchmarks.md."""
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -160,14 +160,14 @@ def main(argv: list[str] | None = None) -> int:
     python = f"CPython {platform.python_version()}"
     if jvm is None:
         print(f"JVM side skipped: {skip_reason}")
-        print(f"README: Valve throughput, {setting}: wmviz {_rate(py_rate)} on {python}.")
+        print(f"benchmarks.md: Valve throughput, {setting}: wmviz {_rate(py_rate)} on {python}.")
         return 0
     same = (py_wm, py_st, py_last) == (int(jvm["watermarks"]), int(jvm["statuses"]), int(jvm["last_wm"]))
     print(f"outputs agree (emission counts and final watermark): {'yes' if same else 'NO'}")
     ratio = py_rate / jvm_rate
     print(f"ratio Python/JVM: {ratio:.4f} (the JVM is {1 / ratio:.0f}x faster)")
     print(
-        f"README: Valve throughput, {setting}: wmviz {_rate(py_rate)} on {python}, "
+        f"benchmarks.md: Valve throughput, {setting}: wmviz {_rate(py_rate)} on {python}, "
         f"Flink {FLINK_VERSION} StatusWatermarkValve {_rate(jvm_rate)} on Java {jvm['java']} "
         f"(Python/JVM = {ratio:.3f}, about {1 / ratio:.0f}x slower)."
     )

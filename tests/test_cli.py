@@ -147,6 +147,61 @@ def test_a_missing_file_is_bad_input_with_exit_2(tmp_path, capsys):
     assert code == 2 and "no such file" in err
 
 
+@pytest.mark.parametrize("command", ["explain", "validate", "transcript"])
+def test_a_built_in_incidents_name_is_its_packaged_trace_and_config_from_any_folder(
+    command, tmp_path, monkeypatch, capsys
+):
+    # The CSV incident's channel count and instances come from its sibling config, so a name that
+    # found the trace but not the config would print something else.
+    sample = REPO / "sample_data" / "idle-partition-pins-watermark.csv"
+    expected = run_cli(capsys, command, str(sample), "--config", str(sample.with_suffix(".json")))
+    monkeypatch.chdir(tmp_path)
+    assert run_cli(capsys, command, "idle-partition-pins-watermark") == expected
+    assert run_cli(capsys, command, "idle-partition-pins-watermark.csv") == expected
+    assert expected[0] == 0
+
+
+def test_simulate_takes_a_built_in_incidents_name(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(capsys, "simulate", "early-fire-left-join", "--out", "timeline")
+    assert code == 0, err
+    assert out.startswith("timeline: timeline of ") and (tmp_path / "timeline" / "meta.json").is_file()
+
+
+def test_a_file_of_the_same_name_wins_over_the_built_in_incident(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    row = {"kind": "watermark", "channel": 0, "watermark_ms": 5}
+    (tmp_path / "flink-38477-zero-output.jsonl").write_text(json.dumps(row) + "\n")
+    code, out, _ = run_cli(capsys, "validate", "flink-38477-zero-output.jsonl")
+    assert code == 0 and "valid: 1 row," in out
+
+
+def test_a_missing_path_to_a_built_in_incident_says_how_to_name_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(capsys, "explain", "sample_data/flink-38477-zero-output.jsonl")
+    assert code == 2
+    assert err == (
+        "error: sample_data/flink-38477-zero-output.jsonl: no such file "
+        "(to use the built-in incident, name it alone: flink-38477-zero-output)\n"
+    )
+    code, _, err = run_cli(capsys, "explain", "no-such-incident")
+    assert (code, err) == (2, "error: no-such-incident: no such file\n")
+
+
+def test_the_app_without_its_extra_is_one_line_naming_the_extra_and_exit_2(monkeypatch, capsys):
+    def no_exec(*_args):
+        raise AssertionError("streamlit must not be started")
+
+    monkeypatch.setattr(cli.os, "execv", no_exec)
+    monkeypatch.setitem(sys.modules, "streamlit", None)  # what an install without [app] has
+    code, out, err = run_cli(capsys, "app")
+    assert (code, out) == (2, "")
+    assert err == 'error: the app needs streamlit, not installed here: pip install "wmviz[app]"\n'
+    monkeypatch.setitem(sys.modules, "pyspark", None)
+    code, _, err = run_cli(capsys, "app")
+    assert code == 2 and "needs streamlit, pyspark, not installed here" in err
+
+
 def test_an_internal_error_exits_1_with_a_message_and_no_traceback_unless_debug(monkeypatch, capsys):
     def boom(*_args, **_kwargs):
         raise RuntimeError("kaboom")

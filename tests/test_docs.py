@@ -1,13 +1,16 @@
-"""The repo's own trace-format reference (docs/trace-format.md) says only what is true: every example
-in it is written to a file and checked, every `explain` and `validate` output it quotes is what the
-CLI prints, the interval join's bounds join exactly the rows its table says, and the README points
-users at it rather than at a spec they do not have."""
+"""The repo's own docs say only what is true: every example of the trace-format reference
+(docs/trace-format.md) is written to a file and checked, every `explain` and `validate` output it
+or the README quotes is what the CLI prints, the interval join's bounds join exactly the rows its
+table says, the README stays a front door that points users at the repo's own reference rather
+than at a spec they do not have, and every relative link of the README, docs/ and tests/README.md
+leads to a file (and heading) that exists."""
 
 from __future__ import annotations
 
 import re
 import runpy
 import shlex
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +22,7 @@ from wmviz.core.simulate import simulate
 from wmviz.trace.readers import read_trace
 
 DOC = REPO / "docs" / "trace-format.md"
+README = REPO / "README.md"
 # `<!-- what: args -->` right before a fenced block.
 BLOCK = re.compile(r"<!-- (example|run|explain|validate): ([^>]*?) -->\n```[a-z]*\n(.*?)\n```", re.DOTALL)
 
@@ -27,8 +31,8 @@ BLOCK = re.compile(r"<!-- (example|run|explain|validate): ([^>]*?) -->\n```[a-z]
 BOUNDS = re.compile(r"<!-- bounds: (\S+) -->\n((?:\|.*\|\n)+)")
 
 
-def blocks() -> list[tuple[str, str, str]]:
-    return [(m.group(1), m.group(2).strip(), m.group(3)) for m in BLOCK.finditer(DOC.read_text("utf-8"))]
+def blocks(doc: Path = DOC) -> list[tuple[str, str, str]]:
+    return [(m.group(1), m.group(2).strip(), m.group(3)) for m in BLOCK.finditer(doc.read_text("utf-8"))]
 
 
 @pytest.fixture
@@ -82,7 +86,7 @@ def test_every_quoted_validation_error_is_what_the_cli_prints(examples, capsys, 
 
 
 def test_the_readme_points_at_the_repos_own_reference_and_not_at_the_shared_spec():
-    readme = (REPO / "README.md").read_text("utf-8")
+    readme = README.read_text("utf-8")
     assert "docs/trace-format.md" in readme
     assert "shared/spec" not in readme and "trace-format.md §" not in readme
 
@@ -126,3 +130,55 @@ def test_the_asymmetric_bounds_example_joins_exactly_the_rows_the_doc_says(examp
         if isinstance(out, JoinOutput) and out.left is not None and out.right is not None
     }
     assert joined == {right for right, yes in claims.items() if yes}
+
+
+def test_the_readme_is_a_front_door_with_its_two_commands_first():
+    lines = README.read_text("utf-8").splitlines()
+    assert len(lines) <= 250
+    commands = [line.strip() for line in lines[:12] if line.startswith("    ")]
+    assert commands[0] == 'pip install ".[app]" && wmviz app'
+    # The test command is the one line CI runs, character for character.
+    ci = (REPO / ".ci" / "run").read_text("utf-8").splitlines()
+    assert commands[1] in [line.strip() for line in ci]
+    assert commands[1] == "pip install -q -r requirements.txt -r requirements-dev.txt && python -m pytest"
+
+
+@pytest.mark.parametrize("args", [a for w, a, _ in blocks(README) if w == "explain"])
+def test_every_explain_output_the_readme_quotes_is_what_the_cli_prints(tmp_path, monkeypatch, capsys, args):
+    monkeypatch.chdir(tmp_path)  # a built-in incident's name works from any folder
+    expected = next(body for what, a, body in blocks(README) if what == "explain" and a == args)
+    assert main(["explain", *shlex.split(args)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    for line in expected.splitlines():
+        assert line in printed, f"{line!r} is not in the output of explain {args}"
+
+
+def test_the_readme_quotes_an_explain_output():
+    assert [a for w, a, _ in blocks(README) if w == "explain"]
+
+
+LINKED_DOCS = [README, *sorted((REPO / "docs").glob("*.md")), REPO / "tests" / "README.md"]
+# A markdown link or image, its text possibly wrapped over lines: the target without its title.
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+CODE = re.compile(r"```.*?```|`[^`\n]*`", re.DOTALL)
+
+
+def heading_anchors(doc: Path) -> set[str]:
+    """The anchors GitHub gives a file's headings: lower case, punctuation dropped, spaces as -."""
+    text = re.sub(r"```.*?```", "", doc.read_text("utf-8"), flags=re.DOTALL) if doc.suffix == ".md" else ""
+    headings = re.findall(r"^#+ (.+)$", text, re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+@pytest.mark.parametrize("doc", LINKED_DOCS, ids=lambda d: str(d.relative_to(REPO)))
+def test_every_relative_link_leads_to_a_file_and_heading_that_exist(doc):
+    text = CODE.sub("", doc.read_text("utf-8"))
+    broken = []
+    for target in LINK.findall(text):
+        if re.match(r"[a-z]+:", target):
+            continue  # a web address, not ours to check offline
+        path, _, anchor = target.partition("#")
+        linked = (doc.parent / path).resolve() if path else doc
+        if not linked.exists() or (anchor and anchor not in heading_anchors(linked)):
+            broken.append(target)
+    assert not broken, f"{doc.name} links to what does not exist: {broken}"

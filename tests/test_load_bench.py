@@ -1,6 +1,6 @@
 """bench/load.py can fail: its page check names cross-talk and errors, and a short run of its
 websocket client against a real server steps through incidents with every step timed on the
-server (the 20-session figures are in the README; this only keeps the tool working)."""
+server (the 20-session figures are in docs/benchmarks.md; this only keeps the tool working)."""
 
 from __future__ import annotations
 

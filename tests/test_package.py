@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import sysconfig
 import venv
 import zipfile
 from pathlib import Path
@@ -36,10 +37,14 @@ def test_the_wheel_installs_and_its_wmviz_command_runs_outside_the_checkout(tmp_
     assert not [n for n in names if n.startswith("tests/")]
     # A fresh venv that sees this interpreter's packages (pandas, pyarrow) but not the checkout.
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
+    venv.EnvBuilder(with_pip=True).create(env_dir)
     python = env_dir / "bin" / "python"
+    see_packages_of_this_interpreter(python)
+    # --ignore-installed: a wmviz this interpreter has installed must not stand in for the wheel.
     subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True, capture_output=True
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", "--ignore-installed", str(wheel)],
+        check=True,
+        capture_output=True,
     )
     sample = REPO / "sample_data" / "flink-38477-zero-output.jsonl"
     result = subprocess.run(
@@ -50,6 +55,15 @@ def test_the_wheel_installs_and_its_wmviz_command_runs_outside_the_checkout(tmp_
     )
     assert result.returncode == 0, result.stderr
     assert "valid: 8 rows" in result.stdout
+    # A built-in incident by its name: the trace the wheel carries, found from any folder.
+    result = subprocess.run(
+        [str(env_dir / "bin" / "wmviz"), "explain", "flink-38477-zero-output", "--step", "7"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1].startswith("step 7 IDLE@1: ") and "emit WMAX" in result.stdout
     where = subprocess.run(
         [str(python), "-c", "import wmviz.store.resources as r; print(r.sample_data()); print(r.app_page())"],
         cwd=tmp_path,
@@ -57,4 +71,26 @@ def test_the_wheel_installs_and_its_wmviz_command_runs_outside_the_checkout(tmp_
         text=True,
         check=True,
     ).stdout.split()
-    assert all(Path(p).exists() and "site-packages" in p for p in where)
+    assert all(Path(p).exists() and Path(p).is_relative_to(env_dir.resolve()) for p in where), where
+
+
+def see_packages_of_this_interpreter(python: Path) -> None:
+    """Let the venv of `python` import what the interpreter running the tests has installed.
+
+    `system_site_packages` would not do: it gives a venv its *base* interpreter's packages, so
+    under a test run from a venv (where pandas and pyarrow live in that venv) the new one would
+    see neither. A `.pth` file in the new venv names this interpreter's package folders instead;
+    they come after the venv's own, so the wheel installed there is the wmviz that runs. Plain
+    paths in a `.pth` file run none of the `.pth` files inside them, so an editable wmviz
+    installed here stays out.
+    """
+    here = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
+    here |= {p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")}
+    folders = sorted(p for p in here if Path(p).is_dir() and Path(p).resolve() != REPO.resolve())
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    (Path(purelib) / "wmviz-test-outer-packages.pth").write_text("\n".join(folders) + "\n")

@@ -51,7 +51,7 @@ _EVENT_ASPECTS = (
 )
 # ... and the output state is carried forward from the last step (before the first: MIN / ACTIVE).
 _STATE_ASPECTS = (("output_wm", "output watermark", MIN_MS), ("output_status", "output status", "ACTIVE"))
-# A channel's state before its first change (README, "The timeline dataset").
+# A channel's state before its first change (docs/engines.md, "The timeline dataset").
 _CHANNEL_FIELDS = (
     ("watermark_ms", "watermark", MIN_MS),
     ("status", "status", "ACTIVE"),

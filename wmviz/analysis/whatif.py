@@ -397,8 +397,8 @@ def _encode(trace: Trace) -> bytes:
 
 
 def _derived_channels(trace: Trace) -> dict[tuple[str, str], int]:
-    """The channel counts a reader gives these rows without a compact header (README, "Trace
-    formats"): the config's count for the input, else 1 + the largest index over all instances."""
+    """The channel counts a reader gives these rows without a compact header (docs/engines.md, "How a
+    trace is judged"): the config's count for the input, else 1 + the largest index over all instances."""
     largest: dict[str, int] = {}
     for r in trace.rows:
         if r.channel is not None and r.channel > largest.get(r.input, -1):

@@ -8,6 +8,7 @@ interrupted (Ctrl-C, one line), 1 internal error (a message; the traceback only 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import signal
 import sys
@@ -25,6 +26,7 @@ from wmviz.core.story import explain_line
 from wmviz.core.types import Profile
 from wmviz.core.windows import ScenarioError
 from wmviz.record.agreement import ReplayCheck, verdict
+from wmviz.store.incidents import incident_files
 from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.outdir import OutDirError, timeline_out_dir
 from wmviz.timeline.transcript import transcript_line
@@ -143,14 +145,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def check_files(args: argparse.Namespace) -> None:
-    """The trace and config named on the command line are files this process can read."""
+    """The trace and config named on the command line are files this process can read; a trace
+    that is no file but a built-in incident's name (`flink-38477-zero-output`) is that incident's
+    packaged trace, with its own config unless --config names one."""
+    built_in = None if args.trace.exists() else incident_files(str(args.trace))
+    if built_in is not None:
+        args.trace, args.config = built_in[0], args.config or built_in[1]
     for path in (args.trace, args.config):
         if path is None:
             continue
         if path.is_dir():
             raise BadInput(f"{path}: is a folder, not a file")
         if not path.exists():
-            raise BadInput(f"{path}: no such file")
+            built_in = path is args.trace and incident_files(path.name) is not None
+            hint = f" (to use the built-in incident, name it alone: {path.stem})" if built_in else ""
+            raise BadInput(f"{path}: no such file{hint}")
         try:
             with open(path, "rb"):
                 pass
@@ -265,6 +274,10 @@ def cmd_app(args: argparse.Namespace) -> None:
     """Replace this process with `streamlit run app.py`, passing the remaining arguments on."""
     from wmviz.store.resources import app_page
 
+    needed = ("streamlit", "plotly", "pyspark")  # what the page imports: the `app` extra
+    missing = [name for name in needed if importlib.util.find_spec(name) is None]
+    if missing:
+        raise BadInput(f'the app needs {", ".join(missing)}, not installed here: pip install "wmviz[app]"')
     command = [sys.executable, "-m", "streamlit", "run", str(app_page()), *args.streamlit_args]
     sys.stdout.flush()
     os.execv(sys.executable, command)

@@ -68,8 +68,7 @@ def built_in_incidents(root: Path = SAMPLES) -> dict[str, Incident]:
     traces.sort(key=lambda p: (rank.get(p.stem, len(rank)), p.stem))
     incidents: dict[str, Incident] = {}
     for path in traces:
-        config = path.with_suffix(".json")
-        config_path = config if config.is_file() else None
+        config_path = _config_beside(path)
         story = path.with_suffix(".md")
         title = read_trace(path, config_path).config.name or path.stem
         incidents[path.stem] = Incident(
@@ -80,6 +79,28 @@ def built_in_incidents(root: Path = SAMPLES) -> dict[str, Incident]:
             story_md=story.read_text(encoding="utf-8") if story.is_file() else "",
         )
     return incidents
+
+
+def incident_files(name: str, root: Path = SAMPLES) -> tuple[Path, Path | None] | None:
+    """A built-in incident's trace and config, named by its slug (`flink-38477-zero-output`) or
+    its trace's file name, without reading any trace; None when no built-in has that name.
+
+    This is how the command line finds the incidents an installed wheel carries, wherever it runs.
+    """
+    if not name or Path(name).name != name:  # a path with a folder is the user's, never a built-in's
+        return None
+    candidates = [root / name] if Path(name).suffix.lower() in _TRACE_SUFFIXES else []
+    candidates += [root / f"{name}{suffix}" for suffix in sorted(_TRACE_SUFFIXES)]
+    for path in candidates:
+        if path.is_file():
+            return path, _config_beside(path)
+    return None
+
+
+def _config_beside(trace: Path) -> Path | None:
+    """The sibling `<stem>.json` config of a built-in trace, if there is one."""
+    config = trace.with_suffix(".json")
+    return config if config.is_file() else None
 
 
 def story_sections(markdown: str) -> dict[str, str]:
