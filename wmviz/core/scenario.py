@@ -1,7 +1,7 @@
 """The data model of a scenario: trace rows plus the config that says how to read them.
 
 Parsing and validation live in `wmviz.trace`; these are the validated, immutable results
-(trace-format.md §1 and §3).
+(docs/trace-format.md §1 and §2).
 """
 
 from __future__ import annotations
@@ -48,14 +48,15 @@ class TraceRow:
 
 @dataclass(frozen=True, slots=True)
 class GeneratorConfig:
-    """`generator` (windows-and-generation.md): per-channel watermark generation from records."""
+    """`generator`: per-channel watermark generation from records (docs/rules.md, "Windows and watermark
+    generators")."""
 
     out_of_orderness_ms: int = 0
     emit: str = "per-record"  # or "periodic"
     interval_ms: int = 200
     idle_timeout_ms: int | None = None
     resume: str = "eager"
-    """§3: `eager` (ACTIVE before the first element after idleness) or `flip27-released`."""
+    """`eager` (ACTIVE before the first element after idleness) or `flip27-released`."""
     splits: tuple[tuple[int, tuple[str, ...]], ...] = ()
     """Channels that are FLIP-27 source readers of several splits, each split its own generator
     (wmviz/core/splits.py): (channel, split ids) pairs of input "0"; records name their split."""
@@ -90,12 +91,12 @@ class OperatorConfig:
     all_idle_flush: bool = True
     """Once both inputs are idle, the combined input emits the larger input's watermark: what Flink
     2.3.0's CombinedWatermarkStatus does (FLINK-38454; checked against the released operator).
-    Off reproduces the older spec's two-input rule."""
+    Off reproduces the older two-input rule: no flush when both are idle."""
 
 
 @dataclass(frozen=True, slots=True)
 class ScenarioConfig:
-    """trace-format.md §3. Every field has a default so a bare trace runs."""
+    """docs/trace-format.md §2. Every field has a default so a bare trace runs."""
 
     name: str = ""
     description: str = ""

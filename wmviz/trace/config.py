@@ -1,4 +1,4 @@
-"""The scenario config (trace-format.md §3): parse, validate and write it back.
+"""The scenario config (docs/trace-format.md §2): parse, validate and write it back.
 
 Every field has a default so a bare trace runs. Validation reports every bad field at once, and an
 unknown key is an error rather than ignored, so a typo such as `sizems` cannot silently fall back
@@ -24,7 +24,7 @@ EMIT_MODES = ("per-record", "periodic")
 AGGREGATES = ("list", "count", "sum", "min", "max")
 JOIN_TYPES = ("inner", "left", "right", "full")
 TIME_MODES = ("rowtime", "proctime")
-RESUME_MODES = ("eager", "flip27-released")  # windows-and-generation.md §3
+RESUME_MODES = ("eager", "flip27-released")  # docs/rules.md, "Resuming"
 MAX_CHANNELS = int(os.environ.get("WMVIZ_MAX_CHANNELS", "32768"))
 """The most channels a valve may have: Flink's own ceiling on parallelism (32,768, its largest max
 parallelism), so no real upstream exceeds it, and a 44-byte config cannot make wmviz allocate for
@@ -279,11 +279,11 @@ class _ConfigParser:
             delay = self.integer(op, "early_fire_delay_ms", "operator.early_fire_delay_ms", None, 1)
             time_mode = self.choice(op, "time_mode", "operator.time_mode", TIME_MODES, None)
             if time_mode is not None and op.get("early_fire_delay_ms") is None:
-                # time_mode belongs to the EARLY_FIRE hint, whose delay is required (interval-join.md §2).
+                # time_mode belongs to the EARLY_FIRE hint, whose delay is required (as in Flink's SQL hint).
                 self.issue("operator.time_mode", "needs operator.early_fire_delay_ms (the EARLY_FIRE delay)")
             join_time = self.choice(op, "join_time", "operator.join_time", TIME_MODES, d.join_time)
             if join_time == "proctime" and time_mode == "rowtime":
-                # interval-join.md §2: the planner rejects a row-time hint on a processing-time join.
+                # Flink's planner rejects a row-time hint on a processing-time join.
                 self.issue(
                     "operator.time_mode", "rowtime is rejected on a processing-time join (join_time proctime)"
                 )
