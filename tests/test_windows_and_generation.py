@@ -1,5 +1,6 @@
 """Windows, generation and idleness (docs/rules.md, "Windows and watermark generators"): the
-11-event example of the incident late-data-allowed-lateness, generation, idleness and resuming."""
+11-event example (the events of the incident late-data-allowed-lateness), generation, idleness and
+resuming."""
 
 from __future__ import annotations
 
