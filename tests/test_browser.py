@@ -302,7 +302,7 @@ def test_every_incident_shows_its_step_above_the_fold_at_1440_by_900(page, app_u
     assert seen["heading"].startswith(f"Step {step} of ") and seen["narration"].startswith("•")
     if slug == "idle-partition-pins-watermark":  # epoch times: readable UTC, the raw number a hover away
         assert CLOCK.match(seen["output"]) and DATED.search(seen["output label"]), seen
-    else:  # the specs' small demo values: the plain number, no "1970-01-01"
+    else:  # the incidents' small demo values: the plain number, no "1970-01-01"
         assert re.fullmatch(r"-?\d+|MIN|MAX", seen["output"]), seen
     assert "1970-01-01" not in page.locator(MAIN).inner_text()
     publish(check_and_return(screen_png(page, tmp_path / f"{slug}.png")), f"{slug}.png")

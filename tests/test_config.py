@@ -1,4 +1,4 @@
-"""The scenario config (trace-format.md §3): defaults, every field, unknown keys and bad values."""
+"""The scenario config (docs/trace-format.md §2): defaults, every field, unknown keys and bad values."""
 
 from __future__ import annotations
 

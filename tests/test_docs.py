@@ -3,7 +3,8 @@
 or the README quotes is what the CLI prints, the interval join's bounds join exactly the rows its
 table says, the README stays a front door that points users at the repo's own reference rather
 than at a spec they do not have, and every relative link of the README, docs/ and tests/README.md
-leads to a file (and heading) that exists."""
+leads to a file (and heading) that exists; and no file of the repo cites a spec a user's clone
+does not have."""
 
 from __future__ import annotations
 
@@ -88,7 +89,7 @@ def test_every_quoted_validation_error_is_what_the_cli_prints(examples, capsys, 
 def test_the_readme_points_at_the_repos_own_reference_and_not_at_the_shared_spec():
     readme = README.read_text("utf-8")
     assert "docs/trace-format.md" in readme
-    assert "shared/spec" not in readme and "trace-format.md §" not in readme
+    assert "trace-format.md §" not in readme  # and no outside spec: see the test below
 
 
 def section(number: int) -> str:
@@ -182,3 +183,59 @@ def test_every_relative_link_leads_to_a_file_and_heading_that_exist(doc):
         if not linked.exists() or (anchor and anchor not in heading_anchors(linked)):
             broken.append(target)
     assert not broken, f"{doc.name} links to what does not exist: {broken}"
+
+
+# The repo stands alone: a clone has none of the team's outside specs (the reference folder beside
+# the repo), so nothing a user or developer reads may send them there. Built from pieces so this
+# file does not match itself.
+OUTSIDE_SPEC = re.compile(
+    r"\b(?:" + "|".join(("valve", "windows-and-generation", "interval-join")) + r")\.md\b"
+    r"|shared[/]spec|[.][.]/shared"
+)
+# A section sign must cite docs/trace-format.md (`trace-format.md §4`, `` `docs/trace-format.md` §5 ``,
+# `trace-format.md §1 and §2`): any other section number is one of a document the reader lacks.
+SECTION = re.compile(r"§\s?(\d+)")
+CITES_TRACE_FORMAT = re.compile(r"trace-format\.md`?\)?\s?(?:§\s?\d+\s?(?:,|and|or|–)\s?)*$")
+READ_BY_PEOPLE = ("wmviz", "app.py", "sample_data", "docs", "tests", "tools", "bench", "README.md", ".ci")
+TEXT = {".py", ".md", ".json", ".jsonl", ".csv", ".txt", ".java", ".toml", ""}
+NOT_READ = {"__pycache__", ".pytest_cache", ".hypothesis", "build", "target"}
+
+
+def repo_texts():
+    """(path relative to the repo, text) of every text file people read, build output left out."""
+    for root in READ_BY_PEOPLE:
+        top = REPO / root
+        for path in sorted([top] if top.is_file() else top.rglob("*")):
+            if path.is_file() and path.suffix in TEXT and not NOT_READ & set(path.parts):
+                yield path.relative_to(REPO).as_posix(), path.read_text("utf-8", errors="replace")
+
+
+def test_nothing_sends_a_reader_to_a_spec_outside_the_repo():
+    """Rules are cited by their docs/rules.md ids, the trace format by docs/trace-format.md's
+    sections; every other spec name or section number is a hit, listed with its line."""
+    headings = set(re.findall(r"^## (\d+)\. ", DOC.read_text("utf-8"), flags=re.MULTILINE))
+    hits, files = [], 0
+    for name, text in repo_texts():
+        files += 1
+        for number, line in enumerate(text.splitlines(), 1):
+            why = ["an outside spec"] if OUTSIDE_SPEC.search(line) else []
+            for found in SECTION.finditer(line):
+                own = name == "docs/trace-format.md" or CITES_TRACE_FORMAT.search(line[: found.start()])
+                if not own or found.group(1) not in headings:
+                    why.append(f"§{found.group(1)} is no section of docs/trace-format.md")
+            if why:
+                hits.append(f"{name}:{number}: {line.strip()[:100]} ({'; '.join(why)})")
+    assert files > 200
+    assert not hits, "\n".join(["references to documents the repo does not have:", *hits])
+
+
+def test_the_reference_check_catches_each_kind_of_outside_reference():
+    """The check above is not vacuous: each way of citing an outside spec is caught, the repo's own
+    trace-format sections are not."""
+    spec = "interval" + "-join.md"
+    assert OUTSIDE_SPEC.search(f"(see {spec})") and OUTSIDE_SPEC.search("../" + "shared/x")
+    assert not OUTSIDE_SPEC.search("docs/trace-format.md and docs/rules.md")
+    assert CITES_TRACE_FORMAT.search("columns of `docs/trace-format.md` ")
+    assert CITES_TRACE_FORMAT.search("(docs/trace-format.md §1 and ")
+    assert not CITES_TRACE_FORMAT.search("rows lost to the ")
+    assert not CITES_TRACE_FORMAT.search(f"{spec} \u00a78.1 or ")  # the sign written escaped

@@ -132,7 +132,7 @@ def random_trace(seed: int, style: str | None = None, label: str = "random") -> 
     """
     rng = random.Random(seed)
     style = style or rng.choice(STYLES)
-    # churn wants 3–5 channels: the released valve's order-dependent flush (valve.md §6.1) needs
+    # churn wants 3–5 channels: the released valve's order-dependent flush (S1a) needs
     # one channel idle above the output while another comes back behind it and goes idle last.
     channels = rng.randint(3, 5) if style == "churn" else rng.randint(1, 8)
     length = rng.randint(10, 60) if style == "churn" else rng.randint(1, 60)
@@ -161,7 +161,7 @@ def gap_traces() -> list[Trace]:
     """The first N_GAP_TRACES churn traces on which the flink-1.x-2.x and flink-master rules differ.
 
     Those are the traces where the released valve's conditional flush and missing re-derive on
-    reactivation matter (valve.md §6.1); only a few percent of random traces reach them, and they
+    reactivation matter (S1a, S2b); only a few percent of random traces reach them, and they
     are exactly where a reimplementation is most likely to be subtly wrong. Real Flink, not the
     Python model, decides the expected result, so selecting them with the model biases nothing.
     """

@@ -72,7 +72,8 @@ def test_flink_2_3_flushes_when_both_inputs_are_idle(flink_outcomes):
 
 @pytest.mark.flink
 def test_the_harness_catches_caches_visited_in_time_order(flink_outcomes, monkeypatch):
-    """interval-join.md §8's ascending bucket order is not Flink's: the harness sees it."""
+    """Visiting the caches in ascending time, a simpler order than A4's HashMap walk, is not Flink's:
+    the harness sees it."""
     monkeypatch.setattr(JavaLongMap, "__iter__", lambda self: iter(sorted(self._values)))
     assert len(_differences(flink_outcomes)) >= 20
 

@@ -26,9 +26,10 @@ CITED = re.compile(r"\(([A-Z]{1,2}\d+[a-z]?)\)|\b(TRY-[WS]|EMIT-M(?:IN|AX)|REPLA
 
 
 def documented() -> dict[str, str]:
-    """docs/rules.md's rules: `### <id>` heading → the section under it."""
+    """docs/rules.md's rules: `### <id>` heading → the section under it (up to the next heading; the
+    `## ` parts without ids, such as the windows at the end, belong to no rule)."""
     sections = re.split(r"^### ", DOC.read_text("utf-8"), flags=re.MULTILINE)[1:]
-    return {s.split("\n", 1)[0].strip(): s.split("\n", 1)[1] for s in sections}
+    return {s.split("\n", 1)[0].strip(): s.split("\n", 1)[1].split("\n## ", 1)[0] for s in sections}
 
 
 def cited_in(text: str) -> set[str]:

@@ -109,6 +109,6 @@ def test_explain_speaks_utc_by_default_and_relative_or_raw_on_request(capsys):
     assert main([*args, "--time", "relative"]) == 0
     relative = capsys.readouterr().out
     assert "it held the minimum +5m 20s" in relative and "2026-" not in relative
-    # Demo values stay the numbers the specs write, whatever the mode.
+    # Demo values stay the numbers the built-in incidents write, whatever the mode.
     assert main(["explain", str(REPO / "sample_data" / "flink-38477-zero-output.jsonl"), "--step", "7"]) == 0
     assert "emit WMAX" in capsys.readouterr().out

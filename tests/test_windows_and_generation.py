@@ -1,4 +1,6 @@
-"""windows-and-generation.md: the worked 11-event table (§5), generation and idleness (§1–§3)."""
+"""Windows, generation and idleness (docs/rules.md, "Windows and watermark generators"): the
+11-event example (the events of the incident late-data-allowed-lateness), generation, idleness and
+resuming."""
 
 from __future__ import annotations
 

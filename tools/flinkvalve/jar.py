@@ -217,7 +217,7 @@ Trace = tuple[int, Sequence[ValveInput]]
 
 
 def encode_input(inp: ValveInput) -> str:
-    """The harness command for one input. FINISHED becomes a MAX watermark (valve.md §8.2).
+    """The harness command for one input. FINISHED becomes a MAX watermark (REPLAY-MAX).
 
     Real Flink has no FINISHED status: a finishing upstream sends a final MAX watermark.
     """

@@ -4,7 +4,7 @@ wmviz's generators, on traces of records and clock ticks.
 wmviz runs the trace through `InstancePipeline` with a periodic bounded-out-of-orderness
 generator per channel (resume `flip27-released`, the FLIP-27 source output's rule). Flink gets
 the same records and a probe at every multiple of the interval, in the order the trace format
-defines (windows-and-generation.md §1–§2: probes at interval, 2·interval, … from the first clock
+defines (docs/rules.md, "Generation" and "Idleness": probes at interval, 2·interval, … from the first clock
 reading; a probe at a record's own time runs after the record, a probe at a clock tick's time
 runs with it). Both must emit the same IDLE, ACTIVE and watermarks for every row.
 """

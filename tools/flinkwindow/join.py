@@ -234,7 +234,7 @@ def random_join_trace(seed: int) -> JoinTrace:
     upper = lower + rng.randint(0, 15)
     min_cleanup = 0 if rng.random() < 0.7 else rng.randint(1, 10)
     keys = rng.sample(KEYS, rng.randint(1, 3))
-    nonpositive = rng.random() < 0.15  # the spec's ≤ 0 quirk
+    nonpositive = rng.random() < 0.15  # C4's quirk for times ≤ 0 (docs/rules.md)
     now = rng.randint(-8, 3) if nonpositive else rng.randint(1, 30)
     wm = {"L": now - rng.randint(0, 10), "R": now - rng.randint(0, 10)}
     inputs: list[JoinInput] = []

@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
         p.add_argument("--master", help="Spark master URL (default: $WMVIZ_SPARK_MASTER or local[*])")
 
-    transcript = sub.add_parser("transcript", help="the JSONL transcript of trace-format.md §4")
+    transcript = sub.add_parser("transcript", help="the JSONL transcript: one JSON object per input element")
     add_trace_args(transcript, profile=True)
     add_engine_args(transcript)
     simulate_cmd = sub.add_parser("simulate", help="write the timeline dataset the UI reads")

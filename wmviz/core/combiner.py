@@ -54,7 +54,7 @@ class InputCombiner:
         elif Status.IDLE in statuses and self.flush_when_all_idle:
             candidate = max(self.partial.values())  # FLINK-38454, unverified for two inputs
         elif Status.IDLE not in statuses and all(w == MAX_MS for w in self.partial.values()):
-            candidate = MAX_MS  # all FINISHED at MAX: by analogy with the valve's CAND (§8.1)
+            candidate = MAX_MS  # all FINISHED at MAX: by analogy with the valve's CAND (docs/rules.md)
         else:
             return []
         if candidate > self.watermark_ms:

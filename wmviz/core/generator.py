@@ -1,4 +1,4 @@
-"""Per-channel watermark generation (windows-and-generation.md §1–§3).
+"""Per-channel watermark generation (docs/rules.md: "Generation", "Idleness", "Resuming").
 
 Bounded out-of-orderness with Flink's `maxSeen − ooo − 1`, per-record or periodic emission, and
 the idleness wrapper that only looks at activity on the periodic probes. Every channel of a
@@ -44,7 +44,7 @@ class ChannelGenerator:
         return self.max_seen_ms - self.config.out_of_orderness_ms - 1
 
     def before_record(self) -> list[ValveInput]:
-        """§3 `eager` resume: an idle channel announces ACTIVE before its first element.
+        """`eager` resume: an idle channel announces ACTIVE before its first element.
 
         Under `flip27-released` nothing is announced here: the channel becomes ACTIVE only
         together with a watermark above the last one it emitted (FLINK-40504).
@@ -64,7 +64,7 @@ class ChannelGenerator:
         return self._activity != self._activity_at_last_probe
 
     def after_record(self, event_ms: int) -> list[ValveInput]:
-        """§1: track the max timestamp; in per-record mode emit the candidate if it increased."""
+        """Track the max timestamp; in per-record mode emit the candidate if it increased."""
         self._activity += 1
         self.max_seen_ms = max(self.max_seen_ms, event_ms)
         if self.config.emit == "per-record":
@@ -72,7 +72,7 @@ class ChannelGenerator:
         return []
 
     def probe(self, now_ms: int) -> ProbeResult:
-        """§2: one periodic probe: check idleness, else run the periodic emission."""
+        """One periodic probe: check idleness, else run the periodic emission."""
         saw_activity = self.has_unseen_activity()
         emitted: list[ValveInput] = []
         if self.is_idle_at_probe(now_ms, saw_activity):

@@ -1,7 +1,7 @@
 """Row-time (and processing-time) interval join with FLIP-497 EARLY_FIRE.
 
 Rule names in the method names are the ids docs/rules.md explains: A1–A6 (arrival), C1–C4 (cleanup
-timer), E0–E7 (early fire), JW3 (output watermark). Bounds follow Flink: a left row at tL and a
+timer), E0–E7 and EARLY-PROC (early fire), JW3 (output watermark). Bounds follow Flink: a left row at tL and a
 right row at tR join when tL − tR ∈ [lower, upper], so A = −lower is how far a right partner may
 come after a left row, and B = upper how far a left partner may come after a right row.
 
@@ -38,13 +38,13 @@ EARLY = "early_fire"
 CLEANUP = {LEFT: "cleanup_left_cache", RIGHT: "cleanup_right_cache"}
 INFERRED_CROSS_DOMAIN = (
     "inferred: how Flink maps a wall-clock early-fire timer back to rows is not known; wmviz fires "
-    "each row at its arrival clock + delay (interval-join.md §7, FLINK-40172 in review)"
+    "each row at its arrival clock + delay (EARLY-PROC in docs/rules.md; FLINK-40172 in review)"
 )
 
 
 @dataclass
 class CachedRow:
-    """A row waiting in a side's cache; `fired` is E1's flag, `fire_at_proc_ms` the §7 cross-domain model."""
+    """A row waiting in a side's cache; `fired` is E1's flag, `fire_at_proc_ms` EARLY-PROC's due clock."""
 
     row: TraceRow
     time_ms: int
@@ -90,7 +90,7 @@ class IntervalJoin:
         self.proc_ms = 0
         self.keys: dict[str, KeyState] = {}
 
-    # ---- §2 / §5 E0 -----------------------------------------------------------------------------
+    # ---- E0, JW3 ---------------------------------------------------------------------------------
 
     def e0_early_fire_enabled(self) -> bool:
         """E0: a hint (d ≥ 0), an outer join, and a non-negative window (A + B ≥ 0)."""
@@ -103,7 +103,7 @@ class IntervalJoin:
         return max(self.relative[LEFT], self.relative[RIGHT]) + self.lateness_ms
 
     def operator_time_ms(self) -> int:
-        """T: max(W, 0) on row time (§9's clamp), the processing clock on a processing-time join."""
+        """T: max(W, 0) on row time (A1's clamp), the processing clock on a processing-time join."""
         return max(self.watermark_ms, 0) if self.rowtime else self.proc_ms
 
     def expiration_bound(self, side: str) -> int:
@@ -111,7 +111,7 @@ class IntervalJoin:
         t = self.operator_time_ms()
         return MAX_MS if t == MAX_MS else wrap_long(t - self.relative[side] - self.lateness_ms - 1)
 
-    # ---- §3.1 arrival ---------------------------------------------------------------------------
+    # ---- A1–A6 arrival -------------------------------------------------------------------------
 
     def on_row(self, side: str, row: TraceRow, log: StepLog) -> None:
         """A1–A6 (plus E2, E4) for a row arriving on `side`."""
@@ -190,7 +190,7 @@ class IntervalJoin:
         log.cached.append(Cached(row, side, wrap_long(t + self.relative[side] + self.lateness_ms + 1)))
         if t <= 0:
             log.notes.append(
-                f"§9 warning: {side} row at time {t} ≤ 0 is cached; Flink's cleanup uses ≤ 0 as its 'empty' "
+                f"C4 warning: {side} row at time {t} ≤ 0 is cached; Flink's cleanup uses ≤ 0 as its 'empty' "
                 "sentinel, so this row (and rows cached with it) may later vanish without padding"
             )
         if self.early and self.outer[side] and not matched:
@@ -215,7 +215,7 @@ class IntervalJoin:
         log.emit.append(self._pad(side, row, RowKind.INSERT, Cause.PAD_NOT_CACHED, t))
 
     def negative_window_plan(self, side: str, row: TraceRow, t: int, log: StepLog) -> None:
-        """§2: with hi < lo no join runs: outer rows are padded on arrival, the rest filtered."""
+        """With hi < lo the planner runs no join: outer rows are padded on arrival, the rest filtered."""
         if self.outer[side]:
             log.emit.append(self._pad(side, row, RowKind.INSERT, Cause.PAD_NEGATIVE_WINDOW, t))
         else:
@@ -223,7 +223,7 @@ class IntervalJoin:
                 Dropped(row, "negative window (hi < lo): the planner filters the non-outer side")
             )
 
-    # ---- §3.2 / §5 E3 timers -----------------------------------------------------------------------
+    # ---- E3, C1–C4 timers -------------------------------------------------------------------------
 
     def on_timer(self, fired: FiredTimer, log: StepLog) -> None:
         """E3 then C2/C3: every callback fires early first, then cleans the right, then the left cache."""
@@ -277,14 +277,14 @@ class IntervalJoin:
             self.arm_cleanup(side, earliest, key, state, log)
             return
         state.slots[side] = None
-        if cache:  # §9: the scan ended on a time ≤ 0, Flink's "empty" sentinel: every row vanishes
+        if cache:  # C4's quirk: the scan ended on a time ≤ 0, Flink's "empty" sentinel: every row vanishes
             for rows in cache.values():
                 for cached in rows:
                     log.dropped.append(
                         Dropped(cached.row, "discarded by the cleanup quirk for event times ≤ 0")
                     )
             log.notes.append(
-                f"§9 quirk: key {key!r} lost its remaining {side} rows without padding: Flink's scan "
+                f"C4 quirk: key {key!r} lost its remaining {side} rows without padding: Flink's scan "
                 f"for the earliest remaining time ended at {earliest} ≤ 0, which it reads as 'empty'"
             )
         cache.clear()  # Flink drops the map (the next row starts a new one)
@@ -299,7 +299,7 @@ class IntervalJoin:
             elif not cached.joined and not self.outer[side]:
                 log.dropped.append(Dropped(cached.row, "expired from the cache without a match (inner side)"))
 
-    # ---- §4 watermarks ---------------------------------------------------------------------------
+    # ---- JW2, JW3 watermarks ------------------------------------------------------------------------
 
     def on_watermark(self, watermark_ms: int) -> None:
         """JW2 step 1: the new combined watermark becomes the operator's time before timers fire."""

@@ -1,9 +1,9 @@
 """One operator instance end to end: generators → valves → combined input → operator, on two clocks.
 
-Order within a trace row (windows-and-generation.md §1–§2, interval-join.md §4):
+Order within a trace row (docs/rules.md: "Generation", "Idleness", JW1, JW2):
 1. the processing clock advances to the row's `proc_ms`: due probes and processing-time timers run
    in time order (a probe first on a tie); a probe at exactly the row's time runs after a record
-   at that time (the spec's record-first rule), but before nothing on a `proctime` row;
+   at that time (the generator's record-first rule), but before nothing on a `proctime` row;
 2. the row itself: an explicit watermark/status goes to its input's valve; a record passes the
    valve (an idle generated channel first announces ACTIVE), reaches the operator, and then its
    generator may emit a watermark;
@@ -76,7 +76,7 @@ class StepResult:
     instance: str
     row: TraceRow
     out: tuple[Emission, ...]
-    """The valve's emissions (one input) or the combined input's (two inputs), trace-format §4."""
+    """The valve's emissions (one input) or the combined input's (two inputs), as the transcript's `out`."""
     valve_steps: tuple[ValveStep, ...]
     emit: tuple[OperatorOutput, ...]
     dropped: tuple[Dropped, ...]
@@ -318,7 +318,7 @@ class InstancePipeline:
             next_timer = self.timers.next_due_ms(TimeDomain.PROCESSING)
             timer_due = next_timer is not None and next_timer <= now_ms
             # Equal times: processing-time timers first (Flink fires them as the clock is set),
-            # then the row's record, then probes (windows-and-generation.md §1's record-first rule).
+            # then the row's record, then probes (the generator's record-first rule, docs/rules.md).
             if probes and (next_timer is None or not timer_due or probes[0] < next_timer):
                 self.run_probe(probes.pop(0))
             elif timer_due:

@@ -330,6 +330,14 @@ RULES: tuple[Rule, ...] = (
         "A row is padded at most once: if it fired and no partner ever comes, its speculative +I stands.",
         IntervalJoin.expire_bucket,
     ),
+    Rule(
+        "EARLY-PROC",
+        JOIN,
+        "time_mode proctime on a row-time join (inferred): each unmatched outer "
+        "row is padded when the processing clock reaches its arrival clock + the delay, if still "
+        "cached, unmatched and unfired; cleanup stays on event time.",
+        IntervalJoin.e3_early_fire,
+    ),
 )
 
 GLOSSARY: dict[str, Rule] = {rule.id: rule for rule in RULES}

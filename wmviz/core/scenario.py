@@ -1,7 +1,7 @@
 """The data model of a scenario: trace rows plus the config that says how to read them.
 
 Parsing and validation live in `wmviz.trace`; these are the validated, immutable results
-(trace-format.md §1 and §3).
+(docs/trace-format.md §1 and §2).
 """
 
 from __future__ import annotations
@@ -65,7 +65,8 @@ TimeMode = Literal["rowtime", "proctime"]
 
 @dataclass(frozen=True, slots=True)
 class GeneratorConfig:
-    """`generator` (windows-and-generation.md): per-channel watermark generation from records."""
+    """`generator`: per-channel watermark generation from records (docs/rules.md, "Windows and watermark
+    generators")."""
 
     out_of_orderness_ms: int = field(
         default=0, metadata=millis("how far behind the largest event time the watermark stays", minimum=0)
@@ -85,7 +86,7 @@ class GeneratorConfig:
     resume: Resume = field(
         default="eager",
         metadata=choice(
-            Resume, "§3: ACTIVE again before the first element after idleness, or FLIP-27's release"
+            Resume, "ACTIVE again before the first element after idleness, or at FLIP-27's release"
         ),
     )
     splits: tuple[tuple[int, tuple[str, ...]], ...] = field(
@@ -192,7 +193,7 @@ OperatorConfig = NoOperator | WindowConfig | IntervalJoinConfig
 
 @dataclass(frozen=True, slots=True)
 class ScenarioConfig:
-    """trace-format.md §3. Every field has a default so a bare trace runs."""
+    """docs/trace-format.md §2. Every field has a default so a bare trace runs."""
 
     name: str = field(default="", metadata=text("the page's title"))
     description: str = field(default="", metadata=text("shown under the title, as plain text"))

@@ -1,7 +1,7 @@
 """How the narration writes a time: through a `Times` formatter the caller chooses.
 
-The core only knows the protocol and the raw default (`MIN`, `MAX` or the plain number, as valve.md
-writes watermarks); readable date-times, relative offsets and time zones come from
+The core only knows the protocol and the raw default (`MIN`, `MAX` or the plain number, as the
+conformance cases write watermarks); readable date-times, relative offsets and time zones come from
 `wmviz.view.timefmt.TimeFormat`, which the page, the CLI and the report pass in. Pure, no clock.
 """
 

@@ -28,7 +28,7 @@ class Status(Enum):
 
 
 class Profile(Enum):
-    """The three semantics profiles of valve.md §2, differing in exactly three switches."""
+    """The three semantics profiles (docs/rules.md, "The valve"), differing in exactly three switches."""
 
     FLINK_1X_2X = "flink-1.x-2.x"
     FLINK_MASTER = "flink-master"
@@ -46,7 +46,7 @@ class Profile(Enum):
 
     @property
     def finished_status(self) -> bool:
-        """FINISHED is a real status (§8.1) rather than replayed as a MAX watermark (§8.2)."""
+        """FINISHED is a real status (FS1–FS3) rather than replayed as a MAX watermark (REPLAY-MAX)."""
         return self is Profile.FLIP_38477
 
     @property
@@ -74,7 +74,7 @@ _PROFILE_DESCRIPTIONS = {
 
 
 class ChannelOutOfRange(ValueError):
-    """An input named a channel the valve does not have (valve.md §10.11); nothing changed."""
+    """An input named a channel the valve does not have (an error, as in Flink); nothing changed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +160,7 @@ class ValveState:
 
 
 def format_ms(value: int) -> str:
-    """`MIN`, `MAX` or the plain integer, the way valve.md writes watermarks."""
+    """`MIN`, `MAX` or the plain integer, the way the narration and the conformance cases write watermarks."""
     if value == MAX_MS:
         return "MAX"
     if value == MIN_MS:

@@ -86,7 +86,7 @@ def window_start_long(ts_ms: int, offset_ms: int, size_ms: int) -> int:
 def assign_windows(
     ts_ms: int, size_ms: int, slide_ms: int | None, offset_ms: int = 0
 ) -> list[tuple[int, int]]:
-    """§4.1: the [start, end) windows of a timestamp, in Flink's assignment order (latest first).
+    """The [start, end) windows of a timestamp, in Flink's assignment order (latest first).
 
     Java's long arithmetic throughout, so `end` may wrap past MAX, and a sliding element within
     `size` of MIN may get no window (`ts − size` wraps). Raises AssignerError where Flink's
@@ -126,7 +126,7 @@ def max_timestamp(window: tuple[int, int]) -> int:
 
 
 def cleanup_time(window: tuple[int, int], allowed_lateness_ms: int) -> int:
-    """§4.4: maxTimestamp + allowedLateness, or MAX if that sum overflows (Flink's guard)."""
+    """maxTimestamp + allowedLateness, or MAX if that sum overflows (Flink's guard)."""
     return _cleanup_after(max_timestamp(window), allowed_lateness_ms)
 
 
@@ -153,9 +153,9 @@ class WindowOperator:
         self.panes: dict[tuple[str, tuple[int, int]], list[tuple[TraceRow, Any]]] = {}
 
     def on_record(self, row: TraceRow, log: StepLog) -> None:
-        """§4.2/§4.3, as `WindowOperator.processElement`: each window that is not late takes the
-        element and fires at once if already due (else registers its end timer), then registers its
-        cleanup timer; an element no window took is late or vanishes silently."""
+        """As `WindowOperator.processElement` (docs/rules.md, "Firing", "Lateness"): each window that
+        is not late takes the element and fires at once if already due (else registers its end timer),
+        then registers its cleanup timer; an element no window took is late or vanishes silently."""
         assert row.event_ms is not None
         key = row.key or ""
         element = element_of(row, self.config.aggregate)
@@ -168,7 +168,7 @@ class WindowOperator:
         for window in windows:
             end = max_timestamp(window)
             cleanup = _cleanup_after(end, lateness)
-            if cleanup <= watermark:  # §4.3: the window is late, it takes no more elements
+            if cleanup <= watermark:  # the window is late, it takes no more elements
                 continue
             added = True
             pane = self.panes.get((key, window))

@@ -57,7 +57,7 @@ def decode_out(text: str | None) -> list[dict[str, Any]]:
 
 
 def rules_label(valve_steps: Sequence[ValveStepFields]) -> str:
-    """`W3 W4 W5`, or with generated inputs `… | generated: W3 W4 W5` (rule names of valve.md),
+    """`W3 W4 W5`, or with generated inputs `… | generated: W3 W4 W5` (rule ids of docs/rules.md),
     from a step's valve inputs (`InstancePipeline.step_valve`)."""
     if not valve_steps:
         return ""

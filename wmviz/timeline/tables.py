@@ -22,7 +22,7 @@ _COMPUTED = pa.schema(
         ("instance", pa.string()),
         ("step", pa.int64()),
         ("order", pa.int64()),  # arrival order over the whole trace (seq, else the row number)
-        ("rules", pa.string()),  # valve.md rule names the step took, e.g. "W3 W4 W5"
+        ("rules", pa.string()),  # rule ids the step took (docs/rules.md), e.g. "W3 W4 W5"
         ("out_json", pa.string()),  # the valve's (or combined input's) emissions: "W10 S:IDLE"
         ("emit_json", pa.string()),  # the operator's outputs as JSON (transcript.py's shapes)
         ("dropped_json", pa.string()),  # records dropped in this step, as JSON

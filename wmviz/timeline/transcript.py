@@ -1,7 +1,8 @@
-"""The machine-readable transcript of trace-format.md §4: one JSON object per input element.
+"""The machine-readable transcript: one JSON object per input element.
 
-`step`, `instance` and `out` are exactly as the spec says. Scenarios with a generator or an
-operator add `emit` (the operator's output in emission order), `dropped` and `timers`.
+`step`, `instance` and `out` are as the conformance cases (tests/data/conformance) write them.
+Scenarios with a generator or an operator add `emit` (the operator's output in emission order),
+`dropped` and `timers`.
 """
 
 from __future__ import annotations
@@ -116,5 +117,5 @@ def transcript_record(
 
 
 def transcript_line(result: StepResult, *, with_input: bool = False, operator: bool = False) -> str:
-    """One transcript line, formatted like the spec's examples."""
+    """One transcript line, formatted like the conformance cases' lines."""
     return dumps(transcript_record(result, with_input=with_input, operator=operator))

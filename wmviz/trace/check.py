@@ -1,4 +1,4 @@
-"""The row rules over a whole batch of raw rows at once (trace-format.md §1).
+"""The row rules over a whole batch of raw rows at once (docs/trace-format.md §1).
 
 `check_batch` judges every cell of a `RawBatch` with its column's rule (`wmviz.trace.parse`), then
 the rules between cells of a row: a cell the row's kind has no use for, a cell the kind needs, a

@@ -1,4 +1,4 @@
-"""The trace row's columns, declared once (trace-format.md §1).
+"""The trace row's columns, declared once (docs/trace-format.md §1).
 
 Every reader, the validator, the writers, the row table and both engines take the columns from here:
 their names and order, how a cell is read (`Parse`), for which kinds of row a cell means something,
@@ -65,7 +65,7 @@ COLUMNS: tuple[Column, ...] = (
 )
 BY_NAME: dict[str, Column] = {c.name: c for c in COLUMNS}
 STANDARD_COLUMNS: tuple[str, ...] = tuple(c.name for c in COLUMNS)
-"""The standard column names in the spec's order (how writers lay them out)."""
+"""The standard column names in their documented order (docs/trace-format.md §1; how writers lay them out)."""
 STANDARD = frozenset(STANDARD_COLUMNS)
 TYPED = frozenset(c.name for c in COLUMNS if c.typed)
 

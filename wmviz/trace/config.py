@@ -67,7 +67,7 @@ def _window_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tuple
 
 
 def _interval_join_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    """The EARLY_FIRE hint's rules (interval-join.md §2)."""
+    """The EARLY_FIRE hint's rules (docs/rules.md, E0–E7)."""
     time_mode = values["time_mode"]
     if time_mode is not None and data.get("early_fire_delay_ms") is None:
         # time_mode belongs to the EARLY_FIRE hint, whose delay is required.

@@ -1,4 +1,4 @@
-"""Validation issues and the exception that carries them (trace-format.md §1, "Validation").
+"""Validation issues and the exception that carries them (docs/trace-format.md §8, "Mistakes").
 
 Every problem found in a trace or scenario config becomes one `TraceIssue` naming the file, the row
 (1-based, as a text editor shows it), the column or config field, and the reason. Readers collect

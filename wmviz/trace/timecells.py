@@ -1,6 +1,6 @@
 """Time values of traces and configs: epoch milliseconds, ISO-8601 and the MIN/MAX sentinels.
 
-trace-format.md §1 "Time values". Every time is a signed 64-bit count of milliseconds since the
+docs/trace-format.md §1 "Times". Every time is a signed 64-bit count of milliseconds since the
 epoch, exactly as Flink's `long`; nothing here rounds, truncates or wraps.
 """
 

@@ -65,7 +65,7 @@ def write_trace_bytes(
 
 
 def write_compact(trace_or_rows: Trace | Iterable[TraceRow], path: str | os.PathLike[str]) -> None:
-    """Write a valve-only trace in the compact format (trace-format.md §2).
+    """Write a valve-only trace in the compact format (docs/trace-format.md §6).
 
     Only `watermark` and `status` rows on input "0" without `seq`, `proc_ms` or payload fit the
     format; anything else is a `ValueError`. Each instance gets one `{"channels": N}` header (N from
@@ -135,7 +135,7 @@ def _payload_names(rows: tuple[TraceRow, ...]) -> list[str]:
 
 
 def _standard(r: TraceRow) -> dict[str, Any]:
-    """The standard columns of a row that are present, in spec order, as plain Python values."""
+    """The standard columns of a row that are present, in their declared order, as plain Python values."""
     values = {
         "seq": r.seq,
         "instance": r.instance,

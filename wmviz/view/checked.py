@@ -135,7 +135,7 @@ def claims() -> tuple[Claim, ...]:
         Claim(
             "interval join (processing time)",
             False,
-            "modelled from flink-table-runtime's ProcTimeIntervalJoin (interval-join.md) and the recorded "
+            "modelled from flink-table-runtime's ProcTimeIntervalJoin (docs/rules.md) and the recorded "
             "conformance cases; not run against the released operator",
             "tests/test_interval_join_cases.py",
         ),
@@ -196,7 +196,8 @@ def scenario_claims(config: ScenarioConfig, profile: Profile | None = None) -> t
         found[-1] = Claim(
             "two-input all-idle flush off",
             False,
-            f"the older spec's two-input rule, chosen in this config; Flink {FLINK_RELEASE} flushes",
+            "no flush when both inputs are idle (the older two-input rule), chosen in this config; "
+            f"Flink {FLINK_RELEASE} flushes",
         )
     return tuple(found)
 

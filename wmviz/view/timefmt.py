@@ -6,7 +6,7 @@ read it depends on what it is:
 * **epoch-like values** (2000-01-01 up to the year 9999) are instants: shown as ISO-8601 with
   milliseconds in the chosen time zone, `2026-11-24 10:05:15.000Z` (`+01:00` for another zone),
   which the trace readers accept back as input;
-* **small values** (the specs' demo times 10, 25, 13000, negatives) are shown as the plain number:
+* **small values** (the incidents' demo times 10, 25, 13000, negatives) are shown as the plain number:
   "1970-01-01 00:00:00.010" would only mislead;
 * **relative** mode shows every time as an offset from an origin (the trace's first time):
   `+10m 5s`, `+250ms`, `-3s`;
@@ -65,7 +65,7 @@ def is_epoch(ms: int) -> bool:
 
 
 raw = format_ms
-"""The number itself, `MIN`/`MAX` for the sentinels (how valve.md and Flink's logs write it)."""
+"""The number itself, `MIN`/`MAX` for the sentinels (how the narration and Flink's logs write it)."""
 
 
 @lru_cache(maxsize=64)
