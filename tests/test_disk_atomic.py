@@ -234,11 +234,26 @@ def test_an_output_that_is_an_input_is_refused_by_any_name(tmp_path):
     source.write_text("data")
     (tmp_path / "link.jsonl").symlink_to(source)
     os.link(source, tmp_path / "hard.jsonl")
-    for same in (source, tmp_path / "link.jsonl", tmp_path / "hard.jsonl", tmp_path / "x" / ".." / "dump.jsonl"):
+    names = ("link.jsonl", "hard.jsonl", "x/../dump.jsonl")
+    for same in (source, *(tmp_path / name for name in names)):
         with pytest.raises(OutputError, match="is the same file as the dump"):
             refuse_overlap([("the dump", source)], [("--out", same)])
-    with pytest.raises(OutputError, match="--samples .* and --out .* are the same file"):
+    with pytest.raises(OutputError, match=r"--samples .* and --out .* are the same file"):
         refuse_overlap([], [("--samples", tmp_path / "new.jsonl"), ("--out", tmp_path / "new.jsonl")])
     with pytest.raises(OutputError, match="holds the trace"):
         refuse_overlap([("the trace", source)], [], ("--out", tmp_path))
     refuse_overlap([("the dump", source)], [("--out", tmp_path / "other.jsonl")], ("--out", tmp_path / "tl"))
+
+
+def test_a_file_behind_a_symbolic_link_is_replaced_through_it_and_a_folder_never_replaces_a_file(tmp_path):
+    target = tmp_path / "real.jsonl"
+    target.write_text("old")
+    (tmp_path / "link.jsonl").symlink_to(target)
+    with replacing_file(tmp_path / "link.jsonl") as stream:
+        stream.write(b"new")
+    assert (tmp_path / "link.jsonl").is_symlink() and target.read_text() == "new"
+    plain = tmp_path / "plain"
+    plain.write_text("a file")
+    with pytest.raises(OutputError, match="Not a directory"), replacing_folder(plain) as work:
+        (work / "x").write_text("x")
+    assert plain.read_text() == "a file" and leftovers(plain) == []

@@ -64,6 +64,11 @@ def _keep_mode(fd: int, dest: Path) -> None:
             os.fchmod(fd, stat.S_IMODE(info.st_mode))
 
 
+def _through_links(dest: Path) -> Path:
+    """The file a symbolic link at `dest` points to: replaced as writing through the link would."""
+    return Path(os.path.realpath(dest)) if os.path.islink(dest) else dest
+
+
 def _new_temp(dest: Path) -> tuple[int, Path]:
     """A new, locked work file beside `dest`, after clearing what killed runs left there."""
     sweep(dest)
@@ -82,7 +87,8 @@ def replacing_file(dest: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     On an exception nothing at `dest` changes and the work file is removed; a write the disk
     refuses is raised as `OutputError`.
     """
-    dest = Path(dest)
+    shown = Path(dest)
+    dest = _through_links(shown)
     fd, temp = _new_temp(dest)
     stream = os.fdopen(fd, "wb", closefd=False)
     placed = False
@@ -91,14 +97,14 @@ def replacing_file(dest: str | os.PathLike[str]) -> Iterator[BinaryIO]:
             yield stream
         except OSError as err:
             if err.errno in WRITE_ERRNOS:
-                raise cannot_write(dest, err) from err
+                raise cannot_write(shown, err) from err
             raise
         try:
             stream.flush()
             os.fsync(fd)
             os.replace(temp, dest)
         except OSError as err:
-            raise cannot_write(dest, err) from err
+            raise cannot_write(shown, err) from err
         placed = True
     finally:
         with suppress(OSError):
@@ -125,7 +131,8 @@ class GrowingFile:
 
     def __init__(self, dest: str | os.PathLike[str], header: bytes = b"") -> None:
         self.dest = Path(dest)
-        self._fd, self._temp = _new_temp(self.dest)
+        self._target = _through_links(self.dest)
+        self._fd, self._temp = _new_temp(self._target)
         self.placed = False
         self.size = 0
         try:
@@ -151,7 +158,7 @@ class GrowingFile:
         self.size += len(block)
         if not self.placed:
             try:
-                os.replace(self._temp, self.dest)
+                os.replace(self._temp, self._target)
             except OSError as err:
                 raise cannot_write(self.dest, err) from err
             self.placed = True
@@ -201,6 +208,8 @@ def replacing_folder(
             _fsync_tree(work)
             if not os.path.lexists(dest):
                 os.rename(work, dest)  # step 2
+            elif os.path.islink(dest) or not os.path.isdir(dest):
+                raise OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), os.fspath(dest))
             elif not exchange(work, dest):  # step 3, else step 4:
                 os.rename(lock, work_path(dest, token, COMMIT))
                 lock = work_path(dest, token, COMMIT)
@@ -214,7 +223,9 @@ def replacing_folder(
                 raise cannot_write(dest, err) from err
             raise
     finally:
-        if remove(work) and (not os.path.lexists(dest) or remove(aside)):
+        # Cut between the two renames with no way back: everything stays for the next sweep.
+        cut = lock.name.endswith(COMMIT) and not os.path.lexists(dest)
+        if not cut and remove(work) and remove(aside):
             with suppress(OSError):
                 os.unlink(lock)  # last: while anything is left, the lock file says whose it is
         os.close(lock_fd)
