@@ -48,9 +48,7 @@ def _state(path: Path) -> tuple[int, int, int] | None:
     return info.st_ino, info.st_size, info.st_mtime_ns
 
 
-def kill_while_writing(
-    command: list[str], dest: Path, rng: random.Random, longest: float
-) -> bool:
+def kill_while_writing(command: list[str], dest: Path, rng: random.Random, longest: float) -> bool:
     """Start `python -m wmviz command`, SIGKILL it a random moment after its write began (a work
     item appeared beside `dest`, or `dest` itself changed); whether it was still running then."""
     before = _state(dest)

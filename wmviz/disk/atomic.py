@@ -51,7 +51,7 @@ class OutputError(OSError):
 
 
 def cannot_write(dest: Path, err: OSError) -> OutputError:
-    """"cannot write DEST: <reason>", the reason as the system words its error number."""
+    """The error `cannot write DEST: <reason>`, the reason as the system words its number."""
     reason = os.strerror(err.errno) if err.errno else str(err)
     return OutputError(f"cannot write {dest}: {reason}")
 
