@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 
 from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow
 from wmviz.core.types import Status, format_ms
+from wmviz.disk.atomic import write_file
 from wmviz.trace.readers import read_trace_bytes
 from wmviz.trace.writers import write_trace_bytes
 
@@ -175,15 +175,7 @@ def write_whatif(trace: Trace, directory: Path) -> Path:
     path = Path(directory) / name
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
-        # Through a temporary file and a rename, so a reader never sees half a trace.
-        fd, tmp = tempfile.mkstemp(prefix=".whatif-", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_file(path, data)  # beside it, then renamed in: a reader never sees half a trace
     return path
 
 

@@ -25,10 +25,11 @@ from wmviz.core.simulate import simulate
 from wmviz.core.story import explain_line
 from wmviz.core.types import Profile
 from wmviz.core.windows import ScenarioError
+from wmviz.disk import OutputError, refuse_overlap
 from wmviz.record.agreement import ReplayCheck, verdict
 from wmviz.store.incidents import incident_files
 from wmviz.timeline.local import build_timeline_local
-from wmviz.timeline.outdir import OutDirError, timeline_out_dir
+from wmviz.timeline.outdir import OutDirError, check_out_dir, timeline_out_dir
 from wmviz.timeline.transcript import transcript_line
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace
@@ -122,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{args.trace.name}:{err.row.row}: column {err.column}: {err.reason}", file=sys.stderr)
         print("the trace is valid, but the operator cannot process this row", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except (BadInput, OutDirError) as err:
+    except (BadInput, OutDirError, OutputError) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
@@ -178,16 +179,19 @@ def cmd_simulate(args: argparse.Namespace) -> None:
     if args.keyframe_every < 1:
         raise BadInput("--keyframe-every must be at least 1")
     check_files(args)
+    refuse_overlap([("the trace", args.trace), ("--config", args.config)], [], ("--out", args.out))
     started = time.perf_counter()
+    check_out_dir(args.out)  # refused before a long read
+    # The local engine reads the trace before the output is opened: a read error is the trace's.
+    trace = load(args) if args.engine != "spark" else None
     with timeline_out_dir(args.out) as work:
-        if args.engine == "spark":
+        if trace is None:
             from wmviz.spark.run import spark_simulate
 
             meta = spark_simulate(
                 args.trace, args.config, chosen_profile(args), work, args.master, args.keyframe_every
             )
         else:
-            trace = load(args)
 
             def progress(done: int, total: int) -> None:
                 share = done / max(total, 1)

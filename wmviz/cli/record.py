@@ -9,9 +9,16 @@ import time
 from pathlib import Path
 
 from wmviz.cli.errors import BadInput
-from wmviz.record.output import TraceFile, parse_duration_ms
+from wmviz.disk import GrowingFile, OutputError, refuse_overlap
+from wmviz.record.output import RecordingFile, config_beside, outputs_of, parse_duration_ms, write_rows
 from wmviz.record.rest import Poller, RecordError, RestClient, resolve, wall_clock_ms
-from wmviz.record.samples import TraceBuilder
+from wmviz.record.samples import TraceBuilder, rows_of
+from wmviz.trace.errors import TraceValidationError
+
+OUT_HELP = (
+    "the trace to write, in the format its extension names: .jsonl, .csv (its config beside it in "
+    "NAME.config.json) or .parquet"
+)
 
 
 def add_record_parser(sub) -> None:
@@ -33,12 +40,19 @@ def add_record_parser(sub) -> None:
         "--watermark-interval", default="200ms", help="pipeline.auto-watermark-interval (default 200ms)"
     )
     p.add_argument("--samples", type=Path, help="also write the raw samples (JSON Lines) here")
-    p.add_argument("--out", type=Path, required=True, help="the trace to write (.jsonl)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help=OUT_HELP + "; .jsonl and .csv grow by whole samples, .parquet is written when the "
+        "recording ends (Ctrl-C included; a killed recording leaves the file there as it was)",
+    )
 
 
 def cmd_record(args: argparse.Namespace) -> None:
     """Poll the job and write the trace as samples arrive; progress on stderr."""
 
+    check_outputs(args.out, [], [("--samples", args.samples)])
     try:
         every_ms = parse_duration_ms(args.every, "--every")
         until_ms = parse_duration_ms(args.duration, "--for") if args.duration else None
@@ -60,8 +74,14 @@ def cmd_record(args: argparse.Namespace) -> None:
         f"fed by {topology.upstream!r} ({topology.upstream_parallelism} subtasks, {topology.edge} edge), "
         f"every {args.every}; {inferred}. reported_ms is the operator's own currentInputWatermark."
     )
-    out = open_trace(args.out, builder.config(f"Recorded: {topology.vertex}", description))
-    samples = args.samples.open("w", encoding="utf-8") if args.samples else None
+    out = RecordingFile(
+        args.out, builder.config(f"Recorded: {topology.vertex}", description), builder.PAYLOAD_COLUMNS
+    )
+    try:
+        samples = GrowingFile(args.samples) if args.samples else None
+    except OutputError:
+        out.close()
+        raise
     poller = Poller(client, view)
     started = time.monotonic()
     print(
@@ -80,8 +100,7 @@ def cmd_record(args: argparse.Namespace) -> None:
             if sample is not None:
                 out.write(builder.add(sample))
                 if samples is not None:
-                    samples.write(json.dumps(sample_json(sample)) + "\n")
-                    samples.flush()
+                    samples.add((json.dumps(sample_json(sample)) + "\n").encode("utf-8"))
                 print(progress_line(builder, poller, started), file=sys.stderr)
             elif poller.over:
                 print(f"the job is {poller.state}; recording ends", file=sys.stderr)
@@ -91,25 +110,51 @@ def cmd_record(args: argparse.Namespace) -> None:
             time.sleep(max(0.0, every_ms / 1000 - (time.monotonic() - tick)))
     except KeyboardInterrupt:
         print("interrupted; every sample so far is in the trace", file=sys.stderr)
+    except OutputError as err:
+        if out.fmt != "parquet" and builder.samples > 1:
+            raise OutputError(f"{err}; {args.out} holds the whole samples taken before") from None
+        raise
     finally:
-        out.close()
+        written = out.close()
         if samples is not None:
             samples.close()
+    if not written:
+        print(f"{args.out}: no sample was taken; nothing written (a file already there is as it was)")
+        return
     print(
         f"{args.out}: {builder.samples} samples, {out.rows} rows, {poller.epoch} restarts, "
-        f"{poller.unsettled} unsettled samples"
+        f"{poller.unsettled} unsettled samples{config_note(args.out)}"
     )
 
 
-def open_trace(path: Path, config: dict) -> TraceFile:
-    """The output trace, or a one-line error (exit 2) when it cannot be written."""
-
-    if path.is_dir():
-        raise BadInput(f"--out {path}: is a folder, not a file")
+def check_outputs(out: Path, reads: list, more: list) -> None:
+    """Before anything is read or written: `--out` names a format, is not a folder, and no output
+    is an input or another output (exit 2 naming both)."""
+    for label, path in [("--out", out), *more]:
+        if path is not None and path.is_dir():
+            raise BadInput(f"{label} {path}: is a folder, not a file")
+        if path is not None and not path.absolute().parent.is_dir():
+            raise BadInput(f"{label} {path}: cannot be written (no such folder: {path.parent})")
     try:
-        return TraceFile(path, config)
-    except OSError as err:
-        raise BadInput(f"--out {path}: cannot be written ({err.strerror or err})") from None
+        written = outputs_of(out)
+    except ValueError as err:
+        raise BadInput(str(err)) from None
+    refuse_overlap(reads, [*written, *more])
+
+
+def config_note(out: Path) -> str:
+    """What the summary line adds for a CSV trace: where its config went."""
+    if out.suffix.lower() != ".csv":
+        return ""
+    return f"; its config is in {config_beside(out)} (give it with --config)"
+
+
+def write_import(out: Path, config: dict, rows: list, source: Path) -> None:
+    """Write an imported trace, whole or not at all."""
+    try:
+        write_rows(out, config, rows)
+    except TraceValidationError as err:
+        raise BadInput(f"{err}\nthe trace built from {source} is not valid; nothing was written") from None
 
 
 def progress_line(builder: TraceBuilder, poller: Poller, started: float) -> str:
@@ -143,7 +188,7 @@ def add_import_parser(sub) -> None:
     )
     prom.add_argument("--idleness", help="the sources' idleness timeout; infers IDLE from sourceIdleTime")
     prom.add_argument("--watermark-interval", default="200ms", help="pipeline.auto-watermark-interval")
-    prom.add_argument("--out", type=Path, required=True, help="the trace to write (.jsonl)")
+    prom.add_argument("--out", type=Path, required=True, help=OUT_HELP)
     _IMPORT_ROUTES["prometheus"] = cmd_import_prometheus
     add_kafka_route(routes)
 
@@ -162,6 +207,7 @@ def cmd_import_prometheus(args: argparse.Namespace) -> None:
 
     if not args.file.is_file():
         raise BadInput(f"{args.file}: no such file")
+    check_outputs(args.out, [("the export", args.file)], [])
     try:
         idleness = parse_duration_ms(args.idleness, "--idleness") if args.idleness else None
         interval = parse_duration_ms(args.watermark_interval, "--watermark-interval")
@@ -177,13 +223,9 @@ def cmd_import_prometheus(args: argparse.Namespace) -> None:
         f"({topology.upstream_parallelism} subtasks, {topology.edge} edge). reported_ms is the "
         "operator's own currentInputWatermark."
     )
-    out = open_trace(args.out, builder.config(f"Imported: {topology.vertex}", description))
-    try:
-        for sample in samples:
-            out.write(builder.add(sample))
-    finally:
-        out.close()
-    print(f"{args.out}: {builder.samples} samples, {out.rows} rows")
+    rows = list(rows_of(builder, samples))
+    write_import(args.out, builder.config(f"Imported: {topology.vertex}", description), rows, args.file)
+    print(f"{args.out}: {builder.samples} samples, {len(rows)} rows{config_note(args.out)}")
 
 
 def add_kafka_route(routes) -> None:
@@ -196,7 +238,7 @@ def add_kafka_route(routes) -> None:
     kafka.add_argument("--topic", help="the topic (needed unless the dump names it)")
     kafka.add_argument("--partitions", type=int, help="the topic's partition count (default: as seen)")
     kafka.add_argument("--watermark-interval", default="200ms", help="pipeline.auto-watermark-interval")
-    kafka.add_argument("--out", type=Path, required=True, help="the trace to write (.jsonl)")
+    kafka.add_argument("--out", type=Path, required=True, help=OUT_HELP)
     _IMPORT_ROUTES["kafka"] = cmd_import_kafka
 
 
@@ -210,6 +252,7 @@ def cmd_import_kafka(args: argparse.Namespace) -> None:
         raise BadInput("--parallelism must be at least 1")
     if args.partitions is not None and args.partitions < 1:
         raise BadInput("--partitions must be at least 1")
+    check_outputs(args.out, [("the dump", args.file)], [])
     try:
         options = KafkaImport(
             parallelism=args.parallelism,
@@ -224,14 +267,11 @@ def cmd_import_kafka(args: argparse.Namespace) -> None:
         config, rows = build_trace(read_dump(args.file), options, args.file.name)
     except (ValueError, KafkaDumpError) as err:
         raise BadInput(str(err)) from None
-    out = open_trace(args.out, config)
-    try:
-        out.write(rows)
-    finally:
-        out.close()
+    write_import(args.out, config, rows, args.file)
     splits = config["generator"]["splits"]
     print(
         f"{args.out}: {len(rows)} rows; {sum(len(v) for v in splits.values())} splits over "
         f"{args.parallelism} subtasks: "
         + "; ".join(f"subtask {s}: {', '.join(ids)}" for s, ids in splits.items())
+        + config_note(args.out)
     )

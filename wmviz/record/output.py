@@ -1,16 +1,27 @@
-"""Durations on the command line, and a JSON Lines trace written row by row.
+"""Durations on the command line, and the trace an importer or the recorder writes.
 
-The trace goes to disk as it is recorded: the config line first, then each sample's rows, flushed
-after every sample, so an interrupted recording (Ctrl-C, a lost connection, a killed process)
-leaves a complete, valid trace of every sample taken.
+`--out` writes the format its extension names (`out_format`): JSON Lines with the config as its
+first line, CSV with the config beside it in `<name>.config.json` (a CSV file cannot hold one), or
+Parquet with the config in its schema metadata. Every output appears whole or not at all
+(wmviz.disk): an import is written beside its destination and renamed in when complete; a
+recording (`RecordingFile`) appears with its first sample, then grows by one whole sample per
+write, so an interrupted recording (Ctrl-C, a lost connection, a killed process) leaves a valid
+trace of every sample taken. A Parquet file cannot grow: a Parquet recording is written when the
+recording ends (Ctrl-C included); a killed one leaves what was at `--out` before.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
+
+from wmviz.disk.atomic import GrowingFile, replacing_file
+from wmviz.trace.config import parse_config
+from wmviz.trace.readers import read_trace_bytes
+from wmviz.trace.writers import csv_header, csv_line, out_format, write_config, write_trace
 
 _UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|min|s|m|h|d)")
@@ -32,23 +43,85 @@ def parse_duration_ms(text: str, option: str) -> int:
     return round(total)
 
 
-class TraceFile:
-    """A JSON Lines trace opened for writing: the config line, then rows, flushed per batch."""
+def config_beside(path: Path) -> Path:
+    """Where the config of a CSV trace goes: `orders.csv` -> `orders.config.json`."""
+    return path.with_suffix(".config.json")
 
-    def __init__(self, path: Path, config: dict[str, Any]) -> None:
+
+def outputs_of(path: Path) -> list[tuple[str, Path]]:
+    """The files `--out PATH` writes, named as a message names them."""
+    written = [("--out", path)]
+    if out_format(path) == "csv":
+        written.append(("the config of --out", config_beside(path)))
+    return written
+
+
+def _json_lines(rows: Iterable[dict[str, Any]]) -> str:
+    return "".join(json.dumps(row) + "\n" for row in rows)
+
+
+def write_rows(path: Path, config: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    """A whole trace, given as its config and rows (dicts of trace cells), written as `--out`'s
+    extension says; whole or not at all.
+
+    CSV and Parquet go through the trace reader (`TraceValidationError` if the rows are no valid
+    trace; nothing is written then) and the trace writers.
+    """
+    fmt = out_format(path)
+    header = json.dumps({"config": config}) + "\n"
+    if fmt == "jsonl":
+        with replacing_file(path) as stream:
+            stream.write(header.encode("utf-8"))
+            for start in range(0, len(rows), 4096):
+                stream.write(_json_lines(rows[start : start + 4096]).encode("utf-8"))
+        return
+    trace = read_trace_bytes((header + _json_lines(rows)).encode("utf-8"), f"{path.stem}.jsonl")
+    if fmt == "csv":
+        write_config(trace.config, config_beside(path))
+    write_trace(trace, path, fmt)
+
+
+class RecordingFile:
+    """A trace written sample by sample, in the format `--out`'s extension names.
+
+    JSON Lines and CSV grow by one whole sample per write and appear at `path` with the first
+    sample (wmviz.disk.GrowingFile; a CSV's config is written beside it just before). Parquet
+    holds the rows and is written by `close`.
+    """
+
+    def __init__(self, path: Path, config: dict[str, Any], payload_columns: tuple[str, ...]) -> None:
         self.path = path
+        self.fmt = out_format(path)
         self.rows = 0
-        self._file: IO[str] = path.open("w", encoding="utf-8")
-        self._file.write(json.dumps({"config": config}) + "\n")
-        self._file.flush()
+        self._config = config
+        self._columns = payload_columns
+        self._held: list[dict[str, Any]] = []
+        self._file: GrowingFile | None = None
+        if self.fmt == "jsonl":
+            self._file = GrowingFile(path, (json.dumps({"config": config}) + "\n").encode("utf-8"))
+        elif self.fmt == "csv":
+            self._file = GrowingFile(path, csv_header(payload_columns).encode("utf-8"))
 
     def write(self, rows: list[dict[str, Any]]) -> None:
-        """Append rows and flush them to disk."""
-        for row in rows:
-            self._file.write(json.dumps(row) + "\n")
+        """Append one sample's rows (one write; the first one moves the file in)."""
+        if self._file is None:
+            self._held.extend(rows)
+        else:
+            if self.fmt == "jsonl":
+                block = _json_lines(rows)
+            else:
+                if not self._file.placed:
+                    config = parse_config(self._config, "the recording's config")
+                    write_config(config, config_beside(self.path))
+                block = "".join(csv_line(row, self._columns) for row in rows)
+            self._file.add(block.encode("utf-8"))
         self.rows += len(rows)
-        self._file.flush()
 
-    def close(self) -> None:
-        """Close the file (everything is already flushed)."""
-        self._file.close()
+    def close(self) -> bool:
+        """Finish the trace; whether it was written (False: no sample, `path` as it was)."""
+        if self._file is not None:
+            return self._file.close()
+        if not self._held:
+            return False
+        write_rows(self.path, self._config, self._held)
+        return True

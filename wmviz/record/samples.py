@@ -113,6 +113,9 @@ def instance_name(subtask: int, epoch: int) -> str:
 class TraceBuilder:
     """Turns samples into trace rows (dicts of trace columns), one sample at a time."""
 
+    PAYLOAD_COLUMNS = ("sample", "reported_ms", "inferred")
+    """The columns its rows hold beyond the standard ones (a CSV header names them up front)."""
+
     def __init__(self, topology: Topology) -> None:
         self.topology = topology
         self.seq = 0

@@ -1,20 +1,22 @@
 """The output folder of `simulate --out`: written only if it is empty or a timeline wmviz wrote.
 
-wmviz marks every timeline folder it writes with `.wmviz-timeline`. Replacing a timeline removes
-only what a timeline consists of (`meta.json`, the marker, and `table=<name>` folders holding part
-files); a folder with anything else in it is refused, never cleared.
+wmviz marks every timeline folder it writes with `.wmviz-timeline`. A timeline is built in a work
+folder beside `--out` and swapped in whole when it is complete (wmviz.disk.replacing_folder): the
+folder holds the earlier timeline or the new one at every moment, and a kill leaves work items
+that the next run clears. A folder with anything but a timeline in it is refused, never cleared.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from wmviz import __version__
+from wmviz.disk import replacing_folder
 from wmviz.timeline.tables import TABLES
 
 MARKER = ".wmviz-timeline"
@@ -28,26 +30,30 @@ class OutDirError(ValueError):
 
 @contextmanager
 def timeline_out_dir(path: Path) -> Iterator[Path]:
-    """A fresh folder to write a timeline into; on success it replaces `path`'s contents.
+    """A fresh folder to write a timeline into; on success it replaces `path`, whole.
 
     `path` is checked first (OutDirError, nothing written, when it is a file or holds anything
-    but a timeline wmviz wrote). The timeline is written beside it and moved in only when the run
-    succeeds, so a failed or invalid run leaves an earlier timeline as it was.
+    but a timeline wmviz wrote), and again just before the swap. A failed or invalid run leaves
+    an earlier timeline as it was.
     """
     path = Path(path)
     check_out_dir(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{path.name}.wmviz-", dir=path.parent))
-    try:
+    _clear_old_work(path)
+    with replacing_folder(path, check=check_out_dir) as work:
         yield work
-        check_out_dir(path)  # nothing may have moved in while the run went on
-        _clear_own(path)
-        path.mkdir(exist_ok=True)
-        for entry in work.iterdir():
-            entry.rename(path / entry.name)
-        (path / MARKER).write_text(json.dumps({"written_by": "wmviz", "version": __version__}) + "\n")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        (work / MARKER).write_text(json.dumps({"written_by": "wmviz", "version": __version__}) + "\n")
+
+
+def _clear_old_work(path: Path) -> None:
+    """Remove the work folders that earlier versions left beside `path` when killed (named
+    `.<name>.wmviz-` and 8 letters by mkdtemp), and only those holding nothing but timeline pieces."""
+    pattern = re.compile(re.escape(f".{path.name}.wmviz-") + r"[a-z0-9_]{8}")
+    if not path.parent.is_dir():
+        return
+    for entry in path.parent.iterdir():
+        old_work = pattern.fullmatch(entry.name) and entry.is_dir() and not entry.is_symlink()
+        if old_work and all(_own(e) for e in entry.iterdir()):
+            shutil.rmtree(entry, ignore_errors=True)
 
 
 def check_out_dir(path: Path) -> None:
@@ -72,16 +78,6 @@ def check_out_dir(path: Path) -> None:
             f"{path} holds files wmviz did not write ({', '.join(sorted(foreign)[:5])}); "
             "move them or give another folder"
         )
-
-
-def _clear_own(path: Path) -> None:
-    if not path.is_dir():
-        return
-    for entry in path.iterdir():
-        if entry.is_dir():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
 
 
 def _own(entry: Path) -> bool:

@@ -22,10 +22,11 @@ from typing import IO, Any
 
 from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow
 from wmviz.core.types import MAX_MS, MIN_MS
+from wmviz.disk.atomic import replacing_file, write_file
 from wmviz.trace.columns import STANDARD_COLUMNS
 from wmviz.trace.config import config_to_dict
 from wmviz.trace.payload import payload_text
-from wmviz.trace.sources import PARQUET_CONFIG_KEY, format_of
+from wmviz.trace.sources import FORMATS, PARQUET_CONFIG_KEY, format_of
 from wmviz.trace.timecells import format_time_ms
 
 WRITE_FORMATS = ("csv", "jsonl", "parquet", "compact")
@@ -49,8 +50,22 @@ def write_trace(
     fmt = fmt or format_of(os.fspath(path))
     if fmt not in WRITE_FORMATS:
         raise ValueError(f"cannot tell the format of {os.fspath(path)!r}; pass fmt= one of {WRITE_FORMATS}")
-    with open(path, "wb") as f:
+    with replacing_file(path) as f:  # whole or not at all: an earlier file stays until the new one is
         _write(rows, f, fmt, config)
+
+
+def out_format(path: str | os.PathLike[str], option: str = "--out") -> str:
+    """The format an output's extension names (`csv`, `jsonl`, `parquet`), or a `ValueError`
+    listing the extensions that name one."""
+    fmt = format_of(os.fspath(path))
+    if fmt is None:
+        suffix = os.path.splitext(os.fspath(path))[1]
+        raise ValueError(
+            f"{option} {os.fspath(path)}: "
+            + (f"{suffix!r} names no trace format" if suffix else "no extension names its format")
+            + f"; end it in one of {', '.join(FORMATS)}"
+        )
+    return fmt
 
 
 def write_trace_bytes(
@@ -77,9 +92,8 @@ def write_compact(trace_or_rows: Trace | Iterable[TraceRow], path: str | os.Path
 
 def write_config(config: ScenarioConfig, path: str | os.PathLike[str]) -> None:
     """Write a scenario config JSON file holding only the fields that differ from the defaults."""
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(config_to_dict(config), f, indent=2, ensure_ascii=False)
-        f.write("\n")
+    text = json.dumps(config_to_dict(config), indent=2, ensure_ascii=False) + "\n"
+    write_file(path, text.encode("utf-8"))
 
 
 def _write(
@@ -155,7 +169,7 @@ def _standard(r: TraceRow) -> dict[str, Any]:
 def _text(column: str, value: Any) -> str:
     if value is None:
         return ""
-    if column == "watermark_ms":
+    if column == "watermark_ms" and type(value) is int:
         return format_time_ms(value)
     if isinstance(value, str):
         return value
@@ -176,15 +190,26 @@ def _csv_cell(text: str) -> str:
     return text
 
 
+def csv_header(payload_columns: Iterable[str]) -> str:
+    """A trace CSV's header line: the standard columns, then these payload columns."""
+    return ",".join(_csv_cell(c) for c in (*STANDARD_COLUMNS, *payload_columns)) + "\n"
+
+
+def csv_line(cells: dict[str, Any], payload_columns: Iterable[str]) -> str:
+    """One CSV record of a row given as its cells by column name (absent: an empty cell), in the
+    columns of `csv_header(payload_columns)`."""
+    columns = (*STANDARD_COLUMNS, *payload_columns)
+    unknown = set(cells).difference(columns)
+    if unknown:
+        raise ValueError(f"no CSV column for {', '.join(sorted(unknown))}")  # never drop a cell silently
+    return ",".join(_csv_cell(_text(c, cells.get(c))) for c in columns) + "\n"
+
+
 def _write_csv(rows: tuple[TraceRow, ...], stream: IO[bytes]) -> None:
     extra = _payload_names(rows)
-    lines = [",".join(_csv_cell(c) for c in (*STANDARD_COLUMNS, *extra))]
-    for r in rows:
-        std = _standard(r)
-        payload = dict(r.payload)
-        cells = [_text(c, std.get(c)) for c in STANDARD_COLUMNS] + [_text(c, payload.get(c)) for c in extra]
-        lines.append(",".join(_csv_cell(c) for c in cells))
-    stream.write(("\n".join(lines) + "\n").encode("utf-8"))
+    lines = [csv_header(extra)]
+    lines += [csv_line({**dict(r.payload), **_standard(r)}, extra) for r in rows]
+    stream.write("".join(lines).encode("utf-8"))
 
 
 def _json_line(obj: dict[str, Any]) -> bytes:
