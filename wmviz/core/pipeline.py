@@ -29,6 +29,7 @@ from wmviz.core.operator_log import (
     StepLog,
 )
 from wmviz.core.scenario import Kind, ScenarioConfig, TraceRow
+from wmviz.core.sessions import SessionWindowOperator
 from wmviz.core.splits import SplitReader
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerRegistration, TimerService
 from wmviz.core.types import (
@@ -124,7 +125,9 @@ class InstancePipeline:
         self.two_input = config.operator.type == "interval_join"
         self.timers = TimerService()
         self.operator: WindowOperator | IntervalJoin | None = None
-        if config.operator.type == "window":
+        if config.operator.type == "window" and config.operator.session_gap_ms is not None:
+            self.operator = SessionWindowOperator(config.operator, self.timers)
+        elif config.operator.type == "window":
             self.operator = WindowOperator(config.operator, self.timers)
         elif config.operator.type == "interval_join":
             self.operator = IntervalJoin(config.operator, self.timers)

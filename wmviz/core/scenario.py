@@ -76,6 +76,11 @@ class OperatorConfig:
     size_ms: int | None = None
     slide_ms: int | None = None
     allowed_lateness_ms: int = 0
+    session_gap_ms: int | None = None
+    """Event-time session windows with this gap (`EventTimeSessionWindows.withGap`) instead of
+    tumbling or sliding windows of `size_ms`."""
+    offset_ms: int = 0
+    """Shifts tumbling or sliding window starts (`TumblingEventTimeWindows.of(size, offset)`)."""
     aggregate: str = "list"
     join: str = "inner"
     lower_ms: int | None = None
