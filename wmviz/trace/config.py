@@ -15,7 +15,7 @@ from typing import Any
 from wmviz.core.budgets import MAX_WINDOWS_PER_RECORD, windows_per_record_reason
 from wmviz.core.scenario import GeneratorConfig, OperatorConfig, ScenarioConfig
 from wmviz.core.types import Profile, fits_long
-from wmviz.core.windows import sliding_config_problem
+from wmviz.core.windows import offset_config_problem, sliding_config_problem
 from wmviz.trace.errors import IssueCollector
 from wmviz.trace.quote import show
 
@@ -38,7 +38,15 @@ MAX_SPLITS = 100_000
 """The most splits a config may name in all (a Kafka topic has at most tens of thousands)."""
 _OPERATOR_FIELDS = {
     "none": ("type",),
-    "window": ("type", "size_ms", "slide_ms", "allowed_lateness_ms", "aggregate"),
+    "window": (
+        "type",
+        "size_ms",
+        "slide_ms",
+        "offset_ms",
+        "session_gap_ms",
+        "allowed_lateness_ms",
+        "aggregate",
+    ),
     "interval_join": (
         "type",
         "join",
@@ -51,7 +59,8 @@ _OPERATOR_FIELDS = {
         "all_idle_flush",
     ),
 }
-_REQUIRED_OPERATOR_FIELDS = {"window": ("size_ms",), "interval_join": ("lower_ms", "upper_ms")}
+_REQUIRED_OPERATOR_FIELDS = {"interval_join": ("lower_ms", "upper_ms")}
+"""A window needs `size_ms` or `session_gap_ms` (`_window_shape`)."""
 
 
 def channel_budget_reason(count: int) -> str:
@@ -269,6 +278,7 @@ class _ConfigParser:
                 ),
                 aggregate=self.choice(op, "aggregate", "operator.aggregate", AGGREGATES, d.aggregate),
             )
+            window = self._window_shape(op, window)
             size, slide = window.size_ms, window.slide_ms
             if size is not None and (problem := sliding_config_problem(size, slide)):
                 self.issue("operator.slide_ms", problem)
@@ -305,6 +315,24 @@ class _ConfigParser:
                 all_idle_flush=idle_flush,
             ), op_type
         return OperatorConfig(), op_type
+
+    def _window_shape(self, op: dict[str, Any], window: OperatorConfig) -> OperatorConfig:
+        """Session windows (`session_gap_ms`) or windows of `size_ms`, with `offset_ms` beside a size:
+        the gap and offset, and the rules between the fields (issue 21)."""
+        gap = self.integer(op, "session_gap_ms", "operator.session_gap_ms", None, 1)  # Flink: 0 < gap
+        offset = self.integer(op, "offset_ms", "operator.offset_ms", 0)
+        if op.get("session_gap_ms") is not None:
+            for name in ("size_ms", "slide_ms", "offset_ms"):
+                if op.get(name) is not None:
+                    self.issue(f"operator.{name}", "not used by session windows (operator.session_gap_ms)")
+            return replace(window, size_ms=None, slide_ms=None, session_gap_ms=gap)
+        if op.get("size_ms") is None:
+            self.issue("operator.size_ms", "required for operator type window (or operator.session_gap_ms)")
+        elif window.size_ms is not None and offset and (problem := offset_config_problem(
+            window.size_ms, window.slide_ms, offset
+        )):  # fmt: skip
+            self.issue("operator.offset_ms", problem)
+        return replace(window, offset_ms=offset)
 
     def scenario(self, obj: Any) -> ScenarioConfig:
         data = obj if isinstance(obj, dict) else None
