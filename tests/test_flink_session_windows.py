@@ -102,6 +102,14 @@ EXTRA_CASES = (
     # Merges delete timers from the shared heap: the ties of three keys fire in the heap's order.
     _session("ties after merges", 3, 0, *(Record(k, t) for k, t in [("x", 1), ("y", 1), ("z", 2)]),
              Record("x", 3), Record("y", 4), Mark(10)),
+    # Where the merge check fails the job, and where it does not (observed on Flink 2.3.0): a record
+    # inside a capped session merges nothing; a merge that makes an uncapped session's cleanup
+    # overflow fails; a capped merge under a MIN watermark passes.
+    _session("inside a capped session", 5, 10, Record("a", MAX - 12), Record("a", MAX - 8), Mark(MAX - 2),
+             Record("a", MAX - 10)),
+    _session("merge makes the cleanup overflow", 5, 24, Record("a", MAX - 30), Mark(MAX - 20),
+             Record("a", MAX - 26)),
+    _session("capped merge under a MIN watermark", 5, 10, Record("a", MAX - 8), Record("a", MAX - 12)),
     WindowTrace(
         "case: tumbling offset MIN", 5, None, 0, "list", (Record("a", 1), Record("a", 3), Mark(9)), None, MIN
     ),

@@ -245,7 +245,7 @@ def test_a_late_record_bridging_a_fired_session_is_told_and_the_panel_shows_the_
     results = [pipeline.process(i, row, explain=True) for i, row in enumerate(rows)]
     line = explain_line(results[-1])
     assert "session [5, 15) of key a grows: the record's window [5, 10) touches session [10, 15)" in line
-    assert "fires again at once (late), earlier records included" in line
+    assert "already at its max timestamp 14 or past it, so it fires again at once (late)" in line
     assert "window [5, 15) fires again for a late element with ['y', 'z']" in line
     panes = panes_table(pipeline)
     assert panes is not None and panes.to_dict("records") == [

@@ -7,7 +7,9 @@ and `MergingWindowSet.addWindow` merges it with every live window of its key it 
 gap apart share a session. The windows are sorted by start and swept greedily, each group merged
 into its cover. For each merge Flink first fails the job if the merged window's
 `maxTimestamp + allowedLateness` (Java long, unguarded) is ≤ the watermark: that only happens when
-the sum wraps past MAX, i.e. a merge into a session whose cleanup time was capped at MAX. Then the
+the sum wraps past MAX, i.e. a merge whose merged session's cleanup time is capped at MAX (a record
+inside such a session merges nothing and does not fail; under a watermark below the wrapped sum,
+such as MIN, the merge passes). Then the
 trigger's `onMerge` registers a firing timer at the merged `end − 1` only if that is after the
 watermark, the merged windows' firing and cleanup timers are deleted, and their contents move
 into the one state window kept (one of the originals: Flink never renames state).
@@ -254,8 +256,8 @@ class SessionWindowOperator(WindowOperator):
         sum_text = f"its max timestamp {format_ms(end)} + allowed lateness {lateness}"
         if end + lateness != total:
             sum_text += (
-                f" wraps past Long.MAX_VALUE to {format_ms(total)} in Java's long arithmetic (its cleanup "
-                "time was capped at MAX)"
+                f" wraps past Long.MAX_VALUE to {format_ms(total)} in Java's long arithmetic (the merged "
+                "session's cleanup time is capped at MAX; the merge check has no such guard)"
             )
         else:
             sum_text += f" = {format_ms(total)}"

@@ -26,6 +26,7 @@ from wmviz.core.splits import SplitEvent
 from wmviz.core.timers import FiredTimer, TimerRegistration
 from wmviz.core.timetext import RAW, Times, duration, emission_text, input_text
 from wmviz.core.types import MIN_MS, EmittedWatermark
+from wmviz.core.windows import max_timestamp
 
 REGISTERED_NOW = "registered now"
 ALREADY_PENDING = "already pending, registered again"
@@ -200,8 +201,8 @@ def describe_merge(merge: SessionMerge, t: Times = RAW) -> str:
     then = (
         f"it fires when the watermark reaches {t(merge.timer_ms)}"
         if merge.timer_ms is not None
-        else "the watermark is already past its end, so it fires again at once (late), earlier records "
-        "included"
+        else f"the watermark is already at its max timestamp {t(max_timestamp(merge.window))} or past it, so "
+        "it fires again at once (late), earlier records included"
     )
     return f"session {window}{key} grows: {what}, so they merge; their timers are deleted; {then}"
 
