@@ -81,21 +81,22 @@ def cover(a: Window, b: Window) -> Window:
 def merge_groups(windows: list[Window]) -> list[tuple[Window, JavaHashTable[Window]]]:
     """`TimeWindow.mergeWindows`: sort by start (stable), sweep, each group of more than one window
     with its cover, its members a `HashSet` in Java's order."""
-    groups: list[tuple[Window, JavaHashTable[Window]]] = []
-    current: Window | None = None
-    members: JavaHashTable[Window] = JavaHashTable()
+    groups: list[tuple[Window, list[Window]]] = []
     for candidate in sorted(windows, key=lambda w: w[0]):
-        if current is not None and intersects(current, candidate):
-            current = cover(current, candidate)
-            members.add(candidate)
-            continue
-        if current is not None:
-            groups.append((current, members))
-        current, members = candidate, JavaHashTable()
-        members.add(candidate)
-    if current is not None:
-        groups.append((current, members))
-    return [(result, group) for result, group in groups if len(group) > 1]
+        if groups and intersects(groups[-1][0], candidate):
+            groups[-1] = (cover(groups[-1][0], candidate), groups[-1][1])
+            groups[-1][1].append(candidate)
+        else:
+            groups.append((candidate, [candidate]))
+    merged = []
+    for result, members in groups:
+        if len(members) > 1:
+            table: JavaHashTable[Window] = JavaHashTable()
+            for member in members:
+                table.add(member)
+            if len(table) > 1:  # equal windows are one HashSet element
+                merged.append((result, table))
+    return merged
 
 
 class MergingWindowSet:
@@ -281,8 +282,7 @@ class SessionWindowOperator(WindowOperator):
         window, key, at = timer.namespace, timer.key, timer.timestamp_ms
         assert window is not None
         stored = self.sessions.get(key, [])
-        sessions = MergingWindowSet(stored)
-        state = sessions.state_of.get(window)
+        state = next((s for w, s in stored if w == window), None)
         if state is None:
             return
         pane = self.panes.get((key, state))
@@ -291,6 +291,7 @@ class SessionWindowOperator(WindowOperator):
         if at == cleanup_time(window, self.lateness_ms):  # clearAllState
             self.panes.pop((key, state), None)
             self.timers.delete(TimeDomain.EVENT, max_timestamp(window), key, window)  # the trigger's clear
+            sessions = MergingWindowSet(stored)
             sessions.remove(window)
             self.merges.pop((key, window), None)
             self._store(key, sessions.persisted(stored))

@@ -49,16 +49,19 @@ def window_spread(window: tuple[int, int]) -> int:
 
 
 class JavaHashTable(Generic[K]):
-    """The keys of a `HashMap` (or the elements of a `HashSet`) in Java's iteration order."""
+    """The keys of a `HashMap` (or the elements of a `HashSet`) in Java's iteration order.
 
-    __slots__ = ("_bins", "_spread", "_where")
+    Java's buckets are not kept: within a bucket the order is the put order (a resize splits each
+    chain in order), so the iteration order is the put order sorted, stably, by bucket index at the
+    table's current capacity, which is all this tracks."""
+
+    __slots__ = ("_capacity", "_spread", "_where")
 
     def __init__(self, spread: Callable[[K], int] | None = None) -> None:
         self._spread: Callable[[K], int] = spread or window_spread  # type: ignore[assignment]
         self._where: dict[K, int] = {}
-        """Each key's spread hash (the key set itself)."""
-        self._bins: list[list[K]] = []
-        """The table, allocated at the first put as Java does."""
+        """Each key's spread hash, in put order."""
+        self._capacity = _INITIAL_CAPACITY
 
     def __len__(self) -> int:
         return len(self._where)
@@ -68,39 +71,30 @@ class JavaHashTable(Generic[K]):
 
     def __iter__(self) -> Iterator[K]:
         """A snapshot of the keys in iteration order (safe to change the table while walking it)."""
-        return iter([k for bucket in self._bins for k in bucket])
+        where, mask = self._where, self._capacity - 1
+        if len(where) < 2:
+            return iter(list(where))
+        return iter(sorted(where, key=lambda k: where[k] & mask))
 
     def add(self, key: K) -> None:
         """`put` of a new key: the end of its bucket's chain; a key already there keeps its place."""
-        if key in self._where:
+        where = self._where
+        if key in where:
             return
-        if not self._bins:
-            self._bins = [[] for _ in range(_INITIAL_CAPACITY)]
-        h = self._where[key] = self._spread(key)
-        bucket = self._bins[h & (len(self._bins) - 1)]
-        bucket.append(key)
-        if len(bucket) > _TREEIFY and len(self._bins) < _MIN_TREEIFY_CAPACITY:
-            self._resize()  # `treeifyBin` grows a small table instead of making a tree
-        if len(self._where) > len(self._bins) * 3 // 4:
-            self._resize()
+        h = where[key] = self._spread(key)
+        size = len(where)
+        if size > _TREEIFY and self._capacity < _MIN_TREEIFY_CAPACITY:
+            mask = self._capacity - 1
+            if sum(1 for other in where.values() if other & mask == h & mask) > _TREEIFY:
+                self._capacity *= 2  # `treeifyBin` grows a small table instead of making a tree
+        if size > self._capacity * 3 // 4:
+            self._capacity *= 2
 
     def remove(self, key: K) -> bool:
         """`remove`: the key leaves its chain; the others keep their order. False if absent."""
-        h = self._where.pop(key, None)
-        if h is None:
-            return False
-        self._bins[h & (len(self._bins) - 1)].remove(key)
-        return True
+        return self._where.pop(key, None) is not None
 
     def first(self) -> K:
         """`iterator().next()`."""
-        return next(k for bucket in self._bins for k in bucket)
-
-    def _resize(self) -> None:
-        """Double the table; each old chain splits in order into its low and high bucket."""
-        size = 2 * len(self._bins)
-        bins: list[list[K]] = [[] for _ in range(size)]
-        for bucket in self._bins:
-            for key in bucket:
-                bins[self._where[key] & (size - 1)].append(key)
-        self._bins = bins
+        where, mask = self._where, self._capacity - 1
+        return min(where, key=lambda k: where[k] & mask)
