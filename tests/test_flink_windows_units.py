@@ -35,7 +35,7 @@ from wmviz.core.windows import (
 )
 from wmviz.trace.config import parse_config
 from wmviz.trace.errors import TraceValidationError
-from wmviz.view.operator_model import panes_table
+from wmviz.view.operator_model import panes_heading, panes_table
 
 MAX, MIN = MAX_MS, MIN_MS
 
@@ -247,6 +247,7 @@ def test_a_late_record_bridging_a_fired_session_is_told_and_the_panel_shows_the_
     assert "session [5, 15) of key a grows: the record's window [5, 10) touches session [10, 15)" in line
     assert "already at its max timestamp 14 or past it, so it fires again at once (late)" in line
     assert "window [5, 15) fires again for a late element with ['y', 'z']" in line
+    assert panes_heading(pipeline) == "Live sessions now"
     panes = panes_table(pipeline)
     assert panes is not None and panes.to_dict("records") == [
         {

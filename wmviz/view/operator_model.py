@@ -153,6 +153,11 @@ def _timer_row(state, domain, at_ms, key, start, end, purposes, t: TimeFormat) -
 # --- windows -----------------------------------------------------------------------------------------
 
 
+def panes_heading(pipeline: InstancePipeline) -> str:
+    """What the panes table lists: live sessions, or window panes."""
+    return "Live sessions now" if isinstance(pipeline.operator, SessionWindowOperator) else "Window panes now"
+
+
 def panes_table(pipeline: InstancePipeline, t: TimeFormat = DEFAULT) -> pd.DataFrame | None:
     """The window operator's panes after the step: key, window, contents, when it fires and is cleaned.
 
