@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import tests.test_flink_differential as valve_suite
 import tests.test_flink_idleness as idleness_suite
 import tests.test_flink_interval_join as join_suite
 import tests.test_flink_interval_join_hashmap as hashmap_suite
+import tests.test_flink_session_windows as session_suite
 import tests.test_flink_splits as split_suite
 import tests.test_flink_windows as window_suite
+from wmviz.core.scenario import ScenarioConfig, WindowConfig
 from wmviz.store.incidents import built_in_incidents
 from wmviz.view import checked
 
@@ -23,6 +26,8 @@ def test_the_valve_claim_counts_the_traces_the_valve_suite_runs():
 
 def test_the_other_claims_count_the_traces_their_suites_run():
     assert len(window_suite.corpus()) == checked.WINDOW_TRACES
+    assert len(session_suite.session_corpus()) == checked.SESSION_TRACES
+    assert len(session_suite.offset_corpus()) == checked.OFFSET_TRACES
     assert len(idleness_suite.corpus()) == checked.IDLENESS_TRACES
     assert len(split_suite.corpus()) == checked.SPLIT_TRACES
     assert len(join_suite.corpus()) == checked.INTERVAL_JOIN_TRACES
@@ -54,6 +59,10 @@ def test_each_incident_lists_the_claims_that_cover_it():
         c.subject for c in checked.scenario_claims(incidents["late-data-allowed-lateness"].trace().config)
     ]
     assert window[-2:] == ["windows", "timer order"] and "EARLY_FIRE" not in window
+    sessions = replace(ScenarioConfig(), operator=WindowConfig(session_gap_ms=5))
+    assert [c.subject for c in checked.scenario_claims(sessions)][-2:] == ["session windows", "timer order"]
+    offset = WindowConfig(size_ms=5, offset_ms=-1)
+    assert "window offsets" in [c.subject for c in checked.scenario_claims(ScenarioConfig(operator=offset))]
     for incident in incidents.values():
         subjects = [c.subject for c in checked.scenario_claims(incident.trace().config)]
         assert any(s.startswith("valve") for s in subjects), incident.slug

@@ -107,7 +107,7 @@ def test_unknown_keys_at_every_level_are_errors_listing_the_expected_fields() ->
         "s.json: field nmae: unknown field; "
         "expected one of name, description, profile, channels, generator, operator",
         "s.json: field operator.sizems: unknown field; "
-        "expected one of type, size_ms, slide_ms, allowed_lateness_ms, aggregate",
+        "expected one of type, size_ms, slide_ms, offset_ms, session_gap_ms, allowed_lateness_ms, aggregate",
         "s.json: field generator.ooo_ms: unknown field; "
         "expected one of out_of_orderness_ms, emit, interval_ms, idle_timeout_ms, resume, splits",
     ]
@@ -184,10 +184,42 @@ def test_interval_join_values_bounds_and_hint_rules() -> None:
 
 def test_window_needs_a_size_and_an_unknown_operator_type_is_named() -> None:
     assert _errors({"operator": {"type": "window"}}) == [
-        "s.json: field operator.size_ms: required for operator type window"
+        "s.json: field operator.size_ms: required for operator type window (or operator.session_gap_ms)"
     ]
     assert _errors({"operator": {"type": "session"}}) == [
         's.json: field operator.type: "session" is not one of none, window, interval_join'
+    ]
+
+
+def test_session_windows_take_a_gap_and_nothing_of_a_sized_window() -> None:
+    obj = {"operator": {"type": "window", "session_gap_ms": 30_000, "allowed_lateness_ms": 5}}
+    config = parse_config(obj, "s.json")
+    assert config.operator == WindowConfig(session_gap_ms=30_000, allowed_lateness_ms=5)
+    assert parse_config(config_to_dict(config), "s.json") == config
+    assert _errors({"operator": {"type": "window", "session_gap_ms": 0}}) == [
+        "s.json: field operator.session_gap_ms: 0 must be positive"  # Flink: "must satisfy 0 < size"
+    ]
+    assert _errors({"operator": {"type": "window", "session_gap_ms": 5, "size_ms": 5, "offset_ms": 1}}) == [
+        "s.json: field operator.size_ms: not used by session windows (operator.session_gap_ms)",
+        "s.json: field operator.offset_ms: not used by session windows (operator.session_gap_ms)",
+    ]
+
+
+def test_a_window_offset_follows_flinks_constructor_rule() -> None:
+    tumbling = parse_config({"operator": {"type": "window", "size_ms": 5, "offset_ms": -4}}, "s.json")
+    assert tumbling.operator.offset_ms == -4
+    assert parse_config(config_to_dict(tumbling), "s.json") == tumbling
+    # Java's Math.abs(Long.MIN_VALUE) is negative, so Flink's "abs(offset) < size" lets MIN through.
+    assert parse_config({"operator": {"type": "window", "size_ms": 5, "offset_ms": -(2**63)}}, "s.json")
+    assert _errors({"operator": {"type": "window", "size_ms": 5, "offset_ms": 5}}) == [
+        "s.json: field operator.offset_ms: |5| is not less than the size 5: Flink's TumblingEventTimeWindows "
+        'rejects it when the job is built ("parameters must satisfy abs(offset) < size")'
+    ]
+    # A sliding window's offset is bounded by the slide, not the size.
+    assert _errors({"operator": {"type": "window", "size_ms": 10, "slide_ms": 2, "offset_ms": -2}}) == [
+        "s.json: field operator.offset_ms: |-2| is not less than the slide 2: Flink's "
+        "SlidingEventTimeWindows rejects it when the job is built "
+        '("parameters must satisfy abs(offset) < slide")'
     ]
 
 

@@ -37,6 +37,8 @@ def _section_with(field: DeclaredField, value: Any) -> dict[str, Any]:
     owner = field.owner
     leaf = field.path.rsplit(".", 1)[-1]
     section = {f.name: 1 for f in fields(owner) if is_required(f)}
+    if owner is WindowConfig and leaf != "session_gap_ms":
+        section["size_ms"] = 1_000  # a window needs a size or a gap (a rule over the section)
     section[leaf] = value
     if owner is ScenarioConfig:
         return section
@@ -189,7 +191,7 @@ def test_a_bad_value_is_refused_by_the_fields_own_rule_naming_its_path() -> None
 def test_an_unknown_or_misplaced_path_is_refused_naming_it() -> None:
     assert _errors(lambda: replace_field(WINDOWED, "operator.sizems", 5, "sweep")) == [
         "sweep: field operator.sizems: unknown field; "
-        "expected one of type, size_ms, slide_ms, allowed_lateness_ms, aggregate"
+        "expected one of type, size_ms, slide_ms, offset_ms, session_gap_ms, allowed_lateness_ms, aggregate"
     ]
     assert _errors(lambda: replace_field(WINDOWED, "operator.lower_ms", 5, "sweep")) == [
         "sweep: field operator.lower_ms: not used by operator type window (it belongs to interval_join)"

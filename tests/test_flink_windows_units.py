@@ -15,19 +15,27 @@ from hypothesis import strategies as st
 import wmviz.trace.config
 from tools.flinkvalve import jar
 from wmviz.cli import commands as cli
+from wmviz.core.java.hashorder import JavaHashTable, long_to_int_with_bit_mixing
 from wmviz.core.java.longs import java_rem, wrap_long
+from wmviz.core.pipeline import InstancePipeline
+from wmviz.core.scenario import Kind, ScenarioConfig, TraceRow, WindowConfig
+from wmviz.core.story import explain_line
 from wmviz.core.timers import TiePosition, TimeDomain, TimerService, ordinal, tie_positions
-from wmviz.core.types import MAX_MS, MIN_MS
+from wmviz.core.types import MAX_MS, MIN_MS, Profile
 from wmviz.core.windows import (
     AssignerError,
+    ScenarioError,
     assign_windows,
+    assigner_offset,
     cleanup_time,
     max_timestamp,
+    offset_config_problem,
     window_start,
     window_start_long,
 )
 from wmviz.trace.config import parse_config
 from wmviz.trace.errors import TraceValidationError
+from wmviz.view.operator_model import panes_heading, panes_table
 
 MAX, MIN = MAX_MS, MIN_MS
 
@@ -186,3 +194,80 @@ def test_one_wheel_download_brings_flink_dist_and_both_table_jars(tmp_path, monk
     assert tables is not None and [p.read_text() for p in tables] == [f"jar {n}" for n in jar.TABLE_JAR_NAMES]
     assert len(calls) == 1, "flink-dist and the table jars come from one download"
     assert not list((tmp_path / "cache").glob("download-*")) and not list((tmp_path / "cache").glob("*.part"))
+
+
+# --- session windows and offsets ------------------------------------------------------------------
+
+
+def test_time_window_hashes_and_hash_set_order_are_the_jdks():
+    """Values Flink 2.3.0's `TimeWindow.hashCode` and a JDK 17 `HashSet<TimeWindow>` gave (40 windows
+    grow the table to 64 buckets): the order that decides merged sessions' element order."""
+    hashes = {(0, 5): -1095023140, (5, 10): 887756089, (0, 15): 887756089, (MAX - 1, MIN + 3): 269157861}
+    for (start, end), expected in hashes.items():
+        assert long_to_int_with_bit_mixing(wrap_long(start + end)) == expected
+    table: JavaHashTable[tuple[int, int]] = JavaHashTable()
+    for i in range(40):
+        table.add((i * 7 - 50, i * 7 - 45))
+    java = "202 48 41 -22 97 13 90 167 125 62 174 209 -15 146 20 181 83 34 132 188 223 -36 6 160 -1 69 27 216"
+    java += " -8 195 111 104 139 76 -43 -29 55 118 -50 153"
+    assert [w[0] for w in table] == [int(x) for x in java.split()]
+
+
+def test_tumbling_and_sliding_offsets_shift_window_starts_as_flinks_assigners_do():
+    assert assign_windows(1, 5, None, assigner_offset(5, None, 2)) == [(-3, 2)]
+    assert assign_windows(3, 5, 2, assigner_offset(5, 2, -1)) == [(3, 8), (1, 6), (-1, 4)]
+    assert assign_windows(3, 5, 2) == [(2, 7), (0, 5)]
+    # Tumbling uses (offset % size): for Long.MIN_VALUE, -3 with size 5 (Java's remainder).
+    assert assigner_offset(5, None, MIN) == -3 and assigner_offset(5, 2, MIN) == MIN
+    assert assign_windows(1, 5, None, assigner_offset(5, None, MIN)) == [(-3, 2)]
+    assert offset_config_problem(5, None, MIN) is None and offset_config_problem(5, None, -5) is not None
+
+
+def _session_pipeline(lateness: int) -> InstancePipeline:
+    operator = WindowConfig(session_gap_ms=5, allowed_lateness_ms=lateness)
+    config = ScenarioConfig(channels={"0": 1}, operator=operator)
+    return InstancePipeline("0", config, Profile.FLINK_1X_2X, {"0": 1}, {("0", 0)})
+
+
+def _rows(*cells: tuple[str, int]) -> list[TraceRow]:
+    rows = []
+    for i, (what, at) in enumerate(cells, start=1):
+        if what == "W":
+            rows.append(TraceRow(i, Kind.WATERMARK, channel=0, watermark_ms=at))
+        else:
+            rows.append(TraceRow(i, Kind.RECORD, channel=0, event_ms=at, key="a", value=what))
+    return rows
+
+
+def test_a_late_record_bridging_a_fired_session_is_told_and_the_panel_shows_the_merged_session():
+    pipeline = _session_pipeline(lateness=10)
+    rows = _rows(("x", 0), ("y", 10), ("W", 20), ("z", 5))
+    results = [pipeline.process(i, row, explain=True) for i, row in enumerate(rows)]
+    line = explain_line(results[-1])
+    assert "session [5, 15) of key a grows: the record's window [5, 10) touches session [10, 15)" in line
+    assert "already at its max timestamp 14 or past it, so it fires again at once (late)" in line
+    assert "window [5, 15) fires again for a late element with ['y', 'z']" in line
+    assert panes_heading(pipeline) == "Live sessions now"
+    panes = panes_table(pipeline)
+    assert panes is not None and panes.to_dict("records") == [
+        {
+            "key": "a",
+            "window": "[5, 15)",
+            "session": "merged 1 time",
+            "contents": '"y", "z"',
+            "records": 2,
+            "fires when watermark ≥": "14",
+            "cleaned when watermark ≥": "24",
+            "state": "fired, kept for late data",
+        }
+    ]
+
+
+def test_a_merge_into_a_session_whose_cleanup_was_capped_stops_the_run_naming_flinks_failure():
+    pipeline = _session_pipeline(lateness=10)
+    rows = _rows(("x", MAX - 8), ("W", MAX - 2), ("y", MAX - 12))
+    for i, row in enumerate(rows[:2]):
+        pipeline.process(i, row, explain=True)
+    with pytest.raises(ScenarioError, match="UnsupportedOperationException") as failure:
+        pipeline.process(2, rows[2], explain=True)
+    assert failure.value.column == "event_ms" and "wraps past Long.MAX_VALUE" in failure.value.reason

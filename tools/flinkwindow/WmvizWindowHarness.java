@@ -5,7 +5,8 @@
  * Flink's test jars), so every trace runs as a real DataStream pipeline on a local MiniCluster:
  *
  *   fromData(events) -> assignTimestampsAndWatermarks(generator) -> marker map -> filter(records)
- *     -> reinterpretAsKeyedStream(key) -> window(Tumbling|Sliding EventTimeWindows)
+ *     -> reinterpretAsKeyedStream(key) -> window(Tumbling|Sliding EventTimeWindows with an offset,
+ *        or EventTimeSessionWindows.withGap)
  *     -> allowedLateness -> sideOutputLateData -> ProcessWindowFunction (list) or
  *        aggregate(count, ProcessWindowFunction)
  *
@@ -21,7 +22,8 @@
  * pipelines of one job, and a batch of jobs in one JVM. No Flink code is copied here.
  *
  * Usage: WmvizWindowHarness windows <input file> <traces per job>
- *   input:  T <id> <size> <slide, 0 = tumbling> <lateness> <list|count> <wm|gen> <ooo>
+ *   input:  T <id> <size> <slide, 0 = tumbling> <lateness> <list|count> <wm|gen> <ooo> <offset>
+ *             <session gap, 0 = not sessions> <1: run it as a job of its own>
  *           R <key> <event time>     a record (its element is its input index)
  *           W <watermark>            a watermark input
  *           E                        end of the trace
@@ -58,6 +60,7 @@ import org.apache.flink.streaming.api.datastream.WindowedStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
+import org.apache.flink.streaming.api.windowing.assigners.EventTimeSessionWindows;
 import org.apache.flink.streaming.api.windowing.assigners.SlidingEventTimeWindows;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
 import org.apache.flink.streaming.api.windowing.assigners.WindowAssigner;
@@ -111,6 +114,9 @@ public final class WmvizWindowHarness {
         boolean count;
         boolean generated;
         long ooo;
+        long offset;
+        long gap;
+        boolean alone;
         final List<Ev> events = new ArrayList<>();
     }
 
@@ -261,11 +267,18 @@ public final class WmvizWindowHarness {
                         .filter(new OnlyRecords());
         KeyedStream<Ev, String> keyed =
                 DataStreamUtils.reinterpretAsKeyedStream(records, e -> e.key, Types.STRING);
-        WindowAssigner<Object, TimeWindow> assigner =
-                spec.slide == 0
-                        ? TumblingEventTimeWindows.of(Duration.ofMillis(spec.size))
-                        : SlidingEventTimeWindows.of(
-                                Duration.ofMillis(spec.size), Duration.ofMillis(spec.slide));
+        WindowAssigner<Object, TimeWindow> assigner;
+        if (spec.gap > 0) {
+            assigner = EventTimeSessionWindows.withGap(Duration.ofMillis(spec.gap));
+        } else if (spec.slide == 0) {
+            assigner = TumblingEventTimeWindows.of(Duration.ofMillis(spec.size), Duration.ofMillis(spec.offset));
+        } else {
+            assigner =
+                    SlidingEventTimeWindows.of(
+                            Duration.ofMillis(spec.size),
+                            Duration.ofMillis(spec.slide),
+                            Duration.ofMillis(spec.offset));
+        }
         OutputTag<Ev> late = new OutputTag<>("late-" + spec.id, type);
         WindowedStream<Ev, String, TimeWindow> windowed =
                 keyed.window(assigner)
@@ -332,6 +345,9 @@ public final class WmvizWindowHarness {
                     spec.count = f[5].equals("count");
                     spec.generated = f[6].equals("gen");
                     spec.ooo = Long.parseLong(f[7]);
+                    spec.offset = Long.parseLong(f[8]);
+                    spec.gap = Long.parseLong(f[9]);
+                    spec.alone = f[10].equals("1");
                     break;
                 case "R":
                     spec.events.add(new Ev(spec.id, spec.events.size(), RECORD, f[1], Long.parseLong(f[2])));
@@ -373,8 +389,14 @@ public final class WmvizWindowHarness {
 
     static void windows(String file, int perJob, PrintWriter out) throws Exception {
         List<Spec> specs = parse(Files.readAllLines(Paths.get(file), StandardCharsets.UTF_8));
-        for (int from = 0; from < specs.size(); from += perJob) {
-            List<Spec> batch = specs.subList(from, Math.min(from + perJob, specs.size()));
+        int from = 0;
+        while (from < specs.size()) {
+            int to = from + 1;
+            while (to < specs.size() && to - from < perJob && !specs.get(from).alone && !specs.get(to).alone) {
+                to++;
+            }
+            List<Spec> batch = specs.subList(from, to);
+            from = to;
             runOrBisect(batch);
             for (Spec spec : batch) {
                 out.println("T " + spec.id);

@@ -46,7 +46,8 @@ class WindowTrace:
 
     `out_of_orderness_ms` None: watermarks come from the trace's Mark inputs; otherwise every
     record goes through Flink's BoundedOutOfOrdernessWatermarks (per record) and there are no
-    Marks. After the inputs the source ends, which sends the MAX watermark.
+    Marks. After the inputs the source ends, which sends the MAX watermark. `session_gap_ms` set:
+    session windows (`size_ms` and `slide_ms` unused); `offset_ms`: the tumbling or sliding offset.
     """
 
     label: str
@@ -56,6 +57,15 @@ class WindowTrace:
     aggregate: str
     inputs: tuple[Input, ...]
     out_of_orderness_ms: int | None = None
+    offset_ms: int = 0
+    session_gap_ms: int | None = None
+
+    def shape(self) -> str:
+        """`session gap 5`, `size 5 slide 2 offset -1`: the window assigner in words."""
+        if self.session_gap_ms is not None:
+            return f"session gap {self.session_gap_ms}"
+        text = f"size {self.size_ms}" + (f" slide {self.slide_ms}" if self.slide_ms else "")
+        return text + (f" offset {self.offset_ms}" if self.offset_ms else "")
 
 
 Firing = tuple[str, str, int, int, object, bool]
@@ -76,12 +86,13 @@ class Outcome:
     error: str | None = None
 
 
-def encode(trace_id: int, trace: WindowTrace) -> list[str]:
-    """The harness input lines of one trace."""
+def encode(trace_id: int, trace: WindowTrace, alone: bool = False) -> list[str]:
+    """The harness input lines of one trace (`alone`: run it as a job of its own)."""
     mode = "wm" if trace.out_of_orderness_ms is None else "gen"
     lines = [
         f"T {trace_id} {trace.size_ms} {trace.slide_ms or 0} {trace.lateness_ms} {trace.aggregate} "
-        f"{mode} {trace.out_of_orderness_ms or 0}"
+        f"{mode} {trace.out_of_orderness_ms or 0} {trace.offset_ms} {trace.session_gap_ms or 0} "
+        f"{int(alone)}"
     ]
     for inp in trace.inputs:
         if isinstance(inp, Record):
@@ -141,13 +152,18 @@ def run_windows(
     jar: Path | None = None,
     per_job: int = TRACES_PER_JOB,
     timeout: float = 900,
+    alone: frozenset[int] = frozenset(),
 ) -> list[Outcome]:
-    """Run every trace on the real window operator, all in one JVM; one Outcome per trace."""
+    """Run every trace on the real window operator, all in one JVM; one Outcome per trace.
+
+    The traces whose indexes are in `alone` run as jobs of their own: a trace that fails its job
+    stops every trace of the job, which the harness then reruns in halves until the failing one
+    is alone, so a trace expected to fail costs least when it starts out alone."""
     with tempfile.TemporaryDirectory(prefix="wmviz-window-") as tmp:
         path = Path(tmp) / "traces.txt"
         with path.open("w", encoding="utf-8") as f:
             for i, trace in enumerate(traces):
-                f.write("\n".join(encode(i, trace)) + "\n")
+                f.write("\n".join(encode(i, trace, i in alone)) + "\n")
         cmd = [*_command(jar), "windows", str(path), str(per_job)]
         proc = subprocess.run(cmd, capture_output=True, text=True, encoding="utf-8", timeout=timeout)
     if proc.returncode != 0:

@@ -21,8 +21,10 @@ def scenario_config(trace: WindowTrace) -> ScenarioConfig:
     if trace.out_of_orderness_ms is not None:
         generator = GeneratorConfig(out_of_orderness_ms=trace.out_of_orderness_ms, emit="per-record")
     operator = WindowConfig(
-        size_ms=trace.size_ms,
-        slide_ms=trace.slide_ms,
+        size_ms=trace.size_ms if trace.session_gap_ms is None else None,
+        slide_ms=trace.slide_ms if trace.session_gap_ms is None else None,
+        offset_ms=trace.offset_ms,
+        session_gap_ms=trace.session_gap_ms,
         allowed_lateness_ms=trace.lateness_ms,
         aggregate=trace.aggregate,
     )
@@ -66,6 +68,23 @@ def replay(trace: WindowTrace) -> Outcome:
     return outcome
 
 
+def same_failure(flink: Outcome, wmviz: Outcome) -> bool:
+    """Both failed, on the same input after the same outputs, and wmviz names what Flink threw.
+
+    Flink's log holds the failing input's segment (empty: the exception comes before any output of
+    that input), wmviz stops before it; wmviz's message quotes the first sentence of Flink's."""
+    if not (flink.error and wmviz.error):
+        return False
+    message = flink.error.partition(": ")[2]
+    first_sentence = message.split(". ")[0].split(" (")[0]
+    return (
+        first_sentence in wmviz.error
+        and len(flink.segments) == len(wmviz.segments) + 1
+        and flink.segments[:-1] == wmviz.segments
+        and flink.segments[-1] == []
+    )
+
+
 def describe_input(trace: WindowTrace, index: int) -> str:
     if index >= len(trace.inputs):
         return "end of input (MAX)"
@@ -76,14 +95,16 @@ def describe_input(trace: WindowTrace, index: int) -> str:
 def first_difference(trace: WindowTrace, flink: Outcome, wmviz: Outcome | None = None) -> str | None:
     """None if wmviz did exactly what Flink did; else a report of the first differing input."""
     wmviz = wmviz if wmviz is not None else replay(trace)
-    window = f"size {trace.size_ms}" + (f" slide {trace.slide_ms}" if trace.slide_ms else "")
-    header = f"{trace.label}: {window}, lateness {trace.lateness_ms}, {trace.aggregate}, " + (
+    header = f"{trace.label}: {trace.shape()}, lateness {trace.lateness_ms}, {trace.aggregate}, " + (
         "explicit watermarks" if trace.out_of_orderness_ms is None else f"ooo {trace.out_of_orderness_ms}"
     )
     if flink.error or wmviz.error:
-        if bool(flink.error) == bool(wmviz.error):
+        if same_failure(flink, wmviz):
             return None
-        return f"{header}\nflink error: {flink.error}\nwmviz error: {wmviz.error}"
+        return (
+            f"{header}\nflink error: {flink.error} after {flink.segments}\n"
+            f"wmviz error: {wmviz.error} after {wmviz.segments}"
+        )
     for i in range(max(len(flink.segments), len(wmviz.segments))):
         got = wmviz.segments[i] if i < len(wmviz.segments) else None
         want = flink.segments[i] if i < len(flink.segments) else None

@@ -58,6 +58,22 @@ class WindowOutput:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionMerge:
+    """Session windows of one key merged into one (Flink's `MergingWindowSet` merge callback)."""
+
+    key: str | None
+    window: tuple[int, int]
+    """The merged session."""
+    merged: tuple[tuple[int, int], ...]
+    """The live sessions it replaced, in the order Flink visits them (their timers are deleted)."""
+    new_window: tuple[int, int] | None
+    """The record's own window `[t, t + gap)` when it took part (it always does here)."""
+    timer_ms: int | None
+    """The firing timer registered at the merged end − 1; None when the watermark is already
+    there (the record then fires the merged session at once, late)."""
+
+
+@dataclass(frozen=True, slots=True)
 class OutputWatermark:
     """The watermark the operator forwards downstream, after the timers of that advance."""
 
@@ -114,6 +130,7 @@ StepEvent = (
     | Finalized
     | GeneratorUpdate
     | SplitEvent
+    | SessionMerge
     | str
 )
 

@@ -29,6 +29,7 @@ from wmviz.core.operator_log import (
     StepLog,
 )
 from wmviz.core.scenario import IntervalJoinConfig, Kind, ScenarioConfig, TraceRow, WindowConfig
+from wmviz.core.sessions import SessionWindowOperator
 from wmviz.core.splits import SplitReader
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerRegistration, TimerService
 from wmviz.core.types import (
@@ -127,7 +128,9 @@ class InstancePipeline:
         self.two_input = isinstance(op, IntervalJoinConfig)
         self.timers = TimerService()
         self.operator: WindowOperator | IntervalJoin | None = None
-        if isinstance(op, WindowConfig):
+        if isinstance(op, WindowConfig) and op.session_gap_ms is not None:
+            self.operator = SessionWindowOperator(op, self.timers)
+        elif isinstance(op, WindowConfig):
             self.operator = WindowOperator(op, self.timers)
         elif isinstance(op, IntervalJoinConfig):
             self.operator = IntervalJoin(op, self.timers)

@@ -130,12 +130,25 @@ class NoOperator(OperatorKind):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WindowConfig(OperatorKind):
-    """`operator.type` window: keyed event-time tumbling or sliding windows (wmviz/core/windows.py)."""
+    """`operator.type` window: keyed event-time tumbling or sliding windows of `size_ms`
+    (wmviz/core/windows.py), or session windows of `session_gap_ms` (wmviz/core/sessions.py)."""
 
     type_name: ClassVar[str] = "window"
-    size_ms: int = field(metadata=millis("the window's length", minimum=1))
+    size_ms: int | None = field(
+        default=None,
+        metadata=millis("the window's length; required unless session_gap_ms (session windows)", minimum=1),
+    )
     slide_ms: int | None = field(
         default=None, metadata=millis("a sliding window's step; none: tumbling (slide = size)", minimum=1)
+    )
+    offset_ms: int = field(
+        default=0,
+        metadata=millis("shifts every window's start, as Flink's assigners take an offset; |offset| < size"),
+    )
+    session_gap_ms: int | None = field(
+        default=None,
+        # Flink: EventTimeSessionWindows.withGap refuses a gap that is not positive.
+        metadata=millis("session windows: a key's session closes after this long without records", minimum=1),
     )
     allowed_lateness_ms: int = field(
         default=0,

@@ -17,6 +17,7 @@ from wmviz.core.operator_log import (
     JoinOutput,
     OutputWatermark,
     RowKind,
+    SessionMerge,
     WindowOutput,
 )
 from wmviz.core.pipeline import StepResult, ValveStep
@@ -25,6 +26,7 @@ from wmviz.core.splits import SplitEvent
 from wmviz.core.timers import FiredTimer, TimerRegistration
 from wmviz.core.timetext import RAW, Times, duration, emission_text, input_text
 from wmviz.core.types import MIN_MS, EmittedWatermark
+from wmviz.core.windows import max_timestamp
 
 REGISTERED_NOW = "registered now"
 ALREADY_PENDING = "already pending, registered again"
@@ -140,6 +142,8 @@ def _operator_parts(result: StepResult, t: Times) -> list[str]:
             )
         elif isinstance(event, SplitEvent):
             parts.append(describe_split(event, t))
+        elif isinstance(event, SessionMerge):
+            parts.append(describe_merge(event, t))
         elif isinstance(event, OutputWatermark):
             parts.append(f"output watermark {t(event.watermark_ms)}")
         elif isinstance(event, Dropped):
@@ -181,6 +185,30 @@ def describe_output(output: JoinOutput | WindowOutput, t: Times = RAW) -> str:
         Cause.PAD_NOT_CACHED: f"{row}: too late to cache and unmatched, padded on arrival",
         Cause.PAD_NEGATIVE_WINDOW: f"{row}: negative window (hi < lo), padded on arrival",
     }[output.cause]
+
+
+def describe_merge(merge: SessionMerge, t: Times = RAW) -> str:
+    """`session [0, 15) of key a: the record's window [5, 10) joins sessions [0, 5) and [10, 15) …`."""
+    key = f" of key {merge.key}" if merge.key is not None else ""
+    window = _window(merge.window, t)
+    sessions = " and ".join(_window(w, t) for w in merge.merged)
+    noun = "sessions" if len(merge.merged) > 1 else "session"
+    what = (
+        f"the record's window {_window(merge.new_window, t)} touches {noun} {sessions}"
+        if merge.new_window is not None
+        else f"{noun} {sessions} touch"
+    )
+    then = (
+        f"it fires when the watermark reaches {t(merge.timer_ms)}"
+        if merge.timer_ms is not None
+        else f"the watermark is already at its max timestamp {t(max_timestamp(merge.window))} or past it, so "
+        "it fires again at once (late), earlier records included"
+    )
+    return f"session {window}{key} grows: {what}, so they merge; their timers are deleted; {then}"
+
+
+def _window(window: tuple[int, int], t: Times) -> str:
+    return f"[{t(window[0])}, {t(window[1])})"
 
 
 def _side(row: TraceRow | None, t: Times) -> str:

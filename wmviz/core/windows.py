@@ -1,4 +1,5 @@
 """Event-time tumbling and sliding windows with allowed lateness, as Flink 2.3.0's WindowOperator.
+(Session windows, which merge, are `wmviz.core.sessions`, built on this module.)
 
 The default event-time trigger: a window fires when the watermark reaches its maxTimestamp, fires
 again at once for every late-but-accepted element, never purges, and is cleaned up at
@@ -47,6 +48,29 @@ class AssignerError(ValueError):
     """An event time Flink's window assigner cannot handle: the job would fail on that record."""
 
 
+def offset_config_problem(size_ms: int, slide_ms: int | None, offset_ms: int) -> str | None:
+    """Why Flink refuses this window offset (None if it builds): its assigners' constructors need
+    `Math.abs(offset) < slide` (sliding) or `< size` (tumbling). Java's `Math.abs(Long.MIN_VALUE)`
+    is `Long.MIN_VALUE` itself, negative, so Flink accepts an offset of MIN (and so does wmviz)."""
+    bound, name = (size_ms, "size") if slide_ms is None else (slide_ms, "slide")
+    magnitude = offset_ms if offset_ms == MIN_MS else abs(offset_ms)
+    if magnitude < bound:
+        return None
+    assigner = "TumblingEventTimeWindows" if slide_ms is None else "SlidingEventTimeWindows"
+    return (
+        f"|{offset_ms}| is not less than the {name} {bound}: Flink's {assigner} rejects it when the "
+        "job is built "
+        f'("parameters must satisfy abs(offset) < {name}")'
+    )
+
+
+def assigner_offset(size_ms: int, slide_ms: int | None, offset_ms: int) -> int:
+    """The offset the assigner computes window starts with: the sliding assigner uses its offset
+    as given; the tumbling one uses `(offset + stagger) % size` (the stagger is 0 here, aligned),
+    which changes only an offset of Long.MIN_VALUE, the one `Math.abs` lets past its check."""
+    return offset_ms if slide_ms is not None else java_rem(offset_ms, size_ms)
+
+
 def sliding_config_problem(size_ms: int, slide_ms: int | None) -> str | None:
     """Why Flink refuses to build this sliding window (None if it builds): too many windows each."""
     if slide_ms is None:
@@ -87,6 +111,7 @@ def assign_windows(
     ts_ms: int, size_ms: int, slide_ms: int | None, offset_ms: int = 0
 ) -> list[tuple[int, int]]:
     """The [start, end) windows of a timestamp, in Flink's assignment order (latest first).
+    `offset_ms` is the assigner's own (`assigner_offset`).
 
     Java's long arithmetic throughout, so `end` may wrap past MAX, and a sliding element within
     `size` of MIN may get no window (`ts − size` wraps). Raises AssignerError where Flink's
@@ -145,12 +170,14 @@ class WindowOperator:
 
     def __init__(self, config: WindowConfig, timers: TimerService) -> None:
         self.config = config
-        self.size_ms = config.size_ms
+        self.size_ms = config.size_ms or 0  # None only for session windows, which never read it
         self.slide_ms = config.slide_ms
+        self.offset_ms = assigner_offset(self.size_ms, self.slide_ms, config.offset_ms) if self.size_ms else 0
         self.lateness_ms = config.allowed_lateness_ms
         self.timers = timers
         self.watermark_ms = MIN_MS
         self.panes: dict[tuple[str, tuple[int, int]], list[tuple[TraceRow, Any]]] = {}
+        """Window contents by (key, window); for session windows by (key, state window)."""
 
     def on_record(self, row: TraceRow, log: StepLog) -> None:
         """As `WindowOperator.processElement` (docs/rules.md, "Firing", "Lateness"): each window that
@@ -160,7 +187,7 @@ class WindowOperator:
         key = row.key or ""
         element = element_of(row, self.config.aggregate)
         try:
-            windows = assign_windows(row.event_ms, self.size_ms, self.slide_ms)
+            windows = assign_windows(row.event_ms, self.size_ms, self.slide_ms, self.offset_ms)
         except AssignerError as err:
             raise ScenarioError(row, "event_ms", str(err)) from None
         added = False
@@ -242,8 +269,11 @@ class WindowOperator:
             # here (it is due no later than the cleanup time), so only the pane goes.
             self.panes.pop(pane_id, None)
 
-    def _firing(self, key: str, window: tuple[int, int], *, late: bool) -> WindowOutput:
-        pane = self.panes[(key, window)]
+    def _firing(
+        self, key: str, window: tuple[int, int], *, late: bool, pane: list[tuple[TraceRow, Any]] | None = None
+    ) -> WindowOutput:
+        """The firing of `window`: its own pane, or (a session) the pane of its state window."""
+        pane = self.panes[(key, window)] if pane is None else pane
         elements = tuple(e for _, e in pane)
         return WindowOutput(
             key=key or None,
@@ -267,6 +297,14 @@ class WindowOperator:
     def live_rows(self) -> set[int]:
         """Trace rows (by row number) still held in some pane."""
         return {row.row for pane in self.panes.values() for row, _ in pane}
+
+    def live_panes(self) -> list[tuple[str, tuple[int, int], list[tuple[TraceRow, Any]]]]:
+        """(key, window, contents) of every live window, for the windows panel."""
+        return [(key, window, pane) for (key, window), pane in self.panes.items()]
+
+    def cleanup_time(self, window: tuple[int, int]) -> int:
+        """When `window` is cleaned up (`cleanup_time` with this operator's lateness)."""
+        return cleanup_time(window, self.lateness_ms)
 
 
 def element_of(row: TraceRow, how: str) -> Any:

@@ -18,7 +18,7 @@ from wmviz.core.budgets import MAX_WINDOWS_PER_RECORD, windows_per_record_reason
 from wmviz.core.fieldrules import UNIT_WORDS, Check, Rule, default_of, is_required, rule_of
 from wmviz.core.scenario import IntervalJoinConfig, NoOperator, OperatorKind, ScenarioConfig, WindowConfig
 from wmviz.core.types import Profile, fits_long
-from wmviz.core.windows import sliding_config_problem
+from wmviz.core.windows import offset_config_problem, sliding_config_problem
 from wmviz.trace.errors import IssueCollector
 from wmviz.trace.quote import show
 
@@ -56,14 +56,25 @@ def channel_budget_reason(count: int) -> str:
 
 
 def _window_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    """A sliding window Flink would refuse, or one that puts a record in too many windows."""
+    """Session windows (`session_gap_ms`) or windows of `size_ms`, never both; a sliding window or an
+    offset Flink would refuse; a window that puts a record in too many windows."""
+    if data.get("session_gap_ms") is not None:  # a refused gap still makes these session windows
+        # EventTimeSessionWindows takes a gap alone: a size, slide or offset would be ignored.
+        for name in ("size_ms", "slide_ms", "offset_ms"):
+            if data.get(name) is not None:
+                yield name, "not used by session windows (operator.session_gap_ms)"
+        return
     size, slide = values["size_ms"], values["slide_ms"]
     if size is None:
+        if data.get("size_ms") is None:
+            yield "size_ms", "required for operator type window (or operator.session_gap_ms)"
         return
     if problem := sliding_config_problem(size, slide):
         yield "slide_ms", problem
     elif slide is not None and -(-size // slide) > MAX_WINDOWS_PER_RECORD:
         yield "slide_ms", windows_per_record_reason(-(-size // slide))
+    elif values["offset_ms"] and (problem := offset_config_problem(size, slide, values["offset_ms"])):
+        yield "offset_ms", problem
 
 
 def _interval_join_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tuple[str, str]]:

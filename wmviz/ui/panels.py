@@ -185,7 +185,7 @@ def operator_panel(cursor: InstanceCursor, pipeline, step: int, t: TimeFormat, k
             )
             firings = om.window_firings_table(cursor, step, t)
             st.dataframe(firings, hide_index=True, width="stretch", key=f"{key}firings")
-            st.markdown("**Window panes now**")
+            st.markdown(f"**{om.panes_heading(pipeline)}**")
             panes = om.panes_table(pipeline, t)
             st.dataframe(panes, hide_index=True, width="stretch", key=f"{key}panes_table")
     if om.CHANGELOG in tabs:

@@ -25,6 +25,13 @@ WINDOW_TRACES = 1500
 WINDOW_SEED_BASE = 7_000_000
 """tests/test_flink_windows.py: seeded random window traces, seeds SEED_BASE … SEED_BASE + N − 1."""
 
+SESSION_TRACES = 600
+SESSION_SEED_BASE = 7_100_000
+OFFSET_TRACES = 300
+OFFSET_SEED_BASE = 7_200_000
+"""tests/test_flink_session_windows.py: seeded random session-window traces, and tumbling and
+sliding traces with window offsets (tools/flinkwindow/session_corpus.py)."""
+
 IDLENESS_TRACES = 1000
 IDLENESS_SEED_BASE = 5_000_000
 """tests/test_flink_idleness.py: seeded traces of records and clock ticks on 1–3 channels."""
@@ -108,11 +115,30 @@ def claims() -> tuple[Claim, ...]:
             "tests/test_flink_windows.py",
         ),
         Claim(
+            "session windows",
+            True,
+            f"equal to {release}'s WindowOperator with EventTimeSessionWindows.withGap and the default "
+            f"trigger (merging of touching sessions, timers of merged sessions deleted, late records "
+            f"merging into fired sessions, allowed lateness, late side output, Java long arithmetic, the "
+            f"job failure on a merge past a capped cleanup time) on {SESSION_TRACES:,} random traces: same "
+            "firings (key, session, contents in order or count, late), late drops and their order per "
+            "input, and the same failing input",
+            "tests/test_flink_session_windows.py",
+        ),
+        Claim(
+            "window offsets",
+            True,
+            f"equal to {release}'s TumblingEventTimeWindows.of(size, offset) and "
+            f"SlidingEventTimeWindows.of(size, slide, offset) on {OFFSET_TRACES:,} random traces "
+            "(negative, positive and Long.MIN_VALUE offsets): same firings and late drops per input",
+            "tests/test_flink_session_windows.py",
+        ),
+        Claim(
             "timer order",
             True,
             f"{release}'s default heap timer service (one binary heap per time domain, ties in the heap's "
-            "order), checked on the event-time timers of the window and interval-join suites; the RocksDB "
-            "timer service orders ties differently and is not modelled",
+            "order), checked on the event-time timers of the window, session-window and interval-join "
+            "suites; the RocksDB timer service orders ties differently and is not modelled",
             "tests/test_flink_windows.py",
         ),
         Claim(
@@ -181,8 +207,11 @@ def scenario_claims(config: ScenarioConfig, profile: Profile | None = None) -> t
         "valve (profile flink-1.x-2.x)" if released else "valve (profiles flink-master, flip-38477)"
     )
     operator = config.operator
-    if isinstance(operator, WindowConfig):
-        wanted += ["windows", "timer order"]
+    if isinstance(operator, WindowConfig) and operator.session_gap_ms is not None:
+        wanted += ["session windows", "timer order"]
+    elif isinstance(operator, WindowConfig):
+        wanted += ["windows", "window offsets"] if operator.offset_ms else ["windows"]
+        wanted.append("timer order")
     elif isinstance(operator, IntervalJoinConfig):
         if operator.join_time == "rowtime":
             wanted += ["interval join (row time, no hint)", "cache iteration order", "timer order"]

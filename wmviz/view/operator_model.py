@@ -17,8 +17,9 @@ import pyarrow as pa
 
 from wmviz.core.interval_join import IntervalJoin
 from wmviz.core.pipeline import InstancePipeline
+from wmviz.core.sessions import SessionWindowOperator
 from wmviz.core.story import ALREADY_PENDING, REGISTERED_NOW, label
-from wmviz.core.windows import WindowOperator
+from wmviz.core.windows import WindowOperator, max_timestamp
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.view.timefmt import DEFAULT, TimeFormat
 
@@ -152,27 +153,40 @@ def _timer_row(state, domain, at_ms, key, start, end, purposes, t: TimeFormat) -
 # --- windows -----------------------------------------------------------------------------------------
 
 
+def panes_heading(pipeline: InstancePipeline) -> str:
+    """What the panes table lists: live sessions, or window panes."""
+    return "Live sessions now" if isinstance(pipeline.operator, SessionWindowOperator) else "Window panes now"
+
+
 def panes_table(pipeline: InstancePipeline, t: TimeFormat = DEFAULT) -> pd.DataFrame | None:
-    """The window operator's panes after the step: key, window, contents, when it fires and is cleaned."""
+    """The window operator's panes after the step: key, window, contents, when it fires and is cleaned.
+
+    Session windows add a `session` column: a session grows as records land near it, and merges
+    with the sessions it comes to touch (how many merges made it, wmviz's own count)."""
     op = pipeline.operator
     if not isinstance(op, WindowOperator):
         return None
+    merges = op.merges if isinstance(op, SessionWindowOperator) else None
     rows = []
-    for (key, (start, end)), contents in sorted(op.panes.items(), key=lambda kv: (kv[0][1], str(kv[0][0]))):
-        fires_at = end - 1
-        rows.append(
-            {
-                "key": "" if key is None else str(key),
-                "window": f"[{t(start)}, {t(end)})",
-                "contents": ", ".join(json.dumps(element) for _, element in contents),
-                "records": len(contents),
-                "fires when watermark ≥": t(fires_at),
-                "cleaned when watermark ≥": t(fires_at + op.lateness_ms),
-                "state": "fired, kept for late data" if op.watermark_ms >= fires_at else "waiting",
-            }
-        )
+    for key, (start, end), contents in sorted(op.live_panes(), key=lambda p: (p[1], str(p[0]))):
+        fires_at = max_timestamp((start, end))
+        row = {
+            "key": "" if key is None else str(key),
+            "window": f"[{t(start)}, {t(end)})",
+            "contents": ", ".join(json.dumps(element) for _, element in contents),
+            "records": len(contents),
+            "fires when watermark ≥": t(fires_at),
+            "cleaned when watermark ≥": t(op.cleanup_time((start, end))),
+            "state": "fired, kept for late data" if op.watermark_ms >= fires_at else "waiting",
+        }
+        if merges is not None:
+            n = merges.get((key, (start, end)), 0)
+            row["session"] = f"merged {n} time{'s' if n != 1 else ''}" if n else "one window, not merged"
+        rows.append(row)
     columns = ["key", "window", "contents", "records", "fires when watermark ≥", "cleaned when watermark ≥",
                "state"]  # fmt: skip
+    if merges is not None:
+        columns.insert(2, "session")
     return pd.DataFrame(rows, columns=columns)
 
 
