@@ -3,8 +3,12 @@
 A run is named by what determines its result: the trace's and config's bytes, the profile, the
 engine and the keyframe interval. The timeline lands in `<cache>/<digest>/` through a temporary
 directory and a rename, so a half-written run is never read; an entry is served only after its
-files match the digests its meta.json lists (a damaged entry is reported, removed and simulated
-again). The cache is bounded (`WMVIZ_CACHE_MAX_MB`): the least recently used timelines go first.
+files match the digests its meta.json lists, and every read checks again the bytes it reads
+(`wmviz.timeline.checked_parts`): a damaged entry is reported, removed and simulated again. An
+entry without meta.json (a removal cut short) is absent: removed and made again. Entries leave
+whole (`wmviz.store.entries`), and one removed while it is read is a TimelineError, never a
+traceback. The cache is bounded (`WMVIZ_CACHE_MAX_MB`): the least recently used timelines go
+first.
 
 Engines: `auto` (the default) runs a trace in this process when it is small enough to finish in
 well under a second, and on Spark when it is large; `spark` and `local` force one. Spark is
@@ -27,6 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from wmviz.core.types import Profile
+from wmviz.store.entries import (
+    LAST_USED,
+    discard,
+    enforce_budget,
+    is_timeline_entry,
+)
 from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.progress import Report, Sink
 from wmviz.timeline.store import META, Timeline, TimelineError
@@ -34,8 +44,6 @@ from wmviz.trace.readers import read_trace
 
 KEYFRAME_EVERY = 1000
 ENGINES = ("auto", "spark", "local")
-DEFAULT_CACHE_MB = 4096
-LAST_USED = ".last-used"
 
 
 def data_root() -> Path:
@@ -99,13 +107,21 @@ class RunRequest:
 
 
 def file_digest(path: Path) -> str:
-    """The SHA-256 of a file's bytes, computed once per (path, size, mtime): the app asks every step."""
+    """The SHA-256 of a file's bytes, computed again whenever the file may have changed (the app
+    asks every step): see `identity`."""
+    return _digest(str(path.resolve()), identity(path))
+
+
+def identity(path: Path) -> tuple[int, ...]:
+    """What changes whenever a file's bytes may have: device, inode, size, mtime and ctime. The
+    kernel sets ctime on every write and every change of times (utime cannot set it back), so a
+    file rewritten with its size and mtime kept still gets a new identity."""
     stat = path.stat()
-    return _digest(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
 @functools.lru_cache(maxsize=256)
-def _digest(path: str, size: int, mtime_ns: int) -> str:
+def _digest(path: str, identity: tuple[int, ...]) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -117,30 +133,36 @@ def _digest(path: str, size: int, mtime_ns: int) -> str:
 
 
 def cached_timeline(target: Path) -> Timeline | None:
-    """The timeline at `target` if it is there and intact; a damaged one is reported and removed
-    (it is an entry of wmviz's own cache) and None returned, so it is simulated again."""
-    if not (target / META).is_file():
-        return None
+    """The timeline at `target` if it is there and intact, else None (so it is simulated again).
+    A damaged one (a file changed, cut or added, or a read that found one) is reported and
+    removed; one without meta.json is absent; one removed while checked is absent."""
     try:
-        timeline = _verified(str(target), _stamp(target))
-    except TimelineError as exc:
-        print(f"wmviz: a cached timeline is damaged and will be simulated again: {exc}", file=sys.stderr)
+        stamp = _stamp(target)
+        timeline = _verified(str(target), stamp) if stamp is not None else None
+        if timeline is not None and timeline.damage is not None:
+            raise TimelineError(timeline.damage)
+    except (TimelineError, OSError) as exc:
         _verified.cache_clear()
-        shutil.rmtree(target, ignore_errors=True)
+        if (target / META).is_file():  # still there: damaged, not removed by someone else
+            print(f"wmviz: a cached timeline is damaged and will be simulated again: {exc}", file=sys.stderr)
+            discard(target)
         return None
-    _touch(target)
+    if timeline is not None:
+        _touch(target)
     return timeline
 
 
-def _stamp(target: Path) -> tuple[tuple[str, int, int], ...]:
-    """Every file's name, size and modification time: cheap to read at each step, and a changed
-    stamp sends the entry through the digests again."""
+def _stamp(target: Path) -> tuple[tuple[str, tuple[int, ...]], ...] | None:
+    """Every file's name and identity (`identity`), or None without meta.json: cheap to read at
+    each step, and a changed stamp sends the entry through the digests again."""
+    if not (target / META).is_file():
+        return None
     files = [target / META, *sorted(target.glob("table=*/*"))]
-    return tuple((str(p.relative_to(target)), (s := p.stat()).st_size, s.st_mtime_ns) for p in files)
+    return tuple((str(p.relative_to(target)), identity(p)) for p in files)
 
 
 @functools.lru_cache(maxsize=64)
-def _verified(path: str, stamp: tuple[tuple[str, int, int], ...]) -> Timeline:
+def _verified(path: str, stamp: tuple) -> Timeline:
     """Open and verify the digests once per process for each stamp of the entry's files."""
     timeline = Timeline(Path(path))
     timeline.verify()
@@ -153,52 +175,6 @@ def _touch(target: Path) -> None:
         (target / LAST_USED).touch()
 
 
-def cache_budget_mb() -> float:
-    """$WMVIZ_CACHE_MAX_MB, else 4 GB."""
-    try:
-        return float(os.environ.get("WMVIZ_CACHE_MAX_MB", DEFAULT_CACHE_MB))
-    except ValueError:
-        return DEFAULT_CACHE_MB
-
-
-def enforce_budget(root: Path, keep: Path, budget_mb: float | None = None) -> list[Path]:
-    """Remove the least recently used timelines and what-ifs until they fit the budget together;
-    `keep` (the one just made or used) stays. `root` is the timelines folder; the what-ifs are
-    its sibling `whatifs/`. Only entries wmviz wrote are candidates: a timeline with its
-    meta.json, a what-if folder named by its digest. Returns what was removed."""
-    budget = (budget_mb if budget_mb is not None else cache_budget_mb()) * 2**20
-    entries = [
-        *_entries(root, lambda e: (e / META).is_file()),
-        *_entries(root.parent / "whatifs", _is_whatif),
-    ]
-    total = sum(size for _, size, _ in entries)
-    removed = []
-    for _, size, entry in sorted(entries):
-        if total <= budget:
-            break
-        if entry == keep:
-            continue
-        shutil.rmtree(entry, ignore_errors=True)
-        total -= size
-        removed.append(entry)
-    return removed
-
-
-def _entries(folder: Path, ours: Callable[[Path], bool]) -> list[tuple[float, int, Path]]:
-    """(last used, bytes, path) of each entry in `folder` that `ours` recognises."""
-    found = []
-    for entry in folder.iterdir() if folder.is_dir() else ():
-        if entry.is_dir() and ours(entry):
-            size = sum(p.stat().st_size for p in entry.rglob("*") if p.is_file())
-            used = (entry / LAST_USED).stat().st_mtime if (entry / LAST_USED).exists() else 0.0
-            found.append((used, size, entry))
-    return found
-
-
-def _is_whatif(entry: Path) -> bool:
-    return len(entry.name) == 24 and all(c in "0123456789abcdef" for c in entry.name)
-
-
 # ---- simulating --------------------------------------------------------------------------------
 
 
@@ -209,12 +185,34 @@ def run_timeline(
     spark: Callable[[], Any] | None = None,
 ) -> Timeline:
     """The timeline of `request`, simulated now unless the cache holds it intact. `spark` gives the
-    SparkSession when the run needs one (default: the process's session)."""
+    SparkSession when the run needs one (default: the process's session). An entry another
+    session's budget removes as soon as it is made is made again, a bounded number of times."""
     root = root or cache_root()
-    target = root / request.digest()
-    found = cached_timeline(target)
-    if found is not None:
-        return found
+    name = request.digest()
+    target = root / name
+    for _ in range(_ATTEMPTS):
+        found = cached_timeline(target)
+        if found is not None:
+            return found
+        _clear_incomplete(target)
+        made = _simulate_into(request, name, target, progress, spark)
+        if made is not None:
+            return made
+    raise TimelineError(
+        f"{target}: the cache removed this run as soon as it was made, {_ATTEMPTS} times (other "
+        "sessions' runs need the room: WMVIZ_CACHE_MAX_MB may be too small)"
+    )
+
+
+_ATTEMPTS = 3
+
+
+def _simulate_into(
+    request: RunRequest, name: str, target: Path, progress: Sink | None, spark: Callable[[], Any] | None
+) -> Timeline | None:
+    """Simulate into a work folder beside `target` and rename the complete timeline in; the
+    timeline then, or None when another session removed it meanwhile."""
+    root = target.parent
     root.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="run-", dir=root))
     sink = progress or (lambda report: None)
@@ -224,19 +222,45 @@ def run_timeline(
             _simulate_spark(request, out, sink, spark)
         else:
             _simulate_local(request, out, sink)
+        if request.digest() != name:  # what was read is not what the run is named by
+            raise TimelineError(f"{request.trace_path}: the trace changed on disk while it was simulated")
         _touch(out)
-        try:
-            out.rename(target)
-        except OSError:
-            if cached_timeline(target) is None:  # another session finished the same run first: fine
-                raise
+        _publish(out, target)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     enforce_budget(root, target)
-    timeline = cached_timeline(target)
-    if timeline is None:
-        raise TimelineError(f"{target}: the timeline just written does not verify")
-    return timeline
+    return cached_timeline(target)
+
+
+def _publish(out: Path, target: Path) -> None:
+    """Rename the complete timeline `out` to `target` (one rename of a whole folder, as the cache
+    always did). An intact entry there already is another session's identical run: kept. An
+    incomplete one is removed first; a folder wmviz did not write is a TimelineError."""
+    for _ in range(_ATTEMPTS):
+        try:
+            out.rename(target)
+            return
+        except OSError as exc:
+            failed = exc
+            if cached_timeline(target) is not None:  # another session finished the same run first
+                return
+            _clear_incomplete(target)
+    raise TimelineError(f"{target}: the finished run could not be put in the cache ({failed})")
+
+
+def _clear_incomplete(target: Path) -> None:
+    """Remove what is at `target` when it is an entry wmviz made but left incomplete (no
+    meta.json: a removal cut short); a folder wmviz did not write stays, and is said."""
+    if not os.path.lexists(target) or (target / META).is_file():
+        return  # nothing there, or an entry cached_timeline judges (a rename in flight just landed)
+    if is_timeline_entry(target):
+        print(f"wmviz: a cached timeline is incomplete (no {META}); made again: {target}", file=sys.stderr)
+        discard(target)
+        return
+    raise TimelineError(
+        f"{target}: this cache folder holds files wmviz did not write, so it is left as it is; "
+        "move it away to run this trace"
+    )
 
 
 def _simulate_local(request: RunRequest, out: Path, sink: Sink) -> None:

@@ -3,8 +3,11 @@
 Pure (no Streamlit): the app's upload panel only moves bytes between the browser and these
 functions. An upload is stored once under the SHA-256 of its bytes, so a link can name it
 (`?trace=<digest>`) and two people uploading the same file share one simulation. The digest is
-checked again whenever the stored files change on disk: an upload cut or edited there is reported
-(`DamagedUpload`) and never served, and uploading the same files again repairs it.
+checked again whenever the stored files may have changed on disk (their inode, size, mtime or
+ctime moved: ctime moves on every write, whatever mtime is set back to), and what an upload hands
+out (its story, its bundle) is checked against the SHA-256 of each file taken in that check: an
+upload cut or edited there is reported (`DamagedUpload`) and never served, and uploading the same
+files again repairs it.
 """
 
 from __future__ import annotations
@@ -19,13 +22,13 @@ import re
 import time
 import zipfile
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from wmviz.store.runs import LAST_USED as _LAST_USED
-from wmviz.store.runs import data_root
+from wmviz.store.runs import data_root, identity
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.jsonline import JsonLineError, loads_strict
 from wmviz.trace.readers import FORMATS, format_of
@@ -75,10 +78,37 @@ class StoredUpload:
     trace_path: Path
     config_path: Path | None
     story_path: Path | None = None
+    checked: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+    """Each file's name and the SHA-256 of its bytes when the upload's digest was checked."""
+
+    def read(self, path: Path) -> bytes:
+        """One of the upload's files, only if its bytes are still the ones checked (DamagedUpload
+        else): what is handed out is what was stored."""
+        out = io.BytesIO()
+        self.copy(path, out)
+        return out.getvalue()
+
+    def copy(self, path: Path, out) -> None:
+        """Write one of the upload's files to `out` a megabyte at a time, hashing what is read;
+        DamagedUpload at the end when those bytes are not the ones checked (whoever gave `out`
+        then drops it)."""
+        digest = hashlib.sha256()
+        try:
+            with open(path, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    digest.update(block)
+                    out.write(block)
+        except OSError as exc:
+            raise DamagedUpload(_damaged(self.digest, f"{path.name}: {exc.strerror or exc}")) from None
+        if (path.name, digest.hexdigest()) not in self.checked:
+            raise DamagedUpload(
+                _damaged(self.digest, f"{path.name} changed on disk since it was checked")
+                + " Upload the same files again to repair it."
+            )
 
     def story(self) -> str:
         """The story's text ("" when the upload has none)."""
-        return self.story_path.read_text(encoding="utf-8") if self.story_path is not None else ""
+        return self.read(self.story_path).decode("utf-8") if self.story_path is not None else ""
 
     @property
     def name(self) -> str:
@@ -193,8 +223,11 @@ def find_upload(digest: str | None, root: Path | None = None) -> StoredUpload | 
     folder = (root or uploads_root()) / digest
     if not folder.is_dir():
         return None
-    files = [p for p in folder.iterdir() if p.name != _LAST_USED]
-    stamp = tuple(sorted((p.name, (s := p.stat()).st_size, s.st_mtime_ns) for p in files))
+    try:
+        files = [p for p in folder.iterdir() if p.name != _LAST_USED]
+        stamp = tuple(sorted((p.name, identity(p)) for p in files))
+    except OSError as exc:  # a file removed or replaced while listed
+        raise DamagedUpload(_damaged(digest, exc.strerror or str(exc))) from None
     found = _verified_upload(str(folder), stamp)
     if isinstance(found, str):
         raise DamagedUpload(found)
@@ -204,18 +237,22 @@ def find_upload(digest: str | None, root: Path | None = None) -> StoredUpload | 
 @functools.lru_cache(maxsize=256)
 def _verified_upload(folder: str, stamp: tuple) -> StoredUpload | str:
     """Read the stored files and check them against the folder's digest, once per stamp (every
-    file's name, size and time: the page asks at every step); what is wrong, if anything."""
+    file's name and identity: the page asks at every step); what is wrong, if anything."""
     try:
         return _verify_upload(Path(folder), stamp)
     except DamagedUpload as exc:
         return str(exc)
     except OSError as exc:  # a folder where a file was, a file that cannot be read
-        return f"stored upload {Path(folder).name} is damaged: {exc.strerror or exc}; it is not served"
+        return _damaged(Path(folder).name, exc.strerror or str(exc))
+
+
+def _damaged(digest: str, what: str) -> str:
+    return f"stored upload {digest} is damaged: {what}; it is not served."
 
 
 def _verify_upload(path: Path, stamp: tuple) -> StoredUpload:
     digest = path.name
-    names = {name for name, _, _ in stamp}
+    names = {name for name, _ in stamp}
     traces = sorted(names - set(_RESERVED))
     if len(traces) != 1:
         raise DamagedUpload(f"stored upload {digest} is damaged: it holds {len(traces)} trace files, not 1")
@@ -224,14 +261,25 @@ def _verify_upload(path: Path, stamp: tuple) -> StoredUpload:
     story_path = path / STORY if STORY in names else None
     config = config_path.read_bytes() if config_path is not None else None
     story = story_path.read_bytes() if story_path is not None else None
+    trace_sha = hashlib.sha256()
+
+    def trace_blocks(f):
+        for block in iter(lambda: f.read(1 << 20), b""):
+            trace_sha.update(block)
+            yield block
+
     with open(trace_path, "rb") as f:
-        found = upload_digest(traces[0], iter(lambda: f.read(1 << 20), b""), config, story)
+        found = upload_digest(traces[0], trace_blocks(f), config, story)
     if found != digest:
         raise DamagedUpload(
             f"stored upload {digest} ({traces[0]}) is damaged: its files are not the bytes it was stored "
             "with (cut or changed on disk); it is not served. Upload the same files again to repair it."
         )
-    return StoredUpload(digest, trace_path, config_path, story_path)
+    checked = [(traces[0], trace_sha.hexdigest())]
+    for name, data in (("config.json", config), (STORY, story)):
+        if data is not None:
+            checked.append((name, hashlib.sha256(data).hexdigest()))
+    return StoredUpload(digest, trace_path, config_path, story_path, tuple(checked))
 
 
 def touch(upload: StoredUpload) -> None:
@@ -266,11 +314,14 @@ def make_bundle(upload: StoredUpload, view: dict) -> bytes:
     the compared run: a what-if travels as its edit, `compare=whatif:<token>`)."""
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
-        zf.write(upload.trace_path, upload.trace_path.name)
-        if upload.config_path is not None:
-            zf.write(upload.config_path, "config.json")
-        if upload.story_path is not None:
-            zf.write(upload.story_path, STORY)
+        for path, name in (
+            (upload.trace_path, upload.trace_path.name),
+            (upload.config_path, "config.json"),
+            (upload.story_path, STORY),
+        ):
+            if path is not None:  # each file's bytes are checked as they are packed
+                with zf.open(name, "w", force_zip64=True) as member:
+                    upload.copy(path, member)
         zf.writestr(BUNDLE_VIEW, json.dumps(view, indent=2, sort_keys=True))
     return out.getvalue()
 

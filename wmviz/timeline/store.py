@@ -8,6 +8,7 @@ the wmviz version that wrote it; a reader refuses anything else rather than gues
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Iterator
@@ -23,6 +24,7 @@ from wmviz import __version__
 from wmviz.core.pipeline import InstancePipeline, StepResult
 from wmviz.core.types import Profile
 from wmviz.timeline import keyframe
+from wmviz.timeline.checked_parts import CheckedPart, PartChanged, block_digests
 from wmviz.timeline.tables import SCHEMA_VERSION, SCHEMAS, TABLE_COLUMNS, TABLES
 from wmviz.trace.config import parse_config
 from wmviz.trace.rowtable import row_from_record
@@ -141,6 +143,12 @@ class InstanceState:
     replayed: int
 
 
+def _part_name(name: str) -> bool:
+    """`table=<t>/<file>.parquet` and nothing else: meta.json never names a file outside DIR."""
+    parts = name.split("/")
+    return len(parts) == 2 and parts[1].endswith(".parquet") and parts[1] not in (".", "..")
+
+
 class TimelineError(ValueError):
     """A directory that is not a timeline this wmviz can read."""
 
@@ -169,35 +177,59 @@ class Timeline:
             "config": parse_config(self.meta["config"], "meta.json"),
             "profile": Profile.parse(self.meta["profile"]),
         }
+        self.damage: str | None = None
+        """What a read found changed or gone, if anything: the run cache then makes it again."""
 
     def verify(self) -> None:
         """TimelineError unless every part file meta.json lists is there, of its size and digest,
-        and no other part file is: a timeline is served only as wmviz wrote it."""
-        listed = self.meta.get("files")
-        if not isinstance(listed, dict):
-            raise TimelineError(f"{self.path}: meta.json lists no files")
+        and no other part file is: a timeline is served only as wmviz wrote it. (Each read checks
+        again what it reads: see `wmviz.timeline.checked_parts`.)"""
+        listed = self._listed()
         present = {str(p.relative_to(self.path)) for p in self.path.glob("table=*/*.parquet")}
         if present != set(listed):
             raise TimelineError(f"{self.path}: its part files are not the ones meta.json lists")
         for name, record in listed.items():
-            if file_record(self.path / name) != record:
+            try:
+                with open(self.path / name, "rb", buffering=0) as f:
+                    block_digests(f, record, fresh=True)
+            except (PartChanged, FileNotFoundError):
                 raise TimelineError(
                     f"{self.path}: {name} is not the file wmviz wrote (size or digest differs)"
-                )
+                ) from None
 
-    def _dataset(self, table: str) -> ds.Dataset | None:
-        folder = self.path / f"table={table}"
-        if not folder.is_dir():
+    def _listed(self) -> dict[str, dict[str, Any]]:
+        """meta.json's part files: name -> {"bytes", "sha256"}."""
+        listed = self.meta.get("files")
+        if not isinstance(listed, dict) or not all(
+            isinstance(r, dict) and isinstance(r.get("bytes"), int) and isinstance(r.get("sha256"), str)
+            for r in listed.values()
+        ):
+            raise TimelineError(f"{self.path}: meta.json lists no files")
+        return listed
+
+    def _scan(self, table: str, **scan: Any) -> pa.Table | None:
+        """The listed part files of `table` read as one dataset through checked files; None when
+        the table has none. A part changed or gone since it was written is a TimelineError (and
+        marks this timeline damaged), never bytes wmviz did not write."""
+        listed = self._listed()
+        names = sorted(n for n in listed if n.split("/")[0] == f"table={table}" and _part_name(n))
+        if not names:
             return None
-        return ds.dataset(folder, format="parquet", schema=SCHEMAS[table])
+        fmt = ds.ParquetFileFormat()
+        try:
+            with contextlib.ExitStack() as files:
+                parts = [files.enter_context(CheckedPart(self.path / n, listed[n])) for n in names]
+                fragments = [fmt.make_fragment(pa.PythonFile(part, mode="r")) for part in parts]
+                return ds.FileSystemDataset(fragments, SCHEMAS[table], fmt).to_table(**scan)
+        except (PartChanged, OSError) as exc:
+            reason = exc if isinstance(exc, PartChanged) else f"gone or unreadable ({exc})"
+            self.damage = f"{self.path}: a part file of table {table} is {reason}"
+            raise TimelineError(self.damage) from None
 
     def table(
         self, table: str, instance: str | None = None, first: int | None = None, last: int | None = None
     ) -> pa.Table | None:
         """Rows of one table, optionally one instance and a step range, sorted by (instance, step)."""
-        dataset = self._dataset(table)
-        if dataset is None:
-            return None
         condition = None
         for part in (
             ds.field("instance") == instance if instance is not None else None,
@@ -206,8 +238,14 @@ class Timeline:
         ):
             if part is not None:
                 condition = part if condition is None else condition & part
-        result = dataset.to_table(columns=list(TABLE_COLUMNS[table]), filter=condition)
+        result = self._scan(table, columns=list(TABLE_COLUMNS[table]), filter=condition)
+        if result is None:
+            return None
         return result.sort_by([("instance", "ascending"), ("step", "ascending")])
+
+    def columns(self, table: str, names: list[str]) -> pa.Table | None:
+        """Some columns of every row of one table, in file order (no sort): for whole-run views."""
+        return self._scan(table, columns=names)
 
     def decode_keyframe(self, blob: bytes) -> InstancePipeline:
         """A keyframe of this timeline back as a pipeline (config and profile from meta.json)."""
@@ -240,8 +278,8 @@ class Timeline:
 
     def transcript_records(self) -> Iterator[dict[str, Any]]:
         """Steps in arrival order across instances (the transcript's order)."""
-        dataset = self._dataset("steps")
-        assert dataset is not None
-        table = dataset.to_table().sort_by("order")
+        table = self._scan("steps")
+        assert table is not None
+        table = table.sort_by("order")
         for batch in table.to_batches(max_chunksize=65_536):
             yield from batch.to_pylist()

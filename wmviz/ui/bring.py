@@ -212,9 +212,8 @@ def available_incidents() -> dict:
     for digest in dict.fromkeys(digests):
         try:
             upload = uploads.find_upload(digest)
+            if upload is not None:
+                incidents[UPLOAD_PREFIX + upload.digest] = upload_incident(upload)
         except UploadError as exc:  # cut or changed on disk: said, never served
             st.error(literal(exc), icon=":material/broken_image:")
-            continue
-        if upload is not None:
-            incidents[UPLOAD_PREFIX + upload.digest] = upload_incident(upload)
     return incidents

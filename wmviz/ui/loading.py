@@ -3,6 +3,10 @@ and keep what was loaded for the next step.
 
 The simulation runs in a worker thread while the script thread draws its progress: Spark reports
 progress from its own polling thread, which may not touch Streamlit elements.
+
+A cache entry can be removed (another session's budget) or found changed while the page reads it:
+the read is then a TimelineError, the page reruns once so the run is made again, and a second
+failure is a notice on the page, never a traceback.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 import pandas as pd
@@ -21,7 +26,7 @@ from wmviz.store.incidents import Incident, built_in_incidents
 from wmviz.store.runs import RunRequest, cache_root, cached_timeline, run_timeline
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.progress import Report
-from wmviz.timeline.store import Timeline
+from wmviz.timeline.store import Timeline, TimelineError
 from wmviz.view.figures import heatmap_matrix
 from wmviz.view.figures_heatmap import input_frontier
 from wmviz.view.model import trace_times
@@ -51,8 +56,13 @@ def spark_service() -> SparkService:
 
 def load_timeline(request: RunRequest, what: str) -> Timeline:
     """The timeline of `request`: from the cache, or simulated now with a status box whose progress
-    bar says what is happening from the first second."""
-    found = cached_timeline(cache_root() / request.digest())
+    bar says what is happening from the first second. A run that cannot be made or stored (the
+    cache folder is not wmviz's, the disk is full, its trace is gone) is a notice that stops the
+    page."""
+    try:
+        found = cached_timeline(cache_root() / request.digest())
+    except OSError as exc:  # the trace itself is gone (a what-if evicted meanwhile)
+        _cannot_run(literal(what), exc)
     if found is not None:
         return found
     engine = request.resolved_engine
@@ -79,6 +89,8 @@ def load_timeline(request: RunRequest, what: str) -> Timeline:
         worker.join()
         if state["error"] is not None:
             status.update(label="The simulation failed", state="error")
+            if isinstance(state["error"], TimelineError | OSError):
+                _cannot_run(what, state["error"])
             raise state["error"]
         status.update(label=f"Simulated {what} on the {engine} engine", state="complete", expanded=False)
     box.empty()
@@ -96,36 +108,88 @@ def _bar(report: Report | None, service: SparkService) -> tuple[float, str]:
     return report.fraction, report.line()
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
+def _cannot_run(what: str, exc: BaseException) -> NoReturn:
+    """A notice naming the run (`what`, already quoted) and why, and the page stops there."""
+    st.error(f"{what} could not be simulated and kept: {literal(exc)}", icon=":material/error:")
+    st.stop()
+
+
 def instance_cursor(path: str, instance: str) -> InstanceCursor:
     """One instance's steps in memory (kept per timeline and instance for the next step)."""
-    return InstanceCursor(Timeline(Path(path)), instance)
+    return _reading(path, _instance_cursor, instance)
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
 def overview_matrix(path: str) -> tuple[pd.DataFrame, np.ndarray]:
     """Every instance's output watermark over arrival order, bucketed (the overview heatmap's input),
     and the newest input time seen up to each bucket (what "absolute" lag is measured against)."""
-    import pyarrow.dataset as ds
+    return _reading(path, _overview_matrix)
 
-    steps = ds.dataset(Path(path) / "table=steps", format="parquet")
-    table = steps.to_table(columns=["instance", "order", "output_wm", "event_ms", "watermark_ms"]).to_pandas()
+
+def time_origin(path: str) -> int | None:
+    """The run's first time (the smallest finite event, watermark or processing time over every
+    instance): the origin of relative times, the same for every instance."""
+    return _reading(path, _time_origin)
+
+
+def histories(path: str, instance: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The channel and output histories the watermark chart draws (independent of the step)."""
+    return _reading(path, _histories, instance)
+
+
+_REREAD = "_timeline_reread"
+
+
+def _reading(path: str, load, *args):
+    """`load(path, *args)`; a TimelineError (the entry removed or changed while read) reruns the
+    page once, which makes the run again, and is a notice the second time in a row."""
+    retried = st.session_state.setdefault(_REREAD, [])
+    try:
+        value = load(path, *args)
+    except TimelineError as exc:
+        if path not in retried:
+            retried.append(path)
+            st.rerun()  # load_timeline finds the entry gone or damaged and makes it again
+        retried.remove(path)
+        st.error(
+            f"The run's timeline could not be read: {literal(exc)}. Reload the page to simulate it again.",
+            icon=":material/error:",
+        )
+        st.stop()
+    if path in retried:
+        retried.remove(path)
+    return value
+
+
+def _served(path: str) -> Timeline:
+    """The run cache's checked timeline at `path` (TimelineError when it is gone or damaged)."""
+    timeline = cached_timeline(Path(path))
+    if timeline is None:
+        raise TimelineError(f"{path}: gone: the cache entry was removed or found damaged while in use")
+    return timeline
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _instance_cursor(path: str, instance: str) -> InstanceCursor:
+    return InstanceCursor(_served(path), instance)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _overview_matrix(path: str) -> tuple[pd.DataFrame, np.ndarray]:
+    steps = _served(path).columns("steps", ["instance", "order", "output_wm", "event_ms", "watermark_ms"])
+    assert steps is not None, "a timeline always has steps"
+    table = steps.to_pandas()
     matrix = heatmap_matrix(table)
     return matrix, input_frontier(table, np.asarray(matrix.columns, dtype=np.int64))
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def time_origin(path: str) -> int | None:
-    """The run's first time (the smallest finite event, watermark or processing time over every
-    instance): the origin of relative times, the same for every instance."""
-    import pyarrow.dataset as ds
-
-    steps = ds.dataset(Path(path) / "table=steps", format="parquet")
-    return trace_times(steps.to_table(columns=["event_ms", "watermark_ms", "proc_ms"]))
+def _time_origin(path: str) -> int | None:
+    steps = _served(path).columns("steps", ["event_ms", "watermark_ms", "proc_ms"])
+    assert steps is not None, "a timeline always has steps"
+    return trace_times(steps)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def histories(path: str, instance: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The channel and output histories the watermark chart draws (independent of the step)."""
-    cursor = instance_cursor(path, instance)
+def _histories(path: str, instance: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    cursor = _instance_cursor(path, instance)
     return cursor.channel_history(), cursor.output_history()
