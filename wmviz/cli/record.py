@@ -143,7 +143,12 @@ def add_import_parser(sub) -> None:
     )
     prom.add_argument("--idleness", help="the sources' idleness timeout; infers IDLE from sourceIdleTime")
     prom.add_argument("--watermark-interval", default="200ms", help="pipeline.auto-watermark-interval")
-    prom.add_argument("--out", type=Path, required=True, help="the trace to write (.jsonl)")
+    prom.add_argument(
+        "--plan", type=Path, help="the job's /jobs/<id>/plan (JSON): import the whole job as a job recording"
+    )
+    prom.add_argument(
+        "--out", type=Path, required=True, help="the trace (.jsonl); with --plan, the job recording (.json)"
+    )
     _IMPORT_ROUTES["prometheus"] = cmd_import_prometheus
     add_kafka_route(routes)
 
@@ -162,6 +167,11 @@ def cmd_import_prometheus(args: argparse.Namespace) -> None:
 
     if not args.file.is_file():
         raise BadInput(f"{args.file}: no such file")
+    if args.plan is not None:
+        from wmviz.cli.record_job import import_prometheus_job
+
+        import_prometheus_job(args)
+        return
     try:
         idleness = parse_duration_ms(args.idleness, "--idleness") if args.idleness else None
         interval = parse_duration_ms(args.watermark_interval, "--watermark-interval")
