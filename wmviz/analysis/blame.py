@@ -230,6 +230,12 @@ class Walker:
                 what = "split" if source else "input channel"
                 return Blame(t, tuple(hops), f"every {what} of {name!r} subtask {subtask} is idle")
             others = [c[0] for c in self.candidates(vid, subtask, t)]
+            if source:
+                # A source subtask is also measured against its vertex's other non-idle subtasks.
+                peers = range(self._by_id[vid].parallelism)
+                others += [
+                    w for s in peers if (w := self.output(vid, s, t)) is not None and not self.idle(vid, s, t)
+                ]
             behind = _gap(max(others), choice[0])
             hops.append(
                 Hop(

@@ -20,7 +20,9 @@ def add_record_parser(sub) -> None:
     p.add_argument("--rest", required=True, help="the JobManager's REST endpoint, http://host:8081")
     p.add_argument("--job", required=True, help="the job id")
     p.add_argument(
-        "--vertex", required=True, help="the operator's vertex: its id, name or a unique part of it"
+        "--vertex",
+        help="the operator's vertex: its id, name or a unique part of it; without it, every vertex "
+        "of the job into a job recording (.json)",
     )
     p.add_argument("--every", default="1s", help="sampling interval (default 1s)")
     p.add_argument(
@@ -38,6 +40,11 @@ def add_record_parser(sub) -> None:
 
 def cmd_record(args: argparse.Namespace) -> None:
     """Poll the job and write the trace as samples arrive; progress on stderr."""
+    if args.vertex is None:
+        from wmviz.cli.record_job import record_job
+
+        record_job(args)
+        return
 
     try:
         every_ms = parse_duration_ms(args.every, "--every")
