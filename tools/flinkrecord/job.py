@@ -1,4 +1,5 @@
-"""Start WmvizRecordJob.java on a local MiniCluster (REST on 127.0.0.1) and hand back its address."""
+"""Start WmvizRecordJob.java (or WmvizWholeJob.java) on a local MiniCluster (REST on 127.0.0.1) and
+hand back its address."""
 
 from __future__ import annotations
 
@@ -44,13 +45,14 @@ class RunningJob:
             self.process.wait()
 
 
-def start_job(seconds: int, buffer_timeout_ms: int = 100) -> RunningJob:
+def start_job(seconds: int, buffer_timeout_ms: int = 100, job_class: str = JOB_CLASS) -> RunningJob:
     """Compile (once) and start the job; return when it is submitted and its REST endpoint is up."""
     jar = flink_jar_path()
     if jar is None:
         raise HarnessError("flink-dist jar not found")
-    classes = compile_harness(JOB_SOURCE, JOB_CLASS, [jar], tag="record-")
-    command = [*java_command(JOB_CLASS, [jar], classes, bench=True), str(seconds), str(buffer_timeout_ms)]
+    source = JOB_SOURCE.with_name(f"{job_class}.java")
+    classes = compile_harness(source, job_class, [jar], tag="record-" if job_class == JOB_CLASS else "whole-")
+    command = [*java_command(job_class, [jar], classes, bench=True), str(seconds), str(buffer_timeout_ms)]
     process = subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
     )

@@ -18,6 +18,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from wmviz.cli.blame import add_blame_parser, cmd_blame
 from wmviz.cli.errors import BadInput
 from wmviz.cli.record import add_import_parser, add_record_parser, cmd_import, cmd_record
 from wmviz.core.scenario import Trace
@@ -91,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_record_parser(sub)
     add_import_parser(sub)
+    add_blame_parser(sub)
     app = sub.add_parser("app", help="start the web app (streamlit run wmviz's app.py)")
     app.add_argument("streamlit_args", nargs=argparse.REMAINDER, help="passed on to `streamlit run`")
     return parser
@@ -112,6 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "app": cmd_app,
         "record": cmd_record,
         "import": cmd_import,
+        "blame": cmd_blame,
     }
     try:
         commands[args.command](args)

@@ -27,7 +27,9 @@ def add_record_parser(sub) -> None:
     p.add_argument("--rest", required=True, help="the JobManager's REST endpoint, http://host:8081")
     p.add_argument("--job", required=True, help="the job id")
     p.add_argument(
-        "--vertex", required=True, help="the operator's vertex: its id, name or a unique part of it"
+        "--vertex",
+        help="the operator's vertex: its id, name or a unique part of it; without it, every vertex "
+        "of the job into a job recording (.json)",
     )
     p.add_argument("--every", default="1s", help="sampling interval (default 1s)")
     p.add_argument(
@@ -51,6 +53,11 @@ def add_record_parser(sub) -> None:
 
 def cmd_record(args: argparse.Namespace) -> None:
     """Poll the job and write the trace as samples arrive; progress on stderr."""
+    if args.vertex is None:
+        from wmviz.cli.record_job import record_job
+
+        record_job(args)
+        return
 
     check_outputs(args.out, [], [("--samples", args.samples)])
     try:
@@ -188,7 +195,12 @@ def add_import_parser(sub) -> None:
     )
     prom.add_argument("--idleness", help="the sources' idleness timeout; infers IDLE from sourceIdleTime")
     prom.add_argument("--watermark-interval", default="200ms", help="pipeline.auto-watermark-interval")
-    prom.add_argument("--out", type=Path, required=True, help=OUT_HELP)
+    prom.add_argument(
+        "--plan", type=Path, help="the job's /jobs/<id>/plan (JSON): import the whole job as a job recording"
+    )
+    prom.add_argument(
+        "--out", type=Path, required=True, help=OUT_HELP + "; with --plan, the job recording (.json)"
+    )
     _IMPORT_ROUTES["prometheus"] = cmd_import_prometheus
     add_kafka_route(routes)
 
@@ -207,6 +219,11 @@ def cmd_import_prometheus(args: argparse.Namespace) -> None:
 
     if not args.file.is_file():
         raise BadInput(f"{args.file}: no such file")
+    if args.plan is not None:
+        from wmviz.cli.record_job import import_prometheus_job
+
+        import_prometheus_job(args)
+        return
     check_outputs(args.out, [("the export", args.file)], [])
     try:
         idleness = parse_duration_ms(args.idleness, "--idleness") if args.idleness else None

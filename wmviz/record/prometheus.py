@@ -8,11 +8,13 @@ series `flink_taskmanager_job_task_operator_<metric>` (operator scope) and
 `task_name`, `subtask_index`, `task_attempt_num` and, on operator series, `operator_name`.
 
 Three metrics make a trace: the upstream task's operators' `currentOutputWatermark`, the upstream
-sources' `sourceIdleTime` (for inferred idleness) and the operator's own task-level
-`currentInputWatermark` (the check column). Points are grouped by their timestamp (a range query's
-points share the query's step grid), each group is one `Sample`, and the same `TraceBuilder` as
-the REST recorder turns them into the trace. A higher `task_attempt_num` starts a new epoch (the
-job restarted: fresh valves).
+sources' `sourceIdleTime` (for inferred idleness) and the operator's own `currentInputWatermark`
+(the check column: the task-scope series, or else its chain head's operator-scope one). Task
+names match as typed or as the reporter filters them (`wmviz.record.names`). With a plan, the
+whole job is read instead (`wmviz.record.prometheus_job`). Points are grouped by their
+timestamp (a range query's points share the query's step grid), each group is one `Sample`, and
+the same `TraceBuilder` as the REST recorder turns them into the trace. A higher
+`task_attempt_num` starts a new epoch (the job restarted: fresh valves).
 """
 
 from __future__ import annotations
@@ -22,14 +24,31 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from wmviz.record.rest import metric_name
+from wmviz.record.job import SPLIT_METRICS, is_operator_metric
+from wmviz.record.names import chain_parts, name_key, pick_name
 from wmviz.record.samples import Sample, Topology, long_from_metric
 
-OUTPUT_WATERMARK = "flink_taskmanager_job_task_operator_currentOutputWatermark"
-SOURCE_IDLE_TIME = "flink_taskmanager_job_task_operator_sourceIdleTime"
-INPUT_WATERMARK = "flink_taskmanager_job_task_currentInputWatermark"
-WANTED = (OUTPUT_WATERMARK, SOURCE_IDLE_TIME, INPUT_WATERMARK)
+TASK_SCOPE = "flink_taskmanager_job_task_"
+OPERATOR_SCOPE = "flink_taskmanager_job_task_operator_"
+# FLIP-513's split group, `<operator>.split.<id>.watermark`: the key `split` is in the name, the
+# split id is the `split` label.
+SPLIT_SCOPE = "flink_taskmanager_job_task_operator_split_watermark_"
+OUTPUT_WATERMARK = OPERATOR_SCOPE + "currentOutputWatermark"
+SOURCE_IDLE_TIME = OPERATOR_SCOPE + "sourceIdleTime"
+INPUT_WATERMARK = TASK_SCOPE + "currentInputWatermark"
+OPERATOR_INPUT_WATERMARK = OPERATOR_SCOPE + "currentInputWatermark"
+WANTED = (OUTPUT_WATERMARK, SOURCE_IDLE_TIME, INPUT_WATERMARK, OPERATOR_INPUT_WATERMARK)
 MAX_FILE_BYTES = 512 << 20
+
+
+def scope_and_metric(name: str) -> tuple[str, str] | None:
+    """("task" | "operator" | "split", Flink's metric name) of a series name this import reads."""
+    for scope, prefix in (("split", SPLIT_SCOPE), ("operator", OPERATOR_SCOPE), ("task", TASK_SCOPE)):
+        if name.startswith(prefix):
+            metric = name[len(prefix) :]
+            wanted = metric in SPLIT_METRICS if scope == "split" else is_operator_metric(metric)
+            return (scope, metric) if wanted else None
+    return None
 
 
 class PrometheusError(ValueError):
@@ -47,10 +66,23 @@ class Series:
     attempt: int
     job: str
     points: list[tuple[int, int]]
+    split: str | None = None
+
+    @property
+    def scope(self) -> str:
+        """task, operator or split."""
+        found = scope_and_metric(self.metric)
+        return found[0] if found else ""
+
+    @property
+    def name(self) -> str:
+        """Flink's metric name without the scope (currentOutputWatermark, ...)."""
+        found = scope_and_metric(self.metric)
+        return found[1] if found else self.metric
 
 
 def load_series(path: Path) -> list[Series]:
-    """The series of the three metrics in a query_range response file."""
+    """The series of the watermark metrics (any scope) in a query_range response file."""
     if path.stat().st_size > MAX_FILE_BYTES:
         raise PrometheusError(f"{path.name}: larger than {MAX_FILE_BYTES >> 20} MB")
     try:
@@ -68,7 +100,7 @@ def load_series(path: Path) -> list[Series]:
         where = f"{path.name}: data.result[{index}]"
         labels = item.get("metric", {}) if isinstance(item, dict) else {}
         name = labels.get("__name__")
-        if name not in WANTED:
+        if not isinstance(name, str) or scope_and_metric(name) is None:
             continue
         try:
             points = [(round(float(t) * 1000), long_from_metric(v)) for t, v in item["values"]]
@@ -86,24 +118,50 @@ def load_series(path: Path) -> list[Series]:
                 attempt=int(labels.get("task_attempt_num", 0) or 0),
                 job=labels.get("job_name", "") or labels.get("job_id", ""),
                 points=points,
+                split=labels.get("split"),
             )
         )
     if not out:
-        raise PrometheusError(f"{path.name}: none of {', '.join(WANTED)} in the result")
+        items = [i for i in data.get("result") or [] if isinstance(i, dict)]
+        names = sorted({str(i.get("metric", {}).get("__name__")) for i in items})
+        raise PrometheusError(
+            f"{path.name}: none of Flink's watermark metrics ({', '.join(WANTED)}, ...) in the result; "
+            f"it has: {names[:20]}"
+        )
     return out
 
 
-def pick_task(series: list[Series], wanted: str | None, metric: str, option: str) -> str:
-    """A task name by exact name or unique part; with `wanted` None, the only one reporting `metric`."""
-    tasks = sorted({s.task for s in series if s.metric == metric})
-    if wanted is None:
+def tasks_by_metric(series: list[Series]) -> str:
+    """What the file holds, for an error: each metric's tasks."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for s in series:
+        found[s.metric.removeprefix("flink_taskmanager_job_")].add(s.task)
+    return "; ".join(f"{metric}: {sorted(tasks)}" for metric, tasks in sorted(found.items()))
+
+
+def pick_task(series: list[Series], wanted: str | None, metrics: tuple[str, ...], option: str) -> str:
+    """A task name as typed or as the reporter filters it (or a unique part); with `wanted` None,
+    the only one reporting one of `metrics`. The error lists what the file holds."""
+    tasks = sorted({s.task for s in series if s.metric in metrics})
+    try:
+        if wanted is not None:
+            return pick_name(tasks, wanted, option, f"tasks with {' or '.join(metrics)}")
         if len(tasks) == 1:
             return tasks[0]
-        raise PrometheusError(f"{option} is needed: tasks with {metric}: {tasks}")
-    for pick in ([t for t in tasks if t == wanted], [t for t in tasks if wanted in t]):
-        if len(pick) == 1:
-            return pick[0]
-    raise PrometheusError(f"{option} {wanted!r} matches none or several of the tasks with {metric}: {tasks}")
+        raise ValueError(f"{option} is needed: tasks with {' or '.join(metrics)}: {tasks}")
+    except ValueError as err:
+        raise PrometheusError(f"{err}. The file has {tasks_by_metric(series)}") from None
+
+
+def chain_rank(task: str):
+    """A series' operator's place in the task's chain (-1: not found in the task name)."""
+    chain = [name_key(part) for part in chain_parts(task)]
+
+    def rank(s: Series) -> int:
+        key = name_key(s.operator)
+        return chain.index(key) if key in chain else -1
+
+    return rank
 
 
 def samples_of(
@@ -115,14 +173,10 @@ def samples_of(
     interval_ms: int,
 ) -> tuple[Topology, list[Sample]]:
     """The topology and the samples, grouped by time, of the chosen task and its upstream."""
-    own = pick_task(series, vertex, INPUT_WATERMARK, "--vertex")
+    own = pick_task(series, vertex, (INPUT_WATERMARK, OPERATOR_INPUT_WATERMARK), "--vertex")
     others = [s for s in series if s.task != own]
-    up = pick_task(others, upstream, OUTPUT_WATERMARK, "--upstream")
-    chain = [metric_name(part) for part in up.split(" -> ")]
-
-    def rank(s: Series) -> int:
-        name = metric_name(s.operator)
-        return chain.index(name) if name in chain else -1
+    up = pick_task(others, upstream, (OUTPUT_WATERMARK,), "--upstream")
+    rank = chain_rank(up)
 
     # The watermark leaving the upstream task is its chain's last operator's output watermark.
     wm_series = [s for s in series if s.task == up and s.metric == OUTPUT_WATERMARK]
@@ -130,6 +184,12 @@ def samples_of(
     wm_series = [s for s in wm_series if rank(s) == tail]
     idle_series = [s for s in series if s.task == up and s.metric == SOURCE_IDLE_TIME]
     own_series = [s for s in series if s.task == own and s.metric == INPUT_WATERMARK]
+    if not own_series:
+        # The task's input watermark is its chain head's: the lowest-ranked operator reporting it.
+        own_rank = chain_rank(own)
+        own_series = [s for s in series if s.task == own and s.metric == OPERATOR_INPUT_WATERMARK]
+        head = min(own_rank(s) for s in own_series)
+        own_series = [s for s in own_series if own_rank(s) == head]
     topology = Topology(
         vertex=own,
         upstream=up,

@@ -1,0 +1,73 @@
+"""`wmviz record` without `--vertex` against a real Flink 2.3.0 job, then `wmviz blame`.
+
+tools/flinkrecord/WmvizWholeJob.java: two FLIP-27 sources (orders, payments; 2 subtasks each),
+hash edges into a keyed two-input operator (join), a hash edge into a keyed 1 s event-time window
+chained to a discarding sink. Orders' subtask 1 goes silent 4 s after it starts and stays silent
+(no idleness configured): it holds the join, the window and the sink. The whole job is recorded
+through REST for 11 s; blame must name that subtask and the split Flink reports it reading.
+
+This job's join lists no `currentInput{N}Watermark` over REST, so the recorder reads its two
+edges as one input: the culprit is the same (the minimum over non-idle inputs of each input's
+minimum is the minimum over all non-idle channels), only the hop's `input` number is 1.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import require_flink
+from tools.flinkrecord.job import start_job
+from wmviz.record.job import read_recording
+
+JOB_SECONDS = 14
+
+
+@pytest.fixture(scope="module")
+def whole_job(tmp_path_factory):
+    require_flink("real Flink {version}", "the whole-job recorder's Flink test")
+    out = tmp_path_factory.mktemp("whole") / "job.json"
+    job = start_job(JOB_SECONDS, job_class="WmvizWholeJob")
+    try:
+        command = [sys.executable, "-m", "wmviz", "record", "--rest", job.rest, "--job", job.job,
+                   "--every", "250ms", "--for", "11s", "--out", str(out)]  # fmt: skip
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=90)
+    finally:
+        job.stop()
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+@pytest.mark.flink
+def test_the_whole_job_is_recorded_with_its_plan_and_split_metrics(whole_job):
+    rec = read_recording(whole_job)
+    names = {v.name: v for v in rec.vertices}
+    assert set(names) == {"Source: orders", "Source: payments", "join", "window -> discard: Writer"}
+    assert names["window -> discard: Writer"].operators == ("window", "discard: Writer")
+    join = names["join"].id
+    assert sorted(rec.vertex(e.source).name for e in rec.edges if e.target == join) == [
+        "Source: orders", "Source: payments"]  # fmt: skip
+    assert all(e.strategy == "HASH" for e in rec.edges)
+    orders = names["Source: orders"].id
+    assert rec.splits_of(orders, 0) and rec.splits_of(orders, 1)
+    assert len(rec.times()) >= 20
+
+
+@pytest.mark.flink
+def test_blame_names_the_silent_source_subtask_and_its_split(whole_job):
+    proc = subprocess.run([sys.executable, "-m", "wmviz", "blame", str(whole_job), "--json"],
+                          capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    chain = json.loads(proc.stdout)["chain"]
+    assert chain[0]["vertex"] == "window -> discard: Writer"
+    assert chain[1]["vertex"] == "join"
+    root = chain[-1]
+    rec = read_recording(whole_job)
+    orders = next(v.id for v in rec.vertices if v.name == "Source: orders")
+    assert (root["vertex"], root["subtask"]) == ("Source: orders", 1)
+    assert root["split"] in rec.splits_of(orders, 1)
+    # It stopped 4 s in; the others kept going: by the end it is seconds behind them.
+    assert root["behind_ms"] >= 3000

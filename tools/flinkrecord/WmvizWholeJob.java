@@ -1,0 +1,257 @@
+/*
+ * A real Flink 2.3.0 job for the whole-job recorder and `wmviz blame`: a MiniCluster with its REST
+ * endpoint on 127.0.0.1 (a free port) runs
+ *
+ *   Source: orders (FLIP-27, parallelism 2, one split per reader) --hash--> join input 1
+ *   Source: payments (FLIP-27, parallelism 2)                     --hash--> join input 2
+ *   join (a keyed two-input process function, parallelism 2)
+ *     --hash--> window (keyed 1 s tumbling event-time windows) -> Sink: discard (chained)
+ *
+ * Readers emit one record every 100 ms stamped with the wall clock minus a small skew; orders'
+ * subtask 1 goes silent SILENT_FROM_MS after it starts and stays silent (no idleness is
+ * configured), so it holds the join, the window and the sink. Every reader ends after <seconds>.
+ *
+ * Arguments: <seconds>. Prints "REST <url>" and "JOB <job id>" once the job is submitted,
+ * "FINISHED <status>" when it ends, and exits when its standard input closes. No Flink code is
+ * copied here.
+ */
+
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.connector.source.Boundedness;
+import org.apache.flink.api.connector.source.ReaderOutput;
+import org.apache.flink.api.connector.source.Source;
+import org.apache.flink.api.connector.source.SourceReader;
+import org.apache.flink.api.connector.source.SourceReaderContext;
+import org.apache.flink.api.connector.source.SplitEnumerator;
+import org.apache.flink.api.connector.source.SplitEnumeratorContext;
+import org.apache.flink.api.connector.source.lib.NumberSequenceSource;
+import org.apache.flink.api.connector.source.lib.NumberSequenceSource.NumberSequenceSplit;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.io.InputStatus;
+import org.apache.flink.core.io.SimpleVersionedSerializer;
+import org.apache.flink.runtime.jobgraph.JobGraph;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
+import org.apache.flink.util.Collector;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+public final class WmvizWholeJob {
+
+    static final long SILENT_FROM_MS = 4000;
+    static final long EVERY_MS = 100;
+
+    /** NumberSequenceSource's enumerator and serializers (one split per reader), a paced reader. */
+    static final class PacedSource
+            implements Source<Long, NumberSequenceSplit, Collection<NumberSequenceSplit>> {
+        final NumberSequenceSource numbers = new NumberSequenceSource(0, 1);
+        final long durationMs;
+        final long[] skewMs;
+        final int silentIndex;
+
+        PacedSource(long durationMs, long[] skewMs, int silentIndex) {
+            this.durationMs = durationMs;
+            this.skewMs = skewMs;
+            this.silentIndex = silentIndex;
+        }
+
+        @Override
+        public Boundedness getBoundedness() {
+            return Boundedness.CONTINUOUS_UNBOUNDED;
+        }
+
+        @Override
+        public SourceReader<Long, NumberSequenceSplit> createReader(SourceReaderContext ctx) {
+            return new PacedReader(ctx, durationMs, skewMs, silentIndex);
+        }
+
+        @Override
+        public SplitEnumerator<NumberSequenceSplit, Collection<NumberSequenceSplit>> createEnumerator(
+                SplitEnumeratorContext<NumberSequenceSplit> ctx) {
+            return numbers.createEnumerator(ctx);
+        }
+
+        @Override
+        public SplitEnumerator<NumberSequenceSplit, Collection<NumberSequenceSplit>> restoreEnumerator(
+                SplitEnumeratorContext<NumberSequenceSplit> ctx, Collection<NumberSequenceSplit> state)
+                throws Exception {
+            return numbers.restoreEnumerator(ctx, state);
+        }
+
+        @Override
+        public SimpleVersionedSerializer<NumberSequenceSplit> getSplitSerializer() {
+            return numbers.getSplitSerializer();
+        }
+
+        @Override
+        public SimpleVersionedSerializer<Collection<NumberSequenceSplit>> getEnumeratorCheckpointSerializer() {
+            return numbers.getEnumeratorCheckpointSerializer();
+        }
+    }
+
+    static final class PacedReader implements SourceReader<Long, NumberSequenceSplit> {
+        final SourceReaderContext ctx;
+        final long durationMs;
+        final long[] skewMs;
+        final int silentIndex;
+        final int index;
+        final List<NumberSequenceSplit> splits = new ArrayList<>();
+        ScheduledExecutorService timer;
+        CompletableFuture<Void> available = new CompletableFuture<>();
+        long startMs;
+        long nextMs;
+
+        PacedReader(SourceReaderContext ctx, long durationMs, long[] skewMs, int silentIndex) {
+            this.ctx = ctx;
+            this.durationMs = durationMs;
+            this.skewMs = skewMs;
+            this.silentIndex = silentIndex;
+            this.index = ctx.getIndexOfSubtask();
+        }
+
+        @Override
+        public void start() {
+            timer = Executors.newSingleThreadScheduledExecutor();
+            startMs = System.currentTimeMillis();
+            nextMs = startMs;
+            ctx.sendSplitRequest();
+        }
+
+        @Override
+        public InputStatus pollNext(ReaderOutput<Long> output) {
+            long now = System.currentTimeMillis();
+            long sinceStart = now - startMs;
+            if (sinceStart >= durationMs) {
+                return InputStatus.END_OF_INPUT;
+            }
+            if (splits.isEmpty()) {
+                return waitUntil(now + EVERY_MS);
+            }
+            if (index == silentIndex && sinceStart >= SILENT_FROM_MS) {
+                // The silent partition: no record, no idleness (the strategy has none), until the end.
+                return waitUntil(startMs + durationMs);
+            }
+            if (now < nextMs) {
+                return waitUntil(nextMs);
+            }
+            output.createOutputForSplit(splits.get(0).splitId()).collect(now - skewMs[index]);
+            nextMs = now + EVERY_MS;
+            return waitUntil(nextMs);
+        }
+
+        private InputStatus waitUntil(long untilMs) {
+            CompletableFuture<Void> future = new CompletableFuture<>();
+            available = future;
+            long delay = Math.max(1, untilMs - System.currentTimeMillis());
+            timer.schedule(() -> future.complete(null), delay, TimeUnit.MILLISECONDS);
+            return InputStatus.NOTHING_AVAILABLE;
+        }
+
+        @Override
+        public List<NumberSequenceSplit> snapshotState(long checkpointId) {
+            return Collections.unmodifiableList(splits);
+        }
+
+        @Override
+        public CompletableFuture<Void> isAvailable() {
+            return available;
+        }
+
+        @Override
+        public void addSplits(List<NumberSequenceSplit> newSplits) {
+            splits.addAll(newSplits);
+            available.complete(null);
+        }
+
+        @Override
+        public void notifyNoMoreSplits() {}
+
+        @Override
+        public void close() {
+            if (timer != null) {
+                timer.shutdownNow();
+            }
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        long seconds = Long.parseLong(args[0]);
+        Configuration conf = new Configuration();
+        conf.setString("rest.bind-address", "127.0.0.1");
+        conf.setString("rest.address", "127.0.0.1");
+        conf.setString("rest.bind-port", "0");
+        conf.setString("metrics.fetcher.update-interval", "50 ms");
+        conf.setString("taskmanager.memory.network.max", "64m");
+        MiniCluster cluster =
+                new MiniCluster(
+                        new MiniClusterConfiguration.Builder()
+                                .setConfiguration(conf)
+                                .setNumTaskManagers(1)
+                                .setNumSlotsPerTaskManager(2)
+                                .build());
+        cluster.start();
+
+        StreamExecutionEnvironment env = new StreamExecutionEnvironment(conf);
+        env.getConfig().setAutoWatermarkInterval(200);
+        env.setBufferTimeout(0);
+        WatermarkStrategy<Long> strategy =
+                WatermarkStrategy.<Long>forBoundedOutOfOrderness(Duration.ofMillis(200))
+                        .withTimestampAssigner((value, ts) -> value);
+        long durationMs = seconds * 1000;
+        DataStream<Long> orders =
+                env.fromSource(new PacedSource(durationMs, new long[] {0, 0}, 1), strategy, "orders")
+                        .setParallelism(2);
+        DataStream<Long> payments =
+                env.fromSource(new PacedSource(durationMs, new long[] {500, 0}, -1), strategy, "payments")
+                        .setParallelism(2);
+        orders.keyBy(v -> v % 4)
+                .connect(payments.keyBy(v -> v % 4))
+                .process(
+                        new KeyedCoProcessFunction<Long, Long, Long, Long>() {
+                            @Override
+                            public void processElement1(Long value, Context ctx, Collector<Long> out) {
+                                out.collect(value);
+                            }
+
+                            @Override
+                            public void processElement2(Long value, Context ctx, Collector<Long> out) {
+                                out.collect(value);
+                            }
+                        })
+                .name("join")
+                .setParallelism(2)
+                .keyBy(v -> v % 4)
+                .window(TumblingEventTimeWindows.of(Duration.ofSeconds(1)))
+                .reduce(Long::sum)
+                .name("window")
+                .setParallelism(2)
+                .sinkTo(new DiscardingSink<>())
+                .name("discard")
+                .setParallelism(2);
+        JobGraph job = env.getStreamGraph().getJobGraph();
+        cluster.submitJob(job).get();
+        System.out.println("REST " + cluster.getRestAddress().get());
+        System.out.println("JOB " + job.getJobID());
+        System.out.flush();
+        System.out.println("FINISHED " + cluster.requestJobResult(job.getJobID()).get().getJobStatus().map(Object::toString).orElse("UNKNOWN"));
+        System.out.flush();
+        while (System.in.read() != -1) {
+            // keep the REST endpoint up until the caller is done reading it
+        }
+        cluster.close();
+        System.exit(0);
+    }
+}

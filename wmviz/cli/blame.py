@@ -1,0 +1,79 @@
+"""`python -m wmviz blame RECORDING [--vertex NAME] [--at TIME] [--json]`: who holds the watermark."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from wmviz.analysis.blame import Blame, BlameError, Walker
+from wmviz.cli.errors import BadInput
+from wmviz.record.job import JobFormatError, read_recording
+from wmviz.record.names import pick_name
+from wmviz.trace.timecells import parse_time_ms
+from wmviz.view.timefmt import TimeFormat, duration
+
+
+def add_blame_parser(sub) -> None:
+    """The `blame` subcommand."""
+    p = sub.add_parser(
+        "blame", help="walk a job recording from a stalled vertex back to the source holding it"
+    )
+    p.add_argument("recording", type=Path, help="a job recording (wmviz record / import prometheus --plan)")
+    p.add_argument(
+        "--vertex",
+        help="start here: a vertex name (as typed or as the reporter filters it) or id; "
+        "default: the most downstream vertex whose output stands still at --at",
+    )
+    p.add_argument("--at", help="the moment: ISO 8601 or epoch ms (default: the last sample)")
+    p.add_argument("--json", action="store_true", help='print {"chain": [...]} , root cause last')
+
+
+def cmd_blame(args: argparse.Namespace) -> None:
+    """Print the chain, one hop a line, or as JSON."""
+    if args.recording.is_dir():
+        raise BadInput(f"{args.recording}: is a folder, not a file")
+    if not args.recording.is_file():
+        raise BadInput(f"{args.recording}: no such file")
+    try:
+        rec = read_recording(args.recording)
+        at_ms = parse_time_ms(args.at, sentinels=False) if args.at is not None else None
+        vertex = None
+        if args.vertex is not None:
+            by_id = {v.id: v for v in rec.vertices}
+            by_name = {v.name: v for v in rec.vertices}
+            vertex = (
+                by_id.get(args.vertex)
+                or by_name[pick_name(list(by_name), args.vertex, "--vertex", "vertices")]
+            )
+        blame = Walker(rec).blame(vertex, at_ms)
+    except (ValueError, JobFormatError, BlameError) as err:
+        raise BadInput(
+            f"{args.recording.name}: {err}" if isinstance(err, JobFormatError) else str(err)
+        ) from None
+    if args.json:
+        print(json.dumps(blame.as_json()))
+        return
+    for line in blame_lines(blame):
+        print(line)
+
+
+def blame_lines(blame: Blame) -> list[str]:
+    """The chain in words: one line a hop, then why it ends there."""
+    times = TimeFormat("utc")
+    lines = [f"at {times(blame.at_ms)}:"]
+    for hop in blame.chain:
+        where = f"{hop.vertex!r} subtask {hop.subtask}"
+        held = (
+            f"input {hop.input}"
+            if hop.input is not None
+            else f"split {hop.split!r}"
+            if hop.split
+            else "itself"
+        )
+        lines.append(
+            f"  {where}: held by {held} at {times(hop.watermark_ms)}, "
+            f"{duration(hop.behind_ms)} behind the fastest, since {times(hop.since_ms)}"
+        )
+    lines.append(f"  → {blame.ending}")
+    return lines

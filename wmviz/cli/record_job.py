@@ -1,0 +1,113 @@
+"""The whole-job routes of `record` and `import prometheus`: they write a job recording (.json)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from wmviz.cli.errors import BadInput
+from wmviz.disk.atomic import OutputError, cannot_write
+from wmviz.disk.overlap import Named, refuse_overlap
+from wmviz.record.job import JobFormatError, JobRecording, write_recording
+from wmviz.record.output import parse_duration_ms
+
+
+def check_out(path: Path, reads: list[Named]) -> None:
+    """A job recording is one JSON object: --out must name a .json file, and none the command reads."""
+    if path.suffix.lower() != ".json":
+        raise BadInput(f"--out {path}: a job recording is written as .json")
+    if path.is_dir():
+        raise BadInput(f"--out {path}: is a folder, not a file")
+    try:
+        refuse_overlap(reads, [("--out", path)])
+    except OutputError as err:
+        raise BadInput(str(err)) from None
+
+
+def save(rec: JobRecording, path: Path) -> None:
+    """Write the recording, or a one-line error (exit 2)."""
+    try:
+        write_recording(rec, path)
+    except OutputError as err:
+        raise BadInput(str(err)) from None
+    except OSError as err:
+        raise BadInput(str(cannot_write(path, err))) from None
+
+
+def summary(rec: JobRecording, path: Path) -> str:
+    """One line: what the recording holds."""
+    times = rec.times()
+    points = sum(len(p) for p in rec.series.values())
+    span = (times[-1] - times[0]) / 1000 if times else 0.0
+    return (
+        f"{path}: {len(rec.vertices)} vertices, {len(rec.edges)} edges, {len(rec.series)} series, "
+        f"{len(times)} samples over {span:.0f} s, {points} points"
+        + "".join(f"; {note}" for note in rec.notes)
+    )
+
+
+def import_prometheus_job(args: argparse.Namespace) -> None:
+    """`import prometheus FILE --plan PLAN --out OUT.json`."""
+    from wmviz.record.prometheus import PrometheusError, load_series
+    from wmviz.record.prometheus_job import job_of
+
+    check_out(args.out, [("the export", args.file), ("--plan", args.plan)])
+    if not args.plan.is_file():
+        raise BadInput(f"--plan {args.plan}: no such file")
+    try:
+        idleness = parse_duration_ms(args.idleness, "--idleness") if args.idleness else None
+        interval = parse_duration_ms(args.watermark_interval, "--watermark-interval")
+        rec = job_of(load_series(args.file), args.plan, idleness, interval, f"prometheus {args.file.name}")
+    except (ValueError, PrometheusError, JobFormatError) as err:
+        raise BadInput(str(err)) from None
+    save(rec, args.out)
+    print(summary(rec, args.out))
+
+
+def record_job(args: argparse.Namespace) -> None:
+    """`record --rest URL --job ID --out OUT.json` without --vertex: every vertex of the job."""
+    from wmviz.record.rest import RecordError, RestClient
+    from wmviz.record.rest_job import JobPoller
+
+    check_out(args.out, [])
+    try:
+        every_ms = parse_duration_ms(args.every, "--every")
+        until_ms = parse_duration_ms(args.duration, "--for") if args.duration else None
+        idleness = parse_duration_ms(args.idleness, "--idleness") if args.idleness else None
+        interval = parse_duration_ms(args.watermark_interval, "--watermark-interval")
+        if every_ms < 10:
+            raise ValueError("--every must be at least 10ms")
+        poller = JobPoller.start(RestClient(args.rest), args.job, idleness, interval)
+    except (ValueError, RecordError) as err:
+        raise BadInput(str(err)) from None
+    rec = poller.rec
+    rec.source = f"rest {args.rest}"
+    print(f"recording every vertex of job {args.job} every {every_ms} ms into {args.out}", file=sys.stderr)
+    started = time.monotonic()
+    last_save = started
+    try:
+        while until_ms is None or (time.monotonic() - started) * 1000 < until_ms:
+            tick = time.monotonic()
+            try:
+                taken = poller.sample()
+            except RecordError as err:
+                print(f"sample skipped: {err}", file=sys.stderr)
+                taken = False
+            if poller.over:
+                print(f"the job is {poller.state}; recording ends", file=sys.stderr)
+                break
+            if taken:
+                print(f"[record] {tick - started:6.1f} s: sample {poller.samples}", file=sys.stderr)
+            # The file is rewritten whole (atomically) every few seconds, so an interrupted
+            # recording keeps what it took.
+            if time.monotonic() - last_save >= 5:
+                save(rec, args.out)
+                last_save = time.monotonic()
+            time.sleep(max(0.0, every_ms / 1000 - (time.monotonic() - tick)))
+    except KeyboardInterrupt:
+        print("interrupted; every sample so far is in the recording", file=sys.stderr)
+    finally:
+        save(rec, args.out)
+    print(summary(rec, args.out))

@@ -1,0 +1,319 @@
+"""A job recording: every vertex of a Flink job, per subtask (and split), over time.
+
+The plan is what `/jobs/:jid/plan` says: vertices (with their parallelism and chained operators)
+and edges (with their ship strategy). Each edge also names the *logical input* of its target it
+feeds: a two-input operator has two (its metrics are `currentInput1Watermark` and
+`currentInput2Watermark`), a union feeds several edges into one input (one valve over all their
+channels).
+
+The samples are series of Flink's own metrics, keyed by (vertex, subtask, metric, split):
+`currentInputWatermark`, `currentInput{N}Watermark`, `currentOutputWatermark` (the vertex's
+chain tail, the watermark that leaves it), `sourceIdleTime`, and FLIP-513's per-split
+`currentWatermark`, `idleTimeMsPerSecond`, `pausedTimeMsPerSecond`, `activeTimeMsPerSecond` and
+`accumulated{Idle,Paused,Active}TimeMs` (Flink >= 2.1; their metric group is
+`<operator>.split.<split id>.watermark`). A value holds from its sample until the next one.
+
+On disk the recording is one JSON object, `{"format": "wmviz-job/1", ...}` (see `to_json`).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wmviz.core.types import MAX_MS, MIN_MS
+from wmviz.disk.atomic import write_file
+from wmviz.record.names import chain_parts
+
+FORMAT = "wmviz-job/1"
+INPUT_WATERMARK = "currentInputWatermark"
+OUTPUT_WATERMARK = "currentOutputWatermark"
+SOURCE_IDLE_TIME = "sourceIdleTime"
+SPLIT_WATERMARK = "currentWatermark"
+SPLIT_METRICS = (
+    SPLIT_WATERMARK,
+    "idleTimeMsPerSecond",
+    "pausedTimeMsPerSecond",
+    "activeTimeMsPerSecond",
+    "accumulatedIdleTimeMs",
+    "accumulatedPausedTimeMs",
+    "accumulatedActiveTimeMs",
+)
+_INPUT_N = re.compile(r"currentInput(\d+)Watermark")
+# Ship strategies whose channels are Flink's POINTWISE distribution pattern; every other one
+# (HASH, REBALANCE, BROADCAST, GLOBAL, SHUFFLE, CUSTOM, ...) connects all to all.
+POINTWISE_STRATEGIES = frozenset({"FORWARD", "RESCALE"})
+MAX_FILE_BYTES = 512 << 20
+
+
+class JobFormatError(ValueError):
+    """A job recording or plan that cannot be read; the message names the file and the place."""
+
+
+def input_metric(number: int) -> str:
+    """Flink's metric of one logical input's watermark (numbered from 1, as Flink does)."""
+    return f"currentInput{number}Watermark"
+
+
+def is_operator_metric(metric: str) -> bool:
+    """A per-subtask metric this recording keeps (split metrics are kept under their split)."""
+    return metric in (INPUT_WATERMARK, OUTPUT_WATERMARK, SOURCE_IDLE_TIME) or bool(_INPUT_N.fullmatch(metric))
+
+
+@dataclass(frozen=True, slots=True)
+class Vertex:
+    """One job vertex: a chain of operators run by `parallelism` subtasks."""
+
+    id: str
+    name: str
+    parallelism: int
+    operators: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """One input edge of `target`, from `source`, feeding its logical input `input` (from 1)."""
+
+    source: str
+    target: str
+    strategy: str
+    input: int = 1
+
+    def channels(self, subtask: int, upstream_parallelism: int, parallelism: int) -> list[int]:
+        """The upstream subtasks one subtask of the target reads over this edge, in order.
+
+        POINTWISE edges (forward, rescale) connect as Flink's EdgeManagerBuildUtil.connectPointwise
+        does with S upstream and T downstream subtasks: S == T one to one; S > T downstream j reads
+        the contiguous range [j*S/T, (j+1)*S/T); S < T upstream i feeds downstream
+        [ceil(i*T/S), ceil((i+1)*T/S)), so downstream j reads the one i whose range holds j.
+        """
+        if self.strategy.upper() not in POINTWISE_STRATEGIES:
+            return list(range(upstream_parallelism))
+        up, down = upstream_parallelism, parallelism
+        if up == down:
+            return [subtask]
+        if up > down:
+            return list(range(subtask * up // down, (subtask + 1) * up // down))
+        return [i for i in range(up) if -(-i * down // up) <= subtask < -(-(i + 1) * down // up)]
+
+
+SeriesKey = tuple[str, int, str, str | None]
+"""(vertex id, subtask, metric, split id or None)."""
+
+
+@dataclass
+class JobRecording:
+    """The plan and the metric series of one job."""
+
+    job: str
+    vertices: tuple[Vertex, ...]
+    edges: tuple[Edge, ...]
+    series: dict[SeriesKey, list[tuple[int, int]]] = field(default_factory=dict)
+    source: str = ""
+    idleness_ms: int | None = None
+    """The sources' idleness timeout the user named; None: never infer IDLE from sourceIdleTime."""
+    watermark_interval_ms: int = 200
+    notes: list[str] = field(default_factory=list)
+
+    def vertex(self, vertex_id: str) -> Vertex:
+        """A vertex by id."""
+        return next(v for v in self.vertices if v.id == vertex_id)
+
+    def inputs_of(self, vertex_id: str) -> dict[int, list[Edge]]:
+        """The vertex's input edges by logical input number (empty for a source)."""
+        out: dict[int, list[Edge]] = {}
+        for edge in self.edges:
+            if edge.target == vertex_id:
+                out.setdefault(edge.input, []).append(edge)
+        return dict(sorted(out.items()))
+
+    def channels(self, edge: Edge, subtask: int) -> list[int]:
+        """The upstream subtasks one subtask of the edge's target reads over it."""
+        return edge.channels(
+            subtask, self.vertex(edge.source).parallelism, self.vertex(edge.target).parallelism
+        )
+
+    def depth(self) -> dict[str, int]:
+        """Each vertex's longest distance from a source: the most downstream have the largest."""
+        found: dict[str, int] = {}
+
+        def of(vertex_id: str, seen: frozenset[str]) -> int:
+            if vertex_id not in found:
+                ups = [e.source for e in self.edges if e.target == vertex_id and e.source not in seen]
+                found[vertex_id] = 1 + max((of(u, seen | {vertex_id}) for u in ups), default=-1)
+            return found[vertex_id]
+
+        return {v.id: of(v.id, frozenset()) for v in self.vertices}
+
+    def add(self, key: SeriesKey, time_ms: int, value: int) -> None:
+        """Append one point; a point at the same time as the last one replaces it."""
+        points = self.series.setdefault(key, [])
+        if points and points[-1][0] >= time_ms:
+            if points[-1][0] == time_ms:
+                points[-1] = (time_ms, value)
+            return
+        points.append((time_ms, value))
+
+    def value_at(self, key: SeriesKey, time_ms: int) -> int | None:
+        """The series' value at a time: its last point at or before it; None before its first."""
+        points = self.series.get(key)
+        if not points:
+            return None
+        index = bisect_right(points, (time_ms, MAX_MS)) - 1
+        return points[index][1] if index >= 0 else None
+
+    def times(self) -> list[int]:
+        """Every sample time of the recording, in order."""
+        return sorted({t for points in self.series.values() for t, _ in points})
+
+    def splits_of(self, vertex_id: str, subtask: int) -> list[str]:
+        """The split ids a source subtask reported split metrics for."""
+        return sorted(
+            {k[3] for k in self.series if k[0] == vertex_id and k[1] == subtask and k[3] is not None}
+        )
+
+
+def to_json(rec: JobRecording) -> dict[str, Any]:
+    """The recording as one JSON object."""
+    return {
+        "format": FORMAT,
+        "job": rec.job,
+        "source": rec.source,
+        "idleness_ms": rec.idleness_ms,
+        "watermark_interval_ms": rec.watermark_interval_ms,
+        "notes": rec.notes,
+        "vertices": [
+            {"id": v.id, "name": v.name, "parallelism": v.parallelism, "operators": list(v.operators)}
+            for v in rec.vertices
+        ],
+        "edges": [
+            {"source": e.source, "target": e.target, "ship_strategy": e.strategy, "input": e.input}
+            for e in rec.edges
+        ],
+        "series": [
+            {
+                "vertex": k[0],
+                "subtask": k[1],
+                "metric": k[2],
+                "split": k[3],
+                "points": [list(p) for p in points],
+            }
+            for k, points in sorted(rec.series.items(), key=lambda item: (item[0][:3], item[0][3] or ""))
+        ],
+    }
+
+
+def write_recording(rec: JobRecording, path: Path) -> None:
+    """Write the recording whole (`wmviz.disk`: beside it, then renamed over it), so a reader or an
+    interrupted recorder never sees half a file, and a killed run's work file is cleared later."""
+    write_file(path, json.dumps(to_json(rec), separators=(",", ":")).encode("utf-8"))
+
+
+def _long(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise JobFormatError(f"{where}: {value!r} is not an integer")
+    return min(max(value, MIN_MS), MAX_MS)
+
+
+def read_recording(path: Path) -> JobRecording:
+    """A job recording written by `write_recording` (or by hand, in the same shape)."""
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise JobFormatError(f"{path.name}: larger than {MAX_FILE_BYTES >> 20} MB")
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as err:
+        raise JobFormatError(f"{path.name}: not JSON ({err})") from None
+    if not isinstance(body, dict) or body.get("format") != FORMAT:
+        raise JobFormatError(f'{path.name}: not a job recording (expected {{"format": "{FORMAT}", ...}})')
+    try:
+        vertices = tuple(
+            Vertex(str(v["id"]), str(v["name"]), int(v["parallelism"]), tuple(v.get("operators", ())))
+            for v in body["vertices"]
+        )
+        edges = tuple(
+            Edge(str(e["source"]), str(e["target"]), str(e["ship_strategy"]), int(e.get("input", 1)))
+            for e in body["edges"]
+        )
+        rec = JobRecording(
+            job=str(body.get("job", "")),
+            vertices=vertices,
+            edges=edges,
+            source=str(body.get("source", "")),
+            idleness_ms=body.get("idleness_ms"),
+            watermark_interval_ms=int(body.get("watermark_interval_ms", 200)),
+            notes=list(body.get("notes", [])),
+        )
+        ids = {v.id for v in vertices}
+        for index, item in enumerate(body["series"]):
+            where = f"{path.name}: series[{index}]"
+            if item["vertex"] not in ids:
+                raise JobFormatError(f"{where}: vertex {item['vertex']!r} is not in the plan")
+            key = (str(item["vertex"]), int(item["subtask"]), str(item["metric"]), item.get("split"))
+            rec.series[key] = sorted((_long(t, where), _long(v, where)) for t, v in item["points"])
+    except (KeyError, TypeError, ValueError) as err:
+        if isinstance(err, JobFormatError):
+            raise
+        raise JobFormatError(f"{path.name}: {err!r} (see docs/whole-job.md for the format)") from None
+    for edge in rec.edges:
+        if edge.source not in ids or edge.target not in ids:
+            raise JobFormatError(
+                f"{path.name}: edge {edge.source} -> {edge.target} names a vertex not in the plan"
+            )
+    return rec
+
+
+def _plan_name(node: dict[str, Any]) -> str:
+    """A vertex name from a plan node's description (HTML-escaped, lines as <br/>): a pretty
+    description such as `[3]:Window(...)<br/>+- Sink: x` becomes `Window(...) -> Sink: x`."""
+    text = html.unescape(str(node.get("description") or node.get("operator") or node["id"]))
+    lines = [re.sub(r"^[\s+\-|]*(\[\d+\]:)?", "", line).strip() for line in text.split("<br/>")]
+    return " -> ".join(line for line in lines if line)
+
+
+def plan_of(
+    body: Any, multi_input: set[str] | None = None, where: str = "plan"
+) -> tuple[tuple[Vertex, ...], tuple[Edge, ...]]:
+    """The vertices and edges of a `/jobs/:jid/plan` response, or of a `/jobs/:jid` response
+    (whose `vertices` carry the names, and whose `plan` the edges).
+
+    The plan does not say which logical input an edge feeds. An edge's `num` is its place among
+    the target's input edges; a vertex in `multi_input` (one that reports `currentInput2Watermark`)
+    takes edge `num` as input `num + 1`, any other vertex takes every edge into its one input (a
+    union). A two-input operator with a union on one side is beyond this rule.
+    """
+    if not isinstance(body, dict):
+        raise JobFormatError(f"{where}: expected a JSON object")
+    plan = body.get("plan", body)
+    nodes = plan.get("nodes") if isinstance(plan, dict) else None
+    if not isinstance(nodes, list):
+        raise JobFormatError(
+            f'{where}: expected the /jobs/<id>/plan response, {{"plan": {{"nodes": [...]}}}}'
+        )
+    names = {str(v["id"]): str(v["name"]) for v in body.get("vertices", []) if isinstance(v, dict)}
+    multi_input = multi_input or set()
+    vertices, edges = [], []
+    try:
+        for node in nodes:
+            vid = str(node["id"])
+            name = names.get(vid) or _plan_name(node)
+            vertices.append(Vertex(vid, name, int(node["parallelism"]), tuple(chain_parts(name))))
+            for place, item in enumerate(node.get("inputs", [])):
+                num = int(item.get("num", place))
+                edges.append(
+                    Edge(
+                        str(item["id"]),
+                        vid,
+                        str(item.get("ship_strategy", "")).upper(),
+                        num + 1 if vid in multi_input else 1,
+                    )
+                )
+    except (KeyError, TypeError, ValueError) as err:
+        raise JobFormatError(
+            f"{where}: a plan node lacks {err} (each needs id, parallelism, inputs)"
+        ) from None
+    return tuple(vertices), tuple(edges)

@@ -1,0 +1,128 @@
+"""`wmviz record` without `--vertex`: every vertex of a job, through the REST API, into a job recording.
+
+The plan comes from `/jobs/<job>` (names, parallelism) and `/jobs/<job>/plan` (edges); each
+vertex's metric ids from `/jobs/<job>/vertices/<vertex>/metrics`, read like the one-vertex
+recorder does (`wmviz.record.rest`). Metric ids are `<subtask>.<name>` at task scope,
+`<subtask>.<operator>.<name>` at operator scope, and
+`<subtask>.<operator>.split.<split id>.watermark.<name>` for FLIP-513's split metrics. Every value
+of one sample gets the sample's one time.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+
+from wmviz.record.job import (
+    SPLIT_METRICS,
+    JobRecording,
+    SeriesKey,
+    input_metric,
+    is_operator_metric,
+    plan_of,
+)
+from wmviz.record.names import name_key
+from wmviz.record.rest import RecordError, RestClient, read_metrics, wall_clock_ms
+
+_TASK = re.compile(r"(\d+)\.(currentInput\d*Watermark)")
+_SPLIT = re.compile(r"(\d+)\.(.+?)\.split\.(.+)\.watermark\.(\w+)")
+_OPERATOR = re.compile(r"(\d+)\.(.+)\.(\w+)")
+_FINAL_STATES = {"FINISHED", "FAILED", "CANCELED", "SUSPENDED"}
+_IDS_PER_GET = 40
+
+
+def metric_ids(rec: JobRecording, vertex_id: str, ids: list[str]) -> dict[str, SeriesKey]:
+    """The ids this recording reads from one vertex, each with its series key: the output
+    watermark of the chain's last operator, the input watermarks at task scope or else of the
+    chain's first operator, `sourceIdleTime` and split metrics of any operator."""
+    chain = [name_key(op) for op in rec.vertex(vertex_id).operators]
+    best: dict[SeriesKey, tuple[int, str]] = {}
+    for mid in ids:
+        if task := _TASK.fullmatch(mid):
+            key: SeriesKey = (vertex_id, int(task.group(1)), task.group(2), None)
+            rank = -1
+        elif split := _SPLIT.fullmatch(mid):
+            if split.group(4) not in SPLIT_METRICS:
+                continue
+            key, rank = (vertex_id, int(split.group(1)), split.group(4), split.group(3)), 0
+        elif (op := _OPERATOR.fullmatch(mid)) and is_operator_metric(op.group(3)):
+            place = chain.index(name_key(op.group(2))) if name_key(op.group(2)) in chain else len(chain)
+            key = (vertex_id, int(op.group(1)), op.group(3), None)
+            rank = -place if op.group(3) == "currentOutputWatermark" else place
+        else:
+            continue
+        if key not in best or rank < best[key][0]:
+            best[key] = (rank, mid)
+    return {mid: key for key, (_, mid) in best.items()}
+
+
+def poller_ids(client: RestClient, job: str, vertex_id: str) -> list[str]:
+    """The metric ids one vertex lists now."""
+    return [m["id"] for m in client.get(f"/jobs/{job}/vertices/{vertex_id}/metrics")]
+
+
+@dataclass
+class JobPoller:
+    """Samples every vertex of one job into its recording."""
+
+    client: RestClient
+    rec: JobRecording
+    ids: dict[str, dict[str, SeriesKey]] = field(default_factory=dict)
+    state: str = "RUNNING"
+    samples: int = 0
+
+    @classmethod
+    def start(cls, client: RestClient, job: str, idleness_ms: int | None, interval_ms: int) -> JobPoller:
+        """Read the plan and the metric ids."""
+        details = client.get(f"/jobs/{job}")
+        vertices = details.get("vertices", [])
+        if not vertices:
+            raise RecordError(f"job {job} has no vertices")
+        listed = {v["id"]: poller_ids(client, job, v["id"]) for v in vertices}
+        # Tasks register their metrics as they start: wait (a little) until every vertex has some,
+        # since the two-input vertices are told by their metrics.
+        for _ in range(40):
+            if all(listed.values()):
+                break
+            time.sleep(0.25)
+            listed = {v["id"]: poller_ids(client, job, v["id"]) for v in vertices}
+        multi = {vid for vid, ids in listed.items() if any(i.endswith("." + input_metric(2)) for i in ids)}
+        try:
+            names, edges = plan_of({"vertices": vertices, **client.get(f"/jobs/{job}/plan")}, multi)
+        except ValueError as err:
+            raise RecordError(str(err)) from None
+        rec = JobRecording(job, names, edges, idleness_ms=idleness_ms, watermark_interval_ms=interval_ms)
+        poller = cls(client, rec)
+        poller.refresh(listed)
+        return poller
+
+    def refresh(self, listed: dict[str, list[str]] | None = None) -> None:
+        """Look the metric ids up again (tasks register theirs as they start; splits as assigned)."""
+        for vertex in self.rec.vertices:
+            ids = listed[vertex.id] if listed else None
+            if ids is None:
+                ids = poller_ids(self.client, self.rec.job, vertex.id)
+            self.ids[vertex.id] = metric_ids(self.rec, vertex.id, ids)
+
+    def sample(self) -> bool:
+        """Take one sample; False while the job is not running."""
+        self.state = str(self.client.get(f"/jobs/{self.rec.job}").get("state", "UNKNOWN"))
+        if self.state != "RUNNING":
+            return False
+        if self.samples % 10 == 0:
+            self.refresh()
+        taken = wall_clock_ms()
+        for vid, ids in self.ids.items():
+            names = list(ids)
+            for start in range(0, len(names), _IDS_PER_GET):
+                chunk = {i: name for i, name in enumerate(names[start : start + _IDS_PER_GET])}
+                for index, value in read_metrics(self.client, self.rec.job, vid, chunk).items():
+                    self.rec.add(ids[chunk[index]], taken, value)
+        self.samples += 1
+        return True
+
+    @property
+    def over(self) -> bool:
+        """The job reached a final state."""
+        return self.state in _FINAL_STATES
