@@ -126,9 +126,9 @@ def grid(varies: Sequence[Vary]) -> list[tuple[Any, ...]]:
     total = math.prod(len(v.values) for v in varies)
     budget = max_combinations()
     if total > budget:
-        sizes = " × ".join(str(len(v.values)) for v in varies)
+        sizes = " × ".join(str(len(v.values)) for v in varies) + " = " if len(varies) > 1 else ""
         raise SweepError(
-            f"{sizes} = {total:,} combinations are more than a sweep may run: {budget:,} "
+            f"{sizes}{total:,} combinations are more than a sweep may run: {budget:,} "
             "(WMVIZ_MAX_SWEEP_COMBINATIONS)"
         )
     return list(itertools.product(*(v.values for v in varies)))

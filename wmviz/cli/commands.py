@@ -19,6 +19,7 @@ from pathlib import Path
 
 from wmviz.cli.errors import BadInput
 from wmviz.cli.record import add_import_parser, add_record_parser, cmd_import, cmd_record
+from wmviz.cli.sweep import add_sweep_parser, cmd_sweep
 from wmviz.core.scenario import Trace
 from wmviz.core.simulate import simulate
 from wmviz.core.story import explain_line
@@ -88,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_record_parser(sub)
     add_import_parser(sub)
+    add_sweep_parser(sub)
     app = sub.add_parser("app", help="start the web app (streamlit run wmviz's app.py)")
     app.add_argument("streamlit_args", nargs=argparse.REMAINDER, help="passed on to `streamlit run`")
     return parser
@@ -109,6 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "app": cmd_app,
         "record": cmd_record,
         "import": cmd_import,
+        "sweep": cmd_sweep,
     }
     try:
         commands[args.command](args)
