@@ -288,3 +288,27 @@ def test_the_pareto_front_keeps_the_rows_nothing_beats_on_both():
         _row(0.0, None),
     ]
     assert pareto_front(table) == [0, 1, 4]
+
+
+# ---- a combination as a what-if ----------------------------------------------------------------
+
+
+def test_a_combination_opens_as_a_config_what_if_that_a_link_carries():
+    from wmviz.analysis.compare import step_map
+    from wmviz.analysis.whatif import Configure, apply_edit, decode_edit, describe_edit, encode_edit
+
+    trace = built_in_incidents()["resumed-partition-records-late"].trace()
+    varies = [Vary("generator.out_of_orderness_ms", (5000,)), Vary("operator.allowed_lateness_ms", (1000,))]
+    (row,) = run_sweep(trace, varies)
+    edit = Configure({v.path: row[v.path] for v in varies})
+    assert decode_edit(encode_edit(edit)) == edit
+    edited = apply_edit(trace, edit)
+    assert edited.config == sweep_configs(trace.config, varies)[0]
+    assert [r.event_ms for r in edited.rows] == [r.event_ms for r in trace.rows]
+    assert transcript_drops(edited) == row["late_dropped"]
+    assert step_map(edit, len(trace.rows), instance="0")(7) == 7
+    assert describe_edit(edit) == (
+        "what if the config had had generator.out_of_orderness_ms 5000, operator.allowed_lateness_ms 1000?"
+    )
+    with pytest.raises(TraceValidationError, match="field operator.lower_ms"):
+        apply_edit(trace, Configure({"operator.lower_ms": 1}))
