@@ -310,5 +310,5 @@ def test_a_combination_opens_as_a_config_what_if_that_a_link_carries():
     assert describe_edit(edit) == (
         "what if the config had had generator.out_of_orderness_ms 5000, operator.allowed_lateness_ms 1000?"
     )
-    with pytest.raises(TraceValidationError, match="field operator.lower_ms"):
+    with pytest.raises(TraceValidationError, match=r"field operator\.lower_ms"):
         apply_edit(trace, Configure({"operator.lower_ms": 1}))
