@@ -28,6 +28,7 @@ from wmviz.ui import (
     live_view,
     loading,
     panels,
+    tune_view,
 )
 from wmviz.view import operator_model as om
 from wmviz.view import stall
@@ -71,6 +72,7 @@ def main() -> None:
     other = compare_view.other_run(target, incident, effective, engine, instance)
 
     header(incident, timeline.meta)
+    tune_view.tune_panel(incident)
     shown = ShownView(ViewParams(scenario, profile, engine, instance, 0, target, mode, zone))
     (step_area if alone else step_area_body)(cursor, timeline.meta, incident, effective, other, t, shown)
     share_and_export(incident, timeline, upload, profile, shown, other, t)

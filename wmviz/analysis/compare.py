@@ -34,7 +34,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from wmviz.analysis.whatif import Change, Delete, Edit, Insert
+from wmviz.analysis.whatif import Change, Configure, Delete, Edit, Insert
 from wmviz.core.types import MIN_MS
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.tables import INPUT_COLUMNS
@@ -134,7 +134,7 @@ def step_map(
     is the identity. `inverse=True` maps a what-if step back (None: the inserted row). Step −1
     (before the first) maps to −1; any other step outside the run is a ValueError.
     """
-    if not isinstance(edit, Insert | Delete | Change):
+    if not isinstance(edit, Insert | Delete | Change | Configure):
         raise TypeError(f"not an edit: {edit!r}")
     shift = {Insert: 1, Delete: -1}.get(type(edit), 0)
     if instance is not None and instance != edit.instance:

@@ -26,11 +26,13 @@ from typing import Any
 from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow
 from wmviz.core.types import Status, format_ms
 from wmviz.disk.atomic import write_file
+from wmviz.trace.config import replace_field
 from wmviz.trace.readers import read_trace_bytes
 from wmviz.trace.writers import write_trace_bytes
 
 __all__ = [
     "Change",
+    "Configure",
     "Delete",
     "Edit",
     "Insert",
@@ -93,7 +95,23 @@ class Change:
         return hash((self.instance, self.step, tuple(self.fields.items())))
 
 
-Edit = Insert | Delete | Change
+@dataclass(frozen=True)
+class Configure:
+    """Run the same rows under another config: `fields` maps dotted config paths to values (a
+    sweep's combination), each set by `replace_field`. No row moves, so every step maps to itself."""
+
+    fields: Mapping[str, Any]
+    instance: str = ""
+    step: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fields", MappingProxyType(dict(self.fields)))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.fields.items()))
+
+
+Edit = Insert | Delete | Change | Configure
 
 # `row` and `seq` are renumbered by apply_edit; moving a row to another instance would make the
 # edit touch two instances, which step-based comparison cannot follow.
@@ -113,6 +131,13 @@ def apply_edit(trace: Trace, edit: Edit) -> Trace:
     or a field that cannot be changed, and `TraceValidationError` when the edited trace breaks a
     rule (a row on a channel the valve does not have included).
     """
+    if isinstance(edit, Configure):
+        config = trace.config
+        for path, value in edit.fields.items():
+            config = replace_field(config, path, value, "what-if")
+        return _validated(
+            list(trace.rows), dataclasses.replace(trace, config=config), _whatif_name(trace.source)
+        )
     positions = [i for i, r in enumerate(trace.rows) if r.instance == edit.instance]
     rows = list(trace.rows)
     if isinstance(edit, Insert):
@@ -141,6 +166,8 @@ def describe_edit(edit: Edit, trace: Trace | None = None) -> str:
 
     With the trace the edit applies to, a change or deletion also says what the row was.
     """
+    if isinstance(edit, Configure):
+        return f"what if the config had had {', '.join(f'{k} {_show(v)}' for k, v in edit.fields.items())}?"
     original = _row_at(trace, edit.instance, edit.step) if trace is not None else None
     where = f"instance {edit.instance}"
     if isinstance(edit, Insert):
@@ -207,6 +234,9 @@ def encode_edit(edit: Edit) -> str:
     elif isinstance(edit, Change):
         body["op"] = "change"
         body["fields"] = {name: _plain(value) for name, value in sorted(edit.fields.items())}
+    elif isinstance(edit, Configure):
+        body["op"] = "configure"
+        body["fields"] = dict(edit.fields)  # in the order given: they are set in that order
     else:
         raise TypeError(f"not an edit: {edit!r}")
     text = json.dumps(body, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
@@ -249,6 +279,12 @@ def decode_edit(token: str) -> Edit:
             if name in fields:
                 fields[name] = _enum(cls, fields[name], name)
         return Change(instance, step, fields)
+    if op == "configure":
+        fields = body.get("fields")
+        if not isinstance(fields, dict) or not fields:
+            raise ValueError("a config what-if names its fields by dotted path")
+        _check_values(fields)
+        return Configure(fields)
     raise ValueError(f"unknown what-if operation {op!r}")
 
 

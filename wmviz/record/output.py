@@ -1,4 +1,5 @@
-"""Durations on the command line, and the trace an importer or the recorder writes.
+"""The trace an importer or the recorder writes (and the duration parser, re-exported from
+trace.timecells).
 
 `--out` writes the format its extension names (`out_format`): JSON Lines with the config as its
 first line, CSV with the config beside it in `<name>.config.json` (a CSV file cannot hold one), or
@@ -13,7 +14,6 @@ recording ends (Ctrl-C included); a killed one leaves what was at `--out` before
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -21,26 +21,10 @@ from typing import Any
 from wmviz.disk.atomic import GrowingFile, replacing_file
 from wmviz.trace.config import parse_config
 from wmviz.trace.readers import read_trace_bytes
+
+# The duration parser lives with the other time texts; imported here for the recorder's callers.
+from wmviz.trace.timecells import parse_duration_ms as parse_duration_ms
 from wmviz.trace.writers import csv_header, csv_line, out_format, write_config, write_trace
-
-_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
-_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|min|s|m|h|d)")
-
-
-def parse_duration_ms(text: str, option: str) -> int:
-    """`500ms`, `1s`, `1.5s`, `10m`, `1h30m` (or a bare number of milliseconds) as milliseconds."""
-    cleaned = text.strip().lower().replace(" ", "")
-    if cleaned.isdigit():
-        return int(cleaned)
-    pos, total = 0, 0.0
-    for match in _PART.finditer(cleaned):
-        if match.start() != pos:
-            break
-        total += float(match.group(1)) * _UNITS_MS[match.group(2)]
-        pos = match.end()
-    if pos != len(cleaned) or not cleaned:
-        raise ValueError(f"{option} {text!r}: expected a duration such as 500ms, 1s, 10m or 1h30m")
-    return round(total)
 
 
 def config_beside(path: Path) -> Path:

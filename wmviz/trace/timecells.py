@@ -1,7 +1,8 @@
 """Time values of traces and configs: epoch milliseconds, ISO-8601 and the MIN/MAX sentinels.
 
 docs/trace-format.md §1 "Times". Every time is a signed 64-bit count of milliseconds since the
-epoch, exactly as Flink's `long`; nothing here rounds, truncates or wraps.
+epoch, exactly as Flink's `long`; nothing here rounds, truncates or wraps. Durations typed by
+a person (`500ms`, `1m30s`: the command line's options, a sweep's values) are read here too.
 """
 
 from __future__ import annotations
@@ -109,3 +110,23 @@ def parse_time_ms(value: Any, *, sentinels: bool) -> int:
 def format_time_ms(ms: int) -> str:
     """`MIN`, `MAX` or the plain integer: how writers put a time into a text cell."""
     return format_ms(ms)
+
+
+_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|min|s|m|h|d)")
+
+
+def parse_duration_ms(text: str, option: str) -> int:
+    """`500ms`, `1s`, `1.5s`, `10m`, `1h30m` (or a bare number of milliseconds) as milliseconds."""
+    cleaned = text.strip().lower().replace(" ", "")
+    if cleaned.isdigit():
+        return int(cleaned)
+    pos, total = 0, 0.0
+    for match in _PART.finditer(cleaned):
+        if match.start() != pos:
+            break
+        total += float(match.group(1)) * _UNITS_MS[match.group(2)]
+        pos = match.end()
+    if pos != len(cleaned) or not cleaned:
+        raise ValueError(f"{option} {text!r}: expected a duration such as 500ms, 1s, 10m or 1h30m")
+    return round(total)

@@ -1,0 +1,317 @@
+"""A sweep: one trace replayed under a grid of config values, counted rather than recorded.
+
+`--vary generator.out_of_orderness_ms=0,2s,5s --vary operator.allowed_lateness_ms=0,1m` names
+dotted config paths and their values; the grid is every combination, in a stable order (the first
+`--vary` changes slowest). Each combination's config is made by `replace_field`, the typed config's
+one validation, so a bad path or value is refused with its path named before anything runs.
+
+Each combination runs the same pipeline a timeline run does (`InstancePipeline.run_row`), but keeps
+only counters read from the step's own log: no timeline is written, so K combinations cost about
+K model runs. The counters of one instance are `count_instance`'s; the Spark engine
+(`wmviz.spark.sweep`) runs that same function in its tasks and merges the same way.
+
+What a row reports (docs/sweep.md says it for users):
+- `late_dropped`: every record the operator dropped, exactly the transcript's `dropped` entries;
+  `late_share` is that over the trace's records.
+- `firings`: window firings and join rows emitted; `firing_delay_p50_ms`/`_p95_ms` the nearest-rank
+  percentiles of (processing time at emission - the window's end, or the join row's time).
+- `output_stall_ms`: the longest time the output watermark stood still while records arrived: at
+  each record, the time since the output watermark last rose (or since the first record).
+- `delay_clock`: which clock those times are read on. A row's processing time is its `proc_ms`
+  (the latest reading, as the pipeline keeps it). An instance whose rows carry no `proc_ms` has no
+  processing clock, so its clock is the largest event time it has received so far: the time a
+  source replaying in real time would show. `proc_ms`, `event_ms`, or `mixed` across instances.
+
+Pure: no streamlit, pyspark or plotly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from wmviz.core.operator_log import Dropped, JoinOutput, OutputWatermark, WindowOutput
+from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow
+from wmviz.core.types import MIN_MS
+from wmviz.timeline.local import instance_groups
+from wmviz.timeline.runner import RunSpec, new_pipeline
+from wmviz.trace.config import replace_field
+from wmviz.trace.rowtable import decode_rows, grouped_table
+from wmviz.trace.timecells import parse_duration_ms
+
+DEFAULT_MAX_COMBINATIONS = 256
+COUNTER_COLUMNS = (
+    "records",
+    "late_dropped",
+    "late_share",
+    "firings",
+    "firing_delay_p50_ms",
+    "firing_delay_p95_ms",
+    "output_stall_ms",
+    "delay_clock",
+)
+"""The columns after the varied fields, in order."""
+
+
+class SweepError(ValueError):
+    """A `--vary` that cannot be read, or a grid over the budget; the message names it."""
+
+
+def max_combinations() -> int:
+    """The most combinations one sweep may run ($WMVIZ_MAX_SWEEP_COMBINATIONS, 256)."""
+    raw = os.environ.get("WMVIZ_MAX_SWEEP_COMBINATIONS", str(DEFAULT_MAX_COMBINATIONS))
+    try:
+        return max(1, int(raw))
+    except ValueError:
+        return DEFAULT_MAX_COMBINATIONS
+
+
+# ---- the grid ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Vary:
+    """One varied field: its dotted config path and the values it takes, in the order given."""
+
+    path: str
+    values: tuple[Any, ...]
+
+
+_WORDS: dict[str, Any] = {"none": None, "null": None, "true": True, "false": False}
+
+
+def parse_value(text: str) -> Any:
+    """A value as typed: `none`, `true`/`false`, a whole number of milliseconds or a duration
+    (`5s`, `200ms`, `1m`, `-5s`); anything else stays text (`count`, `periodic`), and the config's
+    own rule judges it."""
+    cleaned = text.strip()
+    if cleaned.lower() in _WORDS:
+        return _WORDS[cleaned.lower()]
+    sign, body = (-1, cleaned[1:]) if cleaned.startswith("-") else (1, cleaned)
+    try:
+        return sign * parse_duration_ms(body, "value")
+    except ValueError:
+        return cleaned
+
+
+def parse_vary(text: str) -> Vary:
+    """`FIELD=V1,V2,…` as a `Vary`; a `SweepError` naming the option for a malformed one."""
+    path, eq, listed = text.partition("=")
+    path = path.strip()
+    if not eq or not path:
+        raise SweepError(
+            f"--vary {text!r}: expected FIELD=V1,V2,… such as generator.out_of_orderness_ms=0,5s"
+        )
+    parts = [part.strip() for part in listed.split(",")]
+    if not listed.strip() or any(not part for part in parts):
+        raise SweepError(f"--vary {path}: an empty value in {listed!r}; expected V1,V2,…")
+    values = tuple(parse_value(part) for part in parts)
+    for i, value in enumerate(values):
+        if value in values[:i]:
+            raise SweepError(f"--vary {path}: {parts[i]!r} is listed twice")
+    return Vary(path, values)
+
+
+def grid(varies: Sequence[Vary]) -> list[tuple[Any, ...]]:
+    """Every combination of the varied values, the first field changing slowest; over the budget
+    is a `SweepError` (checked before the grid is built)."""
+    paths = [v.path for v in varies]
+    for i, path in enumerate(paths):
+        if path in paths[:i]:
+            raise SweepError(f"--vary {path} is given twice; list all its values in one --vary")
+    total = math.prod(len(v.values) for v in varies)
+    budget = max_combinations()
+    if total > budget:
+        sizes = " × ".join(str(len(v.values)) for v in varies) + " = " if len(varies) > 1 else ""
+        raise SweepError(
+            f"{sizes}{total:,} combinations are more than a sweep may run: {budget:,} "
+            "(WMVIZ_MAX_SWEEP_COMBINATIONS)"
+        )
+    return list(itertools.product(*(v.values for v in varies)))
+
+
+def combination_config(
+    base: ScenarioConfig, varies: Sequence[Vary], values: Sequence[Any], source: str = "--vary"
+) -> ScenarioConfig:
+    """`base` with each varied field set, through `replace_field` (a `TraceValidationError` names
+    the path of a field or value the config refuses)."""
+    config = base
+    for vary, value in zip(varies, values, strict=True):
+        config = replace_field(config, vary.path, value, source)
+    return config
+
+
+def sweep_configs(base: ScenarioConfig, varies: Sequence[Vary]) -> list[ScenarioConfig]:
+    """Every combination's config, in grid order, all validated before any runs."""
+    return [combination_config(base, varies, values) for values in grid(varies)]
+
+
+# ---- counting one instance ---------------------------------------------------------------------
+
+
+@dataclass
+class Counts:
+    """What one combination did on some instances; `merge` adds another instance's."""
+
+    records: int = 0
+    dropped: int = 0
+    firings: int = 0
+    delays: list[int] = field(default_factory=list)
+    stall_ms: int | None = None
+    clocks: set[str] = field(default_factory=set)
+
+    def merge(self, other: Counts) -> Counts:
+        self.records += other.records
+        self.dropped += other.dropped
+        self.firings += other.firings
+        self.delays.extend(other.delays)
+        if other.stall_ms is not None:
+            self.stall_ms = max(self.stall_ms or 0, other.stall_ms)
+        self.clocks |= other.clocks
+        return self
+
+
+def count_instance(spec: RunSpec, instance: str, rows: Sequence[TraceRow]) -> Counts:
+    """Run one instance's rows (arrival order) through a fresh pipeline and count what it did.
+
+    Everything is read from the pipeline's step log (`step_log.timeline`, the list the transcript's
+    `dropped` and `emit` come from) and its output watermark; no rule is restated here.
+    """
+    pipeline = new_pipeline(spec, instance, rows)
+    has_operator = pipeline.operator is not None
+    proc_clock = any(row.proc_ms is not None for row in rows)
+    counts = Counts(clocks={"proc_ms" if proc_clock else "event_ms"})
+    log = pipeline.step_log.timeline
+    run_row = pipeline.run_row
+    max_event: int | None = None
+    output_wm = MIN_MS
+    risen_at: int | None = None  # the clock when the output watermark last rose (or records began)
+    delays, stall = counts.delays, 0
+    for row in rows:
+        run_row(row, explain=False)
+        is_record = row.kind is Kind.RECORD
+        if is_record and row.event_ms is not None and (max_event is None or row.event_ms > max_event):
+            max_event = row.event_ms
+        clock = pipeline.proc_ms if proc_clock else max_event
+        risen = False
+        for event in log:
+            if isinstance(event, Dropped):
+                counts.dropped += 1
+            elif isinstance(event, WindowOutput | JoinOutput):
+                counts.firings += 1
+                if clock is not None:
+                    start = event.end_ms if isinstance(event, WindowOutput) else event.timestamp_ms
+                    delays.append(clock - start)
+            elif isinstance(event, OutputWatermark) and event.watermark_ms > output_wm:
+                output_wm, risen = event.watermark_ms, True
+        if not has_operator and pipeline.output_watermark_ms > output_wm:
+            output_wm, risen = pipeline.output_watermark_ms, True
+        if is_record:
+            counts.records += 1
+            if clock is not None:
+                if risen_at is None:
+                    risen_at = clock
+                stall = max(stall, clock - risen_at)
+        if risen and clock is not None:
+            risen_at = clock
+    counts.stall_ms = stall if risen_at is not None else None
+    return counts
+
+
+def instance_rows(trace: Trace) -> list[tuple[str, list[TraceRow]]]:
+    """Each instance's rows in arrival order, decoded once (every combination reuses them)."""
+    return [(name, decode_rows(rows)) for name, rows in instance_groups(grouped_table(trace.rows))]
+
+
+def count_combination(
+    config: ScenarioConfig,
+    valve_channels: dict[tuple[str, str], int],
+    groups: Sequence[tuple[str, Sequence[TraceRow]]],
+) -> Counts:
+    """One combination over every instance, merged."""
+    spec = RunSpec.of(config, config.profile, valve_channels, keyframe_every=1)
+    total = Counts()
+    for name, rows in groups:
+        total.merge(count_instance(spec, name, rows))
+    return total
+
+
+# ---- the table ---------------------------------------------------------------------------------
+
+
+def nearest_rank(values: Sequence[int], share: float) -> int | None:
+    """The nearest-rank percentile (the smallest value with at least `share` of them at or below)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
+
+def table_row(varies: Sequence[Vary], values: Sequence[Any], counts: Counts) -> dict[str, Any]:
+    """One combination's row: the varied fields by path, then `COUNTER_COLUMNS`."""
+    row: dict[str, Any] = {v.path: value for v, value in zip(varies, values, strict=True)}
+    clocks = sorted(counts.clocks)
+    row.update(
+        records=counts.records,
+        late_dropped=counts.dropped,
+        late_share=counts.dropped / counts.records if counts.records else 0.0,
+        firings=counts.firings,
+        firing_delay_p50_ms=nearest_rank(counts.delays, 0.50),
+        firing_delay_p95_ms=nearest_rank(counts.delays, 0.95),
+        output_stall_ms=counts.stall_ms,
+        delay_clock=clocks[0] if len(clocks) == 1 else ("mixed" if clocks else None),
+    )
+    return row
+
+
+Progress = Callable[[int, int], None]
+
+
+def run_sweep(trace: Trace, varies: Sequence[Vary], progress: Progress | None = None) -> list[dict[str, Any]]:
+    """The sweep's table in this process: one row per combination, in grid order.
+
+    Every combination's config is validated before the first runs; `progress(done, total)` is
+    called after each combination.
+    """
+    combos = grid(varies)
+    configs = [combination_config(trace.config, varies, values) for values in combos]
+    groups = instance_rows(trace)
+    table = []
+    for done, (values, config) in enumerate(zip(combos, configs, strict=True), start=1):
+        table.append(table_row(varies, values, count_combination(config, trace.valve_channels, groups)))
+        if progress is not None:
+            progress(done, len(combos))
+    return table
+
+
+def _latency_key(row: dict[str, Any]) -> tuple[float, float]:
+    p95, p50 = row["firing_delay_p95_ms"], row["firing_delay_p50_ms"]
+    return (math.inf if p95 is None else p95, math.inf if p50 is None else p50)
+
+
+def recommend(table: Sequence[dict[str, Any]], target_late_share: float) -> dict[str, Any] | None:
+    """The lowest-latency row (p95 firing delay, then p50, then grid order) whose late share is at
+    most the target, or None when none meets it. A row that fired nothing has no latency: it is
+    chosen only when no row that fired meets the target."""
+    meeting = [row for row in table if row["late_share"] <= target_late_share]
+    return min(meeting, key=_latency_key) if meeting else None
+
+
+def pareto_front(table: Sequence[dict[str, Any]]) -> list[int]:
+    """Indexes of the rows no other row beats on both late share and p95 firing delay (lower is
+    better on each; a row without firings has no delay and is left out)."""
+    points = [
+        (i, row["late_share"], row["firing_delay_p95_ms"])
+        for i, row in enumerate(table)
+        if row["firing_delay_p95_ms"] is not None
+    ]
+    front = []
+    for i, share, delay in points:
+        beaten = any(s <= share and d <= delay and (s < share or d < delay) for j, s, d in points if j != i)
+        if not beaten:
+            front.append(i)
+    return front

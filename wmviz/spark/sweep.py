@@ -1,0 +1,189 @@
+"""A sweep on Spark: every (combination, instance bucket) pair is one unit of one job.
+
+The rows come as the engine's bucket blobs (`rows_frame` for a file, `table_frame` for a trace in
+memory: the same reading, checks and shuffle `wmviz.spark.engine` uses for a timeline). Each blob is
+paired with every combination index, and the pairs are spread over the tasks, so a sweep of a trace
+with one instance still keeps every core busy. A task decodes each blob once, runs
+`wmviz.analysis.sweep.count_instance` (the function the in-process sweep runs) for each combination
+it got, and returns the counts; the driver merges them and builds the very table `run_sweep` does.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from wmviz.analysis.sweep import (
+    Counts,
+    Vary,
+    combination_config,
+    count_instance,
+    grid,
+    table_row,
+)
+from wmviz.core.scenario import ScenarioConfig, Trace
+from wmviz.core.windows import ScenarioError
+from wmviz.spark.engine import ROWS_SCHEMA, SUMMARY_DDL, Transform, _summary, rows_frame, table_frame
+from wmviz.spark.progress import SparkProgress, print_report
+from wmviz.spark.run import _parallelism, check_file, plan_file
+from wmviz.spark.session import get_spark
+from wmviz.timeline.local import instance_groups
+from wmviz.timeline.progress import Sink
+from wmviz.timeline.runner import RunSpec
+from wmviz.trace.check import conform
+from wmviz.trace.errors import IssueCollector
+from wmviz.trace.rowtable import ROW_SCHEMA, decode_rows
+from wmviz.trace.wholefile import check_instances
+
+
+def _instances_of(blob: bytes, order_known: bool) -> tuple[pa.Table, list[tuple[str, list, pa.Table]]]:
+    """A bucket blob's rows sorted by (instance, arrival order), and each instance's decoded rows."""
+    table = conform(pa.ipc.open_stream(blob).read_all(), ROWS_SCHEMA)
+    key = "order" if order_known else "row"
+    grouped = table.take(pc.sort_indices(table, [("instance", "ascending"), (key, "ascending")]))
+    rows = grouped.select(ROW_SCHEMA.names).cast(ROW_SCHEMA)
+    return grouped, [(name, decode_rows(part), part) for name, part in instance_groups(rows)]
+
+
+def sweep_partition(
+    specs: Sequence[RunSpec], source: str, unit: str, config_ok: bool, order_known: bool
+) -> Transform:
+    """The `mapInArrow` function over (bucket, rows, combo) pairs: counts per combination, and the
+    per-instance checks (once per bucket, with combination 0)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        decoded: dict[int, tuple[pa.Table, list[tuple[str, list, pa.Table]]]] = {}
+        counts: dict[int, Counts] = {}
+        stopped: list[tuple[int, int, ScenarioError]] = []
+        collector = IssueCollector(source)
+        for batch in batches:
+            for bucket, blob, combo in zip(
+                batch.column("bucket").to_pylist(),
+                batch.column("rows").to_pylist(),
+                batch.column("combo").to_pylist(),
+                strict=True,
+            ):
+                if bucket not in decoded:
+                    decoded[bucket] = _instances_of(blob, order_known)
+                grouped, instances = decoded[bucket]
+                if combo == 0:
+                    check_instances(
+                        grouped, specs[0].config, config_ok, unit, collector, order_known=order_known
+                    )
+                total = counts.setdefault(combo, Counts())
+                for name, rows, part in instances:
+                    try:
+                        total.merge(count_instance(specs[combo], name, rows))
+                    except ScenarioError as err:
+                        at = pc.index(part.column("row"), err.row.row).as_py()
+                        stopped.append((combo, int(part.column("order")[max(at, 0)].as_py()), err))
+        summary: dict[str, Any] = {"counts": counts, "stopped": stopped}
+        summary["issues"], summary["total"] = collector.entries(), collector.total
+        yield _summary(summary)
+
+    return run
+
+
+def _with_combos(spark: SparkSession, rows: DataFrame, combos: int) -> DataFrame:
+    """Every bucket blob once per combination index (the small side is broadcast)."""
+    indexes = (
+        spark.range(combos).withColumnRenamed("id", "combo").withColumn("combo", F.col("combo").cast("int"))
+    )
+    return rows.crossJoin(F.broadcast(indexes))
+
+
+def _run_job(
+    spark: SparkSession,
+    rows: DataFrame,
+    specs: list[RunSpec],
+    job: tuple[str, str, bool, bool],
+    buckets: int,
+    collector: IssueCollector,
+    progress: Sink,
+) -> list[Counts]:
+    source, unit, config_ok, order_known = job
+    tasks = max(1, min(len(specs) * buckets, 2 * _parallelism(spark)))
+    pairs = _with_combos(spark, rows, len(specs)).repartition(tasks, F.col("combo"), F.col("bucket"))
+    with SparkProgress(spark, f"sweeping {len(specs):,} combinations", progress):
+        found = pairs.mapInArrow(
+            sweep_partition(specs, source, unit, config_ok, order_known), SUMMARY_DDL
+        ).collect()
+    merged = [Counts() for _ in specs]
+    stopped = []
+    for record in found:
+        summary = pickle.loads(record["summary"])
+        collector.add_entries(summary["issues"], summary["total"])
+        stopped.extend(summary["stopped"])
+        for combo, counts in summary["counts"].items():
+            merged[combo].merge(counts)
+    collector.raise_if_any()
+    if stopped:
+        raise min(stopped, key=lambda entry: (entry[0], entry[1]))[2]
+    return merged
+
+
+def _specs(
+    base: ScenarioConfig, varies: Sequence[Vary], channels: dict[tuple[str, str], int]
+) -> tuple[list[tuple[Any, ...]], list[RunSpec]]:
+    combos = grid(varies)
+    configs = [combination_config(base, varies, values) for values in combos]
+    return combos, [RunSpec.of(c, c.profile, channels, keyframe_every=1) for c in configs]
+
+
+def _buckets(spark: SparkSession, instances: int) -> int:
+    return max(1, min(instances, 2 * _parallelism(spark)))
+
+
+def spark_sweep_trace(
+    spark: SparkSession, trace: Trace, varies: Sequence[Vary], progress: Sink = print_report
+) -> list[dict[str, Any]]:
+    """The sweep table of a validated trace in memory, computed on Spark in one job."""
+    from wmviz.trace.rowtable import row_table
+
+    combos, specs = _specs(trace.config, varies, trace.valve_channels)
+    buckets = _buckets(spark, len(trace.instances))
+    rows = table_frame(spark, row_table(trace.rows), buckets)
+    collector = IssueCollector(trace.source)
+    merged = _run_job(spark, rows, specs, (trace.source, "line", True, True), buckets, collector, progress)
+    return [table_row(varies, values, counts) for values, counts in zip(combos, merged, strict=True)]
+
+
+def spark_sweep_file(
+    spark: SparkSession,
+    trace: Path,
+    config: Path | None,
+    varies: Sequence[Vary],
+    progress: Sink = print_report,
+) -> list[dict[str, Any]]:
+    """The sweep table of a trace file: read and checked as `spark_simulate` does (job 1), then
+    every combination over every instance in one job."""
+    collector = IssueCollector(trace.name)
+    plan = plan_file(spark, trace, config, collector)
+    if plan.config_ok:  # every combination's config is judged before any row is read
+        _specs(plan.config, varies, {})
+    checked = check_file(spark, plan, collector, progress)
+    collector.raise_if_any()
+    combos, specs = _specs(plan.config, varies, checked.channels)
+    buckets = _buckets(spark, checked.instances)
+    rows = rows_frame(spark, plan, checked.seq_order, buckets)
+    job = (plan.source, plan.unit, plan.config_ok, checked.order_known)
+    merged = _run_job(spark, rows, specs, job, buckets, collector, progress)
+    return [table_row(varies, values, counts) for values, counts in zip(combos, merged, strict=True)]
+
+
+def spark_sweep(
+    trace: Path,
+    config: Path | None,
+    varies: Sequence[Vary],
+    master: str | None,
+    progress: Sink = print_report,
+) -> list[dict[str, Any]]:
+    """`spark_sweep_file` on the session for `master`."""
+    return spark_sweep_file(get_spark(master), trace, config, varies, progress)
