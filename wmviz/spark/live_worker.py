@@ -127,7 +127,9 @@ def live_group(job: RunSpec, manual: Mapping[str, frozenset], *, with_input: boo
             pipeline = _new_pipeline(job, instance, manual)
         # Sort across every frame: the batch engine feeds an instance's rows in arrival order.
         pending = sorted((int(o), r) for pdf in frames for o, r in zip(pdf["order"], pdf["record"]))
-        out = []
+        # (instance, step, order, transcript line, keyframe, pickled tables); a rejected row has no
+        # keyframe and no tables.
+        out: list[tuple[str, int, int, str, bytes | None, bytes | None]] = []
         for order, record in pending:
             cells = json.loads(record)
             try:

@@ -88,8 +88,9 @@ def upload_panel() -> StoredUpload | None:
         if config_file is not None:
             uploads.check_upload("config.jsonl", config_file.size)  # size only: a config is JSON
         view = {}
-        story = story_file.getvalue() if story_file else None
-        if story is not None:
+        story = None
+        if story_file is not None:
+            story = story_file.getvalue()
             uploads.check_story(story_file.name, story)
         if trace_file.name.lower().endswith(".zip"):
             bundle = uploads.open_bundle(trace_file.name, trace_file.getvalue())

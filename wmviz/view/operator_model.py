@@ -260,7 +260,8 @@ def changelog_table(cursor: InstanceCursor, step: int, t: TimeFormat = DEFAULT) 
         return pd.DataFrame(columns=columns)
     out = out[(out["step"] <= step) & out["kind"].isin(["+I", "-U", "+U"])].reset_index(drop=True)
     names = _row_names(cursor, t)
-    rows, latest = [], {}
+    rows: list[dict[str, object]] = []
+    latest: dict[tuple[int | None, int | None], int] = {}  # (left, right) -> its latest +I/+U
     for i, rec in enumerate(out.itertuples(index=False)):
         left, right = _row_no(rec.left_row), _row_no(rec.right_row)
         corrects = ""
@@ -299,7 +300,7 @@ def changelog_so_far(cursor: InstanceCursor, step: int) -> str:
 def _row_names(cursor: InstanceCursor, t: TimeFormat) -> dict[int, str]:
     """Trace row number → the narration's name of that row (`order-1@10000`), for joined rows."""
     out = cursor.outputs
-    wanted = set()
+    wanted: set[int] = set()
     for column in ("left_row", "right_row"):
         wanted.update(int(v) for v in out[column].dropna())
     rows = cursor.steps.column("row").to_numpy(zero_copy_only=False)
@@ -326,6 +327,7 @@ def dropped_table(cursor: InstanceCursor, step: int, *, so_far: bool = False) ->
     """Records dropped at this step (or, `so_far`, at every step up to it: the latest SHOWN_ROWS),
     with the step, the trace row and why."""
     steps = cursor.events["late drop"]
+    chosen: np.ndarray | list[int]
     if so_far:
         chosen = steps[: int(np.searchsorted(steps, step, side="right"))][-SHOWN_ROWS:]
     else:
