@@ -27,6 +27,7 @@ from wmviz.ui import (
     live_view,
     loading,
     panels,
+    state,
 )
 from wmviz.view import operator_model as om
 from wmviz.view import stall
@@ -209,7 +210,7 @@ def what_if(ask: dict | None, incident, instance: str, step: int) -> None:
         return
     made = compare_view.make_whatif(incident, instance, step, ask)
     if made is not None:
-        st.session_state["_pending_compare"] = made
+        st.session_state[state.PENDING_COMPARE] = made
         st.rerun()
 
 
