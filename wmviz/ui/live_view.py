@@ -138,7 +138,7 @@ def _start(
     config: ScenarioConfig, channels: dict[tuple[str, str], int], title: str, source: Trace | None
 ) -> None:
     from wmviz.core.simulate import manual_channels
-    from wmviz.spark.live import LiveSession
+    from wmviz.spark.live import LiveSession, LiveSpec
 
     if registry().full():
         st.error(f"{MAX_LIVE} live sessions already run on this server; stop one or try again later.")
@@ -148,16 +148,15 @@ def _start(
         try:
             spark = loading.spark_service().session(timeout=300)
             operator = config.operator.type != "none" or config.generator is not None
-            session = LiveSession(
-                spark,
+            spec = LiveSpec(
                 config,
                 config.profile,
                 channels,
-                work,
                 with_input=len({name for _, name in channels}) > 1,
                 operator=operator,
-                manual_channels=manual_channels(source) if source is not None else None,
+                manual_channels=manual_channels(source) if source is not None else {},
             )
+            session = LiveSession.start(spark, spec, work)
         except Exception as exc:  # Spark did not start, or the query could not: say so, keep the page
             shutil.rmtree(work, ignore_errors=True)
             st.error(f"Live mode could not start: {type(exc).__name__}: {literal(exc)}")
