@@ -100,7 +100,7 @@ def timers_table(
         else:
             state = REGISTERED_NOW if _true(getattr(rec, "new", True)) else ALREADY_PENDING
         rows.append(
-            _timer_row(state, rec.domain, rec.at_ms, rec.timer_key, rec.window_start, rec.window_end,
+            _timer_row(state, rec.domain, rec.at_ms, rec.timer_key, (rec.window_start, rec.window_end),
                        rec.purposes, t)
         )  # fmt: skip
     due: set[str] = set()
@@ -112,7 +112,7 @@ def timers_table(
             due.add(timer.domain.value)
             state = "pending, next due"
         rows.append(
-            _timer_row(state, timer.domain.value, timer.timestamp_ms, timer.key, ns[0], ns[1],
+            _timer_row(state, timer.domain.value, timer.timestamp_ms, timer.key, ns,
                        "+".join(fired.purposes), t)
         )  # fmt: skip
     columns = ["state", "domain", "at", "at (ms)", "key", "window", "purposes"]
@@ -136,7 +136,9 @@ def _true(value) -> bool:
     return bool(value) if value is not None and not (isinstance(value, float) and pd.isna(value)) else True
 
 
-def _timer_row(state, domain, at_ms, key, start, end, purposes, t: TimeFormat) -> dict:
+def _timer_row(state, domain, at_ms, key, window_ns: tuple, purposes, t: TimeFormat) -> dict:
+    """One timer's row; `window_ns` is its window's (start, end), or (None, None) for none."""
+    start, end = window_ns
     window = f"[{t(int(start))}, {t(int(end))})" if start is not None and pd.notna(start) else ""
     return {
         "state": state,
