@@ -28,6 +28,7 @@ from wmviz.ui import (
     live_view,
     loading,
     panels,
+    state,
     tune_view,
 )
 from wmviz.view import operator_model as om
@@ -212,7 +213,7 @@ def what_if(ask: dict | None, incident, instance: str, step: int) -> None:
         return
     made = compare_view.make_whatif(incident, instance, step, ask)
     if made is not None:
-        st.session_state["_pending_compare"] = made
+        st.session_state[state.PENDING_COMPARE] = made
         st.rerun()
 
 

@@ -373,6 +373,21 @@ def _typed_array(kind: str, n: int, rng: random.Random) -> Any:
         return [rng.choice(values) for _ in range(n)]
 
     big = [None, 0, 1_795_514_715_000, 2**62, -(2**62), 2**63 - 1, -(2**63)]
+    plain = {  # kind -> (the values drawn from, the Arrow type)
+        "decimal": ([None, decimal.Decimal("1.5"), decimal.Decimal("9" * 37 + ".5")], pa.decimal128(38, 1)),
+        "binary": ([None, b"", b"\xff\xfe", b"abc"], pa.binary()),
+        "large_string": (["1", "x", None, "٣"], pa.large_string()),
+        "uint64": ([None, 0, 2**63 - 1, 2**63, 2**64 - 1], pa.uint64()),
+        "int8": ([None, -128, 0, 127], pa.int8()),
+        "float": ([None, 0.5, float("nan"), float("inf"), -float("inf"), 1e300, 3.0, 2.0**60], pa.float64()),
+        "bool": ([None, True, False], pa.bool_()),
+        "list": ([None, [1, 2], []], pa.list_(pa.int64())),
+        "struct": ([None, {"a": 1}], pa.struct([("a", pa.int64())])),
+        "map": ([None, [("k", 1)]], pa.map_(pa.string(), pa.int64())),
+    }
+    if kind in plain:
+        values, arrow_type = plain[kind]
+        return pa.array(pick(values), arrow_type)
     if kind.startswith("ts_"):
         unit = {"ts_ms": "ms", "ts_us": "us", "ts_ns": "ns", "ts_s": "s", "ts_tz": "ms", "ts_huge": "ms"}[
             kind
@@ -388,35 +403,11 @@ def _typed_array(kind: str, n: int, rng: random.Random) -> Any:
         return pa.array(pick([None, 0, 2**31 - 1, -(2**31)]), pa.int32()).cast(pa.date32())
     if kind == "time":
         return pa.array(pick([None, 0, 86_399_999]), pa.int32()).cast(pa.time32("ms"))
-    if kind == "decimal":
-        return pa.array(
-            pick([None, decimal.Decimal("1.5"), decimal.Decimal("9" * 37 + ".5")]), pa.decimal128(38, 1)
-        )
-    if kind == "binary":
-        return pa.array(pick([None, b"", b"\xff\xfe", b"abc"]), pa.binary())
     if kind == "bad_utf8":
         binary = pa.array(pick([b"ok", b"\xff", b"\xed\xa0\x80", None]), pa.binary())
         return pa.Array.from_buffers(pa.string(), n, binary.buffers())
-    if kind == "large_string":
-        return pa.array(pick(["1", "x", None, "٣"]), pa.large_string())
-    if kind == "uint64":
-        return pa.array(pick([None, 0, 2**63 - 1, 2**63, 2**64 - 1]), pa.uint64())
-    if kind == "int8":
-        return pa.array(pick([None, -128, 0, 127]), pa.int8())
-    if kind == "float":
-        return pa.array(
-            pick([None, 0.5, float("nan"), float("inf"), -float("inf"), 1e300, 3.0, 2.0**60]), pa.float64()
-        )
-    if kind == "bool":
-        return pa.array(pick([None, True, False]), pa.bool_())
-    if kind == "list":
-        return pa.array(pick([None, [1, 2], []]), pa.list_(pa.int64()))
-    if kind == "struct":
-        return pa.array(pick([None, {"a": 1}]), pa.struct([("a", pa.int64())]))
     if kind == "dictionary":
         return pa.array(pick(["record", "watermark", "0", None]), pa.string()).dictionary_encode()
-    if kind == "map":
-        return pa.array(pick([None, [("k", 1)]]), pa.map_(pa.string(), pa.int64()))
     return pa.nulls(n)
 
 

@@ -167,6 +167,21 @@ def scenario_inputs(args: argparse.Namespace, scenario: str) -> dict[str, Path]:
 
 
 def main() -> None:
+    args, scenarios = _arguments()
+    inputs = {scenario: scenario_inputs(args, scenario) for scenario in scenarios}
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    runs = [run for _ in range(args.repeat) for run in _round(args, scenarios, inputs)]
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    by: dict[tuple[str, str, str], Run] = {}
+    for run in runs:  # the best of the rounds per engine, format and scenario
+        best = by.get((run.engine, run.fmt, run.scenario))
+        if best is None or run.seconds < best.seconds:
+            by[(run.engine, run.fmt, run.scenario)] = run
+    for fmt in args.formats.split(","):
+        _summary(args, scenarios, fmt, by)
+
+
+def _arguments() -> tuple[argparse.Namespace, list[str]]:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -182,52 +197,54 @@ def main() -> None:
     scenarios = args.scenarios.split(",")
     if unknown := set(scenarios) - set(SCENARIOS):
         parser.error(f"unknown scenario {', '.join(sorted(unknown))}")
-    inputs = {scenario: scenario_inputs(args, scenario) for scenario in scenarios}
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    return args, scenarios
+
+
+def _round(args: argparse.Namespace, scenarios: list[str], inputs: dict[str, dict[str, Path]]) -> list[Run]:
+    """One run of every engine on every format and scenario, engines interleaved; each printed."""
     runs = []
-    for _ in range(args.repeat):
-        for fmt in args.formats.split(","):
-            for scenario in scenarios:
-                paths = inputs[scenario]
-                for engine in args.engines.split(","):
-                    out = args.work / f"tl-{engine}-{fmt}"
-                    run = run_engine(engine, paths[fmt], paths["config"], out, args.rows, fmt, scenario)
-                    runs.append(run)
-                    peaks = ", ".join(f"{k} {mb(v)}" for k, v in sorted(run.peaks.items()) if k != "gone")
-                    print(
-                        f"{engine:5} {fmt:7} {scenario:8} {run.seconds:7.1f} s  {run.rate:10,.0f} rows/s  "
-                        f"timeline rows {run.timeline_rows:,} ({run.timeline_rows / run.seconds:,.0f}/s)  "
-                        f"peak: {peaks}",
-                        flush=True,
-                    )
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
-    by: dict[tuple[str, str, str], Run] = {}
-    for run in runs:  # the best of the rounds per engine, format and scenario
-        best = by.get((run.engine, run.fmt, run.scenario))
-        if best is None or run.seconds < best.seconds:
-            by[(run.engine, run.fmt, run.scenario)] = run
     for fmt in args.formats.split(","):
         for scenario in scenarios:
-            if ("spark", fmt, scenario) in by and ("local", fmt, scenario) in by:
-                spark, local = by[("spark", fmt, scenario)], by[("local", fmt, scenario)]
+            paths = inputs[scenario]
+            for engine in args.engines.split(","):
+                out = args.work / f"tl-{engine}-{fmt}"
+                run = run_engine(engine, paths[fmt], paths["config"], out, args.rows, fmt, scenario)
+                runs.append(run)
+                peaks = ", ".join(f"{k} {mb(v)}" for k, v in sorted(run.peaks.items()) if k != "gone")
                 print(
-                    f"benchmarks.md: {args.rows:,} rows ({fmt}, {scenario}), {args.instances} instances x "
-                    f"{args.channels} channels: spark {spark.seconds:.1f} s, local {local.seconds:.1f} s, "
-                    f"spark/local = {spark.seconds / local.seconds:.2f}"
+                    f"{engine:5} {fmt:7} {scenario:8} {run.seconds:7.1f} s  {run.rate:10,.0f} rows/s  "
+                    f"timeline rows {run.timeline_rows:,} ({run.timeline_rows / run.seconds:,.0f}/s)  "
+                    f"peak: {peaks}",
+                    flush=True,
                 )
-        for engine in args.engines.split(","):
-            base = by.get((engine, fmt, "valve"))
-            for scenario in scenarios:
-                run = by.get((engine, fmt, scenario))
-                if base is None or run is None or scenario == "valve":
-                    continue
-                print(
-                    f"benchmarks.md: {engine} {fmt}: {scenario} {run.seconds:.1f} s vs valve-only "
-                    f"{base.seconds:.1f} s "
-                    f"({run.seconds / base.seconds:.2f}x the time a row; timeline rows written "
-                    f"{run.timeline_rows / base.timeline_rows:.2f}x, time a timeline row "
-                    f"{(run.seconds / run.timeline_rows) / (base.seconds / base.timeline_rows):.2f}x)"
-                )
+    return runs
+
+
+def _summary(
+    args: argparse.Namespace, scenarios: list[str], fmt: str, by: dict[tuple[str, str, str], Run]
+) -> None:
+    """The benchmarks.md lines of one format: Spark against local, then each scenario against valve-only."""
+    for scenario in scenarios:
+        if ("spark", fmt, scenario) in by and ("local", fmt, scenario) in by:
+            spark, local = by[("spark", fmt, scenario)], by[("local", fmt, scenario)]
+            print(
+                f"benchmarks.md: {args.rows:,} rows ({fmt}, {scenario}), {args.instances} instances x "
+                f"{args.channels} channels: spark {spark.seconds:.1f} s, local {local.seconds:.1f} s, "
+                f"spark/local = {spark.seconds / local.seconds:.2f}"
+            )
+    for engine in args.engines.split(","):
+        base = by.get((engine, fmt, "valve"))
+        for scenario in scenarios:
+            run = by.get((engine, fmt, scenario))
+            if base is None or run is None or scenario == "valve":
+                continue
+            print(
+                f"benchmarks.md: {engine} {fmt}: {scenario} {run.seconds:.1f} s vs valve-only "
+                f"{base.seconds:.1f} s "
+                f"({run.seconds / base.seconds:.2f}x the time a row; timeline rows written "
+                f"{run.timeline_rows / base.timeline_rows:.2f}x, time a timeline row "
+                f"{(run.seconds / run.timeline_rows) / (base.seconds / base.timeline_rows):.2f}x)"
+            )
 
 
 if __name__ == "__main__":

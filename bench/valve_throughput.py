@@ -98,6 +98,29 @@ def _rate(x: float) -> str:
     return f"{x / 1e6:.2f} M/s"
 
 
+def _jvm_run(channels: int, inputs: list, *, download: bool) -> tuple[dict | None, str | None]:
+    """The JVM side's result, or None and why it was skipped."""
+    try:
+        jar = flink_jar_path(download=download)
+    except HarnessError as e:
+        return None, str(e)
+    skip_reason = unavailable_reason() if jar else None
+    if jar is not None and skip_reason is None:
+        return run_bench(channels, inputs, jar=jar), None
+    return None, skip_reason or "the jar is not cached (pass --download to fetch it)"
+
+
+def _print_table(rows: list[tuple]) -> None:
+    width = max(len(r[0]) for r in rows)
+    print()
+    print(
+        f"{'implementation':<{width}}  {'rounds':<24} {'time':>9} {'inputs/s':>11} {'W out':>8} {'S out':>6}"
+    )
+    for label, rounds, best, rate, wm, st in rows:
+        print(f"{label:<{width}}  {rounds:<24} {best:>8.3f}s {_rate(rate):>11} {wm:>8,} {st:>6,}")
+    print()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; print a table and a one-line summary for docs/benchmarks.md."""
     parser = argparse.ArgumentParser(
@@ -128,18 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     python_label = f"wmviz Valve (CPython {platform.python_version()})"
     rows = [(python_label, f"best of {args.rounds}", py_best, py_rate, py_wm, py_st)]
 
-    jvm = None
-    try:
-        jar = flink_jar_path(download=args.download)
-    except HarnessError as e:
-        jar, skip_reason = None, str(e)
-    else:
-        skip_reason = unavailable_reason() if jar else None
-    if jar is not None and skip_reason is None:
-        jvm = run_bench(args.channels, inputs, jar=jar)
-    elif skip_reason is None:
-        skip_reason = "the jar is not cached (pass --download to fetch it)"
-
+    jvm, skip_reason = _jvm_run(args.channels, inputs, download=args.download)
     if jvm is not None:
         jvm_best = int(jvm["best_ns"]) / 1e9
         jvm_rate = float(jvm["best_rate"])
@@ -147,14 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         rounds = f"best of {jvm['rounds']} after {jvm['warmup']} warm-up"
         rows.append((jvm_label, rounds, jvm_best, jvm_rate, int(jvm["watermarks"]), int(jvm["statuses"])))
 
-    width = max(len(r[0]) for r in rows)
-    print()
-    print(
-        f"{'implementation':<{width}}  {'rounds':<24} {'time':>9} {'inputs/s':>11} {'W out':>8} {'S out':>6}"
-    )
-    for label, rounds, best, rate, wm, st in rows:
-        print(f"{label:<{width}}  {rounds:<24} {best:>8.3f}s {_rate(rate):>11} {wm:>8,} {st:>6,}")
-    print()
+    _print_table(rows)
 
     setting = f"{len(inputs):,} inputs over {args.channels} channels (seed {args.seed})"
     python = f"CPython {platform.python_version()}"

@@ -39,55 +39,64 @@ def _iso(seconds: float) -> str:
 
 
 def rows() -> list[dict]:
-    rng = random.Random(20261124)
-    out: list[tuple[float, dict]] = []
-    clicks = 0
-
-    def add(proc_s: float, **row) -> None:
-        out.append((proc_s, {"proc_ms": _iso(proc_s), **row}))
-
+    topic = _Topic()
     for tick in range(TICKS):
+        topic.tick(tick)
+    topic.out.sort(key=lambda item: item[0])
+    return [{"seq": i, **row} for i, (_, row) in enumerate(topic.out, 1)]
+
+
+class _Topic:
+    """The rows as they are made, tick by tick, from one seeded random stream (the order of the
+    draws is the file's: changing it changes every row)."""
+
+    def __init__(self) -> None:
+        self.rng = random.Random(20261124)
+        self.out: list[tuple[float, dict]] = []
+        self.clicks = 0
+
+    def add(self, proc_s: float, **row) -> None:
+        self.out.append((proc_s, {"proc_ms": _iso(proc_s), **row}))
+
+    def tick(self, tick: int) -> None:
         now = tick * TICK_S
         for channel in range(3):
             silent = channel == 2 and SILENT_FROM_S <= now < BACK_AT_S
-            if silent:
-                continue
-            partition = f"clicks-{channel * 2 + tick % 2}"
-            backlog = channel == 2 and now >= BACK_AT_S
-            # Records first (they arrive during the tick), then the subtask's watermark.
-            for instance in ("0", "1"):
-                for _ in range(rng.choice((0, 0, 1, 0, 1, 2, 0, 0))):
-                    clicks += 1
-                    behind = (now - SILENT_FROM_S + 20) if backlog and now < BACK_AT_S + 30 else 0
-                    event = now - behind - rng.uniform(0.2, LAG_S - 0.2)
-                    add(
-                        now + rng.uniform(0.05, 0.9),
-                        instance=instance,
-                        channel=channel,
-                        kind="record",
-                        event_ms=_iso(event),
-                        key=f"user-{rng.randrange(1, 40)}",
-                        value=f"click-{clicks}",
-                        partition=partition,
-                    )
-            if channel == 2 and now == BACK_AT_S:
-                for instance in ("0", "1"):
-                    add(now + 0.01, instance=instance, channel=2, kind="status", status="ACTIVE")
-            wm_behind = (BACK_AT_S - SILENT_FROM_S + 10 - (now - BACK_AT_S) * 2) if backlog else 0
-            watermark = now - LAG_S - max(wm_behind, 0)
-            for instance in ("0", "1"):
-                add(
-                    now + 0.95,
-                    instance=instance,
-                    channel=channel,
-                    kind="watermark",
-                    watermark_ms=_iso(watermark),
-                )
+            if not silent:
+                self.channel_tick(tick, channel)
         if now + TICK_S > IDLE_AT_S >= now:
             for instance in ("0", "1"):
-                add(IDLE_AT_S, instance=instance, channel=2, kind="status", status="IDLE")
-    out.sort(key=lambda item: item[0])
-    return [{"seq": i, **row} for i, (_, row) in enumerate(out, 1)]
+                self.add(IDLE_AT_S, instance=instance, channel=2, kind="status", status="IDLE")
+
+    def channel_tick(self, tick: int, channel: int) -> None:
+        """Records first (they arrive during the tick), then the subtask's watermark."""
+        now = tick * TICK_S
+        partition = f"clicks-{channel * 2 + tick % 2}"
+        backlog = channel == 2 and now >= BACK_AT_S
+        for instance in ("0", "1"):
+            for _ in range(self.rng.choice((0, 0, 1, 0, 1, 2, 0, 0))):
+                self.clicks += 1
+                behind = (now - SILENT_FROM_S + 20) if backlog and now < BACK_AT_S + 30 else 0
+                event = now - behind - self.rng.uniform(0.2, LAG_S - 0.2)
+                self.add(
+                    now + self.rng.uniform(0.05, 0.9),
+                    instance=instance,
+                    channel=channel,
+                    kind="record",
+                    event_ms=_iso(event),
+                    key=f"user-{self.rng.randrange(1, 40)}",
+                    value=f"click-{self.clicks}",
+                    partition=partition,
+                )
+        if channel == 2 and now == BACK_AT_S:
+            for instance in ("0", "1"):
+                self.add(now + 0.01, instance=instance, channel=2, kind="status", status="ACTIVE")
+        wm_behind = (BACK_AT_S - SILENT_FROM_S + 10 - (now - BACK_AT_S) * 2) if backlog else 0
+        watermark = now - LAG_S - max(wm_behind, 0)
+        for instance in ("0", "1"):
+            self.add(
+                now + 0.95, instance=instance, channel=channel, kind="watermark", watermark_ms=_iso(watermark)
+            )
 
 
 def csv_text() -> str:

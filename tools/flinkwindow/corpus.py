@@ -12,6 +12,7 @@ watermarks at the ends of Java's long, where window ends wrap and cleanup times 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 from tools.flinkwindow.harness import Input, Mark, Record, WindowTrace
 from wmviz.core.types import MAX_MS, MIN_MS
@@ -72,44 +73,71 @@ def random_window_trace(seed: int, style: str | None = None) -> WindowTrace:
     span = size + (slide or 0)
     base = _edge_base(rng) if style == "edges" else rng.randint(-3 * span, 3 * span)
     ooo = rng.choice((0, 0, 1, 2, 5, 10)) if style == "generated" else None
+    shape = _Shape(style, size, slide, span, lateness, ooo)
     inputs: list[Input] = []
     wm = base - rng.randint(0, 2 * span)
     p_mark = {"ties": 0.2, "late": 0.35, "edges": 0.35}.get(style, 0.3)
     for _ in range(length):
         if ooo is None and rng.random() < p_mark:
-            r = rng.random()
-            if r < 0.15:
-                pass  # repeat the last watermark
-            elif r < 0.25:
-                wm -= rng.randint(1, span)  # a falling watermark (the valve ignores it)
-            elif style == "ties" and r < 0.6:
-                wm += rng.randint(span, 4 * span)  # pass several windows of every key at once
-            elif style == "edges" and r < 0.4:
-                wm = rng.choice((MIN_MS, MIN_MS + 1, MIN_MS + 2, -1, 0, 1, MAX_MS - 3, MAX_MS))
-            else:
-                wm += rng.randint(0, 2 * span)
-            wm = _clamp(wm) if wm != MIN_MS else wm
+            wm = _next_mark(rng, shape, wm)
             inputs.append(Mark(wm))
             continue
         key = rng.choice(keys)
-        if style == "ties":
-            ts = wm + rng.randint(1, span)
-        elif ooo is not None:
-            wm += rng.randint(0, 3)
-            ts = wm + rng.randint(-ooo - 3, 2)
-        elif style == "late" or rng.random() < 0.2:
-            ts = wm - rng.randint(0, 3 * span + lateness)
-        else:
-            ts = wm + rng.randint(-span, 2 * span)
-        if style == "edges" and rng.random() < 0.3:
-            ts = rng.choice((MAX_MS, MAX_MS - 1, MAX_MS - 2, MIN_MS + 1, MIN_MS + 2, MIN_MS + size, 0, -1))
-        ts = _clamp(ts)
+        ts, wm = _next_event_time(rng, shape, wm)
         if _safe_event(ts, size, slide):
             inputs.append(Record(key, ts))
     if not any(isinstance(i, Record) for i in inputs):
         inputs.append(Record(keys[0], _clamp(base)))
     label = f"window seed {seed} ({style})"
     return WindowTrace(label, size, slide, lateness, aggregate, tuple(inputs), ooo)
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What a random trace's inputs are drawn around: its style and windows, and (`generated`
+    style) the generator's out-of-orderness."""
+
+    style: str
+    size: int
+    slide: int | None
+    span: int
+    lateness: int
+    ooo: int | None
+
+
+def _next_mark(rng: random.Random, shape: _Shape, wm: int) -> int:
+    """The next watermark after `wm`: repeated, falling, or moving on (by the style's steps)."""
+    span, style = shape.span, shape.style
+    r = rng.random()
+    if r < 0.15:
+        pass  # repeat the last watermark
+    elif r < 0.25:
+        wm -= rng.randint(1, span)  # a falling watermark (the valve ignores it)
+    elif style == "ties" and r < 0.6:
+        wm += rng.randint(span, 4 * span)  # pass several windows of every key at once
+    elif style == "edges" and r < 0.4:
+        wm = rng.choice((MIN_MS, MIN_MS + 1, MIN_MS + 2, -1, 0, 1, MAX_MS - 3, MAX_MS))
+    else:
+        wm += rng.randint(0, 2 * span)
+    return _clamp(wm) if wm != MIN_MS else wm
+
+
+def _next_event_time(rng: random.Random, shape: _Shape, wm: int) -> tuple[int, int]:
+    """A record's event time near the watermark `wm` (late, tied, at the edges, by the style),
+    and the watermark after it (the `generated` style moves it with the records)."""
+    span, style, ooo = shape.span, shape.style, shape.ooo
+    if style == "ties":
+        ts = wm + rng.randint(1, span)
+    elif ooo is not None:
+        wm += rng.randint(0, 3)
+        ts = wm + rng.randint(-ooo - 3, 2)
+    elif style == "late" or rng.random() < 0.2:
+        ts = wm - rng.randint(0, 3 * span + shape.lateness)
+    else:
+        ts = wm + rng.randint(-span, 2 * span)
+    if style == "edges" and rng.random() < 0.3:
+        ts = rng.choice((MAX_MS, MAX_MS - 1, MAX_MS - 2, MIN_MS + 1, MIN_MS + 2, MIN_MS + shape.size, 0, -1))
+    return _clamp(ts), wm
 
 
 def window_corpus(n: int, seed_base: int) -> list[WindowTrace]:

@@ -178,8 +178,8 @@ def describe_edit(edit: Edit, trace: Trace | None = None) -> str:
     if isinstance(edit, Delete):
         if original is None:
             return f"what if the row at step {edit.step} of {where} had never arrived?"
-        row = f"{_noun(original)} on {_subject(original)}"
-        return f"what if {row} at step {edit.step} of {where} had never arrived?"
+        gone = f"{_noun(original)} on {_subject(original)}"
+        return f"what if {gone} at step {edit.step} of {where} had never arrived?"
     if original is None:
         changes = ", ".join(f"{name} {_show(value)}" for name, value in edit.fields.items())
         return f"what if step {edit.step} of {where} had had {changes}?"
@@ -262,30 +262,42 @@ def decode_edit(token: str) -> Edit:
     if op == "delete":
         return Delete(instance, step)
     if op == "insert":
-        values = {name: body.get(name) for name in _INSERT_FIELDS}
-        _check_values(values)
-        if values["kind"] is None or values["input"] is None:
-            raise ValueError("an inserted row needs a kind and an input")
-        values["kind"] = _enum(Kind, values["kind"], "kind")
-        values["status"] = _enum(Status, values["status"], "status")
-        return Insert(instance, step, **values)
+        return _decoded_insert(instance, step, body)
     if op == "change":
-        fields = body.get("fields")
-        if not isinstance(fields, dict) or set(fields) - CHANGEABLE:
-            raise ValueError(f"a change names fields among {', '.join(sorted(CHANGEABLE))}")
-        _check_values(fields)
-        fields = dict(fields)
-        for name, cls in (("kind", Kind), ("status", Status)):
-            if name in fields:
-                fields[name] = _enum(cls, fields[name], name)
-        return Change(instance, step, fields)
+        return _decoded_change(instance, step, body)
     if op == "configure":
-        fields = body.get("fields")
-        if not isinstance(fields, dict) or not fields:
-            raise ValueError("a config what-if names its fields by dotted path")
-        _check_values(fields)
-        return Configure(fields)
+        return _decoded_configure(body)
     raise ValueError(f"unknown what-if operation {op!r}")
+
+
+def _decoded_insert(instance: str, step: int, body: dict[str, Any]) -> Insert:
+    values: dict[str, Any] = {name: body.get(name) for name in _INSERT_FIELDS}
+    _check_values(values)
+    if values["kind"] is None or values["input"] is None:
+        raise ValueError("an inserted row needs a kind and an input")
+    values["kind"] = _enum(Kind, values["kind"], "kind")
+    values["status"] = _enum(Status, values["status"], "status")
+    return Insert(instance, step, **values)
+
+
+def _decoded_change(instance: str, step: int, body: dict[str, Any]) -> Change:
+    fields = body.get("fields")
+    if not isinstance(fields, dict) or set(fields) - CHANGEABLE:
+        raise ValueError(f"a change names fields among {', '.join(sorted(CHANGEABLE))}")
+    _check_values(fields)
+    fields = dict(fields)
+    for name, cls in (("kind", Kind), ("status", Status)):
+        if name in fields:
+            fields[name] = _enum(cls, fields[name], name)
+    return Change(instance, step, fields)
+
+
+def _decoded_configure(body: dict[str, Any]) -> Configure:
+    fields = body.get("fields")
+    if not isinstance(fields, dict) or not fields:
+        raise ValueError("a config what-if names its fields by dotted path")
+    _check_values(fields)
+    return Configure(fields)
 
 
 def _plain(value: Any) -> Any:
@@ -451,12 +463,14 @@ def _subject(row: TraceRow) -> str:
     return f"ch{row.channel}" + (f" of input {row.input}" if row.input != "0" else "")
 
 
+_STATUS_VERBS = {Status.IDLE: "gone IDLE", Status.ACTIVE: "become ACTIVE", Status.FINISHED: "finished"}
+
+
 def _verb(row: TraceRow) -> str:
     """What happened to the subject, after "had": "gone IDLE", "received watermark 10"."""
     if row.kind is Kind.STATUS:
-        return {Status.IDLE: "gone IDLE", Status.ACTIVE: "become ACTIVE", Status.FINISHED: "finished"}.get(
-            row.status, f"sent status {_show(row.status)}"
-        )
+        said = _STATUS_VERBS.get(row.status) if row.status is not None else None
+        return said or f"sent status {_show(row.status)}"
     if row.kind is Kind.WATERMARK:
         return f"received watermark {_show(row.watermark_ms)}"
     if row.kind is Kind.RECORD:

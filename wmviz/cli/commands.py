@@ -164,8 +164,8 @@ def check_files(args: argparse.Namespace) -> None:
         if path.is_dir():
             raise BadInput(f"{path}: is a folder, not a file")
         if not path.exists():
-            built_in = path is args.trace and incident_files(path.name) is not None
-            hint = f" (to use the built-in incident, name it alone: {path.stem})" if built_in else ""
+            named_built_in = path is args.trace and incident_files(path.name) is not None
+            hint = f" (to use the built-in incident, name it alone: {path.stem})" if named_built_in else ""
             raise BadInput(f"{path}: no such file{hint}")
         try:
             with open(path, "rb"):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 from wmviz.core.pipeline import InstancePipeline, StepResult
 from wmviz.core.scenario import IntervalJoinConfig, Kind, ScenarioConfig, Trace, TraceRow
@@ -25,7 +25,7 @@ def manual_channels(trace: Trace) -> dict[str, set[tuple[str, int]]]:
 
 
 def instance_channels(
-    valve_channels: dict[tuple[str, str], int], config: ScenarioConfig, instance: str
+    valve_channels: Mapping[tuple[str, str], int], config: ScenarioConfig, instance: str
 ) -> dict[str, int]:
     """Channel count per input of one instance; a two-input operator always has both inputs."""
     channels = {inp: n for (inst, inp), n in valve_channels.items() if inst == instance}

@@ -18,6 +18,7 @@ from wmviz.core.operator_log import (
     OutputWatermark,
     RowKind,
     SessionMerge,
+    StepEvent,
     WindowOutput,
 )
 from wmviz.core.pipeline import StepResult, ValveStep
@@ -118,38 +119,9 @@ def _two_input(result: StepResult) -> bool:
 
 
 def _operator_parts(result: StepResult, t: Times) -> list[str]:
-    parts: list[str] = []
+    """One clause per operator event, in the order they happened; the timers registered last."""
+    parts = [part for part in (_event_part(e, t) for e in result.events) if part is not None]
     registered = [e for e in result.events if isinstance(e, TimerRegistration)]
-    for event in result.events:
-        if isinstance(event, FiredTimer):
-            parts.append(describe_fired(event, t))
-        elif isinstance(event, JoinOutput | WindowOutput):
-            parts.append(describe_output(event, t))
-        elif isinstance(event, Finalized):
-            parts.append(
-                f"{label(event.row, t)} expired unmatched: its speculative row stands as the final answer"
-            )
-        elif isinstance(event, Cached):
-            parts.append(
-                f"{label(event.row, t)} is cached on {event.side}, waiting for partners until operator time "
-                f"reaches {t(event.closes_at_ms)}"
-            )
-        elif isinstance(event, GeneratorUpdate):
-            verdict = "→ new watermark" if event.emitted else "(not above the last one: no watermark)"
-            parts.append(
-                f"generator ch{event.channel}: maxSeen {t(event.max_seen_ms)}, candidate "
-                f"{t(event.candidate_ms)} {verdict}"
-            )
-        elif isinstance(event, SplitEvent):
-            parts.append(describe_split(event, t))
-        elif isinstance(event, SessionMerge):
-            parts.append(describe_merge(event, t))
-        elif isinstance(event, OutputWatermark):
-            parts.append(f"output watermark {t(event.watermark_ms)}")
-        elif isinstance(event, Dropped):
-            parts.append(f"{label(event.row, t)} dropped: {event.reason}")
-        elif isinstance(event, str):
-            parts.append(event)
     if registered:
         timers = ", ".join(
             f"{r.purpose}@{t(r.timer.timestamp_ms)}{'' if r.new else f' ({ALREADY_PENDING})'}"
@@ -157,6 +129,43 @@ def _operator_parts(result: StepResult, t: Times) -> list[str]:
         )
         parts.append(f"registers {timers}")
     return parts
+
+
+def _event_part(event: StepEvent, t: Times) -> str | None:
+    """What one event says; None for a timer registration (they are said together, last)."""
+    if isinstance(event, FiredTimer):
+        return describe_fired(event, t)
+    if isinstance(event, JoinOutput | WindowOutput):
+        return describe_output(event, t)
+    if isinstance(event, SplitEvent):
+        return describe_split(event, t)
+    if isinstance(event, SessionMerge):
+        return describe_merge(event, t)
+    if isinstance(event, OutputWatermark):
+        return f"output watermark {t(event.watermark_ms)}"
+    if isinstance(event, str):
+        return event
+    return _record_part(event, t)
+
+
+def _record_part(event: StepEvent, t: Times) -> str | None:
+    """What became of a record: dropped, cached, final as it stood, or seen by the generator."""
+    if isinstance(event, Finalized):
+        return f"{label(event.row, t)} expired unmatched: its speculative row stands as the final answer"
+    if isinstance(event, Cached):
+        return (
+            f"{label(event.row, t)} is cached on {event.side}, waiting for partners until operator time "
+            f"reaches {t(event.closes_at_ms)}"
+        )
+    if isinstance(event, GeneratorUpdate):
+        verdict = "→ new watermark" if event.emitted else "(not above the last one: no watermark)"
+        return (
+            f"generator ch{event.channel}: maxSeen {t(event.max_seen_ms)}, candidate "
+            f"{t(event.candidate_ms)} {verdict}"
+        )
+    if isinstance(event, Dropped):
+        return f"{label(event.row, t)} dropped: {event.reason}"
+    return None
 
 
 def describe_fired(fired: FiredTimer, t: Times = RAW) -> str:

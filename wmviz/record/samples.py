@@ -17,7 +17,7 @@ itself reported (`currentInputWatermark`) in `reported_ms`: the check column tha
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -217,7 +217,7 @@ class TraceBuilder:
         return {"channel": channel, "kind": "status", "status": status, "inferred": why}
 
 
-def rows_of(builder: TraceBuilder, samples: Iterator[Sample]) -> Iterator[dict[str, Any]]:
+def rows_of(builder: TraceBuilder, samples: Iterable[Sample]) -> Iterator[dict[str, Any]]:
     """Every row of a whole series of samples (the batch routes)."""
     for sample in samples:
         yield from builder.add(sample)

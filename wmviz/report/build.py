@@ -115,14 +115,16 @@ def build_report(inp: ReportInput, cursor: InstanceCursor, compare: CompareInput
     divergence = output_split.step if output_split is not None else None
     sections += _key_steps_section(cursor, step, t, divergence)
     if compare is not None and compare.step is not None:
-        other_views = _views_of(compare, t)
+        other_views = _views_of(compare, compare.step, t)
         figures[f"watermarks ({compare.label})"] = step_chart(
             compare.cursor, compare.step, other_views, t, title=f"Watermarks over steps: {compare.label}"
         )
     sections += _charts_section(figures, cursor, step)
     sections += _channels_section(cursor, step, views, t, "this run" if compare else None)
     if compare is not None and compare.step is not None:
-        sections += _channels_section(compare.cursor, compare.step, _views_of(compare, t), t, compare.label)
+        sections += _channels_section(
+            compare.cursor, compare.step, _views_of(compare, compare.step, t), t, compare.label
+        )
     sections += [f"<h2>The trace: {esc(inp.trace_name)}</h2>", pre_block(inp.trace_text)]
     if inp.config_json:
         sections += ["<h2>The config</h2>", pre_block(inp.config_json)]
@@ -136,10 +138,11 @@ def build_report(inp: ReportInput, cursor: InstanceCursor, compare: CompareInput
     )
 
 
-def _views_of(compare: CompareInput, t: TimeFormat) -> list[ValveView]:
+def _views_of(compare: CompareInput, step: int, t: TimeFormat) -> list[ValveView]:
+    """The other run's valves at `step`, its step for the report's (the caller has one)."""
     profile = _profile(compare.profile) or Profile.FLINK_1X_2X
-    pipeline = compare.cursor.state_at(compare.step).pipeline
-    return valve_views(compare.cursor, pipeline, compare.step, profile, t)
+    pipeline = compare.cursor.state_at(step).pipeline
+    return valve_views(compare.cursor, pipeline, step, profile, t)
 
 
 def chart_images(inp: ReportInput, cursor: InstanceCursor) -> dict[str, bytes]:

@@ -83,55 +83,76 @@ def markdown_html(text: str, *, heading_shift: int = 1) -> str:
     or unindented line after a bullet continues it), paragraphs separated by blank lines, `code`
     spans, **bold**, *italics* and fenced code blocks. Everything else (raw HTML, links, images) is
     shown as the escaped text it is: a story an upload carries is user text."""
-    out: list[str] = []
-    paragraph: list[str] = []
-    items: list[list[str]] = []
-    fence: str | None = None
-    code: list[str] = []
-
-    def flush() -> None:
-        if paragraph:
-            out.append(f"<p>{inline_html(' '.join(paragraph))}</p>")
-            paragraph.clear()
-        if items:
-            out.append("<ul>" + "".join(f"<li>{inline_html(' '.join(i))}</li>" for i in items) + "</ul>")
-            items.clear()
-
+    blocks = _Blocks(heading_shift)
     for line in text.splitlines():
+        blocks.take(line)
+    return blocks.finish()
+
+
+class _Blocks:
+    """`markdown_html` line by line: the HTML so far, and the paragraph, list or fenced code block
+    still open."""
+
+    def __init__(self, heading_shift: int) -> None:
+        self.heading_shift = heading_shift
+        self.out: list[str] = []
+        self.paragraph: list[str] = []
+        self.items: list[list[str]] = []
+        self.fence: str | None = None
+        self.code: list[str] = []
+
+    def take(self, line: str) -> None:
         stripped = line.strip()
-        if fence is not None:
-            if stripped.startswith(fence):
-                out.append(f"<pre><code>{esc(chr(10).join(code))}</code></pre>")
-                fence, code = None, []
+        if self.fence is not None:
+            if stripped.startswith(self.fence):
+                self._close_fence()
             else:
-                code.append(line)
-            continue
-        if stripped[:3] in ("```", "~~~"):
-            flush()
-            fence = stripped[:3]
-            continue
-        if not stripped:
-            flush()
-            continue
+                self.code.append(line)
+        elif stripped[:3] in ("```", "~~~"):
+            self.flush()
+            self.fence = stripped[:3]
+        elif not stripped:
+            self.flush()
+        else:
+            self._text(line, stripped)
+
+    def finish(self) -> str:
+        if self.fence is not None:  # an unclosed fence still shows its text rather than losing it
+            self._close_fence()
+        self.flush()
+        return "\n".join(self.out)
+
+    def flush(self) -> None:
+        self._close_paragraph()
+        if self.items:
+            self.out.append(
+                "<ul>" + "".join(f"<li>{inline_html(' '.join(i))}</li>" for i in self.items) + "</ul>"
+            )
+            self.items.clear()
+
+    def _text(self, line: str, stripped: str) -> None:
         heading = _HEADING.fullmatch(line)
         bullet = _BULLET.fullmatch(line)
         if heading:
-            flush()
-            level = min(len(heading.group(1)) + heading_shift, 6)
-            out.append(f"<h{level}>{inline_html(heading.group(2))}</h{level}>")
+            self.flush()
+            level = min(len(heading.group(1)) + self.heading_shift, 6)
+            self.out.append(f"<h{level}>{inline_html(heading.group(2))}</h{level}>")
         elif bullet:
-            if paragraph:  # a list right under a paragraph line starts a new block
-                out.append(f"<p>{inline_html(' '.join(paragraph))}</p>")
-                paragraph.clear()
-            items.append([bullet.group(1).strip()])
-        elif items:
-            items[-1].append(stripped)
+            self._close_paragraph()  # a list right under a paragraph line starts a new block
+            self.items.append([bullet.group(1).strip()])
+        elif self.items:
+            self.items[-1].append(stripped)
         else:
-            paragraph.append(stripped)
-    if fence is not None:  # an unclosed fence still shows its text rather than losing it
-        out.append(f"<pre><code>{esc(chr(10).join(code))}</code></pre>")
-    flush()
-    return "\n".join(out)
+            self.paragraph.append(stripped)
+
+    def _close_paragraph(self) -> None:
+        if self.paragraph:
+            self.out.append(f"<p>{inline_html(' '.join(self.paragraph))}</p>")
+            self.paragraph.clear()
+
+    def _close_fence(self) -> None:
+        self.out.append(f"<pre><code>{esc(chr(10).join(self.code))}</code></pre>")
+        self.fence, self.code = None, []
 
 
 def paragraphs_html(text: str) -> str:

@@ -4,7 +4,8 @@ One long-running query, `groupBy("instance").applyInPandasWithState(...)`, holds
 `InstancePipeline` as keyframe bytes (`wmviz.timeline.keyframe`) in Spark's state store. Each
 `LiveSession.step` appends ONE input row as a small JSON file, the query runs one micro-batch on
 it, and a `foreachBatch` sink hands the step's transcript record back to the waiting caller, keyed
-by (instance, step).
+by (instance, step). The query itself, and what it is started on (`LiveSpec`), live in
+`wmviz.spark.live_query`; `LiveSession.start` starts one, and the session only steps it.
 
 Why this design (measured with `python -m wmviz.spark.live`, local[2] on a shared 2-core host):
 
@@ -39,45 +40,26 @@ import statistics
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
-from pyspark.sql.streaming.state import GroupStateTimeout
 
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow
-from wmviz.core.simulate import instance_channels, manual_channels
-from wmviz.core.types import Profile, Status
-from wmviz.spark.engine import spark_ddl
-from wmviz.spark.live_worker import (
-    OUTPUT_DDL,
-    SOURCE_NAME,
-    STATE_DDL,
-    LiveStepSource,
-    live_group,
-    step_file,
-)
+from wmviz.core.simulate import instance_channels
+from wmviz.core.types import Status
+from wmviz.spark.live_query import SOURCES, LiveError, LiveSpec, LiveStream
 from wmviz.timeline import keyframe
 from wmviz.timeline.memory import MemoryTimeline
-from wmviz.timeline.runner import RunSpec
 from wmviz.trace.check import CheckContext, check_batch
 from wmviz.trace.config import config_to_dict
 from wmviz.trace.errors import IssueCollector, TraceIssue, TraceValidationError
 from wmviz.trace.raw import RawBatch, from_python
-from wmviz.trace.rowtable import ROW_COLUMNS, ROW_SCHEMA, decode_rows, encode_rows
+from wmviz.trace.rowtable import ROW_SCHEMA, decode_rows, encode_rows
 from wmviz.trace.wholefile import proc_ms_decrease_reason
-
-_SOURCES = ("python", "files")
-
-
-class LiveError(RuntimeError):
-    """The live query failed, timed out, or its worker rejected a row (the state is unchanged then)."""
-
 
 # --------------------------------------------------------------------------------------------------
 # The driver side.
@@ -90,43 +72,39 @@ def _row_record(row: TraceRow, order: int) -> dict[str, Any]:
     return record
 
 
+class HandCells(TypedDict, total=False):
+    """The cells of an input typed by hand (`LiveSession.inject`), as a trace row's columns: each
+    read by the trace validator's rule for that column ("MAX" for a watermark, "idle" a status)."""
+
+    instance: str
+    input: str
+    channel: int | None
+    watermark_ms: int | str | None
+    status: str | Status | None
+    event_ms: int | str | None
+    proc_ms: int | str | None
+    key: str | None
+    value: str | int | float | None
+
+
 class LiveSession:
     """Step one scenario inside a running Spark streaming query, one input row per micro-batch.
 
     `step(row)` returns the row's transcript record (what `transcript_record` gives for the same
     row in a batch run); `inject(...)` builds the row from typed-in cells first. Per-step wall
-    times go to `latencies_ms`. Use as a context manager, or call `close()`.
-
-    `manual_channels` matters only with a generator: per instance, the (input, channel) pairs that
-    carry explicit watermarks. A batch run learns them from the whole trace before the first row;
-    live mode must be told up front (`from_trace` derives them from a trace).
+    times go to `latencies_ms`. Open one with `start(spark, spec, work_dir)` or `from_trace`; use
+    it as a context manager, or call `close()`.
     """
 
-    def __init__(
-        self,
-        spark: SparkSession,
-        config: ScenarioConfig,
-        profile: Profile | str,
-        valve_channels: Mapping[tuple[str, str], int],
-        work_dir: str | os.PathLike[str],
-        *,
-        with_input: bool = False,
-        operator: bool = False,
-        manual_channels: Mapping[str, set[tuple[str, int]]] | None = None,
-        source: str = "python",
-        wait_ms: int = 200,
-        step_timeout_s: float = 120.0,
-    ) -> None:
-        if source not in _SOURCES:
-            raise ValueError(f"source must be one of {', '.join(_SOURCES)}, not {source!r}")
-        self.config = config
-        self.profile = Profile.parse(profile) if isinstance(profile, str) else profile
-        self.valve_channels = dict(valve_channels)
-        self.manual = {i: frozenset(pairs) for i, pairs in (manual_channels or {}).items()}
-        self._refs = {"config": config, "profile": self.profile}
-        self.with_input = with_input
-        self.operator = operator
-        self.step_timeout_s = step_timeout_s
+    def __init__(self, spec: LiveSpec, stream: LiveStream) -> None:
+        """A session over a query already running (`start` starts one)."""
+        self.spec = spec
+        self.config = spec.config
+        self.profile = spec.profile
+        self.valve_channels = spec.valve_channels
+        self._stream = stream
+        self.startup_ms = stream.startup_ms
+        self._refs = {"config": spec.config, "profile": spec.profile}
         self.latencies_ms: list[float] = []
         """Wall time of each accepted step: file written → record back on the driver."""
         self.history: list[TraceRow] = []
@@ -136,11 +114,10 @@ class LiveSession:
         self._next_row = 1
         self._proc_ms: dict[str, tuple[int, int]] = {}
         self._states: dict[str, bytes] = {}
-        self._results: dict[tuple[str, int], tuple[int, str, bytes | None, bytes | None, int]] = {}
         self.timeline = MemoryTimeline(
             {
-                "profile": self.profile.value,
-                "config": config_to_dict(config),
+                "profile": spec.profile.value,
+                "config": config_to_dict(spec.config),
                 "keyframe_every": 1,
                 "engine": "spark (live)",
                 "instances": {},
@@ -150,63 +127,21 @@ class LiveSession:
         """Every accepted step's timeline rows, as the query's workers recorded them."""
         self.batch_ids: list[int] = []
         """The micro-batch that ran each accepted step."""
-        self._cond = threading.Condition()
         self._stepping = threading.Lock()  # a UI may call from several threads: one step at a time
 
-        work = Path(work_dir)
-        self.input_dir = work / "input"
-        self.checkpoint_dir = work / "checkpoint"
-        for folder in (self.input_dir, self.checkpoint_dir):
-            # A previous session's files would be replayed as this session's first steps.
-            if folder.exists() and any(folder.iterdir()):
-                raise ValueError(f"{folder} is not empty; give each live session a fresh work_dir")
-            folder.mkdir(parents=True, exist_ok=True)
-
-        started = time.perf_counter()
-        # A private session: its conf (one state partition) and source registration stay here.
-        self.session = spark.newSession()
-        self.session.conf.set("spark.sql.shuffle.partitions", "1")
-        if source == "python":
-            self.session.dataSource.register(LiveStepSource)
-            rows = (
-                self.session.readStream.format(SOURCE_NAME)
-                .option("path", str(self.input_dir))
-                .option("wait_ms", str(wait_ms))
-                .load()
-            )
-        else:
-            rows = (
-                self.session.readStream.schema(spark_ddl(ROW_SCHEMA))
-                .option("maxFilesPerTrigger", 1)
-                .json(str(self.input_dir))
-            )
-        job = RunSpec.of(config, self.profile, self.valve_channels, keyframe_every=1)
-        # The row crosses into pandas as JSON: a nullable long column would arrive as float64 and
-        # lose Long.MAX_VALUE watermarks; to_json keeps every long exact and drops the nulls.
-        out = (
-            rows.select("instance", "order", F.to_json(F.struct(*ROW_COLUMNS)).alias("record"))
-            .groupBy("instance")
-            .applyInPandasWithState(
-                live_group(job, self.manual, with_input=with_input, operator=operator),
-                OUTPUT_DDL,
-                STATE_DDL,
-                "append",
-                GroupStateTimeout.NoTimeout,
-            )
-        )
-        self.query = (
-            out.writeStream.foreachBatch(self._on_batch)
-            .option("checkpointLocation", str(self.checkpoint_dir))
-            .start()
-        )
-        self.startup_ms = (time.perf_counter() - started) * 1000
+    @classmethod
+    def start(cls, spark: SparkSession, spec: LiveSpec, work_dir: str | os.PathLike[str]) -> LiveSession:
+        """Start the streaming query for `spec` (its files under `work_dir`, which must hold none of a
+        previous session's) and return the session that steps it."""
+        return cls(spec, LiveStream.start(spark, spec, Path(work_dir)))
 
     @classmethod
-    def from_trace(cls, spark: SparkSession, trace: Trace, work_dir, **kwargs) -> LiveSession:
-        """A session for a trace's config, profile, channel counts and manual channels."""
-        kwargs.setdefault("manual_channels", manual_channels(trace))
-        profile = kwargs.pop("profile", trace.config.profile)
-        return cls(spark, trace.config, profile, trace.valve_channels, work_dir, **kwargs)
+    def from_trace(
+        cls, spark: SparkSession, trace: Trace, work_dir: str | os.PathLike[str], **options: Any
+    ) -> LiveSession:
+        """A started session for a trace's config, profile, channel counts and manual channels;
+        `options` are `LiveSpec`'s (`operator=True`, `source="files"`, ...)."""
+        return cls.start(spark, LiveSpec.of_trace(trace, **options), work_dir)
 
     # ---------------------------------------------------------------------------------------------
 
@@ -225,14 +160,12 @@ class LiveSession:
         order = self._order
         step = self.steps.get(row.instance, 0)
         started = time.perf_counter()
-        target = step_file(self.input_dir, order)
-        # Write, then rename: a source must never see a half-written file.
-        tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_text(json.dumps(_row_record(row, order)) + "\n")
-        os.replace(tmp, target)
+        self._stream.send(_row_record(row, order), order)
         # The file is in the source now, so its order number is spent even if the worker rejects it.
         self._order += 1
-        got_order, line, state, tables, batch_id = self._await((row.instance, step))
+        got_order, line, state, tables, batch_id = self._stream.receive(
+            (row.instance, step), self.spec.step_timeout_s
+        )
         elapsed = (time.perf_counter() - started) * 1000
         if got_order != order:
             raise LiveError(
@@ -254,37 +187,28 @@ class LiveSession:
         self.batch_ids.append(batch_id)
         return record
 
-    def inject(
-        self,
-        kind: str | Kind,
-        *,
-        instance: str = "0",
-        input: str = "0",
-        channel: int | None = None,
-        watermark_ms: int | str | None = None,
-        status: str | Status | None = None,
-        event_ms: int | str | None = None,
-        proc_ms: int | str | None = None,
-        key: str | None = None,
-        value: str | int | float | None = None,
-    ) -> dict[str, Any]:
+    def inject(self, kind: str | Kind, **typed: Unpack[HandCells]) -> dict[str, Any]:
         """Type an input by hand: the cells are read exactly as a trace row's, then `step`ped.
 
         `inject("status", channel=0, status="idle")`, `inject("watermark", channel=1,
         watermark_ms="MAX")`, `inject("record", input="L", channel=0, event_ms=10_000, key="1")`.
-        The row is numbered after the highest line seen so far.
+        The row is numbered after the highest line seen so far; instance and input default to "0".
         """
+        unknown = sorted(set(typed) - set(HandCells.__annotations__))
+        if unknown:  # a typo must not drop a cell silently
+            raise TypeError(f"inject() got unexpected cells: {', '.join(unknown)}")
+        status = typed.get("status")
         cells = {
             "kind": kind.value if isinstance(kind, Kind) else kind,
-            "instance": instance,
-            "input": input,
-            "channel": channel,
-            "watermark_ms": watermark_ms,
+            "instance": typed.get("instance", "0"),
+            "input": typed.get("input", "0"),
+            "channel": typed.get("channel"),
+            "watermark_ms": typed.get("watermark_ms"),
             "status": status.value if isinstance(status, Status) else status,
-            "event_ms": event_ms,
-            "proc_ms": proc_ms,
-            "key": key,
-            "value": value,
+            "event_ms": typed.get("event_ms"),
+            "proc_ms": typed.get("proc_ms"),
+            "key": typed.get("key"),
+            "value": typed.get("value"),
         }
         return self.step(self._read_cells(cells))
 
@@ -307,7 +231,7 @@ class LiveSession:
 
     def close(self) -> None:
         """Stop the query (the step files and checkpoint stay in `work_dir`)."""
-        self.query.stop()
+        self._stream.query.stop()
 
     def __enter__(self) -> LiveSession:
         return self
@@ -331,7 +255,7 @@ class LiveSession:
             count = channels[row.input]
             issue("channel", f"{row.channel} is out of range; input {row.input} has {count} channels")
         if self.config.generator is not None and row.channel is not None:
-            manual = (row.input, row.channel) in self.manual.get(row.instance, ())
+            manual = (row.input, row.channel) in self.spec.manual_channels.get(row.instance, ())
             if row.kind is Kind.WATERMARK and not manual:
                 issue(
                     "kind",
@@ -349,37 +273,6 @@ class LiveSession:
             )
         if issues:
             raise TraceValidationError(issues)
-
-    def _on_batch(self, batch, batch_id: int) -> None:
-        """The foreachBatch sink (runs on the driver): file each step's output under (instance, step)."""
-        rows = batch.collect()
-        with self._cond:
-            for r in rows:
-                self._results[(r["instance"], r["step"])] = (
-                    r["order"],
-                    r["line"],
-                    r["state"],
-                    r["tables"],
-                    batch_id,
-                )
-            self._cond.notify_all()
-
-    def _await(self, key: tuple[str, int]) -> tuple[int, str, bytes | None, bytes | None, int]:
-        deadline = time.monotonic() + self.step_timeout_s
-        while True:
-            with self._cond:
-                if self._cond.wait_for(lambda: key in self._results, timeout=0.5):
-                    order, line, state, tables, batch_id = self._results.pop(key)
-                    state = bytes(state) if state is not None else None
-                    return order, line, state, bytes(tables) if tables is not None else None, batch_id
-            # Checked outside the lock, which the sink needs to deliver.
-            error = self.query.exception()
-            if error is not None or not self.query.isActive:
-                raise LiveError(f"the live query stopped: {error}")
-            if time.monotonic() > deadline:
-                raise LiveError(
-                    f"no output for step {key[1]} of instance {key[0]} in {self.step_timeout_s} s"
-                )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -424,7 +317,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m wmviz.spark.live", description=main.__doc__)
     parser.add_argument("trace", nargs="?", help="a trace file (default: a 2-instance demo valve trace)")
     parser.add_argument("--steps", type=int, default=20, help="rows to step (default 20)")
-    parser.add_argument("--source", choices=_SOURCES, default="python")
+    parser.add_argument("--source", choices=SOURCES, default="python")
     parser.add_argument("--master", default=None)
     args = parser.parse_args(argv)
 

@@ -11,6 +11,7 @@ import os
 import pickle
 import time
 from collections.abc import Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,8 @@ OUTPUT_DDL = "instance string, step long, order long, line string, state binary,
 STATE_DDL = "pipeline binary, steps long"
 _POLL_S = 0.005
 """How often the source looks for the next step file: at most 5 ms late, ~3 % of a core idle."""
+ManualChannels = Mapping[str, AbstractSet[tuple[str, int]]]
+"""Per instance, the (input, channel) pairs that carry explicit watermarks (see `LiveSpec`)."""
 
 # --------------------------------------------------------------------------------------------------
 # The source: one JSON file per step, `NNNNNNNNN.json`, holding one row of the engine's row schema.
@@ -93,13 +96,13 @@ class _StepReader(SimpleDataSourceStreamReader):
 # The stateful function (runs in a Python worker).
 
 
-def _new_pipeline(job: RunSpec, instance: str, manual: Mapping[str, frozenset]) -> InstancePipeline:
+def _new_pipeline(job: RunSpec, instance: str, manual: ManualChannels) -> InstancePipeline:
     channels = job.channels_of(instance)
     pairs = set(manual.get(instance, ())) if job.config.generator is not None else set()
     return InstancePipeline(instance, job.config, job.profile, channels, pairs)
 
 
-def live_group(job: RunSpec, manual: Mapping[str, frozenset], *, with_input: bool, operator: bool):
+def live_group(job: RunSpec, manual: ManualChannels, *, with_input: bool, operator: bool):
     """The `applyInPandasWithState` function: resume the instance's stored pipeline, run its rows.
 
     State is `(pipeline keyframe, steps so far)`. Each output row carries the step's transcript
@@ -127,7 +130,9 @@ def live_group(job: RunSpec, manual: Mapping[str, frozenset], *, with_input: boo
             pipeline = _new_pipeline(job, instance, manual)
         # Sort across every frame: the batch engine feeds an instance's rows in arrival order.
         pending = sorted((int(o), r) for pdf in frames for o, r in zip(pdf["order"], pdf["record"]))
-        out = []
+        # (instance, step, order, transcript line, keyframe, pickled tables); a rejected row has no
+        # keyframe and no tables.
+        out: list[tuple[str, int, int, str, bytes | None, bytes | None]] = []
         for order, record in pending:
             cells = json.loads(record)
             try:

@@ -121,6 +121,10 @@ class _Encoder:
         depth += 1
         if type(value) in _SHAPES:  # a core class met before: skip the container checks
             return self.core_object(value, depth)
+        return self.container(value, depth)
+
+    def container(self, value: Any, depth: int) -> Any:
+        """A built-in container or a payload value; anything else must be a core object."""
         if isinstance(value, list):
             return self.items(value, depth)
         if isinstance(value, tuple) and not hasattr(value, "_fields"):
@@ -238,14 +242,22 @@ class _Decoder:
             return [self.decode(v, depth) for v in value]
         if not isinstance(value, dict) or not 1 <= len(value) <= 3:
             raise KeyframeError("keyframe holds a value of an unknown shape")
+        if "ref" in value or "o" in value:
+            return self._reference(value)
+        return self._tagged(value, depth)
+
+    def _reference(self, value: dict[str, Any]) -> Any:
+        """What `{"ref": name}` (supplied by the reader) or `{"o": n}` (an object met before) names."""
         if "ref" in value:
             if value["ref"] not in self.refs:
                 raise KeyframeError(f"keyframe refers to {value['ref']!r}, which the reader did not supply")
             return self.refs[value["ref"]]
-        if "o" in value:
-            if value["o"] not in self.objects:
-                raise KeyframeError("keyframe refers to an object before defining it")
-            return self.objects[value["o"]]
+        if value["o"] not in self.objects:
+            raise KeyframeError("keyframe refers to an object before defining it")
+        return self.objects[value["o"]]
+
+    def _tagged(self, value: dict[str, Any], depth: int) -> Any:
+        """A container, a payload value or an object, by its tag."""
         for tag, build in (("t", tuple), ("s", set), ("fs", frozenset)):
             if tag in value and len(value) == 1:
                 return build(self.decode(v, depth) for v in value[tag])

@@ -8,6 +8,7 @@ The step number, the instance and the trace row itself come from the input table
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -204,12 +205,14 @@ class InstanceRecorder:
             "steps": steps_table(
                 self.instance,
                 rows,
-                self.rules,
-                self.out,
-                pa.array(self.emit, pa.string()),
-                pa.array(self.dropped, pa.string()),
-                self.output_wm,
-                self.output_status,
+                StepsCaused(
+                    self.rules,
+                    self.out,
+                    pa.array(self.emit, pa.string()),
+                    pa.array(self.dropped, pa.string()),
+                    self.output_wm,
+                    self.output_status,
+                ),
                 self.first_step,
             )
         }
@@ -227,29 +230,31 @@ class InstanceRecorder:
         return result
 
 
-def steps_table(
-    instance: str,
-    rows: pa.Table,
-    rules: list[str],
-    out: list[str],
-    emit: pa.Array,
-    dropped: pa.Array,
-    output_wm: list[int],
-    output_status: list[str],
-    first_step: int = 0,
-) -> pa.Table:
+@dataclass(frozen=True)
+class StepsCaused:
+    """What each step of an instance caused, one entry per step: the `steps` table's own columns."""
+
+    rules: list[str]
+    out: list[str]
+    emit: pa.Array
+    dropped: pa.Array
+    output_wm: list[int]
+    output_status: list[str]
+
+
+def steps_table(instance: str, rows: pa.Table, caused: StepsCaused, first_step: int = 0) -> pa.Table:
     """The `steps` table of one instance: what each step caused, beside the trace row itself."""
     n = rows.num_rows
     steps = {
         "instance": pa.repeat(pa.scalar(instance, pa.string()), n),
         "step": pa.array(np.arange(first_step, first_step + n, dtype=np.int64)),
         "order": rows.column("order").cast(pa.int64()),
-        "rules": pa.array(rules, pa.string()),
-        "out_json": pa.array(out, pa.string()),
-        "emit_json": emit,
-        "dropped_json": dropped,
-        "output_wm": pa.array(output_wm, pa.int64()),
-        "output_status": pa.array(output_status, pa.string()),
+        "rules": pa.array(caused.rules, pa.string()),
+        "out_json": pa.array(caused.out, pa.string()),
+        "emit_json": caused.emit,
+        "dropped_json": caused.dropped,
+        "output_wm": pa.array(caused.output_wm, pa.int64()),
+        "output_status": pa.array(caused.output_status, pa.string()),
     }
     schema = SCHEMAS["steps"]
     steps.update({name: rows.column(name).cast(schema.field(name).type) for name in INPUT_COLUMNS})

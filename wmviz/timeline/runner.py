@@ -7,7 +7,7 @@ rows in the same order, so both write the same tables.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -38,7 +38,7 @@ class RunSpec:
         cls,
         config: ScenarioConfig,
         profile: Profile,
-        valve_channels: dict[tuple[str, str], int],
+        valve_channels: Mapping[tuple[str, str], int],
         keyframe_every: int,
         fast: bool = True,
     ) -> RunSpec:

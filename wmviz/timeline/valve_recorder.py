@@ -19,7 +19,7 @@ from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.types import Emission, Status, format_emission
 from wmviz.core.valve import Outcome
 from wmviz.timeline import keyframe
-from wmviz.timeline.recorder import status_text, steps_table
+from wmviz.timeline.recorder import StepsCaused, status_text, steps_table
 from wmviz.timeline.tables import SCHEMAS
 
 _RULE_TEXT = {id(outcome): " ".join(outcome.rules) for outcome in Outcome}  # by id: an Enum's hash is slow
@@ -97,7 +97,9 @@ class ValveOnlyRecorder:
         nulls = pa.nulls(n, pa.string())
         result = {
             "steps": steps_table(
-                self.instance, rows, self.rules, self.out, nulls, nulls, self.output_wm, self.output_status
+                self.instance,
+                rows,
+                StepsCaused(self.rules, self.out, nulls, nulls, self.output_wm, self.output_status),
             )
         }
         result.update(self._changes(rows))

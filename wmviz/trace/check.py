@@ -94,13 +94,15 @@ class CheckedBatch:
 
 
 class _Rows:
-    """The issues of one batch, rendered only for the rows that can still be among the kept ones."""
+    """The issues of one batch, rendered only for the rows that can still be among the kept ones,
+    and the required columns its header lacks (`CheckedBatch.header_missing`)."""
 
     def __init__(self, batch: RawBatch, collector: IssueCollector) -> None:
         self.rows = batch.rows
         self.labels = batch.labels
         self.collector = collector
         self.bad = np.zeros(batch.length, bool)
+        self.header_missing: dict[str, dict[str, int]] = {}
 
     def add(self, mask: np.ndarray, column: str | None, phase: int, reason: Callable[[int], str]) -> None:
         """An issue on every row of `mask`; beyond the collector's cap only counted."""
@@ -121,9 +123,8 @@ def check_batch(batch: RawBatch, context: CheckContext) -> CheckedBatch:
     issues = _Rows(batch, IssueCollector(context.source))
     present = {name: column.present() for name, column in batch.columns.items()}
     judge = dict(present)
-    header_missing: dict[str, dict[str, int]] = {}
 
-    kind_codes = _kinds(batch, judge, issues, context, header_missing)
+    kind_codes = _kinds(batch, judge, issues, context)
     for place, column in enumerate(COLUMNS):
         if column.name not in present:
             continue
@@ -137,7 +138,7 @@ def check_batch(batch: RawBatch, context: CheckContext) -> CheckedBatch:
     parsed = {name: _parse(batch, name, judge, issues) for name in cols.CHECK_ORDER if name != "kind"}
     instance = _default_zero(parsed["instance"], n)
     input_names_, input_ok = _inputs(parsed["input"], n, context, issues)
-    _require_for_kind(kind_codes, present, batch, issues, context, header_missing)
+    _require_for_kind(kind_codes, present, batch, issues, context)
     _aggregate(kind_codes, parsed["value"], context, issues)
     channel = parsed["channel"]
     max_channel = _channel_range(channel, instance, input_names_, input_ok, context, batch, issues)
@@ -161,7 +162,7 @@ def check_batch(batch: RawBatch, context: CheckContext) -> CheckedBatch:
         "valid": pa.array(valid),
         "seq_bad": pa.array(parsed["seq"].bad),
     }
-    return CheckedBatch(pa.table(columns), issues.collector, header_missing, max_channel)
+    return CheckedBatch(pa.table(columns), issues.collector, issues.header_missing, max_channel)
 
 
 _KIND_NAMES = pa.array([k.value for k in KINDS], pa.string())
@@ -181,7 +182,6 @@ def _kinds(
     judge: dict[str, np.ndarray],
     issues: _Rows,
     context: CheckContext,
-    header_missing: dict[str, dict[str, int]],
 ) -> np.ndarray:
     """Each row's kind as an index into KINDS (−1: absent or not a kind)."""
     n = batch.length
@@ -195,7 +195,7 @@ def _kinds(
         for name, code in _KIND_CODE.items():
             codes[pc.fill_null(pc.equal(result.values, name), False).to_numpy(zero_copy_only=False)] = code
         missing = ~judge["kind"]
-    _require(missing, "kind", None, batch, issues, context, header_missing, PHASE_KIND)
+    _require(missing, "kind", None, PHASE_KIND, issues, context)
     return codes
 
 
@@ -205,7 +205,6 @@ def _require_for_kind(
     batch: RawBatch,
     issues: _Rows,
     context: CheckContext,
-    header_missing: dict[str, dict[str, int]],
 ) -> None:
     config = context.config if context.config_ok else None
     for code, kind in enumerate(KINDS):
@@ -214,26 +213,19 @@ def _require_for_kind(
             continue
         for place, name in enumerate(required_columns(kind, config)):
             mask = of_kind & ~present.get(name, np.zeros(batch.length, bool))
-            _require(mask, name, kind, batch, issues, context, header_missing, PHASE_REQUIRED + place)
+            _require(mask, name, kind, PHASE_REQUIRED + place, issues, context)
 
 
 def _require(
-    mask: np.ndarray,
-    column: str,
-    kind: Kind | None,
-    batch: RawBatch,
-    issues: _Rows,
-    context: CheckContext,
-    header_missing: dict[str, dict[str, int]],
-    phase: int,
+    mask: np.ndarray, column: str, kind: Kind | None, phase: int, issues: _Rows, context: CheckContext
 ) -> None:
     """A required cell is absent; a column the whole header lacks is one file-level issue instead."""
     if not mask.any():
         return
     if context.header is not None and column not in context.header:
         label = "every" if kind is None else kind.value
-        first = int(batch.rows[np.flatnonzero(mask)[0]])
-        seen = header_missing.setdefault(column, {})
+        first = int(issues.rows[np.flatnonzero(mask)[0]])
+        seen = issues.header_missing.setdefault(column, {})
         seen[label] = min(seen.get(label, first), first)
         return  # the rows are held back by `_header_blocked`, without one message each
     config = context.config if context.config_ok else None

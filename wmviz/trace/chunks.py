@@ -8,7 +8,7 @@ later by `wmviz.trace.check`. The same function runs in this process and in Spar
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -52,7 +52,22 @@ def _csv(plan: TracePlan, chunk: Chunk, collector: IssueCollector) -> Iterator[R
     lines = _record_lines(data, chunk.first_row)
     if not len(lines):
         return  # only blank lines
-    names = [f"c{i}" for i in range(len(plan.header))]
+    parsed = _csv_records(data, lines, len(plan.header), chunk, collector)
+    if parsed is None:
+        return
+    table, rows = parsed
+    if bad_lines:
+        table, rows = _without_lines(table, rows, bad_lines, collector)
+    yield from _csv_batches(plan.header, table, rows)
+
+
+def _csv_records(
+    data: bytes, lines: np.ndarray, width: int, chunk: Chunk, collector: IssueCollector
+) -> tuple[pa.Table, np.ndarray] | None:
+    """The records of `data` as text columns `c0`…, and the line each starts on (`lines` holds the
+    start of every record); a record of the wrong width is an issue and skipped. None (said to
+    `collector`) when the CSV is broken."""
+    names = [f"c{i}" for i in range(width)]
     broken: list[int] = []
 
     def wrong_width(row: Any) -> str:
@@ -81,29 +96,39 @@ def _csv(plan: TracePlan, chunk: Chunk, collector: IssueCollector) -> Iterator[R
         )
     except pa.ArrowInvalid as exc:
         collector.add(chunk.first_row, None, f"broken CSV: {exc}")
-        return
+        return None
     kept = np.ones(len(lines), bool)
     kept[broken] = False
     rows = lines[kept]
     if len(rows) != table.num_rows:  # never expected: say so rather than misnumber rows
         collector.add(chunk.first_row, None, f"broken CSV: {table.num_rows} records, {len(rows)} line starts")
-        return
-    if bad_lines:
-        ends = np.concatenate((rows[1:], [np.iinfo(np.int64).max]))
-        for line in bad_lines:
-            collector.add(line, None, "line is not valid UTF-8 text")
-        keep = np.ones(len(rows), bool)
-        for line in bad_lines:
-            keep[np.flatnonzero((rows <= line) & (line < ends))] = False
-        table = table.filter(pa.array(keep))
-        rows = rows[keep]
+        return None
+    return table, rows
+
+
+def _without_lines(
+    table: pa.Table, rows: np.ndarray, bad_lines: list[int], collector: IssueCollector
+) -> tuple[pa.Table, np.ndarray]:
+    """The records without those touching a line that is not valid UTF-8 (each one an issue)."""
+    ends = np.concatenate((rows[1:], [np.iinfo(np.int64).max]))
+    for line in bad_lines:
+        collector.add(line, None, "line is not valid UTF-8 text")
+    keep = np.ones(len(rows), bool)
+    for line in bad_lines:
+        keep[np.flatnonzero((rows <= line) & (line < ends))] = False
+    return table.filter(pa.array(keep)), rows[keep]
+
+
+def _csv_batches(header: Sequence[str], table: pa.Table, rows: np.ndarray) -> Iterator[RawBatch]:
+    """The records as raw batches of at most BATCH_ROWS rows: the standard columns by name, the
+    others as the payload."""
     for offset in range(0, max(table.num_rows, 1), BATCH_ROWS):
         part = table.slice(offset, BATCH_ROWS)
         if not part.num_rows:
             return
         columns: dict[str, RawColumn] = {}
         payload: list[tuple[str, RawColumn]] = []
-        for name, values in zip(plan.header, part.columns, strict=True):
+        for name, values in zip(header, part.columns, strict=True):
             array = values.combine_chunks()
             if name in STANDARD:
                 columns[name] = from_text(array, strip=name in TYPED)

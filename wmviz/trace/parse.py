@@ -66,7 +66,7 @@ class _Reasons:
         for where, texts in self.parts:
             slot = where[index]
             if slot >= 0 and texts[slot] is not None:
-                return texts[slot]  # type: ignore[return-value]
+                return texts[slot]
         raise KeyError(index)
 
 

@@ -66,7 +66,7 @@ def encode_rows(rows: Sequence[TraceRow]) -> pa.Table:
 
 def decode_rows(table: pa.Table | pa.RecordBatch) -> list[TraceRow]:
     """The TraceRows of a table with the ROW_SCHEMA columns (extra columns are ignored); the same
-    rows as `_row` makes of each record, decoded column by column."""
+    rows as `row_from_record` makes of each record, decoded column by column."""
     n = table.num_rows
     column = table.column
     cells = {name: column_cells(column(name)) for name in _PLAIN_CELLS}
@@ -129,59 +129,25 @@ def column_cells(
     return members[codes].tolist()
 
 
-_DECODED = (
-    "row",
-    "kind",
-    "instance",
-    "input",
-    "channel",
-    "seq",
-    "event_ms",
-    "watermark_ms",
-    "status",
-    "proc_ms",
-    "key",
-    "value_json",
-    "payload_json",
-)
-
-
-def _row(
-    row: int,
-    kind: str,
-    instance: str,
-    input_name: str,
-    channel: int | None,
-    seq: int | None,
-    event_ms: int | None,
-    watermark_ms: int | None,
-    status: str | None,
-    proc_ms: int | None,
-    key: str | None,
-    value_json: str | None,
-    payload_json: str | None,
-) -> TraceRow:
+def row_from_record(record: dict[str, Any]) -> TraceRow:
+    """The TraceRow of one record holding the ROW_SCHEMA columns (a timeline `steps` row)."""
+    cell: Callable[[str], Any] = record.get  # a null cell may be left out (Spark's to_json drops it)
+    status, value_json, payload_json = cell("status"), cell("value_json"), cell("payload_json")
     return TraceRow(
-        row,
-        _KINDS[kind],
-        instance,
-        input_name,
-        channel,
-        seq,
-        event_ms,
-        watermark_ms,
+        cell("row"),
+        _KINDS[cell("kind")],
+        cell("instance"),
+        cell("input"),
+        cell("channel"),
+        cell("seq"),
+        cell("event_ms"),
+        cell("watermark_ms"),
         _STATUSES[status] if status is not None else None,
-        proc_ms,
-        key,
+        cell("proc_ms"),
+        cell("key"),
         json.loads(value_json) if value_json is not None else None,
         decode_payload(payload_json) if payload_json is not None else (),
     )
-
-
-def row_from_record(record: dict[str, Any]) -> TraceRow:
-    """The TraceRow of one record holding the ROW_SCHEMA columns (a timeline `steps` row)."""
-    cells: list[Any] = [record.get(name) for name in _DECODED]
-    return _row(*cells)
 
 
 class TraceRows(Sequence[TraceRow]):

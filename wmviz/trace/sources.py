@@ -274,34 +274,7 @@ def _plan_jsonl(
     config_ok: bool,
     chunk_bytes: int,
 ) -> TracePlan:
-    external = config is not None
-    offset, lineno = 0, 0
-    first_trace: tuple[int, int, dict[str, Any]] | None = None
-    with blob.open() as f:
-        for raw in f:
-            lineno += 1
-            start, offset = offset, offset + len(raw)
-            try:
-                obj = decode_json_line(raw, first=lineno == 1)
-            except JsonLineError as exc:
-                collector.add(lineno, None, str(exc))
-                continue
-            if obj is None:
-                continue  # blank or a comment
-            if "config" not in obj:
-                first_trace = (start, lineno, obj)
-                break
-            if len(obj) != 1:
-                extra = ", ".join(k for k in obj if k != "config")
-                collector.add(lineno, None, f'a {{"config": ...}} line holds nothing else; found {extra}')
-            elif not external:
-                if config is not None:
-                    collector.add(lineno, None, 'only one {"config": ...} line is allowed')
-                elif len(raw) > MAX_CONFIG_BYTES:
-                    collector.add(lineno, None, _config_too_big(len(raw)))
-                    config_ok = False
-                else:
-                    config, config_ok = parse_config_into(obj["config"], collector, row=lineno)
+    config, config_ok, first_trace = _config_lines(blob, collector, config, config_ok)
     plan = TracePlan(source, "jsonl", blob, config or ScenarioConfig(), config_ok, "line")
     if first_trace is None:
         return plan
@@ -314,6 +287,41 @@ def _plan_jsonl(
     cuts = record_cuts(blob, start, line, chunk_bytes, csv_rules=False)
     plan.chunks = [Chunk(a, b, n) for (a, n), (b, _) in zip(*_pairs(cuts))]
     return plan
+
+
+def _config_lines(
+    blob: Blob, collector: IssueCollector, config: ScenarioConfig | None, config_ok: bool
+) -> tuple[ScenarioConfig | None, bool, tuple[int, int, dict[str, Any]] | None]:
+    """The `{"config": ...}` lines before the first trace line: the config they hold (unless one
+    came from outside, `config`), whether it could be read, and the first trace line as (byte
+    offset, line number, its object), None when there is none."""
+    external = config is not None
+    offset, lineno = 0, 0
+    with blob.open() as f:
+        for raw in f:
+            lineno += 1
+            start, offset = offset, offset + len(raw)
+            try:
+                obj = decode_json_line(raw, first=lineno == 1)
+            except JsonLineError as exc:
+                collector.add(lineno, None, str(exc))
+                continue
+            if obj is None:
+                continue  # blank or a comment
+            if "config" not in obj:
+                return config, config_ok, (start, lineno, obj)
+            if len(obj) != 1:
+                extra = ", ".join(k for k in obj if k != "config")
+                collector.add(lineno, None, f'a {{"config": ...}} line holds nothing else; found {extra}')
+            elif not external:
+                if config is not None:
+                    collector.add(lineno, None, 'only one {"config": ...} line is allowed')
+                elif len(raw) > MAX_CONFIG_BYTES:
+                    collector.add(lineno, None, _config_too_big(len(raw)))
+                    config_ok = False
+                else:
+                    config, config_ok = parse_config_into(obj["config"], collector, row=lineno)
+    return config, config_ok, None
 
 
 def _config_too_big(size: int) -> str:

@@ -19,8 +19,8 @@ from wmviz.store.incidents import SAMPLES, Incident
 from wmviz.store.uploads import StoredUpload, UploadError
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace
-from wmviz.ui import loading
-from wmviz.ui.controls import SCENARIO_PROFILE, STEP
+from wmviz.ui import loading, state
+from wmviz.ui.controls import SCENARIO_PROFILE
 from wmviz.view.plain import literal
 from wmviz.view.url import UPLOAD_PREFIX, ViewParams, parse_view, view_query
 
@@ -80,16 +80,17 @@ def upload_panel() -> StoredUpload | None:
         config_file.file_id if config_file else None,
         story_file.file_id if story_file else None,
     )
-    if st.session_state.get("_upload_marker") == marker:
+    if st.session_state.get(state.UPLOAD_MARKER) == marker:
         return None  # already taken in on an earlier run
-    st.session_state["_upload_marker"] = marker
+    st.session_state[state.UPLOAD_MARKER] = marker
     try:
         uploads.check_upload(trace_file.name, trace_file.size)
         if config_file is not None:
             uploads.check_upload("config.jsonl", config_file.size)  # size only: a config is JSON
         view = {}
-        story = story_file.getvalue() if story_file else None
-        if story is not None:
+        story = None
+        if story_file is not None:
+            story = story_file.getvalue()
             uploads.check_story(story_file.name, story)
         if trace_file.name.lower().endswith(".zip"):
             bundle = uploads.open_bundle(trace_file.name, trace_file.getvalue())
@@ -101,9 +102,9 @@ def upload_panel() -> StoredUpload | None:
             config = config_file.getvalue() if config_file else None
             stored = uploads.store_upload(trace_file.name, trace_file.getvalue(), config, story_bytes=story)
     except UploadError as exc:
-        st.session_state["_upload_error"] = str(exc)
+        st.session_state[state.UPLOAD_ERROR] = str(exc)
         return None
-    st.session_state.pop("_upload_error", None)
+    st.session_state.pop(state.UPLOAD_ERROR, None)
     _adopt_view(stored, view)
     return stored
 
@@ -111,29 +112,29 @@ def upload_panel() -> StoredUpload | None:
 def _adopt_view(stored: StoredUpload, view: dict) -> None:
     """Switch the page to the upload, at the bundle's view if it came in one. The view's fields are
     checked as a link's are: a bad one falls back to the default and says so."""
-    known = st.session_state.setdefault("_uploads", [])
+    known = st.session_state.setdefault(state.UPLOADS, [])
     if stored.digest not in known:
         known.append(stored.digest)
     scenario = UPLOAD_PREFIX + stored.digest
     query = {key: value for key, value in view.items() if key not in ("trace", "scenario")}
     parsed = parse_view({**query, "scenario": scenario}, [scenario], scenario)
-    st.session_state["scenario"] = scenario
-    st.session_state[STEP] = parsed.step
-    st.session_state["profile"] = parsed.profile.value if parsed.profile else SCENARIO_PROFILE
+    st.session_state[state.SCENARIO] = scenario
+    st.session_state[state.STEP] = parsed.step
+    st.session_state[state.PROFILE] = parsed.profile.value if parsed.profile else SCENARIO_PROFILE
     if parsed.instance is not None:
-        st.session_state["instance"] = parsed.instance
+        st.session_state[state.INSTANCE] = parsed.instance
     if parsed.engine in ("spark", "local"):
-        st.session_state["engine"] = parsed.engine
+        st.session_state[state.ENGINE] = parsed.engine
     if parsed.compare is not None:
-        st.session_state["compare"] = parsed.compare
+        st.session_state[state.COMPARE] = parsed.compare
     for note in parsed.notes:
         st.toast(literal(f"The bundle's view: {note}"))
-    st.session_state["_context"] = None  # keep the bundle's step: this is not a user's new choice
+    st.session_state[state.CONTEXT] = None  # keep the bundle's step: this is not a user's new choice
 
 
 def upload_error() -> None:
     """The refusal of the last upload, if any (too large, unknown format, broken bundle)."""
-    message = st.session_state.get("_upload_error")
+    message = st.session_state.get(state.UPLOAD_ERROR)
     if message:
         st.error(literal(message))
 
@@ -169,7 +170,7 @@ def validate_small(upload: StoredUpload) -> bool:
     Large uploads return True here: the Spark engine validates them while it runs."""
     if needs_spark(upload):
         return True
-    checked = st.session_state.setdefault("_validated", {})
+    checked = st.session_state.setdefault(state.VALIDATED, {})
     if upload.digest not in checked:
         try:
             read_trace(upload.trace_path, upload.config_path)
@@ -208,7 +209,7 @@ def bundle_button(upload: StoredUpload, view: Callable[[], dict]) -> None:
 def available_incidents() -> dict:
     """The built-in incidents, then the uploads this session took in or the link names."""
     incidents = dict(loading.incidents(Path(os.environ.get("WMVIZ_SAMPLES") or SAMPLES)))
-    digests = [*st.session_state.get("_uploads", []), st.query_params.get("trace")]
+    digests = [*st.session_state.get(state.UPLOADS, []), st.query_params.get("trace")]
     for digest in dict.fromkeys(digests):
         try:
             upload = uploads.find_upload(digest)

@@ -34,8 +34,7 @@ from wmviz.store.runs import RunRequest, cache_root, enforce_budget, file_digest
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.timecells import parse_time_ms
-from wmviz.ui import loading, panels
-from wmviz.ui.controls import STEP
+from wmviz.ui import loading, panels, state
 from wmviz.view import model
 from wmviz.view import operator_model as om
 from wmviz.view.plain import literal
@@ -69,7 +68,7 @@ class OtherRun:
 
 
 def _jump(step: int) -> None:
-    st.session_state[STEP] = step
+    st.session_state[state.STEP] = step
 
 
 def divergence_banner(left: InstanceCursor, right: InstanceCursor, step: int, t: TimeFormat) -> None:
@@ -288,21 +287,23 @@ def resolve_whatif(incident, target: str):
 def compare_choice(where, profile: Profile, titles: dict[str, str]) -> str | None:
     """What to compare the run with: another profile, a what-if, another upload, or nothing."""
     options = [NOTHING, *(p.value for p in Profile if p is not profile), *titles]
-    if st.session_state.get("compare") not in options:
-        st.session_state["compare"] = NOTHING
+    if st.session_state.get(state.COMPARE) not in options:
+        st.session_state[state.COMPARE] = NOTHING
     labels = {NOTHING: "nothing (one run)", **{p.value: f"profile {p.value}" for p in Profile}, **titles}
-    chosen = where.selectbox("Compare with", options, format_func=lambda o: labels.get(o, o), key="compare")
+    chosen = where.selectbox(
+        "Compare with", options, format_func=lambda o: labels.get(o, o), key=state.COMPARE
+    )
     return None if chosen == NOTHING else chosen
 
 
 def compare_titles(incident) -> dict[str, str]:
     """The what-ifs of this session and of the link, and a stored trace a link compares with;
     applies a what-if just made. A link's what-if that cannot be applied is said, not dropped."""
-    pending = st.session_state.pop("_pending_compare", None)
+    pending = st.session_state.pop(state.PENDING_COMPARE, None)
     if pending is not None:
-        st.session_state["compare"] = pending
-    known = st.session_state.setdefault("_whatifs", {})
-    linked = st.session_state.get("compare") or ""
+        st.session_state[state.COMPARE] = pending
+    known = st.session_state.setdefault(state.WHATIFS, {})
+    linked = st.session_state.get(state.COMPARE) or ""
     if linked.startswith(WHATIF_PREFIX) and linked not in known:
         try:
             _, text, _ = resolve_whatif(incident, linked)

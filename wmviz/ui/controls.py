@@ -1,6 +1,6 @@
-"""Controls (Streamlit): each returns plain values or moves `st.session_state.step`.
+"""Controls (Streamlit): each returns plain values or moves the step on screen.
 
-The step is kept in `st.session_state["step"]` (the slider's key), so every control moves the same
+The step is kept in the session under `state.STEP` (the slider's key), so every control moves the same
 number: buttons and keyboard shortcuts through callbacks that run before the page is drawn again.
 """
 
@@ -13,14 +13,13 @@ import streamlit as st
 
 from wmviz.core.types import Profile
 from wmviz.timeline.cursor import EVENT_KINDS, InstanceCursor
+from wmviz.ui import state
 from wmviz.view.model import step_for_order
 from wmviz.view.plain import literal
 from wmviz.view.timefmt import MODE_TITLES, MODES
 from wmviz.view.url import ENGINES, ViewParams
 
-STEP = "step"
 ENGINE_TITLES = {"auto": "auto (size decides)", "spark": "Spark", "local": "in-process"}
-PLAYING = "playing"
 SPEEDS = {"1 step/s": 1.0, "2 steps/s": 0.5, "5 steps/s": 0.2, "10 steps/s": 0.1}
 SCENARIO_PROFILE = "the scenario's own"
 # UTC first, then the IANA region zones (`Europe/Berlin`), as Flink's web UI offers them.
@@ -32,35 +31,35 @@ ZONES = [
 
 def adopt_url(view: ViewParams) -> None:
     """Once per browser session: take the widgets' first values from the link that opened the page."""
-    if st.session_state.get("_adopted"):
+    if st.session_state.get(state.ADOPTED):
         return
-    st.session_state["_adopted"] = True
-    st.session_state["scenario"] = view.scenario
-    st.session_state["profile"] = view.profile.value if view.profile else SCENARIO_PROFILE
-    st.session_state["engine"] = view.engine
-    st.session_state[STEP] = view.step
+    st.session_state[state.ADOPTED] = True
+    st.session_state[state.SCENARIO] = view.scenario
+    st.session_state[state.PROFILE] = view.profile.value if view.profile else SCENARIO_PROFILE
+    st.session_state[state.ENGINE] = view.engine
+    st.session_state[state.STEP] = view.step
     if view.instance is not None:
-        st.session_state["instance"] = view.instance
+        st.session_state[state.INSTANCE] = view.instance
     if view.compare is not None:
-        st.session_state["compare"] = view.compare
-    st.session_state["time_mode"] = view.time
-    st.session_state["time_zone"] = view.zone
+        st.session_state[state.COMPARE] = view.compare
+    st.session_state[state.TIME_MODE] = view.time
+    st.session_state[state.TIME_ZONE] = view.zone
     for note in view.notes:
         st.toast(literal(note))  # a note quotes the link: user text
 
 
 def sidebar_choices(where, titles: dict[str, str]) -> tuple[str, Profile | None, str]:
     """The incident, profile and engine chosen in the sidebar container `where`."""
-    if st.session_state.get("scenario") not in titles:
-        st.session_state["scenario"] = next(iter(titles))
-    scenario = where.selectbox("Incident", list(titles), format_func=lambda s: titles[s], key="scenario")
+    if st.session_state.get(state.SCENARIO) not in titles:
+        st.session_state[state.SCENARIO] = next(iter(titles))
+    scenario = where.selectbox("Incident", list(titles), format_func=lambda s: titles[s], key=state.SCENARIO)
     names = [SCENARIO_PROFILE, *(p.value for p in Profile)]
-    profile_name = where.selectbox("Profile", names, key="profile")
+    profile_name = where.selectbox("Profile", names, key=state.PROFILE)
     engine = where.selectbox(
         "Engine",
         ENGINES,
         format_func=ENGINE_TITLES.get,
-        key="engine",
+        key=state.ENGINE,
         help="auto: in this process for traces that finish in well under a second, on Spark for large "
         "ones (and live mode always runs on Spark). Spark is the server's SparkSession (the same job "
         "runs on a cluster with WMVIZ_SPARK_MASTER).",
@@ -71,21 +70,25 @@ def sidebar_choices(where, titles: dict[str, str]) -> tuple[str, Profile | None,
 
 def time_choice(where) -> tuple[str, str]:
     """How times read (date-times, relative, raw ms) and the time zone of date-times."""
-    if st.session_state.get("time_mode") not in MODES:
-        st.session_state["time_mode"] = "utc"
-    if st.session_state.get("time_zone") not in ZONES:
-        st.session_state["time_zone"] = "UTC"
+    if st.session_state.get(state.TIME_MODE) not in MODES:
+        st.session_state[state.TIME_MODE] = "utc"
+    if st.session_state.get(state.TIME_ZONE) not in ZONES:
+        st.session_state[state.TIME_ZONE] = "UTC"
     mode = where.radio(
         "Times",
         MODES,
         format_func=MODE_TITLES.get,
-        key="time_mode",
+        key=state.TIME_MODE,
         help="Epoch-millisecond times as ISO date-times (small demo values stay plain numbers), as "
         "offsets from the trace's first time, or as the raw numbers. The raw number is always one "
         "hover or one column away.",
     )
     zone = where.selectbox(
-        "Time zone", ZONES, key="time_zone", disabled=mode != "utc", help="The zone date-times are shown in"
+        "Time zone",
+        ZONES,
+        key=state.TIME_ZONE,
+        disabled=mode != "utc",
+        help="The zone date-times are shown in",
     )
     return mode, zone
 
@@ -94,36 +97,36 @@ def follow_context(scenario: str, instance: str, orders) -> None:
     """A new incident starts at step 0; a new instance keeps the moment: the step whose arrival
     order is the last at or before the order shown before (the instances interleave in one trace);
     a new profile or engine keeps the step."""
-    previous = st.session_state.get("_context")
+    previous = st.session_state.get(state.CONTEXT)
     if previous not in (None, (scenario, instance)):
-        moment = st.session_state.get("_moment")
+        moment = st.session_state.get(state.MOMENT)
         if previous[0] == scenario and moment is not None:
-            st.session_state[STEP] = step_for_order(orders, moment)
+            st.session_state[state.STEP] = step_for_order(orders, moment)
         else:
-            st.session_state[STEP] = 0
-    st.session_state["_context"] = (scenario, instance)
+            st.session_state[state.STEP] = 0
+    st.session_state[state.CONTEXT] = (scenario, instance)
 
 
 def remember_moment(order: int) -> None:
     """The arrival order of the step on screen, which a change of instance keeps."""
-    st.session_state["_moment"] = int(order)
+    st.session_state[state.MOMENT] = int(order)
 
 
 def instance_choice(instances: list[str]) -> str:
     """The operator instance (subtask) to look at (a link's unknown instance falls back to the first)."""
-    if st.session_state.get("instance") not in instances:
-        st.session_state["instance"] = instances[0]
+    if st.session_state.get(state.INSTANCE) not in instances:
+        st.session_state[state.INSTANCE] = instances[0]
     if len(instances) == 1:
         return instances[0]
-    return st.sidebar.selectbox("Instance (subtask)", instances, key="instance")
+    return st.sidebar.selectbox("Instance (subtask)", instances, key=state.INSTANCE)
 
 
 def _go(step: int) -> None:
-    st.session_state[STEP] = step
+    st.session_state[state.STEP] = step
 
 
 def _toggle_play() -> None:
-    st.session_state[PLAYING] = not st.session_state.get(PLAYING, False)
+    st.session_state[state.PLAYING] = not st.session_state.get(state.PLAYING, False)
 
 
 def step_controls(cursor: InstanceCursor, advance: Callable[[], None] | None = None) -> int:
@@ -134,15 +137,15 @@ def step_controls(cursor: InstanceCursor, advance: Callable[[], None] | None = N
     (live mode) is what Forward does at the newest step: make a new one.
     """
     last = cursor.count - 1
-    step = min(max(int(st.session_state.get(STEP, 0)), 0), last)
-    st.session_state[STEP] = step
+    step = min(max(int(st.session_state.get(state.STEP, 0)), 0), last)
+    st.session_state[state.STEP] = step
     # Two rows sized to their content: the transport buttons and the slider, then the jumps.
     transport = st.container(horizontal=True, vertical_alignment="center", gap="small", key="transport")
     transport.button("|◀ First", on_click=_go, args=(0,), shortcut="Home", disabled=step == 0, key="first")
     transport.button(
         "◀ Back", on_click=_go, args=(step - 1,), shortcut="Left", disabled=step == 0, key="back"
     )
-    playing = st.session_state.get(PLAYING, False)
+    playing = st.session_state.get(state.PLAYING, False)
     transport.button("⏸ Pause" if playing else "▶ Play", on_click=_toggle_play, shortcut="Space", key="play")
     if advance is not None and step == last:
         transport.button("Forward ▶ (live)", on_click=advance, shortcut="Right", key="fwd")
@@ -152,7 +155,7 @@ def step_controls(cursor: InstanceCursor, advance: Callable[[], None] | None = N
         )
     transport.button("Last ▶|", on_click=_go, args=(last,), shortcut="End", disabled=step == last, key="last")
     if last > 0:
-        transport.slider("Step", 0, last, key=STEP, label_visibility="collapsed", width="stretch")
+        transport.slider("Step", 0, last, key=state.STEP, label_visibility="collapsed", width="stretch")
     jumps = st.container(horizontal=True, vertical_alignment="center", gap="small", key="jumps")
     kind = jumps.selectbox(
         "Jump to",
@@ -179,8 +182,10 @@ def step_controls(cursor: InstanceCursor, advance: Callable[[], None] | None = N
         shortcut="Shift+Right",
         key="next_event",
     )
-    jumps.selectbox("Play speed", list(SPEEDS), index=1, key="speed", label_visibility="collapsed", width=130)
-    return int(st.session_state[STEP])
+    jumps.selectbox(
+        "Play speed", list(SPEEDS), index=1, key=state.SPEED, label_visibility="collapsed", width=130
+    )
+    return int(st.session_state[state.STEP])
 
 
 def _jump_help(cursor: InstanceCursor) -> str:
@@ -190,19 +195,19 @@ def _jump_help(cursor: InstanceCursor) -> str:
 
 def autoplay(last: int) -> None:
     """While playing, advance one step per tick and redraw the page; stop at the last step."""
-    if not st.session_state.get(PLAYING, False):
+    if not st.session_state.get(state.PLAYING, False):
         return
 
-    @st.fragment(run_every=SPEEDS[st.session_state.get("speed", "2 steps/s")])
+    @st.fragment(run_every=SPEEDS[st.session_state.get(state.SPEED, "2 steps/s")])
     def tick() -> None:
-        step = int(st.session_state.get(STEP, 0))
+        step = int(st.session_state.get(state.STEP, 0))
         if step >= last:
-            st.session_state[PLAYING] = False
+            st.session_state[state.PLAYING] = False
             st.rerun(scope="app")  # redraw the Play button: the page still shows Pause
-        if st.session_state.get("_ticked", False):
-            st.session_state[STEP] = step + 1
-            st.session_state["_ticked"] = False
+        if st.session_state.get(state.TICKED, False):
+            st.session_state[state.STEP] = step + 1
+            st.session_state[state.TICKED] = False
             st.rerun(scope="app")
-        st.session_state["_ticked"] = True
+        st.session_state[state.TICKED] = True
 
     tick()

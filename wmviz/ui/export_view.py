@@ -43,6 +43,7 @@ def export_buttons(
     holds both runs and where they diverge."""
     config = meta.get("config") or {}
     instance = shown.view.instance
+    assert instance is not None, "the page names the instance it shows before it offers an export"
 
     def report_input(view: ViewParams) -> ReportInput:
         return ReportInput(

@@ -32,10 +32,9 @@ from wmviz.store import uploads
 from wmviz.store.runs import cache_root
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.writers import write_trace_bytes
-from wmviz.ui import loading
+from wmviz.ui import loading, state
 from wmviz.view.plain import literal
 
-LIVE = "_live"
 MAX_LIVE = int(os.environ.get("WMVIZ_MAX_LIVE", "4"))
 IDLE_S = float(os.environ.get("WMVIZ_LIVE_IDLE_S", "900"))
 
@@ -105,10 +104,10 @@ def registry() -> _Registry:
 
 def current() -> LiveRun | None:
     """This browser session's live run, if it has one still running."""
-    key = st.session_state.get(LIVE)
+    key = st.session_state.get(state.LIVE)
     run = registry().runs.get(key) if key else None
     if run is None and key:
-        st.session_state.pop(LIVE, None)
+        st.session_state.pop(state.LIVE, None)
     if run is not None:
         run.last_used = time.monotonic()
     return run
@@ -139,7 +138,7 @@ def _start(
     config: ScenarioConfig, channels: dict[tuple[str, str], int], title: str, source: Trace | None
 ) -> None:
     from wmviz.core.simulate import manual_channels
-    from wmviz.spark.live import LiveSession
+    from wmviz.spark.live import LiveSession, LiveSpec
 
     if registry().full():
         st.error(f"{MAX_LIVE} live sessions already run on this server; stop one or try again later.")
@@ -149,24 +148,22 @@ def _start(
         try:
             spark = loading.spark_service().session(timeout=300)
             operator = not config.valve_only
-            session = LiveSession(
-                spark,
+            spec = LiveSpec(
                 config,
                 config.profile,
                 channels,
-                work,
                 with_input=len({name for _, name in channels}) > 1,
                 operator=operator,
-                manual_channels=manual_channels(source) if source is not None else None,
+                manual_channels=manual_channels(source) if source is not None else {},
             )
+            session = LiveSession.start(spark, spec, work)
         except Exception as exc:  # Spark did not start, or the query could not: say so, keep the page
             shutil.rmtree(work, ignore_errors=True)
             st.error(f"Live mode could not start: {type(exc).__name__}: {literal(exc)}")
             return
     key = uuid.uuid4().hex
     registry().add(key, LiveRun(session, work, title, source))
-    st.session_state[LIVE] = key
-    st.session_state["live_step"] = 0
+    st.session_state[state.LIVE] = key
     st.rerun()
 
 
@@ -195,7 +192,7 @@ def _sweep_stale(base: Path) -> None:
 
 
 def stop() -> None:
-    key = st.session_state.pop(LIVE, None)
+    key = st.session_state.pop(state.LIVE, None)
     if key:
         registry().stop(key)
 
@@ -214,7 +211,7 @@ def feed_next(run: LiveRun) -> None:
         run.error = None
     except Exception as exc:
         run.error = f"{type(exc).__name__}: {exc}"
-    st.session_state["step"] = max(0, run.steps - 1)
+    st.session_state[state.STEP] = max(0, run.steps - 1)
 
 
 def inject(run: LiveRun, kind: str, channel: int, **cells: Any) -> None:
@@ -226,7 +223,7 @@ def inject(run: LiveRun, kind: str, channel: int, **cells: Any) -> None:
         run.error = str(exc)
     except Exception as exc:
         run.error = f"{type(exc).__name__}: {exc}"
-    st.session_state["step"] = max(0, run.steps - 1)
+    st.session_state[state.STEP] = max(0, run.steps - 1)
 
 
 # ---- the live panel ------------------------------------------------------------------------------

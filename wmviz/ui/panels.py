@@ -20,6 +20,7 @@ from wmviz.report.html import markdown_html
 from wmviz.spark.service import SparkService, SparkStatus
 from wmviz.store.incidents import story_sections
 from wmviz.timeline.cursor import InstanceCursor
+from wmviz.ui import state
 from wmviz.view import figures, model
 from wmviz.view import operator_model as om
 from wmviz.view.figures import STATUS_COLORS
@@ -72,11 +73,11 @@ def story_strip(story_md: str, *, trusted: bool, description: str | None) -> Non
     rendered through the safe subset, and a config's description is plain text."""
     if not story_md.strip() and not (description or "").strip():
         return
-    if "story_open" not in st.session_state:
-        st.session_state["story_open"] = True
+    if state.STORY_OPEN not in st.session_state:
+        st.session_state[state.STORY_OPEN] = True
     with (
         st.expander(
-            "The story: what users saw, what the valve did, the fix", key="story_open", on_change="rerun"
+            "The story: what users saw, what the valve did, the fix", key=state.STORY_OPEN, on_change="rerun"
         ),
         st.container(height=130, border=False),
     ):

@@ -18,6 +18,7 @@ from wmviz.analysis.sweep import SweepError, parse_vary, recommend, run_sweep
 from wmviz.analysis.whatif import Configure, encode_edit
 from wmviz.store.runs import file_digest
 from wmviz.trace.errors import TraceValidationError
+from wmviz.ui import state
 from wmviz.ui.compare_view import WHATIF_PREFIX, resolve_whatif
 from wmviz.view.plain import literal
 from wmviz.view.tune import point_label, tune_figure
@@ -45,8 +46,8 @@ def tune_panel(incident) -> None:
             run = st.form_submit_button("Sweep")
         lines = tuple(line.strip() for line in text.splitlines() if line.strip())
         if run:
-            st.session_state["tune_lines"] = lines
-        chosen_lines = st.session_state.get("tune_lines")
+            st.session_state[state.TUNE_LINES] = lines
+        chosen_lines = st.session_state.get(state.TUNE_LINES)
         if not chosen_lines:
             return
         try:
@@ -65,7 +66,7 @@ def tune_panel(incident) -> None:
         )
         labels = [point_label(row, paths) for row in table]
         default = table.index(best) if best is not None else 0
-        picked = st.session_state.get("tune_clicked", default)
+        picked = st.session_state.get(state.TUNE_PICKED, default)
         event = st.plotly_chart(
             tune_figure(table, paths, picked), on_select="rerun", selection_mode="points", key="tune_chart"
         )
@@ -73,7 +74,7 @@ def tune_panel(incident) -> None:
         points = (selection or {}).get("points") or []
         if points and "customdata" in points[0]:
             picked = int(points[0]["customdata"])
-            st.session_state["tune_clicked"] = picked
+            st.session_state[state.TUNE_PICKED] = picked
         index = st.selectbox("Combination", range(len(table)), index=picked, format_func=labels.__getitem__)
         st.dataframe(pd.DataFrame(table), hide_index=True)
         if st.button("Open as what-if", key="tune_open"):
@@ -84,5 +85,5 @@ def tune_panel(incident) -> None:
             except (ValueError, TraceValidationError) as exc:
                 st.error(f"That config cannot be simulated: {literal(exc)}")
                 return
-            st.session_state["_pending_compare"] = target_id
+            st.session_state[state.PENDING_COMPARE] = target_id
             st.rerun()

@@ -33,6 +33,7 @@ from wmviz.view.figures_common import (
 )
 from wmviz.view.figures_heap import heap_figure
 from wmviz.view.figures_heatmap import LAG_MODES, heatmap_matrix, input_frontier, instance_heatmap
+from wmviz.view.figures_lanes import BAND_STATUSES, band_bars, event_markers, status_runs
 from wmviz.view.timefmt import DEFAULT, TimeFormat, is_epoch
 
 __all__ = [
@@ -46,7 +47,6 @@ __all__ = [
     "watermark_figure",
 ]
 
-_BAND_STATUSES = ("IDLE", "FINISHED")
 _LANE_PX = 12  # legible lane labels at 9 px type, so 64 channels need ~770 px of lanes
 
 
@@ -59,16 +59,6 @@ class ChartMarks:
     events: dict[str, np.ndarray] = field(default_factory=dict)
     stall: tuple[int, int, str] | None = None
     """(first step, step after the last, a one-line summary)."""
-
-
-EVENT_SYMBOLS = {
-    "status change": ("circle", "#E69F00"),
-    "timer firing": ("triangle-up", "#009E73"),
-    "window firing": ("triangle-up", "#009E73"),
-    "retraction": ("diamond", "#b2182b"),
-    "late drop": ("x", "#b2182b"),
-    "divergence": ("star", "#CC79A7"),
-}
 
 
 def watermark_figure(
@@ -100,36 +90,126 @@ def watermark_figure(
     status, "not aligned".
     """
     marks = marks or ChartMarks()
-    end = last_step + 1
     hist, names, keys = _channel_rows(history, last_step)
     out_steps, out_wm, out_status = _output_changes(output, last_step)
-    wm = hist["watermark_ms"].to_numpy(np.int64)
-    levels = sentinel_levels(wm, out_wm)
+    rows = _LaneRows.of(hist)
+    canvas = _Canvas(step, last_step + 1, sentinel_levels(rows.wm, out_wm), t)
     lane_names = np.array(["output", *names], dtype=object)
     holders = {keys.index(h) + 1 for h in marks.holders if h in keys}
 
-    # The output first, as a band under the channels. It is thinned before its hover text is
-    # built: it may hold a million changes.
-    out_y = clip_sentinels(out_wm, levels)
-    keep = thin(out_steps, out_y, step, POINT_CAP - 1)
-    out_text = _hover(out_steps[keep], out_wm[keep], out_status[keep], "", t)
-    output_line = _line(out_steps[keep], out_y[keep], out_text, "output", step, end)
-    output_line["line"] = {"width": 10, "color": OUTPUT_BAND}
-    traces: list[dict] = [output_line]
+    traces = [_output_band(canvas, out_steps, out_wm, out_status)]
+    lines, notes = _channel_lines(canvas, rows, lane_names, holders)
+    traces += lines
+    # Status periods of every lane at once, the output (lane 0) first: lanes stay sorted.
+    runs = status_runs(
+        np.r_[np.zeros(len(out_steps), np.int64), rows.lane],
+        np.r_[out_steps, rows.step],
+        np.r_[out_status, rows.status],
+        canvas.end,
+    )
+    traces += [band_bars(runs, lane_names, s, canvas.end) for s in BAND_STATUSES]
+    # The first step drawn: -1 (the initial state) for a whole trace, first−1 for a window of it.
+    start = int(
+        min(rows.step.min() if len(rows.step) else step, out_steps.min() if len(out_steps) else step, step)
+    )
+    traces += event_markers(marks.events, start, last_step)
 
+    value_axis, shapes, sentinel_notes = _value_axis(canvas, np.concatenate([rows.wm, out_wm]))
+    notes += sentinel_notes
+    if marks.stall is not None:
+        shapes.append(_stall_band(marks.stall, canvas.end))
+        notes.append(_stall_note(marks.stall))
+    shapes.append(_cursor_line(step))
+    notes.append(_cursor_note(step))
+    # Two stacked y axes on one x axis (cheaper than make_subplots, and the x axis is shared by
+    # construction): watermarks on top, an events lane and one status lane per channel below.
+    lanes_px = _LANE_PX * (len(lane_names) + 1) + 40
+    split = lanes_px / (380 + lanes_px)
+    layout = {
+        # Left-aligned, so it never runs into the legend at the top right.
+        "title": {"text": title, "x": 0.01, "xanchor": "left"} if title else None,
+        "height": 380 + lanes_px + 110,
+        "barmode": "overlay",
+        "hovermode": "closest",
+        "uirevision": "watermarks",  # keep the user's zoom while the cursor moves
+        "margin": {"t": 60, "r": 20},
+        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "right", "x": 1},
+        "xaxis": {"title": {"text": "step"}, "anchor": "y2", "range": [start - 0.5, canvas.end + 0.5]},
+        "yaxis": {**value_axis, "domain": [split + 0.03, 1], "anchor": "x"},
+        "yaxis2": {
+            "domain": [0, split], "anchor": "x", "tickmode": "array", "showgrid": False,
+            "tickvals": list(range(-1, len(lane_names))), "ticktext": ["events", *lane_names.tolist()],
+            "range": [len(lane_names) - 0.5, -1.5], "tickfont": {"size": 9}, "title": {"text": "status"},
+        },
+        "shapes": shapes,
+        "annotations": notes,
+    }  # fmt: skip
+    return go.Figure(data=traces, layout=layout)
+
+
+@dataclass(frozen=True)
+class _Canvas:
+    """What every part of the watermark figure is drawn against."""
+
+    step: int
+    """The cursor: thinning keeps every point around it."""
+    end: int
+    """`last_step + 1`: where every line and open band stops."""
+    levels: tuple[float, float]
+    """Where MIN and MAX are drawn (`sentinel_levels`)."""
+    t: TimeFormat
+
+
+@dataclass(frozen=True)
+class _LaneRows:
+    """The channel rows of `_channel_rows` as arrays, sorted by lane then step."""
+
+    lane: np.ndarray
+    step: np.ndarray
+    wm: np.ndarray
+    status: np.ndarray
+    """"" for a missing status."""
+    extra: np.ndarray
+    """", not aligned" or "", for the hover text."""
+
+    @staticmethod
+    def of(hist: pd.DataFrame) -> _LaneRows:
+        return _LaneRows(
+            lane=hist["lane"].to_numpy(np.int64),
+            step=hist["step"].to_numpy(np.int64),
+            wm=hist["watermark_ms"].to_numpy(np.int64),
+            status=hist["status"].fillna("").to_numpy(object),
+            extra=np.where(hist["aligned"].to_numpy(bool), "", ", not aligned").astype(object),
+        )
+
+
+def _output_band(canvas: _Canvas, steps: np.ndarray, wm: np.ndarray, status: np.ndarray) -> dict:
+    """The output watermark as a wide grey line, drawn first so the channels lie on top of it. It
+    is thinned before its hover text is built: it may hold a million changes."""
+    y = clip_sentinels(wm, canvas.levels)
+    keep = thin(steps, y, canvas.step, POINT_CAP - 1)
+    text = _hover(steps[keep], wm[keep], status[keep], "", canvas.t)
+    band = _line(steps[keep], y[keep], text, "output", canvas.step, canvas.end)
+    band["line"] = {"width": 10, "color": OUTPUT_BAND}
+    return band
+
+
+def _channel_lines(
+    canvas: _Canvas, rows: _LaneRows, lane_names: np.ndarray, holders: set[int]
+) -> tuple[list[dict], list[dict]]:
+    """One coloured step line per channel, the `holders` (lane numbers) thicker and ringed at the
+    cursor with a note saying so; returns the traces and the notes."""
     # Hover text for all channel rows at once: per-lane string building would dominate the time.
-    lane = hist["lane"].to_numpy(np.int64)
-    steps = hist["step"].to_numpy(np.int64)
-    status = hist["status"].fillna("").to_numpy(object)
-    extra = np.where(hist["aligned"].to_numpy(bool), "", ", not aligned").astype(object)
-    text = _hover(steps, wm, status, extra, t)
-    y = clip_sentinels(wm, levels)
+    text = _hover(rows.step, rows.wm, rows.status, rows.extra, canvas.t)
+    y = clip_sentinels(rows.wm, canvas.levels)
+    lane, steps, step = rows.lane, rows.step, canvas.step
     edges = np.flatnonzero(np.r_[True, lane[1:] != lane[:-1], True]) if len(lane) else np.zeros(1, int)
+    traces: list[dict] = []
     notes: list[dict] = []
     for a, b in itertools.pairwise(edges):
         number = int(lane[a])
         name = str(lane_names[number])
-        line = _line(steps[a:b], y[a:b], text[a:b], name, step, end)
+        line = _line(steps[a:b], y[a:b], text[a:b], name, step, canvas.end)
         colour = CHANNEL_COLORS[(number - 1) % len(CHANNEL_COLORS)]
         line["line"] = {"width": 3.5 if number in holders else 1.8, "color": colour}
         traces.append(line)
@@ -146,30 +226,22 @@ def watermark_figure(
                  "showarrow": True, "ax": 50, "ay": 28 + 18 * len(notes), "font": {"color": colour},
                  "arrowcolor": colour, "bgcolor": "rgba(255,255,255,0.85)"}
             )  # fmt: skip
-    # Status periods of every lane at once, the output (lane 0) first: lanes stay sorted.
-    runs = _runs(
-        np.r_[np.zeros(len(out_steps), np.int64), lane],
-        np.r_[out_steps, steps],
-        np.r_[out_status, status],
-        end,
-    )
-    traces += [_band_bars(runs, lane_names, s, end) for s in _BAND_STATUSES]
-    # The first step drawn: -1 (the initial state) for a whole trace, first−1 for a window of it.
-    start = int(min(steps.min() if len(steps) else step, out_steps.min() if len(out_steps) else step, step))
-    traces += _event_markers(marks.events, start, last_step)
+    return traces, notes
 
-    # Two stacked y axes on one x axis (cheaper than make_subplots, and the x axis is shared by
-    # construction): watermarks on top, an events lane and one status lane per channel below.
-    lanes_px = _LANE_PX * (len(lane_names) + 1) + 40
-    height = 380 + lanes_px + 110
-    split = lanes_px / (380 + lanes_px)
-    shapes = []
-    all_wm = np.concatenate([wm, out_wm])
+
+def _value_axis(canvas: _Canvas, all_wm: np.ndarray) -> tuple[dict, list[dict], list[dict]]:
+    """The watermark axis (its title, ticks and range), and for MIN and MAX when drawn, the
+    labelled bands off the finite range (shapes and notes)."""
+    levels, t = canvas.levels, canvas.t
     finite = all_wm[(all_wm != MIN_MS) & (all_wm != MAX_MS)]
     lo, hi = (float(finite.min()), float(finite.max())) if len(finite) else (levels[0], levels[1])
-    tick_values, tick_text = t.ticks(lo, hi) if len(finite) else ([], [])
+    ticks, labels = t.ticks(lo, hi) if len(finite) else ([], [])
+    tick_values: list[float] = list(ticks)
+    tick_text = list(labels)
     span = max(levels[1] - levels[0], 2.0)
     top, bottom = (hi, lo) if len(finite) else (0.0, 0.0)
+    shapes: list[dict] = []
+    notes: list[dict] = []
     for value, level, label in ((MAX_MS, levels[1], MAX_TEXT), (MIN_MS, levels[0], MIN_TEXT)):
         if (all_wm == value).any():
             # A sentinel has no place on a linear axis: a labelled band off the finite range says
@@ -192,79 +264,40 @@ def watermark_figure(
             )  # fmt: skip
             tick_values.append(level)
             tick_text.append("MAX" if value == MAX_MS else "MIN")
-    if marks.stall is not None:
-        first, stop, summary = marks.stall
-        shapes.append(
-            {"type": "rect", "name": "stall", "xref": "x", "x0": max(first, -1), "x1": min(stop, end),
-             "yref": "y domain", "y0": 0, "y1": 1, "fillcolor": "rgba(230,159,0,0.13)",
-             "line": {"width": 0}, "layer": "below"}
-        )  # fmt: skip
-        notes.append(
-            {"x": max(first, 0), "xref": "x", "y": 1, "yref": "y domain", "text": summary,
-             "showarrow": False, "xanchor": "left", "yanchor": "top", "align": "left",
-             "font": {"size": 11, "color": "#8a5a00"}, "bgcolor": "rgba(255,255,255,0.8)"}
-        )  # fmt: skip
-    shapes.append(
-        {"type": "line", "name": "cursor", "x0": step, "x1": step, "xref": "x", "y0": 0, "y1": 1,
-         "yref": "paper", "line": {"color": CURSOR_COLOR, "width": 2}}
-    )  # fmt: skip
-    notes.append(
-        {"x": step, "xref": "x", "y": 1, "yref": "paper", "text": f"step {step}", "showarrow": False,
-         "yanchor": "bottom", "font": {"color": CURSOR_COLOR}}
-    )  # fmt: skip
     axis_title = "watermark (ms)"
     if t.mode == "relative":
         axis_title = "watermark (relative to the first time)"
     elif t.mode == "utc" and len(finite) and is_epoch(int(lo)) and is_epoch(int(hi)):
         axis_title = f"watermark ({t.zone_label})"
-    layout = {
-        # Left-aligned, so it never runs into the legend at the top right.
-        "title": {"text": title, "x": 0.01, "xanchor": "left"} if title else None,
-        "height": height,
-        "barmode": "overlay",
-        "hovermode": "closest",
-        "uirevision": "watermarks",  # keep the user's zoom while the cursor moves
-        "margin": {"t": 60, "r": 20},
-        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "right", "x": 1},
-        "xaxis": {"title": {"text": "step"}, "anchor": "y2", "range": [start - 0.5, end + 0.5]},
-        "yaxis": {
-            "title": {"text": axis_title}, "domain": [split + 0.03, 1], "anchor": "x",
-            "tickmode": "array", "tickvals": tick_values, "ticktext": tick_text,
-            "range": [levels[0] - span * 0.06, levels[1] + span * 0.06],
-        },
-        "yaxis2": {
-            "domain": [0, split], "anchor": "x", "tickmode": "array", "showgrid": False,
-            "tickvals": list(range(-1, len(lane_names))), "ticktext": ["events", *lane_names.tolist()],
-            "range": [len(lane_names) - 0.5, -1.5], "tickfont": {"size": 9}, "title": {"text": "status"},
-        },
-        "shapes": shapes,
-        "annotations": notes,
+    axis = {
+        "title": {"text": axis_title}, "tickmode": "array", "tickvals": tick_values, "ticktext": tick_text,
+        "range": [levels[0] - span * 0.06, levels[1] + span * 0.06],
     }  # fmt: skip
-    return go.Figure(data=traces, layout=layout)
+    return axis, shapes, notes
 
 
-def _event_markers(events: dict[str, np.ndarray], first: int, last_step: int) -> list[dict]:
-    """One marker trace per kind of event on the `events` lane (lane -1), inside the steps drawn
-    (at most POINT_CAP markers per kind, thinned evenly)."""
-    traces = []
-    inside = {}
-    for kind, steps in events.items():
-        x = np.asarray(steps, dtype=np.int64)
-        x = x[(x >= first) & (x <= last_step)]
-        if kind in EVENT_SYMBOLS and len(x):
-            inside[kind] = x
-    for i, (kind, x) in enumerate(inside.items()):
-        if len(x) > POINT_CAP:
-            x = x[np.linspace(0, len(x) - 1, POINT_CAP).astype(np.int64)]
-        symbol, colour = EVENT_SYMBOLS[kind]
-        offset = (i - (len(inside) - 1) / 2) * 0.22
-        traces.append(
-            {"type": "scatter", "x": x, "y": np.full(len(x), -1 + offset), "mode": "markers",
-             "name": kind, "marker": {"symbol": symbol, "size": 9, "color": colour,
-                                      "line": {"width": 1, "color": colour}},
-             "hovertemplate": kind + " at step %{x}<extra></extra>", "xaxis": "x", "yaxis": "y2"}
-        )  # fmt: skip
-    return traces
+def _stall_band(stall: tuple[int, int, str], end: int) -> dict:
+    first, stop, _ = stall
+    return {"type": "rect", "name": "stall", "xref": "x", "x0": max(first, -1), "x1": min(stop, end),
+            "yref": "y domain", "y0": 0, "y1": 1, "fillcolor": "rgba(230,159,0,0.13)",
+            "line": {"width": 0}, "layer": "below"}  # fmt: skip
+
+
+def _stall_note(stall: tuple[int, int, str]) -> dict:
+    first, _, summary = stall
+    return {"x": max(first, 0), "xref": "x", "y": 1, "yref": "y domain", "text": summary,
+            "showarrow": False, "xanchor": "left", "yanchor": "top", "align": "left",
+            "font": {"size": 11, "color": "#8a5a00"}, "bgcolor": "rgba(255,255,255,0.8)"}  # fmt: skip
+
+
+def _cursor_line(step: int) -> dict:
+    return {"type": "line", "name": "cursor", "x0": step, "x1": step, "xref": "x", "y0": 0, "y1": 1,
+            "yref": "paper", "line": {"color": CURSOR_COLOR, "width": 2}}  # fmt: skip
+
+
+def _cursor_note(step: int) -> dict:
+    return {"x": step, "xref": "x", "y": 1, "yref": "paper", "text": f"step {step}", "showarrow": False,
+            "yanchor": "bottom", "font": {"color": CURSOR_COLOR}}  # fmt: skip
 
 
 def _channel_rows(history: pd.DataFrame, last_step: int) -> tuple[pd.DataFrame, list[str], list]:
@@ -329,46 +362,4 @@ def _line(x: np.ndarray, y: np.ndarray, text: np.ndarray, name: str, cursor: int
         # deep-copied item by item when the figure is built.
         "hovertext": text.astype(str), "hovertemplate": name + "<br>%{hovertext}<extra></extra>",
         "xaxis": "x", "yaxis": "y",
-    }  # fmt: skip
-
-
-def _runs(lane: np.ndarray, steps: np.ndarray, status: np.ndarray, end: int) -> tuple[np.ndarray, ...]:
-    """Every IDLE/FINISHED period as (lane, start, stop, status), stop exclusive.
-
-    The rows must be sorted by lane, then step; a lane's last period runs to `end`."""
-    new = np.r_[True, (status[1:] != status[:-1]) | (lane[1:] != lane[:-1])] if len(lane) else lane > 0
-    lanes, starts, kinds = lane[new], steps[new], status[new]
-    last_of_lane = np.r_[lanes[1:] != lanes[:-1], True] if len(lanes) else lanes > 0
-    stops = np.where(last_of_lane, end, np.r_[starts[1:], end][: len(starts)])
-    band = np.isin(kinds, _BAND_STATUSES) & (stops > starts)
-    return lanes[band], starts[band], stops[band], kinds[band]
-
-
-def _band_bars(runs: tuple[np.ndarray, ...], lane_names: np.ndarray, status: str, end: int) -> dict:
-    """One horizontal bar per period of `status`: base = first step, length = its steps."""
-    mine = runs[3] == status
-    lane, start, stop = (a[mine] for a in runs[:3])
-    count = np.ones(len(lane), np.int64)
-    if len(lane) > POINT_CAP:
-        # Too many bars to draw: merge neighbours on a lane across the shortest gaps first.
-        # Lane changes always break; of the gaps within lanes, the k widest do too, ties
-        # picked in a low-discrepancy order (multiples of the golden ratio) so that equal gaps
-        # are merged evenly along the lane, not all at its end.
-        gap = start[1:] - stop[:-1]
-        breaks = lane[1:] != lane[:-1]
-        within = np.flatnonzero(~breaks)
-        k = max(0, POINT_CAP - 1 - int(breaks.sum()))
-        spread = (within * 0.6180339887498949) % 1.0
-        breaks[within[np.lexsort((spread, -gap[within]))[:k]]] = True
-        first = np.flatnonzero(np.r_[True, breaks])
-        count = np.diff(np.r_[first, len(lane)])
-        stop = np.maximum.reduceat(stop, first)
-        lane, start = lane[first], start[first]
-    last = np.where(stop >= end, "the end", (stop - 1).astype(str).astype(object))
-    text = lane_names[lane] + f": {status} over steps " + start.astype(str).astype(object) + "–" + last
-    text = np.where(count > 1, text + " (" + count.astype(str).astype(object) + " periods merged)", text)
-    return {
-        "type": "bar", "y": lane, "x": stop - start, "base": start, "orientation": "h", "width": 0.8,
-        "name": status, "marker": {"color": STATUS_COLORS[status]}, "hovertext": text.astype(str),
-        "hovertemplate": "%{hovertext}<extra></extra>", "xaxis": "x", "yaxis": "y2",
     }  # fmt: skip

@@ -167,7 +167,9 @@ def chart_window(count: int, step: int, width: int = CHART_STEPS) -> tuple[int, 
     return first, first + width - 1
 
 
-def history_window(history: pd.DataFrame, output: pd.DataFrame, first: int, last: int):
+def history_window(
+    history: pd.DataFrame, output: pd.DataFrame, first: int, last: int
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The chart's input cut to steps `first..last`: each channel's state on entry as step first−1,
     then its changes inside the window; the output rows inside the window."""
     before = history[history["step"] < first]

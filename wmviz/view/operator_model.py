@@ -101,7 +101,7 @@ def timers_table(
         else:
             state = REGISTERED_NOW if _true(getattr(rec, "new", True)) else ALREADY_PENDING
         rows.append(
-            _timer_row(state, rec.domain, rec.at_ms, rec.timer_key, rec.window_start, rec.window_end,
+            _timer_row(state, rec.domain, rec.at_ms, rec.timer_key, (rec.window_start, rec.window_end),
                        rec.purposes, t)
         )  # fmt: skip
     due: set[str] = set()
@@ -113,7 +113,7 @@ def timers_table(
             due.add(timer.domain.value)
             state = "pending, next due"
         rows.append(
-            _timer_row(state, timer.domain.value, timer.timestamp_ms, timer.key, ns[0], ns[1],
+            _timer_row(state, timer.domain.value, timer.timestamp_ms, timer.key, ns,
                        "+".join(fired.purposes), t)
         )  # fmt: skip
     columns = ["state", "domain", "at", "at (ms)", "key", "window", "purposes"]
@@ -137,7 +137,9 @@ def _true(value) -> bool:
     return bool(value) if value is not None and not (isinstance(value, float) and pd.isna(value)) else True
 
 
-def _timer_row(state, domain, at_ms, key, start, end, purposes, t: TimeFormat) -> dict:
+def _timer_row(state, domain, at_ms, key, window_ns: tuple, purposes, t: TimeFormat) -> dict:
+    """One timer's row; `window_ns` is its window's (start, end), or (None, None) for none."""
+    start, end = window_ns
     window = f"[{t(int(start))}, {t(int(end))})" if start is not None and pd.notna(start) else ""
     return {
         "state": state,
@@ -274,7 +276,8 @@ def changelog_table(cursor: InstanceCursor, step: int, t: TimeFormat = DEFAULT) 
         return pd.DataFrame(columns=columns)
     out = out[(out["step"] <= step) & out["kind"].isin(["+I", "-U", "+U"])].reset_index(drop=True)
     names = _row_names(cursor, t)
-    rows, latest = [], {}
+    rows: list[dict[str, object]] = []
+    latest: dict[tuple[int | None, int | None], int] = {}  # (left, right) -> its latest +I/+U
     for i, rec in enumerate(out.itertuples(index=False)):
         left, right = _row_no(rec.left_row), _row_no(rec.right_row)
         corrects = ""
@@ -313,7 +316,7 @@ def changelog_so_far(cursor: InstanceCursor, step: int) -> str:
 def _row_names(cursor: InstanceCursor, t: TimeFormat) -> dict[int, str]:
     """Trace row number → the narration's name of that row (`order-1@10000`), for joined rows."""
     out = cursor.outputs
-    wanted = set()
+    wanted: set[int] = set()
     for column in ("left_row", "right_row"):
         wanted.update(int(v) for v in out[column].dropna())
     rows = cursor.steps.column("row").to_numpy(zero_copy_only=False)
@@ -340,6 +343,7 @@ def dropped_table(cursor: InstanceCursor, step: int, *, so_far: bool = False) ->
     """Records dropped at this step (or, `so_far`, at every step up to it: the latest SHOWN_ROWS),
     with the step, the trace row and why."""
     steps = cursor.events["late drop"]
+    chosen: np.ndarray | list[int]
     if so_far:
         chosen = steps[: int(np.searchsorted(steps, step, side="right"))][-SHOWN_ROWS:]
     else:

@@ -37,6 +37,5 @@ def step_chart(
         events=events,
         stall=(found.start, found.end, stall.stall_text(found, cursor.count, t)) if found else None,
     )
-    return figures.watermark_figure(
-        *model.history_window(history, output, first, last), step, last, title=title, t=t, marks=marks
-    )
+    shown_history, shown_output = model.history_window(history, output, first, last)
+    return figures.watermark_figure(shown_history, shown_output, step, last, title=title, t=t, marks=marks)

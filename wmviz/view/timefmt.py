@@ -223,7 +223,8 @@ def _offset_ms(zone: str, ms: float) -> int:
     if tz is None:
         return 0
     when = _EPOCH + timedelta(milliseconds=int(ms))
-    return int(when.astimezone(tz).utcoffset().total_seconds() * 1000)
+    offset = when.astimezone(tz).utcoffset()  # never None for an aware time; 0 keeps mypy sure
+    return int(offset.total_seconds() * 1000) if offset is not None else 0
 
 
 def _nice_step(raw_step: float) -> int:

@@ -55,8 +55,19 @@ class ShownView:
 
 def parse_view(query: Mapping[str, str], scenarios: list[str], default_scenario: str) -> ViewParams:
     """The view `query` names; unknown or malformed values fall back to the defaults, with a note."""
-    notes = []
-    scenario = query.get("scenario", default_scenario)
+    notes: list[str] = []  # each reader below appends why it fell back, in the order of the fields
+    scenario = _scenario_of(query, scenarios, default_scenario, notes)
+    profile = _profile_of(query, notes)
+    engine = _engine_of(query, notes)
+    step = _step_of(query, notes)
+    instance = query.get("instance") or None
+    compare = query.get("compare") or None
+    time, zone = _time_of(query, notes)
+    return ViewParams(scenario, profile, engine, instance, step, compare, time, zone, tuple(notes))
+
+
+def _scenario_of(query: Mapping[str, str], scenarios: list[str], default: str, notes: list[str]) -> str:
+    scenario = query.get("scenario", default)
     if query.get("trace"):
         scenario = UPLOAD_PREFIX + query["trace"]
         if scenario not in scenarios:
@@ -64,31 +75,45 @@ def parse_view(query: Mapping[str, str], scenarios: list[str], default_scenario:
                 f"the link names an uploaded trace ({query['trace']}) this server does not have: "
                 "upload its bundle to open it; showing a built-in incident"
             )
-            scenario = default_scenario
+            scenario = default
     if scenario not in scenarios:
-        notes.append(f"unknown scenario {scenario!r} in the link; showing {default_scenario!r}")
-        scenario = default_scenario
-    profile = None
+        notes.append(f"unknown scenario {scenario!r} in the link; showing {default!r}")
+        scenario = default
+    return scenario
+
+
+def _profile_of(query: Mapping[str, str], notes: list[str]) -> Profile | None:
     if query.get("profile"):
         try:
-            profile = Profile.parse(query["profile"])
+            return Profile.parse(query["profile"])
         except ValueError as exc:
             notes.append(f"{exc}; showing the scenario's own profile")
+    return None
+
+
+def _engine_of(query: Mapping[str, str], notes: list[str]) -> str:
     engine = query.get("engine", DEFAULT_ENGINE)
     if engine not in ENGINES:
         notes.append(f"unknown engine {engine!r}; using {DEFAULT_ENGINE}")
         engine = DEFAULT_ENGINE
-    step = 0
-    if "step" in query:
-        text = str(query["step"])
-        if _STEP.fullmatch(text):  # ASCII digits only: int() would read '٣' or '𝟙' as a number
-            step = int(text)
-        elif text.startswith("-") and _STEP.fullmatch(text[1:]):
-            notes.append(f"step {text} is negative; showing step 0")
-        else:
-            notes.append(f"step {text[:40]!r} is not a number; showing step 0")
-    instance = query.get("instance") or None
-    compare = query.get("compare") or None
+    return engine
+
+
+def _step_of(query: Mapping[str, str], notes: list[str]) -> int:
+    if "step" not in query:
+        return 0
+    text = str(query["step"])
+    if _STEP.fullmatch(text):  # ASCII digits only: int() would read '٣' or '𝟙' as a number
+        return int(text)
+    if text.startswith("-") and _STEP.fullmatch(text[1:]):
+        notes.append(f"step {text} is negative; showing step 0")
+    else:
+        notes.append(f"step {text[:40]!r} is not a number; showing step 0")
+    return 0
+
+
+def _time_of(query: Mapping[str, str], notes: list[str]) -> tuple[str, str]:
+    """How times read, and the zone of date-times."""
     time = query.get("time") or "utc"
     if time not in MODES:
         notes.append(f"unknown time display {time!r}; showing date-times")
@@ -97,7 +122,7 @@ def parse_view(query: Mapping[str, str], scenarios: list[str], default_scenario:
     if not zone_known(zone):
         notes.append(f"unknown time zone {zone!r}; showing UTC")
         zone = "UTC"
-    return ViewParams(scenario, profile, engine, instance, step, compare, time, zone, tuple(notes))
+    return time, zone
 
 
 def view_query(view: ViewParams) -> dict[str, str]:

@@ -58,7 +58,7 @@ class JavaHashTable(Generic[K]):
     __slots__ = ("_capacity", "_spread", "_where")
 
     def __init__(self, spread: Callable[[K], int] | None = None) -> None:
-        self._spread: Callable[[K], int] = spread or window_spread  # type: ignore[assignment]
+        self._spread: Callable[[K], int] = spread or window_spread
         self._where: dict[K, int] = {}
         """Each key's spread hash, in put order."""
         self._capacity = _INITIAL_CAPACITY

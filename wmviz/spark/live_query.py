@@ -1,0 +1,203 @@
+"""The streaming query of live mode as the driver sees it (`wmviz.spark.live` steps it): what a
+session steps (`LiveSpec`), the query started on it, the folder each step's input file goes to,
+and the inbox where its `foreachBatch` sink files each step's output for the waiting caller."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.streaming.state import GroupStateTimeout
+
+from wmviz.core.scenario import ScenarioConfig, Trace
+from wmviz.core.simulate import manual_channels
+from wmviz.core.types import Profile
+from wmviz.spark.engine import spark_ddl
+from wmviz.spark.live_worker import (
+    OUTPUT_DDL,
+    SOURCE_NAME,
+    STATE_DDL,
+    LiveStepSource,
+    ManualChannels,
+    live_group,
+    step_file,
+)
+from wmviz.timeline.runner import RunSpec
+from wmviz.trace.rowtable import ROW_COLUMNS, ROW_SCHEMA
+
+SOURCES = ("python", "files")
+
+
+class LiveError(RuntimeError):
+    """The live query failed, timed out, or its worker rejected a row (the state is unchanged then)."""
+
+
+@dataclass(frozen=True)
+class LiveSpec:
+    """What a live session steps, the scenario (config, profile, channel counts, manual channels),
+    and how its query runs. `LiveSession.start(spark, spec, work_dir)` starts one."""
+
+    config: ScenarioConfig
+    profile: Profile
+    valve_channels: Mapping[tuple[str, str], int]
+    with_input: bool = False
+    """Transcript lines name the input (for several inputs), as `transcript_record` does."""
+    operator: bool = False
+    """Transcript records carry the operator's output too."""
+    manual_channels: ManualChannels = field(default_factory=dict)
+    """Only with a generator: per instance, the (input, channel) pairs that carry explicit
+    watermarks. A batch run learns them from the whole trace before the first row; live mode must
+    be told up front (`of_trace` derives them from a trace)."""
+    source: str = "python"
+    """The query's source: `python` (a Python streaming source) or `files` (Spark's own)."""
+    wait_ms: int = 200
+    """How long the Python source waits for the next step's file before it ends a trigger."""
+    step_timeout_s: float = 120.0
+
+    def __post_init__(self) -> None:
+        if self.source not in SOURCES:
+            raise ValueError(f"source must be one of {', '.join(SOURCES)}, not {self.source!r}")
+        # Private copies: the caller's dicts may change later, the session's scenario must not.
+        object.__setattr__(self, "valve_channels", dict(self.valve_channels))
+        manual = {i: frozenset(pairs) for i, pairs in self.manual_channels.items()}
+        object.__setattr__(self, "manual_channels", manual)
+
+    @classmethod
+    def of_trace(cls, trace: Trace, **options: Any) -> LiveSpec:
+        """The spec for a trace's config, profile (or `profile=`), channel counts and manual channels."""
+        options.setdefault("manual_channels", manual_channels(trace))
+        profile = options.pop("profile", trace.config.profile)
+        profile = Profile.parse(profile) if isinstance(profile, str) else profile
+        return cls(trace.config, profile, trace.valve_channels, **options)
+
+
+_StepOutput = tuple[int, str, bytes | None, bytes | None, int]
+"""A step's output on the driver: (order, transcript line, keyframe, pickled tables, micro-batch)."""
+
+
+class _Inbox:
+    """What the query's `foreachBatch` sink filed for the driver, by (instance, step)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._results: dict[tuple[str, int], _StepOutput] = {}
+
+    def on_batch(self, batch, batch_id: int) -> None:
+        """The foreachBatch sink (runs on the driver): file each step's output under (instance, step)."""
+        rows = batch.collect()
+        with self._cond:
+            for r in rows:
+                self._results[(r["instance"], r["step"])] = (
+                    r["order"],
+                    r["line"],
+                    r["state"],
+                    r["tables"],
+                    batch_id,
+                )
+            self._cond.notify_all()
+
+    def take(self, key: tuple[str, int], wait_s: float) -> _StepOutput | None:
+        """Step `key`'s output, waiting at most `wait_s` for it; None if it has not come."""
+        with self._cond:
+            if not self._cond.wait_for(lambda: key in self._results, timeout=wait_s):
+                return None
+            order, line, state, tables, batch_id = self._results.pop(key)
+        state = bytes(state) if state is not None else None
+        return order, line, state, bytes(tables) if tables is not None else None, batch_id
+
+
+@dataclass(frozen=True)
+class LiveStream:
+    """The running query as the driver sees it: the folder a step's file goes to, and the inbox
+    its sink fills."""
+
+    input_dir: Path
+    query: StreamingQuery
+    inbox: _Inbox
+    startup_ms: float
+
+    @classmethod
+    def start(cls, spark: SparkSession, spec: LiveSpec, work_dir: Path) -> LiveStream:
+        """Start the query in a private Spark session, on fresh folders under `work_dir`."""
+        input_dir, checkpoint_dir = work_dir / "input", work_dir / "checkpoint"
+        for folder in (input_dir, checkpoint_dir):
+            # A previous session's files would be replayed as this session's first steps.
+            if folder.exists() and any(folder.iterdir()):
+                raise ValueError(f"{folder} is not empty; give each live session a fresh work_dir")
+            folder.mkdir(parents=True, exist_ok=True)
+        inbox = _Inbox()
+        started = time.perf_counter()
+        # A private session: its conf (one state partition) and source registration stay here.
+        session = spark.newSession()
+        session.conf.set("spark.sql.shuffle.partitions", "1")
+        query = (
+            stepped_frame(session, spec, input_dir)
+            .writeStream.foreachBatch(inbox.on_batch)
+            .option("checkpointLocation", str(checkpoint_dir))
+            .start()
+        )
+        return cls(input_dir, query, inbox, (time.perf_counter() - started) * 1000)
+
+    def send(self, record: dict[str, Any], order: int) -> None:
+        """Put one input row where the query's source reads it, as the `order`-th step file."""
+        target = step_file(self.input_dir, order)
+        # Write, then rename: a source must never see a half-written file.
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_text(json.dumps(record) + "\n")
+        os.replace(tmp, target)
+
+    def receive(self, key: tuple[str, int], timeout_s: float) -> _StepOutput:
+        """Step `key`'s output once the sink files it; LiveError if the query stops or times out."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            got = self.inbox.take(key, wait_s=0.5)
+            if got is not None:
+                return got
+            # Checked outside the inbox's lock, which the sink needs to deliver.
+            error = self.query.exception()
+            if error is not None or not self.query.isActive:
+                raise LiveError(f"the live query stopped: {error}")
+            if time.monotonic() > deadline:
+                raise LiveError(f"no output for step {key[1]} of instance {key[0]} in {timeout_s} s")
+
+
+def stepped_frame(session: SparkSession, spec: LiveSpec, input_dir: Path) -> DataFrame:
+    """The streaming frame of step outputs: the rows read from `input_dir`, run per instance by
+    `live_group` from the state Spark keeps for it."""
+    if spec.source == "python":
+        session.dataSource.register(LiveStepSource)
+        rows = (
+            session.readStream.format(SOURCE_NAME)
+            .option("path", str(input_dir))
+            .option("wait_ms", str(spec.wait_ms))
+            .load()
+        )
+    else:
+        rows = (
+            session.readStream.schema(spark_ddl(ROW_SCHEMA))
+            .option("maxFilesPerTrigger", 1)
+            .json(str(input_dir))
+        )
+    job = RunSpec.of(spec.config, spec.profile, spec.valve_channels, keyframe_every=1)
+    # The row crosses into pandas as JSON: a nullable long column would arrive as float64 and
+    # lose Long.MAX_VALUE watermarks; to_json keeps every long exact and drops the nulls.
+    return (
+        rows.select("instance", "order", F.to_json(F.struct(*ROW_COLUMNS)).alias("record"))
+        .groupBy("instance")
+        .applyInPandasWithState(
+            live_group(job, spec.manual_channels, with_input=spec.with_input, operator=spec.operator),
+            OUTPUT_DDL,
+            STATE_DDL,
+            "append",
+            GroupStateTimeout.NoTimeout,
+        )
+    )
