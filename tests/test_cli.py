@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import REPO, case_id, valve_cases
 from wmviz.cli import commands as cli
+from wmviz.cli import inputs
 from wmviz.core.types import MAX_MS, MIN_MS, Profile
 
 CASES = [c for c in valve_cases() if not any("error" in s for s in c["steps"])]
@@ -307,7 +308,7 @@ def test_a_folder_or_an_unreadable_file_is_bad_input_with_exit_2(tmp_path, capsy
         raise PermissionError(13, "Permission denied", str(path))
 
     # Tests run as root in CI, where chmod 000 would not stop a read: refuse the open instead.
-    monkeypatch.setattr(cli, "open", refused, raising=False)
+    monkeypatch.setattr(inputs, "open", refused, raising=False)
     code, _, err = run_cli(capsys, "validate", str(locked))
     assert code == 2 and f"{locked}: cannot be read (Permission denied)" in err
 

@@ -15,7 +15,6 @@ from wmviz.analysis.sweep import (
     Vary,
     grid,
     nearest_rank,
-    pareto_front,
     parse_vary,
     recommend,
     run_sweep,
@@ -28,6 +27,7 @@ from wmviz.store.incidents import built_in_incidents
 from wmviz.timeline.transcript import transcript_record
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace
+from wmviz.view.tune import pareto_front
 
 DATA = Path(__file__).resolve().parent / "data"
 

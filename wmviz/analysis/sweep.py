@@ -299,19 +299,3 @@ def recommend(table: Sequence[dict[str, Any]], target_late_share: float) -> dict
     chosen only when no row that fired meets the target."""
     meeting = [row for row in table if row["late_share"] <= target_late_share]
     return min(meeting, key=_latency_key) if meeting else None
-
-
-def pareto_front(table: Sequence[dict[str, Any]]) -> list[int]:
-    """Indexes of the rows no other row beats on both late share and p95 firing delay (lower is
-    better on each; a row without firings has no delay and is left out)."""
-    points = [
-        (i, row["late_share"], row["firing_delay_p95_ms"])
-        for i, row in enumerate(table)
-        if row["firing_delay_p95_ms"] is not None
-    ]
-    front = []
-    for i, share, delay in points:
-        beaten = any(s <= share and d <= delay and (s < share or d < delay) for j, s, d in points if j != i)
-        if not beaten:
-            front.append(i)
-    return front

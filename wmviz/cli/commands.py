@@ -20,21 +20,19 @@ from pathlib import Path
 
 from wmviz.cli.blame import add_blame_parser, cmd_blame
 from wmviz.cli.errors import BadInput
+from wmviz.cli.inputs import check_files, load
 from wmviz.cli.record import add_import_parser, add_record_parser, cmd_import, cmd_record
 from wmviz.cli.sweep import add_sweep_parser, cmd_sweep
-from wmviz.core.scenario import Trace
 from wmviz.core.simulate import simulate
 from wmviz.core.story import explain_line
 from wmviz.core.types import Profile
 from wmviz.core.windows import ScenarioError
 from wmviz.disk import OutputError, refuse_overlap
 from wmviz.record.agreement import ReplayCheck, verdict
-from wmviz.store.incidents import incident_files
 from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.outdir import OutDirError, check_out_dir, timeline_out_dir
 from wmviz.timeline.transcript import transcript_line
 from wmviz.trace.errors import TraceValidationError
-from wmviz.trace.readers import read_trace
 from wmviz.view.checked import scenario_claims
 from wmviz.view.timefmt import MODES, TimeFormat, trace_origin
 
@@ -149,35 +147,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return EXIT_INTERNAL
     return EXIT_OK
-
-
-def check_files(args: argparse.Namespace) -> None:
-    """The trace and config named on the command line are files this process can read; a trace
-    that is no file but a built-in incident's name (`flink-38477-zero-output`) is that incident's
-    packaged trace, with its own config unless --config names one."""
-    built_in = None if args.trace.exists() else incident_files(str(args.trace))
-    if built_in is not None:
-        args.trace, args.config = built_in[0], args.config or built_in[1]
-    for path in (args.trace, args.config):
-        if path is None:
-            continue
-        if path.is_dir():
-            raise BadInput(f"{path}: is a folder, not a file")
-        if not path.exists():
-            named_built_in = path is args.trace and incident_files(path.name) is not None
-            hint = f" (to use the built-in incident, name it alone: {path.stem})" if named_built_in else ""
-            raise BadInput(f"{path}: no such file{hint}")
-        try:
-            with open(path, "rb"):
-                pass
-        except OSError as exc:
-            raise BadInput(f"{path}: cannot be read ({exc.strerror or exc})") from None
-
-
-def load(args: argparse.Namespace) -> Trace:
-    """Read and validate the trace (and config) named on the command line."""
-    check_files(args)
-    return read_trace(args.trace, args.config)
 
 
 def cmd_simulate(args: argparse.Namespace) -> None:

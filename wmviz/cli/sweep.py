@@ -75,7 +75,7 @@ def _check_out(out: Path, trace: Path, config: Path | None) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> None:
     """Run the sweep on the chosen engine, write the table, and say what it found."""
-    from wmviz.cli.commands import check_files, load
+    from wmviz.cli.inputs import check_files, load
 
     varies = _varies(args.vary)
     _check_out(args.out, args.trace, args.config)

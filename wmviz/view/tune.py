@@ -1,7 +1,8 @@
 """The Tune view's figure: each sweep combination as a point of late share against p95 firing
 delay, the Pareto front (no other point is better on both) drawn as a line through its points.
 
-Pure: a Plotly figure dict from the sweep's table (`wmviz.analysis.sweep`); no Streamlit.
+Pure: a Plotly figure dict from the sweep's table (`wmviz.analysis.sweep`), which this view
+reads but never imports (the view layer sits below the analyses); no Streamlit.
 """
 
 from __future__ import annotations
@@ -9,10 +10,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from wmviz.analysis.sweep import pareto_front
-
 FRONT_COLOR = "#d62728"
 POINT_COLOR = "#1f77b4"
+
+
+def pareto_front(table: Sequence[dict[str, Any]]) -> list[int]:
+    """Indexes of the rows no other row beats on both late share and p95 firing delay (lower is
+    better on each; a row without firings has no delay and is left out)."""
+    points = [
+        (i, row["late_share"], row["firing_delay_p95_ms"])
+        for i, row in enumerate(table)
+        if row["firing_delay_p95_ms"] is not None
+    ]
+    front = []
+    for i, share, delay in points:
+        beaten = any(s <= share and d <= delay and (s < share or d < delay) for j, s, d in points if j != i)
+        if not beaten:
+            front.append(i)
+    return front
 
 
 def point_label(row: dict[str, Any], paths: Sequence[str]) -> str:
