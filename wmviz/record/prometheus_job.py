@@ -68,8 +68,9 @@ def job_of(
 
 
 def _rank(vertex_name: str, s: Series) -> int:
-    """Which of the series for one (vertex, subtask, metric, split) wins, lower first: a task-scope
-    series, then for a tail metric the operator last in the chain, else the first."""
+    """The rank of a series among those for one (vertex, subtask, metric, split); the lowest wins.
+    A task-scope series ranks -1; an operator's ranks by its place in the vertex's chain, for a
+    tail metric (the chain's output) the last place best, else the first."""
     chain = [name_key(part) for part in chain_parts(vertex_name)]
     place = chain.index(name_key(s.operator)) if name_key(s.operator) in chain else len(chain)
     if s.scope == "task":
