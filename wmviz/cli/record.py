@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from wmviz.cli.errors import BadInput
+from wmviz.cli.options import poll_options
 from wmviz.disk import GrowingFile, OutputError, refuse_overlap
 from wmviz.record.output import RecordingFile, config_beside, outputs_of, parse_duration_ms, write_rows
 from wmviz.record.rest import JobView, Poller, RecordError, RestClient, resolve, wall_clock_ms
@@ -115,17 +116,12 @@ def vertex_options(args: argparse.Namespace) -> tuple[int, int | None, int | Non
     """`record --vertex`'s options read and its vertex found: (--every, --for, --idleness in ms,
     the client, the vertex's view); a value or a job the options cannot name exits 2."""
     try:
-        every_ms = parse_duration_ms(args.every, "--every")
-        until_ms = parse_duration_ms(args.duration, "--for") if args.duration else None
-        idleness = parse_duration_ms(args.idleness, "--idleness") if args.idleness else None
-        interval = parse_duration_ms(args.watermark_interval, "--watermark-interval")
-        if every_ms < 10:
-            raise ValueError("--every must be at least 10ms")
+        options = poll_options(args)
         client = RestClient(args.rest)
-        view = resolve(client, args.job, args.vertex, idleness, interval)
+        view = resolve(client, args.job, args.vertex, options.idleness_ms, options.interval_ms)
     except (ValueError, RecordError) as err:
         raise BadInput(str(err)) from None
-    return every_ms, until_ms, idleness, client, view
+    return options.every_ms, options.until_ms, options.idleness_ms, client, view
 
 
 def take_sample(
