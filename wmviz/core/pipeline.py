@@ -30,7 +30,7 @@ from wmviz.core.operator_log import (
 )
 from wmviz.core.scenario import IntervalJoinConfig, Kind, ScenarioConfig, TraceRow, WindowConfig
 from wmviz.core.sessions import SessionWindowOperator
-from wmviz.core.splits import SplitReader
+from wmviz.core.splits import SPLIT_CHANGES, SplitChangeError, SplitReader
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerRegistration, TimerService
 from wmviz.core.types import (
     Emission,
@@ -189,6 +189,8 @@ class InstancePipeline:
             self.feed_valve(row.input, StatusInput(row.channel, row.status), generated=False)
         elif kind is Kind.RECORD:
             self.record(row)
+        elif kind is Kind.SPLIT:
+            self.split_change(row)
 
     def step_result(self, step: int, row: TraceRow) -> StepResult:
         """The StepResult of the row `run_row` just ran."""
@@ -264,8 +266,10 @@ class InstancePipeline:
             self.operator.on_row(row.input, row, self.step_log)
         if isinstance(generator, SplitReader):
             assert row.event_ms is not None
-            generator.record(split_of(row, generator), row.event_ms)
+            punctuated = generator.record(split_of(row, generator), row.event_ms)
             self.step_log.notes.extend(generator.drain_events())
+            for inp in punctuated:
+                self.feed_valve(row.input, inp, generated=True)
         elif generator is not None:
             assert row.event_ms is not None
             generated = generator.after_record(row.event_ms)
@@ -276,6 +280,28 @@ class InstancePipeline:
             )
             for inp in generated:
                 self.feed_valve(row.input, inp, generated=True)
+
+    def split_change(self, row: TraceRow) -> None:
+        """A `split` row: a split of a reading channel is added, finished, or marked idle/active."""
+        assert row.channel is not None
+        reader = self.generators.get((row.input, row.channel))
+        if not isinstance(reader, SplitReader):
+            raise ScenarioError(
+                row, "channel", f"channel {row.channel} does not read splits (generator.splits)"
+            )
+        cells = dict(row.payload)
+        split, what = cells.get("split"), cells.get("split_event")
+        if split is None or str(split) == "":
+            raise ScenarioError(row, "split", "a split row needs its split")
+        if what not in SPLIT_CHANGES:
+            raise ScenarioError(row, "split_event", f"expected one of {', '.join(SPLIT_CHANGES)}")
+        try:
+            emitted = reader.change(str(split), what)
+        except SplitChangeError as error:
+            raise ScenarioError(row, "split", str(error)) from None
+        self.step_log.notes.extend(reader.drain_events())
+        for inp in emitted:
+            self.feed_valve(row.input, inp, generated=True)
 
     def feed_valve(self, input_name: str, inp: ValveInput, *, generated: bool) -> None:
         """One valve input; its emissions flow through the combiner to the operator."""

@@ -31,6 +31,8 @@ class Kind(Enum):
     WATERMARK = "watermark"
     STATUS = "status"
     PROCTIME = "proctime"
+    SPLIT = "split"
+    """A split of a reading channel is added, finished, or marked idle or active (wmviz/core/splits.py)."""
 
 
 @dataclass(frozen=True, slots=True)

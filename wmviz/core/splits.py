@@ -21,26 +21,47 @@ it, and a split that resumes far behind holds it again at once (while the subtas
 never goes backwards, waits for it to catch up). A record on an idle split does not reactivate
 anything by itself: the next periodic emission does, as in released Flink (FLINK-40504).
 
-Flink's reader also has a main output (records emitted without a split) whose own idleness gates
-the reader's: the reader goes idle only when both are idle. A split-based reader never uses it, so
-its generator goes idle at the first periodic emission more than the timeout after the start, no
-later than any split can: leaving it out changes nothing for a reader whose records all come
-from splits, which is what this stage models. Watermark alignment, which pauses splits (and
-their idleness clocks), is not modelled.
+Beside its splits, Flink's reader has a main output (records emitted without a split) with its own
+generator, writing straight to the reader's output; an idleness manager sends IDLE only when both
+the split side (the multiplexer) and the main side have gone idle. Its generator emits at every
+periodic emission, so without an idle timeout the main side never goes idle and neither does the
+reader, even when every split was marked idle. wmviz keeps that generator (it gates the reader's
+IDLE); records in a trace always name a split, so it sees none.
+
+Splits come and go (trace rows of kind `split`, docs/trace-format.md): `added` registers the
+split's output with a fresh generator (its partial watermark starts at the minimum and is not
+idle, so it holds the combination until it catches up); `finished` releases it (the combination
+is recomputed at the next periodic emission, as the multiplexer does nothing on removal); `idle`
+and `active` are the split output's markIdle / markActive, which reach the multiplexer at once.
+A reader may have zero splits: with nothing to combine, the multiplexer keeps its last status.
+With `emit: per-record` each split's generator is punctuated: every record writes its candidate
+to the split's immediate output (clearing the split's idle flag, even when not higher) and the
+combination is redone at once when the candidate passes it. Watermark alignment, which pauses
+splits (and their idleness clocks), is not modelled.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from wmviz.core.generator import ChannelGenerator, ProbeResult
 from wmviz.core.scenario import GeneratorConfig
 from wmviz.core.types import MIN_MS, Status, StatusInput, ValveInput, WatermarkInput
 
+SplitChange = Literal["added", "finished", "idle", "active"]
+SPLIT_CHANGES: tuple[SplitChange, ...] = ("added", "finished", "idle", "active")
+"""What a `split` row's `split_event` cell may say (docs/trace-format.md)."""
+
+
+class SplitChangeError(ValueError):
+    """A split row the reader cannot apply (the pipeline reports it against the row)."""
+
 
 @dataclass(frozen=True, slots=True)
 class SplitEvent:
-    """Something a split did that the narration tells: `record`, `idle` or `resumed`."""
+    """Something a split did that the narration tells: `record`, `idle`, `resumed`, or a trace's
+    `added`, `finished`, `marked idle`, `marked active`."""
 
     channel: int
     split: str
@@ -67,9 +88,18 @@ class SplitState:
         self.partial_idle = False
 
     def on_record(self, event_ms: int) -> None:
-        """The generator sees the record; the wrapper forgets it was idle (nothing is emitted)."""
-        self.generator.after_record(event_ms)
+        """The generator sees the record; the wrapper forgets it was idle."""
+        self.generator.see_record(event_ms)
         self.idle_now = False
+
+    def set_partial(self, watermark_ms: int) -> bool:
+        """A watermark reaches the split's partial state: it clears the idle flag even when it is
+        not higher; True if it raised the partial watermark."""
+        self.partial_idle = False
+        if watermark_ms > self.partial_ms:
+            self.partial_ms = watermark_ms
+            return True
+        return False
 
     def periodic(self, now_ms: int) -> bool:
         """The split's part of a periodic emission; True if it went idle or came back now."""
@@ -79,11 +109,8 @@ class SplitState:
             if not self.idle_now:
                 self.idle_now = True
                 self.partial_idle = True
-        else:
-            # The watermark goes to the split's partial state; it clears the idle flag even when
-            # it is not higher than the partial watermark so far.
-            self.partial_idle = False
-            self.partial_ms = max(self.partial_ms, generator.candidate_watermark_ms())
+        elif generator.config.emit == "periodic":
+            self.set_partial(generator.candidate_watermark_ms())
         return was_idle != self.partial_idle
 
     def snapshot(self) -> tuple:
@@ -92,15 +119,23 @@ class SplitState:
 
 
 class SplitReader:
-    """One source subtask (a channel) reading several splits; stands where a `ChannelGenerator`
-    stands for a single-split channel."""
+    """One source subtask (a channel) reading splits; stands where a `ChannelGenerator` stands for
+    a single-split channel."""
 
     def __init__(self, channel: int, splits: tuple[str, ...], config: GeneratorConfig) -> None:
         self.channel = channel
         self.config = config
-        self.splits = {name: SplitState(name, i, config) for i, name in enumerate(splits)}
+        self.splits: dict[str, SplitState] = {}
+        self.added = 0
+        for name in splits:
+            self.add_split(name)
+        self.main = SplitState("", -1, config)
+        """The reader's own (main) output's generator; its partial fields are unused."""
         self.combined_ms = MIN_MS
         self.combined_idle = False
+        self.split_side_idle = True
+        """The idleness manager's flags: each side starts idle and leaves it with a watermark."""
+        self.main_side_idle = True
         self.sent_ms = MIN_MS
         self.idle = False
         self.events: list[SplitEvent] = []
@@ -111,11 +146,16 @@ class SplitReader:
         """Nothing: a FLIP-27 reader announces ACTIVE only with a higher watermark."""
         return []
 
-    def record(self, split: str, event_ms: int) -> None:
-        """A record of `split` reached its generator."""
+    def record(self, split: str, event_ms: int) -> list[ValveInput]:
+        """A record of `split` reached its generator; what a punctuated generator caused."""
         state = self.splits[split]
         state.on_record(event_ms)
         generator = state.generator
+        out: list[ValveInput] = []
+        if self.config.emit == "per-record":
+            candidate = generator.candidate_watermark_ms()
+            if state.set_partial(candidate) and candidate > self.combined_ms:
+                out = self.combine()
         self.events.append(
             SplitEvent(
                 self.channel,
@@ -127,15 +167,32 @@ class SplitReader:
                 max_seen_ms=generator.max_seen_ms,
             )
         )
+        return out
+
+    def change(self, split: str, what: str) -> list[ValveInput]:
+        """A trace's `split` row: the split is added, finished, or marked idle or active."""
+        known = split in self.splits
+        if what == "added":
+            if not known:
+                self.add_split(split)
+            return self.told(split, "added", [])
+        if not known:
+            raise SplitChangeError(f"{split!r} is not a split of channel {self.channel} now")
+        if what == "finished":
+            del self.splits[split]  # the combination is redone at the next periodic emission
+            return self.told(split, "finished", [])
+        self.splits[split].partial_idle = what == "idle"
+        return self.told(split, f"marked {what}", self.combine())
 
     def probe(self, now_ms: int) -> ProbeResult:
-        """One periodic emission: every split reports, then the reader combines and forwards."""
-        saw_activity = any(s.generator.has_unseen_activity() for s in self.splits.values())
+        """One periodic emission: every split reports, the reader combines, then its own output."""
+        saw_activity = self.has_unseen_activity()
         changed = [s for s in self.splits.values() if s.periodic(now_ms)]
         emitted = self.combine()
+        emitted.extend(self.main_periodic(now_ms))
         for state in changed:
             self.events.append(self.split_event(state))
-        quiet = [s.generator.countdown_start_ms for s in self.splits.values()]
+        quiet = [s.generator.countdown_start_ms for s in (*self.splits.values(), self.main)]
         countdown = max((q for q in quiet if q is not None), default=None) if self.idle else None
         return ProbeResult(self.channel, now_ms, saw_activity, countdown, tuple(emitted))
 
@@ -144,9 +201,9 @@ class SplitReader:
         return any(s.generator.has_unseen_activity() for s in self.splits.values())
 
     def countdowns(self) -> list[tuple[int | None, bool]]:
-        """Each split's idleness countdown start and whether it has unseen activity (for the
-        pipeline's skipping of long quiet gaps)."""
-        states = self.splits.values()
+        """Each split's (and the main output's) idleness countdown start and whether it has unseen
+        activity (for the pipeline's skipping of long quiet gaps)."""
+        states = (*self.splits.values(), self.main)
         return [(s.generator.countdown_start_ms, s.generator.has_unseen_activity()) for s in states]
 
     def drain_events(self) -> list[SplitEvent]:
@@ -158,20 +215,29 @@ class SplitReader:
         """Comparable state of every split, the combination and the output."""
         return (
             tuple(s.snapshot() for s in self.splits.values()),
+            self.main.snapshot(),
             self.combined_ms,
             self.combined_idle,
+            self.split_side_idle,
+            self.main_side_idle,
             self.sent_ms,
             self.idle,
         )
 
     # ---- the rules --------------------------------------------------------------------------------
 
+    def add_split(self, split: str) -> None:
+        """A fresh generator and partial watermark (minimum, not idle) for a new split."""
+        self.splits[split] = SplitState(split, self.added, self.config)
+        self.added += 1
+
     def combine(self) -> list[ValveInput]:
         """CombinedWatermarkStatus and the multiplexer: the minimum over the splits that are not
         idle, or, once every split is idle, the maximum over all of them (FLINK-38454's flush), sent
-        when it rises; then IDLE if every split is idle."""
+        when it rises; then IDLE if every split is idle. With no split at all nothing is combined
+        and the last status stands."""
         if not self.splits:
-            return []
+            return self.send_idle() if self.combined_idle else []
         active = [s.partial_ms for s in self.splits.values() if not s.partial_idle]
         self.combined_idle = not active
         candidate = min(active) if active else max(s.partial_ms for s in self.splits.values())
@@ -183,7 +249,32 @@ class SplitReader:
             out.extend(self.send_idle())
         return out
 
+    def main_periodic(self, now_ms: int) -> list[ValveInput]:
+        """The main output's periodic emission: marked idle once its quiet spell passes the
+        timeout, else its candidate goes straight to the reader's output."""
+        generator = self.main.generator
+        if generator.is_idle_at_probe(now_ms, generator.has_unseen_activity()):
+            if self.main.idle_now:
+                return []
+            self.main.idle_now = True
+            self.main_side_idle = True
+            return self.idle_if_both()
+        if self.config.emit != "periodic":
+            return []
+        self.main_side_idle = False
+        return self.forward(generator.candidate_watermark_ms())
+
     def send_watermark(self, watermark_ms: int) -> list[ValveInput]:
+        """The split side's watermark: it leaves idleness and goes to the reader's output."""
+        self.split_side_idle = False
+        return self.forward(watermark_ms)
+
+    def send_idle(self) -> list[ValveInput]:
+        """The split side is idle; the reader goes idle if its main side is too."""
+        self.split_side_idle = True
+        return self.idle_if_both()
+
+    def forward(self, watermark_ms: int) -> list[ValveInput]:
         """WatermarkToDataOutput: only above the highest sent; ACTIVE first after idleness."""
         if watermark_ms <= self.sent_ms:
             return []
@@ -195,9 +286,9 @@ class SplitReader:
         out.append(WatermarkInput(self.channel, watermark_ms))
         return out
 
-    def send_idle(self) -> list[ValveInput]:
-        """IDLE once, when the reader was not idle already."""
-        if self.idle:
+    def idle_if_both(self) -> list[ValveInput]:
+        """IDLE once, when both sides are idle and the reader was not idle already."""
+        if self.idle or not (self.split_side_idle and self.main_side_idle):
             return []
         self.idle = True
         return [StatusInput(self.channel, Status.IDLE)]
@@ -206,6 +297,16 @@ class SplitReader:
         """The split with the lowest watermark among those not idle (the first on a tie)."""
         active = [s for s in self.splits.values() if not s.partial_idle]
         return min(active, key=lambda s: s.partial_ms).split if active else None
+
+    def told(self, split: str, what: str, out: list[ValveInput]) -> list[ValveInput]:
+        """Log a split row's change for the narration; pass its emissions on."""
+        state = self.splits.get(split)
+        watermark = state.partial_ms if state is not None else MIN_MS
+        holds = self.holder() == split
+        self.events.append(
+            SplitEvent(self.channel, split, what, watermark, self.sent_ms, holds, all_idle=self.combined_idle)
+        )
+        return out
 
     def split_event(self, state: SplitState) -> SplitEvent:
         """A split went idle or came back, as of the end of this periodic emission."""

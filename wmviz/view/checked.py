@@ -40,6 +40,11 @@ SPLIT_TRACES = 1000
 SPLIT_SEED_BASE = 6_000_000
 """tests/test_flink_splits.py: seeded traces of records on 1–4 splits of one reader and clock ticks."""
 
+LIFECYCLE_TRACES = 600
+LIFECYCLE_SEED_BASE = 6_500_000
+"""tests/test_flink_splits.py: seeded traces where splits are added, finish and are marked idle or
+active, with records and clock ticks (tools/flinkrecord/split_lifecycle.py)."""
+
 INTERVAL_JOIN_TRACES = 1000
 INTERVAL_JOIN_SEED_BASE = 3_000_000
 """tests/test_flink_interval_join.py: seeded row-time join traces (4 join types, both inputs)."""
@@ -84,6 +89,17 @@ def claims() -> tuple[Claim, ...]:
             "around BoundedOutOfOrdernessWatermarks per split, WatermarkOutputMultiplexer, "
             f"WatermarkToDataOutput) on {SPLIT_TRACES:,} random traces of records on 1–4 splits: same "
             "watermarks, IDLE and ACTIVE from the reader, including the all-idle flush",
+            "tests/test_flink_splits.py",
+        ),
+        Claim(
+            "splits that come and go",
+            True,
+            f"equal to {release}'s ProgressiveTimestampsAndWatermarks (the class a FLIP-27 SourceOperator "
+            "runs: its main output, split outputs created and released, the idleness manager) on "
+            f"{LIFECYCLE_TRACES:,} random traces of splits added, finished and marked idle or active, "
+            "with zero to three splits at the start, periodic or punctuated generators, with and "
+            "without an idle timeout: same watermarks, IDLE and ACTIVE from the reader. When a "
+            "SourceReaderBase creates or releases a split's output is the trace's to say; not checked",
             "tests/test_flink_splits.py",
         ),
         Claim(
@@ -199,7 +215,7 @@ def scenario_claims(config: ScenarioConfig, profile: Profile | None = None) -> t
     if config.generator is not None:
         wanted.append("generation and idleness")
         if config.generator.splits:
-            wanted.append("split readers")
+            wanted += ["split readers", "splits that come and go"]
         if config.generator.resume == "eager" and config.generator.idle_timeout_ms is not None:
             wanted.append("resume eager")
     released = profile is Profile.FLINK_1X_2X
