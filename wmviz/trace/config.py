@@ -16,7 +16,14 @@ from typing import Any, NoReturn, cast
 
 from wmviz.core.budgets import MAX_WINDOWS_PER_RECORD, windows_per_record_reason
 from wmviz.core.fieldrules import UNIT_WORDS, Check, Rule, default_of, is_required, rule_of
-from wmviz.core.scenario import IntervalJoinConfig, NoOperator, OperatorKind, ScenarioConfig, WindowConfig
+from wmviz.core.scenario import (
+    GeneratorConfig,
+    IntervalJoinConfig,
+    NoOperator,
+    OperatorKind,
+    ScenarioConfig,
+    WindowConfig,
+)
 from wmviz.core.types import Profile, fits_long
 from wmviz.core.windows import offset_config_problem, sliding_config_problem
 from wmviz.trace.errors import IssueCollector
@@ -36,6 +43,8 @@ JUDGING_ORDER: dict[type, tuple[str, ...]] = {
     ScenarioConfig: ("name", "description", "profile", "operator", "channels", "generator"),
     # The EARLY_FIRE hint and the time domain first: the order these messages have always come in.
     IntervalJoinConfig: ("early_fire_delay_ms", "time_mode", "join_time", "all_idle_flush"),
+    # The preset first: it gives the defaults of the fields judged after it (`resume` for `splits`).
+    GeneratorConfig: ("preset",),
 }
 """The order a config type's fields are judged in, which is the order of their messages, where it
 is not the declared order; fields left out follow in declared order."""
@@ -168,19 +177,19 @@ class _ConfigParser:
         values: SectionValues = {}
         for name in _judging_order(cls):
             f, raw = declared[name], data.get(name)
-            value = default_of(f)  # null means absent
+            value = _default(cls, f, values)  # null means absent
             if raw is not None:
                 rule = rule_of(f)
                 value = self.readers[rule.check](raw, prefix + name, rule, values)
                 if value is _REFUSED:
                     complete = complete and not is_required(f)
-                    value = default_of(f)
+                    value = _default(cls, f, values)
             values[name] = value
         rules = SECTION_RULES.get(cls)
         # Every rule sees the values as judged; what they refuse is reset afterwards.
         for name, reason in list(rules(values, data)) if rules else []:
             self.issue(f"{prefix}{name}", reason)
-            values[name] = default_of(declared[name])
+            values[name] = _default(cls, declared[name], values)
         return cls(**values) if complete else _REFUSED
 
     def unknown_keys(
@@ -382,11 +391,21 @@ def config_to_dict(config: ScenarioConfig) -> dict[str, Any]:
     return _section_to_dict(config, typed=False)
 
 
+def _default(cls: type, declared: Any, values: SectionValues) -> Any:
+    """A field's default, as the section's `preset` (judged first) has it (`GeneratorConfig.presets`)."""
+    if cls is GeneratorConfig and declared.name != "preset":
+        return GeneratorConfig.preset_default(
+            values.get("preset", "none"), declared.name, default_of(declared)
+        )
+    return default_of(declared)
+
+
 def _section_to_dict(value: Any, typed: bool) -> dict[str, Any]:
     out: dict[str, Any] = {"type": value.type_name} if typed else {}
+    known = {f.name: getattr(value, f.name) for f in fields(value)}
     for f in fields(value):
         item = getattr(value, f.name)
-        if is_required(f) or item != default_of(f):
+        if is_required(f) or item != _default(type(value), f, known):
             out[f.name] = _value_to_json(item, rule_of(f))
     return out
 
