@@ -109,7 +109,8 @@ def test_unknown_keys_at_every_level_are_errors_listing_the_expected_fields() ->
         "s.json: field operator.sizems: unknown field; "
         "expected one of type, size_ms, slide_ms, offset_ms, session_gap_ms, allowed_lateness_ms, aggregate",
         "s.json: field generator.ooo_ms: unknown field; "
-        "expected one of out_of_orderness_ms, emit, interval_ms, idle_timeout_ms, resume, splits, preset",
+        "expected one of out_of_orderness_ms, emit, interval_ms, idle_timeout_ms, resume, splits, "
+        "alignment, preset",
     ]
 
 

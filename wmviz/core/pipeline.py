@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wmviz.core.account import StepAccount, account_step
+from wmviz.core.alignment import HeldRecord, ReleasedRecords, announce
 from wmviz.core.budgets import MAX_GENERATED_CHANNELS, generated_channels_reason
 from wmviz.core.combiner import InputCombiner
 from wmviz.core.generator import ChannelGenerator, ProbeResult
@@ -143,6 +144,7 @@ class InstancePipeline:
         self.proc_ms: int | None = None
         self._clock_start_ms: int | None = None
         self._last_probe_ms: int | None = None
+        self._last_alignment_ms: int | None = None
         self._explain = False
         # What the current row caused, in order: reset by `run_row`, read by `step_result` and the
         # timeline recorder. A valve input is kept as a ValveStep's fields, built only on request.
@@ -254,9 +256,14 @@ class InstancePipeline:
         return outcome
 
     def record(self, row: TraceRow) -> None:
-        """A record: ACTIVE first if its generator was idle, the operator, then its watermark."""
+        """A record: ACTIVE first if its generator was idle, the operator, then its watermark; held
+        back instead while watermark alignment pauses its subtask or split."""
         assert row.channel is not None
         generator = self.generators.get((row.input, row.channel))
+        if isinstance(generator, SplitReader) and generator.is_held(split := split_of(row, generator)):
+            generator.held.append(row)
+            self.step_log.notes.append(HeldRecord(row.channel, split, row.row, generator.paused))
+            return
         if generator is not None:
             for inp in generator.before_record():
                 self.feed_valve(row.input, inp, generated=True)
@@ -343,13 +350,19 @@ class InstancePipeline:
         if isinstance(self.operator, IntervalJoin):
             self.operator.on_processing_time(now_ms)
         probes = self._due_probes(now_ms, inclusive)
+        aligns = self._due_alignments(now_ms, inclusive)
         while True:
             next_timer = self.timers.next_due_ms(TimeDomain.PROCESSING)
             timer_due = next_timer is not None and next_timer <= now_ms
+            # A due timer's time, else past every probe and update.
+            timer_at = next_timer if timer_due and next_timer is not None else now_ms + 1
             # Equal times: processing-time timers first (Flink fires them as the clock is set),
-            # then the row's record, then probes (the generator's record-first rule, docs/rules.md).
-            if probes and (next_timer is None or not timer_due or probes[0] < next_timer):
+            # then the row's record, then probes (the generator's record-first rule, docs/rules.md),
+            # then watermark alignment's reports and announcement.
+            if probes and probes[0] < timer_at and (not aligns or probes[0] <= aligns[0]):
                 self.run_probe(probes.pop(0))
+            elif aligns and aligns[0] < timer_at:
+                self.run_alignment(aligns.pop(0))
             elif timer_due:
                 fired = self.timers.pop_due(TimeDomain.PROCESSING, now_ms)
                 assert fired is not None and self.operator is not None
@@ -368,6 +381,47 @@ class InstancePipeline:
             self.step_probes.append(result)
             for inp in result.emitted:
                 self.feed_valve(input_name, inp, generated=True)
+
+    def run_alignment(self, time_ms: int) -> None:
+        """Watermark alignment (wmviz/core/alignment.py): the split-reading subtasks report, the
+        coordinator announces, each subtask and split is paused or resumed; what was held back and
+        may go on is read now."""
+        config = self.config.generator
+        assert config is not None and config.alignment is not None
+        alignment = config.alignment
+        self._last_alignment_ms = time_ms
+        readers = [
+            g for (name, _), g in self.generators.items() if name == "0" and isinstance(g, SplitReader)
+        ]
+        announcement = announce((r for g in readers if (r := g.report()) is not None), alignment.max_drift_ms)
+        for reader in readers:
+            reader.align(announcement, time_ms, alignment.group, alignment.max_drift_ms)
+            self.step_log.notes.extend(reader.drain_events())
+        for reader in readers:
+            released = reader.release()
+            if released:
+                self.step_log.notes.append(ReleasedRecords(reader.channel, tuple(r.row for r in released)))
+            for row in released:
+                self.record(row)
+
+    def _due_alignments(self, now_ms: int, inclusive: bool) -> list[int]:
+        """The alignment updates due: every multiple of the update interval, from the first clock
+        reading; over a jump of more than `_PROBE_BURST` of them, its first two and its last."""
+        config = self.config.generator
+        if config is None or config.alignment is None or self._clock_start_ms is None:
+            return []
+        interval = config.alignment.update_interval_ms
+        if self._last_alignment_ms is not None:
+            first = self._last_alignment_ms + interval
+        else:
+            first = max(interval, -(-self._clock_start_ms // interval) * interval)
+        last = now_ms if inclusive else now_ms - 1
+        if last < first:
+            return []
+        count = (last - first) // interval + 1
+        if count <= _PROBE_BURST:
+            return [first + i * interval for i in range(count)]
+        return sorted({first, first + interval, last - (last - first) % interval})
 
     def _due_probes(self, now_ms: int, inclusive: bool) -> list[int]:
         if not self.generators or self.config.generator is None or self._clock_start_ms is None:
@@ -433,7 +487,7 @@ class InstancePipeline:
             tuple((k, g.snapshot()) for k, g in self.generators.items()),
             self.timers.pending(),
             self.operator.snapshot() if self.operator is not None else None,
-            (self.proc_ms, self._clock_start_ms, self._last_probe_ms),
+            (self.proc_ms, self._clock_start_ms, self._last_probe_ms, self._last_alignment_ms),
         )
 
     def live_rows(self) -> set[int]:

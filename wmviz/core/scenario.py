@@ -66,6 +66,22 @@ JoinType = Literal["inner", "left", "right", "full"]
 TimeMode = Literal["rowtime", "proctime"]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlignmentConfig:
+    """`generator.alignment`: Flink's watermark alignment (`withWatermarkAlignment`) over the channels
+    that read splits (wmviz/core/alignment.py)."""
+
+    group: str = field(
+        default="default", metadata=text("the alignment group's name, as the narration says it")
+    )
+    max_drift_ms: int = field(
+        metadata=millis("how far a subtask or split may run ahead of the group watermark", minimum=0)
+    )
+    update_interval_ms: int = field(
+        default=1000, metadata=millis("how often subtasks report and the coordinator announces", minimum=1)
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class GeneratorConfig:
     """`generator`: per-channel watermark generation from records (docs/rules.md, "Windows and watermark
@@ -113,6 +129,12 @@ class GeneratorConfig:
         ),
     )
     """(channel, split ids) pairs of input "0" (wmviz/core/splits.py); records name their split."""
+    alignment: AlignmentConfig | None = field(
+        default=None,
+        metadata=section(
+            "pause subtasks and splits that run ahead of their group (needs splits)", AlignmentConfig
+        ),
+    )
     preset: Preset = field(
         default="none",
         metadata=choice(

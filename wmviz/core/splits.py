@@ -45,8 +45,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from wmviz.core.alignment import Announcement, PauseClock, PauseEvent, Report, report_of
 from wmviz.core.generator import ChannelGenerator, ProbeResult
-from wmviz.core.scenario import GeneratorConfig
+from wmviz.core.scenario import GeneratorConfig, TraceRow
 from wmviz.core.types import MIN_MS, Status, StatusInput, ValveInput, WatermarkInput
 
 SplitChange = Literal["added", "finished", "idle", "active"]
@@ -86,6 +87,10 @@ class SplitState:
         """The idleness wrapper has marked the split idle (it does so once per quiet spell)."""
         self.partial_ms = MIN_MS
         self.partial_idle = False
+        self.paused = False
+        """Watermark alignment paused the split (its watermark is ahead of the group's allowance)."""
+        self.clock = PauseClock()
+        """The split's idleness clock, stopped while the split or its subtask is paused."""
 
     def on_record(self, event_ms: int) -> None:
         """The generator sees the record; the wrapper forgets it was idle."""
@@ -105,7 +110,7 @@ class SplitState:
         """The split's part of a periodic emission; True if it went idle or came back now."""
         generator = self.generator
         was_idle = self.partial_idle
-        if generator.is_idle_at_probe(now_ms, generator.has_unseen_activity()):
+        if generator.is_idle_at_probe(self.clock.relative_ms(now_ms), generator.has_unseen_activity()):
             if not self.idle_now:
                 self.idle_now = True
                 self.partial_idle = True
@@ -115,7 +120,15 @@ class SplitState:
 
     def snapshot(self) -> tuple:
         """Comparable state."""
-        return (self.split, self.generator.snapshot(), self.idle_now, self.partial_ms, self.partial_idle)
+        return (
+            self.split,
+            self.generator.snapshot(),
+            self.idle_now,
+            self.partial_ms,
+            self.partial_idle,
+            self.paused,
+            self.clock.snapshot(),
+        )
 
 
 class SplitReader:
@@ -138,7 +151,11 @@ class SplitReader:
         self.main_side_idle = True
         self.sent_ms = MIN_MS
         self.idle = False
-        self.events: list[SplitEvent] = []
+        self.paused = False
+        """Watermark alignment paused the whole subtask: it reads nothing until resumed."""
+        self.held: list[TraceRow] = []
+        """Records that arrived while their subtask or split was paused, in arrival order."""
+        self.events: list[SplitEvent | PauseEvent] = []
 
     # ---- the interface the pipeline drives (as for ChannelGenerator) ----------------------------
 
@@ -206,7 +223,7 @@ class SplitReader:
         states = (*self.splits.values(), self.main)
         return [(s.generator.countdown_start_ms, s.generator.has_unseen_activity()) for s in states]
 
-    def drain_events(self) -> list[SplitEvent]:
+    def drain_events(self) -> list[SplitEvent | PauseEvent]:
         """The split events since the last call, for the step's log."""
         events, self.events = self.events, []
         return events
@@ -222,7 +239,50 @@ class SplitReader:
             self.main_side_idle,
             self.sent_ms,
             self.idle,
+            self.paused,
+            tuple(row.row for row in self.held),
         )
+
+    # ---- watermark alignment (wmviz/core/alignment.py) --------------------------------------------
+
+    def report(self) -> Report | None:
+        """What the subtask reports to the alignment coordinator."""
+        return report_of(self.channel, self.sent_ms, self.idle, self.holder())
+
+    def is_held(self, split: str) -> bool:
+        """A record of `split` waits: its subtask or the split itself is paused."""
+        state = self.splits.get(split)
+        return self.paused or (state is not None and state.paused)
+
+    def align(self, announcement: Announcement, now_ms: int, group: str, drift_ms: int) -> None:
+        """Apply an announcement: pause or resume the subtask and each split; the idleness clocks
+        stop while paused."""
+        allowed = announcement.max_allowed_ms
+
+        def event(split: str | None, paused: bool, watermark_ms: int) -> PauseEvent:
+            return PauseEvent(self.channel, split, paused, watermark_ms, group, announcement, drift_ms)
+
+        paused = self.sent_ms != MIN_MS and self.sent_ms > allowed
+        if paused != self.paused:
+            self.paused = paused
+            self.events.append(event(None, paused, self.sent_ms))
+        for state in self.splits.values():
+            split_paused = state.partial_ms != MIN_MS and state.partial_ms > allowed
+            if split_paused != state.paused:
+                state.paused = split_paused
+                self.events.append(event(state.split, split_paused, state.partial_ms))
+        for state in (*self.splits.values(), self.main):
+            if self.paused or state.paused:
+                state.clock.pause(now_ms)
+            else:
+                state.clock.resume(now_ms)
+
+    def release(self) -> list[TraceRow]:
+        """The held records that may be read now, in arrival order; the rest keep waiting."""
+        free = [row for row in self.held if not self.is_held(_split_cell(row))]
+        if free:
+            self.held = [row for row in self.held if self.is_held(_split_cell(row))]
+        return free
 
     # ---- the rules --------------------------------------------------------------------------------
 
@@ -253,7 +313,7 @@ class SplitReader:
         """The main output's periodic emission: marked idle once its quiet spell passes the
         timeout, else its candidate goes straight to the reader's output."""
         generator = self.main.generator
-        if generator.is_idle_at_probe(now_ms, generator.has_unseen_activity()):
+        if generator.is_idle_at_probe(self.main.clock.relative_ms(now_ms), generator.has_unseen_activity()):
             if self.main.idle_now:
                 return []
             self.main.idle_now = True
@@ -319,3 +379,8 @@ class SplitReader:
             self.holder() == state.split,
             all_idle=self.combined_idle,
         )
+
+
+def _split_cell(row: TraceRow) -> str:
+    """The `split` cell of a held record (it was checked when the record arrived)."""
+    return str(dict(row.payload).get("split"))

@@ -7,6 +7,7 @@ one `Times` formatter (`t`: `wmviz.view.timefmt.TimeFormat` from the page, the C
 
 from __future__ import annotations
 
+from wmviz.core.alignment import HeldRecord, PauseEvent, ReleasedRecords, describe_alignment
 from wmviz.core.narrate import narrate
 from wmviz.core.operator_log import (
     Cached,
@@ -139,6 +140,8 @@ def _event_part(event: StepEvent, t: Times) -> str | None:
         return describe_output(event, t)
     if isinstance(event, SplitEvent):
         return describe_split(event, t)
+    if isinstance(event, PauseEvent | HeldRecord | ReleasedRecords):
+        return describe_alignment(event, t)
     if isinstance(event, SessionMerge):
         return describe_merge(event, t)
     if isinstance(event, OutputWatermark):

@@ -97,7 +97,14 @@ def _interval_join_rules(values: SectionValues, data: dict[str, Any]) -> Iterato
         yield "time_mode", "rowtime is rejected on a processing-time join (join_time proctime)"
 
 
+def _generator_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """Watermark alignment pauses subtasks and splits of FLIP-27 readers: it needs `splits`."""
+    if values["alignment"] is not None and not values["splits"]:
+        yield "alignment", "needs generator.splits: alignment pauses the splits of FLIP-27 source readers"
+
+
 SECTION_RULES: dict[type, SectionRule] = {
+    GeneratorConfig: _generator_rules,
     WindowConfig: _window_rules,
     IntervalJoinConfig: _interval_join_rules,
 }
