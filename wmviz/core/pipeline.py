@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wmviz.core.account import StepAccount, account_step
-from wmviz.core.alignment import HeldRecord, ReleasedRecords, announce
+from wmviz.core.alignment import HeldRecord
 from wmviz.core.budgets import MAX_GENERATED_CHANNELS, generated_channels_reason
 from wmviz.core.combiner import InputCombiner
 from wmviz.core.generator import ChannelGenerator, ProbeResult
@@ -30,8 +30,10 @@ from wmviz.core.operator_log import (
     StepLog,
 )
 from wmviz.core.scenario import IntervalJoinConfig, Kind, ScenarioConfig, TraceRow, WindowConfig
+from wmviz.core.schedule import due_times, ends_of, relevant_probes
 from wmviz.core.sessions import SessionWindowOperator
-from wmviz.core.splits import SPLIT_CHANGES, SplitChangeError, SplitReader
+from wmviz.core.split_rows import apply_split_row, split_of
+from wmviz.core.splits import SplitReader, align_readers
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerRegistration, TimerService
 from wmviz.core.types import (
     Emission,
@@ -292,20 +294,8 @@ class InstancePipeline:
         """A `split` row: a split of a reading channel is added, finished, or marked idle/active."""
         assert row.channel is not None
         reader = self.generators.get((row.input, row.channel))
-        if not isinstance(reader, SplitReader):
-            raise ScenarioError(
-                row, "channel", f"channel {row.channel} does not read splits (generator.splits)"
-            )
-        cells = dict(row.payload)
-        split, what = cells.get("split"), cells.get("split_event")
-        if split is None or str(split) == "":
-            raise ScenarioError(row, "split", "a split row needs its split")
-        if what not in SPLIT_CHANGES:
-            raise ScenarioError(row, "split_event", f"expected one of {', '.join(SPLIT_CHANGES)}")
-        try:
-            emitted = reader.change(str(split), what)
-        except SplitChangeError as error:
-            raise ScenarioError(row, "split", str(error)) from None
+        emitted = apply_split_row(row, reader if isinstance(reader, SplitReader) else None)
+        assert isinstance(reader, SplitReader)
         self.step_log.notes.extend(reader.drain_events())
         for inp in emitted:
             self.feed_valve(row.input, inp, generated=True)
@@ -383,86 +373,41 @@ class InstancePipeline:
                 self.feed_valve(input_name, inp, generated=True)
 
     def run_alignment(self, time_ms: int) -> None:
-        """Watermark alignment (wmviz/core/alignment.py): the split-reading subtasks report, the
-        coordinator announces, each subtask and split is paused or resumed; what was held back and
-        may go on is read now."""
+        """Watermark alignment's update (`align_readers`); what was held back and may go on is
+        read now."""
         config = self.config.generator
         assert config is not None and config.alignment is not None
-        alignment = config.alignment
         self._last_alignment_ms = time_ms
         readers = [
             g for (name, _), g in self.generators.items() if name == "0" and isinstance(g, SplitReader)
         ]
-        announcement = announce((r for g in readers if (r := g.report()) is not None), alignment.max_drift_ms)
-        for reader in readers:
-            reader.align(announcement, time_ms, alignment.group, alignment.max_drift_ms)
-            self.step_log.notes.extend(reader.drain_events())
-        for reader in readers:
-            released = reader.release()
-            if released:
-                self.step_log.notes.append(ReleasedRecords(reader.channel, tuple(r.row for r in released)))
-            for row in released:
-                self.record(row)
+        notes, released = align_readers(readers, config.alignment, time_ms)
+        self.step_log.notes.extend(notes)
+        for row in released:
+            self.record(row)
 
     def _due_alignments(self, now_ms: int, inclusive: bool) -> list[int]:
-        """The alignment updates due: every multiple of the update interval, from the first clock
-        reading; over a jump of more than `_PROBE_BURST` of them, its first two and its last."""
+        """Alignment updates due; over a jump of more than `_PROBE_BURST`, its first two and last."""
         config = self.config.generator
         if config is None or config.alignment is None or self._clock_start_ms is None:
             return []
         interval = config.alignment.update_interval_ms
-        if self._last_alignment_ms is not None:
-            first = self._last_alignment_ms + interval
-        else:
-            first = max(interval, -(-self._clock_start_ms // interval) * interval)
-        last = now_ms if inclusive else now_ms - 1
-        if last < first:
+        due = due_times(self._clock_start_ms, self._last_alignment_ms, interval, now_ms, inclusive)
+        if not due:
             return []
-        count = (last - first) // interval + 1
-        if count <= _PROBE_BURST:
-            return [first + i * interval for i in range(count)]
-        return sorted({first, first + interval, last - (last - first) % interval})
+        return list(due) if len(due) <= _PROBE_BURST else ends_of(due)
 
     def _due_probes(self, now_ms: int, inclusive: bool) -> list[int]:
         if not self.generators or self.config.generator is None or self._clock_start_ms is None:
             return []
-        interval = self.config.generator.interval_ms
-        if self._last_probe_ms is not None:
-            first = self._last_probe_ms + interval
-        else:
-            # Probes run at interval, 2·interval, …, and none before the first clock reading.
-            first = max(interval, -(-self._clock_start_ms // interval) * interval)
-        last = now_ms if inclusive else now_ms - 1
-        if last < first:
+        generator = self.config.generator
+        due = due_times(self._clock_start_ms, self._last_probe_ms, generator.interval_ms, now_ms, inclusive)
+        if not due:
             return []
-        count = (last - first) // interval + 1
-        if count <= _PROBE_BURST and count * len(self.generators) <= _PROBE_VISITS:
-            return [first + i * interval for i in range(count)]
-        return self._relevant_probes(first, last, interval)
-
-    def _relevant_probes(self, first: int, last: int, interval: int) -> list[int]:
-        """A long quiet gap: the first two probes (reset, start countdown), each expiry, the last.
-
-        Between them nothing can change: no record arrives during one clock jump, so the
-        periodic candidate is constant and only the idleness countdown moves.
-        """
-        times = {first, first + interval, last - (last - first) % interval}
-        timeout = self.config.generator.idle_timeout_ms if self.config.generator else None
-        if timeout is not None:
-            for generator in self.generators.values():
-                for countdown_start, unseen in generator.countdowns():
-                    # The countdown starts at the first quiet probe: `first`, or the next one if
-                    # the first still sees activity. An extra quiet probe changes nothing: take both.
-                    if countdown_start is not None and not unseen:
-                        starts = [countdown_start]
-                    else:
-                        starts = [first, first + interval]
-                    for start in starts:
-                        expiry = start + timeout + 1
-                        expiry += (-(expiry - first)) % interval
-                        if first <= expiry <= last:
-                            times.add(expiry)
-        return sorted(times)
+        if len(due) <= _PROBE_BURST and len(due) * len(self.generators) <= _PROBE_VISITS:
+            return list(due)
+        countdowns = (c for g in self.generators.values() for c in g.countdowns())
+        return relevant_probes(due, generator.idle_timeout_ms, countdowns)
 
     @property
     def output_watermark_ms(self) -> int:
@@ -493,14 +438,3 @@ class InstancePipeline:
     def live_rows(self) -> set[int]:
         """Row numbers of records still held in operator state."""
         return self.operator.live_rows() if self.operator is not None else set()
-
-
-def split_of(row: TraceRow, reader: SplitReader) -> str:
-    """The split a record on a split-reading channel came from (its `split` column)."""
-    for name, value in row.payload:
-        if name == "split" and value is not None and str(value) in reader.splits:
-            return str(value)
-        if name == "split" and value is not None:
-            known = ", ".join(reader.splits)
-            raise ScenarioError(row, "split", f"{value!r} is not a split of channel {row.channel} ({known})")
-    raise ScenarioError(row, "split", f"channel {row.channel} reads splits, so a record needs its split")

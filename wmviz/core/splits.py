@@ -45,9 +45,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from wmviz.core.alignment import Announcement, PauseClock, PauseEvent, Report, report_of
+from wmviz.core.alignment import (
+    Announcement,
+    PauseClock,
+    PauseEvent,
+    ReleasedRecords,
+    Report,
+    announce,
+    report_of,
+)
 from wmviz.core.generator import ChannelGenerator, ProbeResult
-from wmviz.core.scenario import GeneratorConfig, TraceRow
+from wmviz.core.scenario import AlignmentConfig, GeneratorConfig, TraceRow
 from wmviz.core.types import MIN_MS, Status, StatusInput, ValveInput, WatermarkInput
 
 SplitChange = Literal["added", "finished", "idle", "active"]
@@ -218,10 +226,16 @@ class SplitReader:
         return any(s.generator.has_unseen_activity() for s in self.splits.values())
 
     def countdowns(self) -> list[tuple[int | None, bool]]:
-        """Each split's (and the main output's) idleness countdown start and whether it has unseen
-        activity (for the pipeline's skipping of long quiet gaps)."""
-        states = (*self.splits.values(), self.main)
-        return [(s.generator.countdown_start_ms, s.generator.has_unseen_activity()) for s in states]
+        """Each split's (and the main output's) idleness countdown start on the processing clock
+        and whether it has unseen activity (for the pipeline's skipping of long quiet gaps); a
+        paused clock cannot expire, so it is left out."""
+        out = []
+        for state in (*self.splits.values(), self.main):
+            start, clock = state.generator.countdown_start_ms, state.clock
+            if clock.paused_at_ms is None:
+                shifted = start + clock.stopped_ms if start is not None else None
+                out.append((shifted, state.generator.has_unseen_activity()))
+        return out
 
     def drain_events(self) -> list[SplitEvent | PauseEvent]:
         """The split events since the last call, for the step's log."""
@@ -379,6 +393,26 @@ class SplitReader:
             self.holder() == state.split,
             all_idle=self.combined_idle,
         )
+
+
+def align_readers(
+    readers: list[SplitReader], alignment: AlignmentConfig, time_ms: int
+) -> tuple[list[SplitEvent | PauseEvent | ReleasedRecords], list[TraceRow]]:
+    """One alignment update over an instance's split readers: they report, the coordinator
+    announces, each subtask and split is paused or resumed; returns what that told and the held
+    records that may be read now, reader by reader in arrival order."""
+    notes: list[SplitEvent | PauseEvent | ReleasedRecords] = []
+    announcement = announce((r for g in readers if (r := g.report()) is not None), alignment.max_drift_ms)
+    for reader in readers:
+        reader.align(announcement, time_ms, alignment.group, alignment.max_drift_ms)
+        notes.extend(reader.drain_events())
+    released: list[TraceRow] = []
+    for reader in readers:
+        free = reader.release()
+        if free:
+            notes.append(ReleasedRecords(reader.channel, tuple(r.row for r in free)))
+        released += free
+    return notes, released
 
 
 def _split_cell(row: TraceRow) -> str:
