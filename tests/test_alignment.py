@@ -92,3 +92,22 @@ def test_the_page_and_explain_say_alignment_is_modelled_not_checked():
     config = _pipeline().config
     claim = next(c for c in scenario_claims(config) if c.subject == "watermark alignment")
     assert not claim.verified and "not run against Flink" in claim.statement
+
+
+def test_the_pages_split_table_shows_paused_splits_and_subtasks():
+    from wmviz.ui import import_views
+    from wmviz.view.timefmt import TimeFormat
+
+    pipeline = _pipeline()
+    rows = [
+        _record(1, 0, "orders-0", 100_000, 500),
+        _record(2, 0, "orders-1", 100_000, 500),
+        _record(3, 1, "orders-5", 60_000, 500),
+        TraceRow(4, Kind.PROCTIME, proc_ms=2500),
+    ]
+    for step, row in enumerate(rows):
+        pipeline.process(step, row, explain=False)
+    table = import_views.split_table(pipeline, TimeFormat("utc"))
+    assert table is not None
+    status = dict(zip(table["split"], table["status"], strict=True))
+    assert status == {"orders-0": "PAUSED", "orders-1": "PAUSED", "orders-5": "ACTIVE"}
