@@ -109,7 +109,8 @@ def test_unknown_keys_at_every_level_are_errors_listing_the_expected_fields() ->
         "s.json: field operator.sizems: unknown field; "
         "expected one of type, size_ms, slide_ms, offset_ms, session_gap_ms, allowed_lateness_ms, aggregate",
         "s.json: field generator.ooo_ms: unknown field; "
-        "expected one of out_of_orderness_ms, emit, interval_ms, idle_timeout_ms, resume, splits",
+        "expected one of out_of_orderness_ms, emit, interval_ms, idle_timeout_ms, resume, splits, "
+        "alignment, preset",
     ]
 
 
@@ -267,3 +268,24 @@ def test_load_config_reads_a_json_file_and_reports_broken_json_with_its_line(tmp
 def test_config_to_dict_parses_back_to_the_same_config(obj: dict) -> None:
     config = parse_config(obj, "s.json")
     assert parse_config(json.loads(json.dumps(config_to_dict(config))), "again.json") == config
+
+
+def test_the_flip27_preset_is_a_flip27_source_with_flinks_defaults() -> None:
+    """One word gives periodic emission every 200 ms and the FLIP-27 resume; a field given still
+    wins; the preset round-trips; a bare generator keeps wmviz's own defaults."""
+    flip27 = parse_config({"generator": {"preset": "flip27"}}, "p.json").generator
+    assert flip27 == GeneratorConfig.flip27()
+    assert (flip27.emit, flip27.interval_ms, flip27.resume) == ("periodic", 200, "flip27-released")
+    assert (flip27.idle_timeout_ms, flip27.out_of_orderness_ms, flip27.splits) == (None, 0, ())
+    bare = parse_config({"generator": {}}, "p.json").generator
+    assert (bare.emit, bare.resume) == ("per-record", "eager")
+    given = parse_config(
+        {"generator": {"preset": "flip27", "emit": "per-record", "splits": {"0": ["a"]}}}, "p"
+    )
+    assert given.generator.emit == "per-record" and given.generator.resume == "flip27-released"
+    assert config_to_dict(given) == {
+        "generator": {"emit": "per-record", "splits": {"0": ["a"]}, "preset": "flip27"}
+    }
+    assert parse_config(config_to_dict(given), "p") == given
+    with pytest.raises(TraceValidationError, match=r"generator\.preset"):
+        parse_config({"generator": {"preset": "flink"}}, "p.json")

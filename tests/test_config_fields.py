@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import REPO
 from wmviz.core.fieldrules import Check, DeclaredField, declared_fields, is_required
 from wmviz.core.scenario import (
+    AlignmentConfig,
     GeneratorConfig,
     IntervalJoinConfig,
     NoOperator,
@@ -44,6 +45,8 @@ def _section_with(field: DeclaredField, value: Any) -> dict[str, Any]:
         return section
     if owner is GeneratorConfig:
         return {"generator": section}
+    if owner is AlignmentConfig:  # alignment pauses the splits of FLIP-27 readers: it needs some
+        return {"generator": {"preset": "flip27", "splits": {"0": ["a"]}, "alignment": section}}
     return {"operator": {"type": owner.type_name, **section}}
 
 

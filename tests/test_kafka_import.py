@@ -230,12 +230,12 @@ def test_a_split_reader_survives_its_keyframe(tmp_path):
 @pytest.mark.parametrize(
     "splits, generator, message",
     [
-        ({"0": ["a", "b"]}, {}, "split readers model a FLIP-27 source: they need emit periodic and resume"),
+        ({"0": ["a", "b"]}, {}, "split readers model a FLIP-27 source: they need resume flip27-released"),
         ({"x": ["a"]}, {"emit": "periodic", "resume": "flip27-released"}, 'generator.splits.x: "x" is not a'),
         (
-            {"0": []},
+            {"0": "a"},
             {"emit": "periodic", "resume": "flip27-released"},
-            "expected a non-empty list of split ids",
+            "expected a list of split ids",
         ),
         ({"0": ["a", "a"]}, {"emit": "periodic", "resume": "flip27-released"}, "a split is listed twice"),
     ],

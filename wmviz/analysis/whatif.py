@@ -476,6 +476,8 @@ def _verb(row: TraceRow) -> str:
     if row.kind is Kind.RECORD:
         key = f" with key {row.key}" if row.key is not None else ""
         return f"received a record at {_show(row.event_ms)}{key}"
+    if row.kind is Kind.SPLIT:
+        return f"seen {_split_words(row)}"
     return f"reached {_show(row.proc_ms)}"
 
 
@@ -487,7 +489,15 @@ def _noun(row: TraceRow) -> str:
         return f"watermark {_show(row.watermark_ms)}"
     if row.kind is Kind.RECORD:
         return f"a record at {_show(row.event_ms)}"
+    if row.kind is Kind.SPLIT:
+        return _split_words(row)
     return f"the clock at {_show(row.proc_ms)}"
+
+
+def _split_words(row: TraceRow) -> str:
+    """A split row in a few words: "split orders-1 added"."""
+    cells = dict(row.payload)
+    return f"split {_show(cells.get('split'))} {_show(cells.get('split_event'))}"
 
 
 def _show(value: Any) -> str:

@@ -63,10 +63,14 @@ class ChannelGenerator:
         """A record arrived since the last probe (the next probe will reset the countdown)."""
         return self._activity != self._activity_at_last_probe
 
-    def after_record(self, event_ms: int) -> list[ValveInput]:
-        """Track the max timestamp; in per-record mode emit the candidate if it increased."""
+    def see_record(self, event_ms: int) -> None:
+        """The record counts as activity and moves the max timestamp (nothing is emitted)."""
         self._activity += 1
         self.max_seen_ms = max(self.max_seen_ms, event_ms)
+
+    def after_record(self, event_ms: int) -> list[ValveInput]:
+        """Track the max timestamp; in per-record mode emit the candidate if it increased."""
+        self.see_record(event_ms)
         if self.config.emit == "per-record":
             return self._emit_if_increased()
         return []

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from wmviz.core.alignment import HeldRecord, PauseEvent, ReleasedRecords
 from wmviz.core.scenario import TraceRow
 from wmviz.core.splits import SplitEvent
 from wmviz.core.timers import FiredTimer, TimerRegistration
@@ -130,6 +131,9 @@ StepEvent = (
     | Finalized
     | GeneratorUpdate
     | SplitEvent
+    | PauseEvent
+    | HeldRecord
+    | ReleasedRecords
     | SessionMerge
     | str
 )

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wmviz.core.account import StepAccount, account_step
+from wmviz.core.alignment import HeldRecord
 from wmviz.core.budgets import MAX_GENERATED_CHANNELS, generated_channels_reason
 from wmviz.core.combiner import InputCombiner
 from wmviz.core.generator import ChannelGenerator, ProbeResult
@@ -29,8 +30,10 @@ from wmviz.core.operator_log import (
     StepLog,
 )
 from wmviz.core.scenario import IntervalJoinConfig, Kind, ScenarioConfig, TraceRow, WindowConfig
+from wmviz.core.schedule import due_times, ends_of, relevant_probes
 from wmviz.core.sessions import SessionWindowOperator
-from wmviz.core.splits import SplitReader
+from wmviz.core.split_rows import apply_split_row, split_of
+from wmviz.core.splits import SplitReader, align_readers
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerRegistration, TimerService
 from wmviz.core.types import (
     Emission,
@@ -143,6 +146,7 @@ class InstancePipeline:
         self.proc_ms: int | None = None
         self._clock_start_ms: int | None = None
         self._last_probe_ms: int | None = None
+        self._last_alignment_ms: int | None = None
         self._explain = False
         # What the current row caused, in order: reset by `run_row`, read by `step_result` and the
         # timeline recorder. A valve input is kept as a ValveStep's fields, built only on request.
@@ -189,6 +193,8 @@ class InstancePipeline:
             self.feed_valve(row.input, StatusInput(row.channel, row.status), generated=False)
         elif kind is Kind.RECORD:
             self.record(row)
+        elif kind is Kind.SPLIT:
+            self.split_change(row)
 
     def step_result(self, step: int, row: TraceRow) -> StepResult:
         """The StepResult of the row `run_row` just ran."""
@@ -252,9 +258,14 @@ class InstancePipeline:
         return outcome
 
     def record(self, row: TraceRow) -> None:
-        """A record: ACTIVE first if its generator was idle, the operator, then its watermark."""
+        """A record: ACTIVE first if its generator was idle, the operator, then its watermark; held
+        back instead while watermark alignment pauses its subtask or split."""
         assert row.channel is not None
         generator = self.generators.get((row.input, row.channel))
+        if isinstance(generator, SplitReader) and generator.is_held(split := split_of(row, generator)):
+            generator.held.append(row)
+            self.step_log.notes.append(HeldRecord(row.channel, split, row.row, generator.paused))
+            return
         if generator is not None:
             for inp in generator.before_record():
                 self.feed_valve(row.input, inp, generated=True)
@@ -264,8 +275,10 @@ class InstancePipeline:
             self.operator.on_row(row.input, row, self.step_log)
         if isinstance(generator, SplitReader):
             assert row.event_ms is not None
-            generator.record(split_of(row, generator), row.event_ms)
+            punctuated = generator.record(split_of(row, generator), row.event_ms)
             self.step_log.notes.extend(generator.drain_events())
+            for inp in punctuated:
+                self.feed_valve(row.input, inp, generated=True)
         elif generator is not None:
             assert row.event_ms is not None
             generated = generator.after_record(row.event_ms)
@@ -276,6 +289,16 @@ class InstancePipeline:
             )
             for inp in generated:
                 self.feed_valve(row.input, inp, generated=True)
+
+    def split_change(self, row: TraceRow) -> None:
+        """A `split` row: a split of a reading channel is added, finished, or marked idle/active."""
+        assert row.channel is not None
+        reader = self.generators.get((row.input, row.channel))
+        emitted = apply_split_row(row, reader if isinstance(reader, SplitReader) else None)
+        assert isinstance(reader, SplitReader)
+        self.step_log.notes.extend(reader.drain_events())
+        for inp in emitted:
+            self.feed_valve(row.input, inp, generated=True)
 
     def feed_valve(self, input_name: str, inp: ValveInput, *, generated: bool) -> None:
         """One valve input; its emissions flow through the combiner to the operator."""
@@ -317,13 +340,19 @@ class InstancePipeline:
         if isinstance(self.operator, IntervalJoin):
             self.operator.on_processing_time(now_ms)
         probes = self._due_probes(now_ms, inclusive)
+        aligns = self._due_alignments(now_ms, inclusive)
         while True:
             next_timer = self.timers.next_due_ms(TimeDomain.PROCESSING)
             timer_due = next_timer is not None and next_timer <= now_ms
+            # A due timer's time, else past every probe and update.
+            timer_at = next_timer if timer_due and next_timer is not None else now_ms + 1
             # Equal times: processing-time timers first (Flink fires them as the clock is set),
-            # then the row's record, then probes (the generator's record-first rule, docs/rules.md).
-            if probes and (next_timer is None or not timer_due or probes[0] < next_timer):
+            # then the row's record, then probes (the generator's record-first rule, docs/rules.md),
+            # then watermark alignment's reports and announcement.
+            if probes and probes[0] < timer_at and (not aligns or probes[0] <= aligns[0]):
                 self.run_probe(probes.pop(0))
+            elif aligns and aligns[0] < timer_at:
+                self.run_alignment(aligns.pop(0))
             elif timer_due:
                 fired = self.timers.pop_due(TimeDomain.PROCESSING, now_ms)
                 assert fired is not None and self.operator is not None
@@ -343,46 +372,42 @@ class InstancePipeline:
             for inp in result.emitted:
                 self.feed_valve(input_name, inp, generated=True)
 
+    def run_alignment(self, time_ms: int) -> None:
+        """Watermark alignment's update (`align_readers`); what was held back and may go on is
+        read now."""
+        config = self.config.generator
+        assert config is not None and config.alignment is not None
+        self._last_alignment_ms = time_ms
+        readers = [
+            g for (name, _), g in self.generators.items() if name == "0" and isinstance(g, SplitReader)
+        ]
+        notes, released = align_readers(readers, config.alignment, time_ms)
+        self.step_log.notes.extend(notes)
+        for row in released:
+            self.record(row)
+
+    def _due_alignments(self, now_ms: int, inclusive: bool) -> list[int]:
+        """Alignment updates due; over a jump of more than `_PROBE_BURST`, its first two and last."""
+        config = self.config.generator
+        if config is None or config.alignment is None or self._clock_start_ms is None:
+            return []
+        interval = config.alignment.update_interval_ms
+        due = due_times(self._clock_start_ms, self._last_alignment_ms, interval, now_ms, inclusive)
+        if not due:
+            return []
+        return list(due) if len(due) <= _PROBE_BURST else ends_of(due)
+
     def _due_probes(self, now_ms: int, inclusive: bool) -> list[int]:
         if not self.generators or self.config.generator is None or self._clock_start_ms is None:
             return []
-        interval = self.config.generator.interval_ms
-        if self._last_probe_ms is not None:
-            first = self._last_probe_ms + interval
-        else:
-            # Probes run at interval, 2·interval, …, and none before the first clock reading.
-            first = max(interval, -(-self._clock_start_ms // interval) * interval)
-        last = now_ms if inclusive else now_ms - 1
-        if last < first:
+        generator = self.config.generator
+        due = due_times(self._clock_start_ms, self._last_probe_ms, generator.interval_ms, now_ms, inclusive)
+        if not due:
             return []
-        count = (last - first) // interval + 1
-        if count <= _PROBE_BURST and count * len(self.generators) <= _PROBE_VISITS:
-            return [first + i * interval for i in range(count)]
-        return self._relevant_probes(first, last, interval)
-
-    def _relevant_probes(self, first: int, last: int, interval: int) -> list[int]:
-        """A long quiet gap: the first two probes (reset, start countdown), each expiry, the last.
-
-        Between them nothing can change: no record arrives during one clock jump, so the
-        periodic candidate is constant and only the idleness countdown moves.
-        """
-        times = {first, first + interval, last - (last - first) % interval}
-        timeout = self.config.generator.idle_timeout_ms if self.config.generator else None
-        if timeout is not None:
-            for generator in self.generators.values():
-                for countdown_start, unseen in generator.countdowns():
-                    # The countdown starts at the first quiet probe: `first`, or the next one if
-                    # the first still sees activity. An extra quiet probe changes nothing: take both.
-                    if countdown_start is not None and not unseen:
-                        starts = [countdown_start]
-                    else:
-                        starts = [first, first + interval]
-                    for start in starts:
-                        expiry = start + timeout + 1
-                        expiry += (-(expiry - first)) % interval
-                        if first <= expiry <= last:
-                            times.add(expiry)
-        return sorted(times)
+        if len(due) <= _PROBE_BURST and len(due) * len(self.generators) <= _PROBE_VISITS:
+            return list(due)
+        countdowns = (c for g in self.generators.values() for c in g.countdowns())
+        return relevant_probes(due, generator.idle_timeout_ms, countdowns)
 
     @property
     def output_watermark_ms(self) -> int:
@@ -407,20 +432,9 @@ class InstancePipeline:
             tuple((k, g.snapshot()) for k, g in self.generators.items()),
             self.timers.pending(),
             self.operator.snapshot() if self.operator is not None else None,
-            (self.proc_ms, self._clock_start_ms, self._last_probe_ms),
+            (self.proc_ms, self._clock_start_ms, self._last_probe_ms, self._last_alignment_ms),
         )
 
     def live_rows(self) -> set[int]:
         """Row numbers of records still held in operator state."""
         return self.operator.live_rows() if self.operator is not None else set()
-
-
-def split_of(row: TraceRow, reader: SplitReader) -> str:
-    """The split a record on a split-reading channel came from (its `split` column)."""
-    for name, value in row.payload:
-        if name == "split" and value is not None and str(value) in reader.splits:
-            return str(value)
-        if name == "split" and value is not None:
-            known = ", ".join(reader.splits)
-            raise ScenarioError(row, "split", f"{value!r} is not a split of channel {row.channel} ({known})")
-    raise ScenarioError(row, "split", f"channel {row.channel} reads splits, so a record needs its split")

@@ -31,6 +31,8 @@ class Kind(Enum):
     WATERMARK = "watermark"
     STATUS = "status"
     PROCTIME = "proctime"
+    SPLIT = "split"
+    """A split of a reading channel is added, finished, or marked idle or active (wmviz/core/splits.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,15 +60,46 @@ class TraceRow:
 
 Emit = Literal["per-record", "periodic"]
 Resume = Literal["eager", "flip27-released"]
+Preset = Literal["none", "flip27"]
 Aggregate = Literal["list", "count", "sum", "min", "max"]
 JoinType = Literal["inner", "left", "right", "full"]
 TimeMode = Literal["rowtime", "proctime"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlignmentConfig:
+    """`generator.alignment`: Flink's watermark alignment (`withWatermarkAlignment`) over the channels
+    that read splits (wmviz/core/alignment.py)."""
+
+    group: str = field(
+        default="default", metadata=text("the alignment group's name, as the narration says it")
+    )
+    max_drift_ms: int = field(
+        metadata=millis("how far a subtask or split may run ahead of the group watermark", minimum=0)
+    )
+    update_interval_ms: int = field(
+        default=1000, metadata=millis("how often subtasks report and the coordinator announces", minimum=1)
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class GeneratorConfig:
     """`generator`: per-channel watermark generation from records (docs/rules.md, "Windows and watermark
     generators")."""
+
+    presets: ClassVar[dict[str, dict[str, Any]]] = {
+        "none": {},
+        # A FLIP-27 source as Flink 2.3.0 runs it when nothing is set: periodic emission every
+        # pipeline.auto-watermark-interval (200 ms), the source output's resume (ACTIVE only with a
+        # higher watermark), no idleness unless withIdleness is called.
+        "flip27": {
+            "emit": "periodic",
+            "interval_ms": 200,
+            "resume": "flip27-released",
+            "idle_timeout_ms": None,
+        },
+    }
+    """The defaults each `preset` gives the fields a config leaves out (a given field still wins)."""
 
     out_of_orderness_ms: int = field(
         default=0, metadata=millis("how far behind the largest event time the watermark stays", minimum=0)
@@ -96,6 +129,28 @@ class GeneratorConfig:
         ),
     )
     """(channel, split ids) pairs of input "0" (wmviz/core/splits.py); records name their split."""
+    alignment: AlignmentConfig | None = field(
+        default=None,
+        metadata=section(
+            "pause subtasks and splits that run ahead of their group (needs splits)", AlignmentConfig
+        ),
+    )
+    preset: Preset = field(
+        default="none",
+        metadata=choice(
+            Preset, "flip27: the other fields default to a FLIP-27 source's as Flink runs it; none: wmviz's"
+        ),
+    )
+
+    @classmethod
+    def preset_default(cls, preset: str, name: str, default: Any) -> Any:
+        """The default of field `name` under `preset`."""
+        return cls.presets.get(preset, {}).get(name, default)
+
+    @classmethod
+    def flip27(cls, **fields: Any) -> GeneratorConfig:
+        """`{"preset": "flip27", ...}` built in code: the preset's defaults, then `fields`."""
+        return cls(**{"preset": "flip27", **cls.presets["flip27"], **fields})
 
     def splits_of(self, channel: int) -> tuple[str, ...] | None:
         """The split ids of a channel that reads splits, else None."""

@@ -21,26 +21,56 @@ it, and a split that resumes far behind holds it again at once (while the subtas
 never goes backwards, waits for it to catch up). A record on an idle split does not reactivate
 anything by itself: the next periodic emission does, as in released Flink (FLINK-40504).
 
-Flink's reader also has a main output (records emitted without a split) whose own idleness gates
-the reader's: the reader goes idle only when both are idle. A split-based reader never uses it, so
-its generator goes idle at the first periodic emission more than the timeout after the start, no
-later than any split can: leaving it out changes nothing for a reader whose records all come
-from splits, which is what this stage models. Watermark alignment, which pauses splits (and
-their idleness clocks), is not modelled.
+Beside its splits, Flink's reader has a main output (records emitted without a split) with its own
+generator, writing straight to the reader's output; an idleness manager sends IDLE only when both
+the split side (the multiplexer) and the main side have gone idle. Its generator emits at every
+periodic emission, so without an idle timeout the main side never goes idle and neither does the
+reader, even when every split was marked idle. wmviz keeps that generator (it gates the reader's
+IDLE); records in a trace always name a split, so it sees none.
+
+Splits come and go (trace rows of kind `split`, docs/trace-format.md): `added` registers the
+split's output with a fresh generator (its partial watermark starts at the minimum and is not
+idle, so it holds the combination until it catches up); `finished` releases it (the combination
+is recomputed at the next periodic emission, as the multiplexer does nothing on removal); `idle`
+and `active` are the split output's markIdle / markActive, which reach the multiplexer at once.
+A reader may have zero splits: with nothing to combine, the multiplexer keeps its last status.
+With `emit: per-record` each split's generator is punctuated: every record writes its candidate
+to the split's immediate output (clearing the split's idle flag, even when not higher) and the
+combination is redone at once when the candidate passes it. Watermark alignment, which pauses
+splits (and their idleness clocks), is not modelled.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
+from wmviz.core.alignment import (
+    Announcement,
+    PauseClock,
+    PauseEvent,
+    ReleasedRecords,
+    Report,
+    announce,
+    report_of,
+)
 from wmviz.core.generator import ChannelGenerator, ProbeResult
-from wmviz.core.scenario import GeneratorConfig
+from wmviz.core.scenario import AlignmentConfig, GeneratorConfig, TraceRow
 from wmviz.core.types import MIN_MS, Status, StatusInput, ValveInput, WatermarkInput
+
+SplitChange = Literal["added", "finished", "idle", "active"]
+SPLIT_CHANGES: tuple[SplitChange, ...] = ("added", "finished", "idle", "active")
+"""What a `split` row's `split_event` cell may say (docs/trace-format.md)."""
+
+
+class SplitChangeError(ValueError):
+    """A split row the reader cannot apply (the pipeline reports it against the row)."""
 
 
 @dataclass(frozen=True, slots=True)
 class SplitEvent:
-    """Something a split did that the narration tells: `record`, `idle` or `resumed`."""
+    """Something a split did that the narration tells: `record`, `idle`, `resumed`, or a trace's
+    `added`, `finished`, `marked idle`, `marked active`."""
 
     channel: int
     split: str
@@ -65,45 +95,75 @@ class SplitState:
         """The idleness wrapper has marked the split idle (it does so once per quiet spell)."""
         self.partial_ms = MIN_MS
         self.partial_idle = False
+        self.paused = False
+        """Watermark alignment paused the split (its watermark is ahead of the group's allowance)."""
+        self.clock = PauseClock()
+        """The split's idleness clock, stopped while the split or its subtask is paused."""
 
     def on_record(self, event_ms: int) -> None:
-        """The generator sees the record; the wrapper forgets it was idle (nothing is emitted)."""
-        self.generator.after_record(event_ms)
+        """The generator sees the record; the wrapper forgets it was idle."""
+        self.generator.see_record(event_ms)
         self.idle_now = False
+
+    def set_partial(self, watermark_ms: int) -> bool:
+        """A watermark reaches the split's partial state: it clears the idle flag even when it is
+        not higher; True if it raised the partial watermark."""
+        self.partial_idle = False
+        if watermark_ms > self.partial_ms:
+            self.partial_ms = watermark_ms
+            return True
+        return False
 
     def periodic(self, now_ms: int) -> bool:
         """The split's part of a periodic emission; True if it went idle or came back now."""
         generator = self.generator
         was_idle = self.partial_idle
-        if generator.is_idle_at_probe(now_ms, generator.has_unseen_activity()):
+        if generator.is_idle_at_probe(self.clock.relative_ms(now_ms), generator.has_unseen_activity()):
             if not self.idle_now:
                 self.idle_now = True
                 self.partial_idle = True
-        else:
-            # The watermark goes to the split's partial state; it clears the idle flag even when
-            # it is not higher than the partial watermark so far.
-            self.partial_idle = False
-            self.partial_ms = max(self.partial_ms, generator.candidate_watermark_ms())
+        elif generator.config.emit == "periodic":
+            self.set_partial(generator.candidate_watermark_ms())
         return was_idle != self.partial_idle
 
     def snapshot(self) -> tuple:
         """Comparable state."""
-        return (self.split, self.generator.snapshot(), self.idle_now, self.partial_ms, self.partial_idle)
+        return (
+            self.split,
+            self.generator.snapshot(),
+            self.idle_now,
+            self.partial_ms,
+            self.partial_idle,
+            self.paused,
+            self.clock.snapshot(),
+        )
 
 
 class SplitReader:
-    """One source subtask (a channel) reading several splits; stands where a `ChannelGenerator`
-    stands for a single-split channel."""
+    """One source subtask (a channel) reading splits; stands where a `ChannelGenerator` stands for
+    a single-split channel."""
 
     def __init__(self, channel: int, splits: tuple[str, ...], config: GeneratorConfig) -> None:
         self.channel = channel
         self.config = config
-        self.splits = {name: SplitState(name, i, config) for i, name in enumerate(splits)}
+        self.splits: dict[str, SplitState] = {}
+        self.added = 0
+        for name in splits:
+            self.add_split(name)
+        self.main = SplitState("", -1, config)
+        """The reader's own (main) output's generator; its partial fields are unused."""
         self.combined_ms = MIN_MS
         self.combined_idle = False
+        self.split_side_idle = True
+        """The idleness manager's flags: each side starts idle and leaves it with a watermark."""
+        self.main_side_idle = True
         self.sent_ms = MIN_MS
         self.idle = False
-        self.events: list[SplitEvent] = []
+        self.paused = False
+        """Watermark alignment paused the whole subtask: it reads nothing until resumed."""
+        self.held: list[TraceRow] = []
+        """Records that arrived while their subtask or split was paused, in arrival order."""
+        self.events: list[SplitEvent | PauseEvent] = []
 
     # ---- the interface the pipeline drives (as for ChannelGenerator) ----------------------------
 
@@ -111,11 +171,16 @@ class SplitReader:
         """Nothing: a FLIP-27 reader announces ACTIVE only with a higher watermark."""
         return []
 
-    def record(self, split: str, event_ms: int) -> None:
-        """A record of `split` reached its generator."""
+    def record(self, split: str, event_ms: int) -> list[ValveInput]:
+        """A record of `split` reached its generator; what a punctuated generator caused."""
         state = self.splits[split]
         state.on_record(event_ms)
         generator = state.generator
+        out: list[ValveInput] = []
+        if self.config.emit == "per-record":
+            candidate = generator.candidate_watermark_ms()
+            if state.set_partial(candidate) and candidate > self.combined_ms:
+                out = self.combine()
         self.events.append(
             SplitEvent(
                 self.channel,
@@ -127,15 +192,32 @@ class SplitReader:
                 max_seen_ms=generator.max_seen_ms,
             )
         )
+        return out
+
+    def change(self, split: str, what: str) -> list[ValveInput]:
+        """A trace's `split` row: the split is added, finished, or marked idle or active."""
+        known = split in self.splits
+        if what == "added":
+            if not known:
+                self.add_split(split)
+            return self.told(split, "added", [])
+        if not known:
+            raise SplitChangeError(f"{split!r} is not a split of channel {self.channel} now")
+        if what == "finished":
+            del self.splits[split]  # the combination is redone at the next periodic emission
+            return self.told(split, "finished", [])
+        self.splits[split].partial_idle = what == "idle"
+        return self.told(split, f"marked {what}", self.combine())
 
     def probe(self, now_ms: int) -> ProbeResult:
-        """One periodic emission: every split reports, then the reader combines and forwards."""
-        saw_activity = any(s.generator.has_unseen_activity() for s in self.splits.values())
+        """One periodic emission: every split reports, the reader combines, then its own output."""
+        saw_activity = self.has_unseen_activity()
         changed = [s for s in self.splits.values() if s.periodic(now_ms)]
         emitted = self.combine()
+        emitted.extend(self.main_periodic(now_ms))
         for state in changed:
             self.events.append(self.split_event(state))
-        quiet = [s.generator.countdown_start_ms for s in self.splits.values()]
+        quiet = [s.generator.countdown_start_ms for s in (*self.splits.values(), self.main)]
         countdown = max((q for q in quiet if q is not None), default=None) if self.idle else None
         return ProbeResult(self.channel, now_ms, saw_activity, countdown, tuple(emitted))
 
@@ -144,12 +226,18 @@ class SplitReader:
         return any(s.generator.has_unseen_activity() for s in self.splits.values())
 
     def countdowns(self) -> list[tuple[int | None, bool]]:
-        """Each split's idleness countdown start and whether it has unseen activity (for the
-        pipeline's skipping of long quiet gaps)."""
-        states = self.splits.values()
-        return [(s.generator.countdown_start_ms, s.generator.has_unseen_activity()) for s in states]
+        """Each split's (and the main output's) idleness countdown start on the processing clock
+        and whether it has unseen activity (for the pipeline's skipping of long quiet gaps); a
+        paused clock cannot expire, so it is left out."""
+        out = []
+        for state in (*self.splits.values(), self.main):
+            start, clock = state.generator.countdown_start_ms, state.clock
+            if clock.paused_at_ms is None:
+                shifted = start + clock.stopped_ms if start is not None else None
+                out.append((shifted, state.generator.has_unseen_activity()))
+        return out
 
-    def drain_events(self) -> list[SplitEvent]:
+    def drain_events(self) -> list[SplitEvent | PauseEvent]:
         """The split events since the last call, for the step's log."""
         events, self.events = self.events, []
         return events
@@ -158,20 +246,72 @@ class SplitReader:
         """Comparable state of every split, the combination and the output."""
         return (
             tuple(s.snapshot() for s in self.splits.values()),
+            self.main.snapshot(),
             self.combined_ms,
             self.combined_idle,
+            self.split_side_idle,
+            self.main_side_idle,
             self.sent_ms,
             self.idle,
+            self.paused,
+            tuple(row.row for row in self.held),
         )
 
+    # ---- watermark alignment (wmviz/core/alignment.py) --------------------------------------------
+
+    def report(self) -> Report | None:
+        """What the subtask reports to the alignment coordinator."""
+        return report_of(self.channel, self.sent_ms, self.idle, self.holder())
+
+    def is_held(self, split: str) -> bool:
+        """A record of `split` waits: its subtask or the split itself is paused."""
+        state = self.splits.get(split)
+        return self.paused or (state is not None and state.paused)
+
+    def align(self, announcement: Announcement, now_ms: int, group: str, drift_ms: int) -> None:
+        """Apply an announcement: pause or resume the subtask and each split; the idleness clocks
+        stop while paused."""
+        allowed = announcement.max_allowed_ms
+
+        def event(split: str | None, paused: bool, watermark_ms: int) -> PauseEvent:
+            return PauseEvent(self.channel, split, paused, watermark_ms, group, announcement, drift_ms)
+
+        paused = self.sent_ms != MIN_MS and self.sent_ms > allowed
+        if paused != self.paused:
+            self.paused = paused
+            self.events.append(event(None, paused, self.sent_ms))
+        for state in self.splits.values():
+            split_paused = state.partial_ms != MIN_MS and state.partial_ms > allowed
+            if split_paused != state.paused:
+                state.paused = split_paused
+                self.events.append(event(state.split, split_paused, state.partial_ms))
+        for state in (*self.splits.values(), self.main):
+            if self.paused or state.paused:
+                state.clock.pause(now_ms)
+            else:
+                state.clock.resume(now_ms)
+
+    def release(self) -> list[TraceRow]:
+        """The held records that may be read now, in arrival order; the rest keep waiting."""
+        free = [row for row in self.held if not self.is_held(_split_cell(row))]
+        if free:
+            self.held = [row for row in self.held if self.is_held(_split_cell(row))]
+        return free
+
     # ---- the rules --------------------------------------------------------------------------------
+
+    def add_split(self, split: str) -> None:
+        """A fresh generator and partial watermark (minimum, not idle) for a new split."""
+        self.splits[split] = SplitState(split, self.added, self.config)
+        self.added += 1
 
     def combine(self) -> list[ValveInput]:
         """CombinedWatermarkStatus and the multiplexer: the minimum over the splits that are not
         idle, or, once every split is idle, the maximum over all of them (FLINK-38454's flush), sent
-        when it rises; then IDLE if every split is idle."""
+        when it rises; then IDLE if every split is idle. With no split at all nothing is combined
+        and the last status stands."""
         if not self.splits:
-            return []
+            return self.send_idle() if self.combined_idle else []
         active = [s.partial_ms for s in self.splits.values() if not s.partial_idle]
         self.combined_idle = not active
         candidate = min(active) if active else max(s.partial_ms for s in self.splits.values())
@@ -183,7 +323,32 @@ class SplitReader:
             out.extend(self.send_idle())
         return out
 
+    def main_periodic(self, now_ms: int) -> list[ValveInput]:
+        """The main output's periodic emission: marked idle once its quiet spell passes the
+        timeout, else its candidate goes straight to the reader's output."""
+        generator = self.main.generator
+        if generator.is_idle_at_probe(self.main.clock.relative_ms(now_ms), generator.has_unseen_activity()):
+            if self.main.idle_now:
+                return []
+            self.main.idle_now = True
+            self.main_side_idle = True
+            return self.idle_if_both()
+        if self.config.emit != "periodic":
+            return []
+        self.main_side_idle = False
+        return self.forward(generator.candidate_watermark_ms())
+
     def send_watermark(self, watermark_ms: int) -> list[ValveInput]:
+        """The split side's watermark: it leaves idleness and goes to the reader's output."""
+        self.split_side_idle = False
+        return self.forward(watermark_ms)
+
+    def send_idle(self) -> list[ValveInput]:
+        """The split side is idle; the reader goes idle if its main side is too."""
+        self.split_side_idle = True
+        return self.idle_if_both()
+
+    def forward(self, watermark_ms: int) -> list[ValveInput]:
         """WatermarkToDataOutput: only above the highest sent; ACTIVE first after idleness."""
         if watermark_ms <= self.sent_ms:
             return []
@@ -195,9 +360,9 @@ class SplitReader:
         out.append(WatermarkInput(self.channel, watermark_ms))
         return out
 
-    def send_idle(self) -> list[ValveInput]:
-        """IDLE once, when the reader was not idle already."""
-        if self.idle:
+    def idle_if_both(self) -> list[ValveInput]:
+        """IDLE once, when both sides are idle and the reader was not idle already."""
+        if self.idle or not (self.split_side_idle and self.main_side_idle):
             return []
         self.idle = True
         return [StatusInput(self.channel, Status.IDLE)]
@@ -206,6 +371,16 @@ class SplitReader:
         """The split with the lowest watermark among those not idle (the first on a tie)."""
         active = [s for s in self.splits.values() if not s.partial_idle]
         return min(active, key=lambda s: s.partial_ms).split if active else None
+
+    def told(self, split: str, what: str, out: list[ValveInput]) -> list[ValveInput]:
+        """Log a split row's change for the narration; pass its emissions on."""
+        state = self.splits.get(split)
+        watermark = state.partial_ms if state is not None else MIN_MS
+        holds = self.holder() == split
+        self.events.append(
+            SplitEvent(self.channel, split, what, watermark, self.sent_ms, holds, all_idle=self.combined_idle)
+        )
+        return out
 
     def split_event(self, state: SplitState) -> SplitEvent:
         """A split went idle or came back, as of the end of this periodic emission."""
@@ -218,3 +393,28 @@ class SplitReader:
             self.holder() == state.split,
             all_idle=self.combined_idle,
         )
+
+
+def align_readers(
+    readers: list[SplitReader], alignment: AlignmentConfig, time_ms: int
+) -> tuple[list[SplitEvent | PauseEvent | ReleasedRecords], list[TraceRow]]:
+    """One alignment update over an instance's split readers: they report, the coordinator
+    announces, each subtask and split is paused or resumed; returns what that told and the held
+    records that may be read now, reader by reader in arrival order."""
+    notes: list[SplitEvent | PauseEvent | ReleasedRecords] = []
+    announcement = announce((r for g in readers if (r := g.report()) is not None), alignment.max_drift_ms)
+    for reader in readers:
+        reader.align(announcement, time_ms, alignment.group, alignment.max_drift_ms)
+        notes.extend(reader.drain_events())
+    released: list[TraceRow] = []
+    for reader in readers:
+        free = reader.release()
+        if free:
+            notes.append(ReleasedRecords(reader.channel, tuple(r.row for r in free)))
+        released += free
+    return notes, released
+
+
+def _split_cell(row: TraceRow) -> str:
+    """The `split` cell of a held record (it was checked when the record arrived)."""
+    return str(dict(row.payload).get("split"))

@@ -7,6 +7,7 @@ one `Times` formatter (`t`: `wmviz.view.timefmt.TimeFormat` from the page, the C
 
 from __future__ import annotations
 
+from wmviz.core.alignment import HeldRecord, PauseEvent, ReleasedRecords, describe_alignment
 from wmviz.core.narrate import narrate
 from wmviz.core.operator_log import (
     Cached,
@@ -139,6 +140,8 @@ def _event_part(event: StepEvent, t: Times) -> str | None:
         return describe_output(event, t)
     if isinstance(event, SplitEvent):
         return describe_split(event, t)
+    if isinstance(event, PauseEvent | HeldRecord | ReleasedRecords):
+        return describe_alignment(event, t)
     if isinstance(event, SessionMerge):
         return describe_merge(event, t)
     if isinstance(event, OutputWatermark):
@@ -229,6 +232,15 @@ def emitted_watermarks(result: StepResult) -> list[int]:
     return [e.watermark_ms for e in result.out if isinstance(e, EmittedWatermark)]
 
 
+_SPLIT_CHANGE_TEXT = {
+    "added": "was added: a fresh generator at MIN, not idle, holding the subtask until it catches up",
+    "finished": "finished: it no longer counts from the next periodic emission on",
+    "marked idle": "was marked idle by its reader: it stops holding the subtask at once",
+    "marked active": "was marked active by its reader: it counts again at once, at its last watermark",
+}
+"""The narration of a trace's split rows (wmviz/core/splits.py, `SplitReader.change`)."""
+
+
 def describe_split(event: SplitEvent, t: Times = RAW) -> str:
     """What one split of a source subtask did (wmviz/core/splits.py), in the words of an incident:
     `split p5 of subtask 1 resumed at 10:00:00, 10m behind its output 10:10:00, and holds subtask 1`."""
@@ -238,6 +250,10 @@ def describe_split(event: SplitEvent, t: Times = RAW) -> str:
     if event.what == "idle":
         rest = "; every split of the subtask is idle" if event.all_idle else ""
         return f"{where} went idle (no record for longer than the idle timeout){rest}"
+    if event.what in _SPLIT_CHANGE_TEXT:
+        return f"{where} {_SPLIT_CHANGE_TEXT[event.what]}" + (
+            f"; it holds subtask {event.channel}" if event.holds else ""
+        )
     text = f"{where} resumed at {t(event.watermark_ms)}"
     if event.holds and event.reader_ms > MIN_MS and event.watermark_ms < event.reader_ms:
         behind = duration(event.reader_ms - event.watermark_ms)

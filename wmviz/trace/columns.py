@@ -49,12 +49,15 @@ class Column:
 
 
 _DATA = frozenset({Kind.RECORD, Kind.WATERMARK, Kind.STATUS})
+_ON_A_CHANNEL = _DATA | {Kind.SPLIT}
+# A split row's own cells, `split` and `split_event`, are payload cells (as a record's `split` is),
+# declared with their values in wmviz/core/splits.py (SPLIT_CHANGES) and checked where applied.
 
 COLUMNS: tuple[Column, ...] = (
     Column("seq", Parse.INTEGER, True, ALL_KINDS),
     Column("instance", Parse.NAME, False, ALL_KINDS),
     Column("input", Parse.INPUT, False, ALL_KINDS),
-    Column("channel", Parse.CHANNEL, True, _DATA, _DATA),
+    Column("channel", Parse.CHANNEL, True, _ON_A_CHANNEL, _ON_A_CHANNEL),
     Column("kind", Parse.KIND, True, ALL_KINDS),
     Column("event_ms", Parse.TIME, True, frozenset({Kind.RECORD}), frozenset({Kind.RECORD})),
     Column("watermark_ms", Parse.WATERMARK, True, frozenset({Kind.WATERMARK}), frozenset({Kind.WATERMARK})),

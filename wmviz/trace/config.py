@@ -16,7 +16,14 @@ from typing import Any, NoReturn, cast
 
 from wmviz.core.budgets import MAX_WINDOWS_PER_RECORD, windows_per_record_reason
 from wmviz.core.fieldrules import UNIT_WORDS, Check, Rule, default_of, is_required, rule_of
-from wmviz.core.scenario import IntervalJoinConfig, NoOperator, OperatorKind, ScenarioConfig, WindowConfig
+from wmviz.core.scenario import (
+    GeneratorConfig,
+    IntervalJoinConfig,
+    NoOperator,
+    OperatorKind,
+    ScenarioConfig,
+    WindowConfig,
+)
 from wmviz.core.types import Profile, fits_long
 from wmviz.core.windows import offset_config_problem, sliding_config_problem
 from wmviz.trace.errors import IssueCollector
@@ -36,6 +43,8 @@ JUDGING_ORDER: dict[type, tuple[str, ...]] = {
     ScenarioConfig: ("name", "description", "profile", "operator", "channels", "generator"),
     # The EARLY_FIRE hint and the time domain first: the order these messages have always come in.
     IntervalJoinConfig: ("early_fire_delay_ms", "time_mode", "join_time", "all_idle_flush"),
+    # The preset first: it gives the defaults of the fields judged after it (`resume` for `splits`).
+    GeneratorConfig: ("preset",),
 }
 """The order a config type's fields are judged in, which is the order of their messages, where it
 is not the declared order; fields left out follow in declared order."""
@@ -88,7 +97,14 @@ def _interval_join_rules(values: SectionValues, data: dict[str, Any]) -> Iterato
         yield "time_mode", "rowtime is rejected on a processing-time join (join_time proctime)"
 
 
+def _generator_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """Watermark alignment pauses subtasks and splits of FLIP-27 readers: it needs `splits`."""
+    if values["alignment"] is not None and not values["splits"]:
+        yield "alignment", "needs generator.splits: alignment pauses the splits of FLIP-27 source readers"
+
+
 SECTION_RULES: dict[type, SectionRule] = {
+    GeneratorConfig: _generator_rules,
     WindowConfig: _window_rules,
     IntervalJoinConfig: _interval_join_rules,
 }
@@ -168,19 +184,19 @@ class _ConfigParser:
         values: SectionValues = {}
         for name in _judging_order(cls):
             f, raw = declared[name], data.get(name)
-            value = default_of(f)  # null means absent
+            value = _default(cls, f, values)  # null means absent
             if raw is not None:
                 rule = rule_of(f)
                 value = self.readers[rule.check](raw, prefix + name, rule, values)
                 if value is _REFUSED:
                     complete = complete and not is_required(f)
-                    value = default_of(f)
+                    value = _default(cls, f, values)
             values[name] = value
         rules = SECTION_RULES.get(cls)
         # Every rule sees the values as judged; what they refuse is reset afterwards.
         for name, reason in list(rules(values, data)) if rules else []:
             self.issue(f"{prefix}{name}", reason)
-            values[name] = default_of(declared[name])
+            values[name] = _default(cls, declared[name], values)
         return cls(**values) if complete else _REFUSED
 
     def unknown_keys(
@@ -294,11 +310,8 @@ class _ConfigParser:
         data = self.obj(value, path)
         if data is None:
             return _REFUSED
-        if values.get("emit") != "periodic" or values.get("resume") != "flip27-released":
-            self.issue(
-                path,
-                "split readers model a FLIP-27 source: they need emit periodic and resume flip27-released",
-            )
+        if values.get("resume") != "flip27-released":
+            self.issue(path, "split readers model a FLIP-27 source: they need resume flip27-released")
             return _REFUSED
         out, total = [], 0
         for key, ids in data.items():
@@ -306,8 +319,9 @@ class _ConfigParser:
             if not (isinstance(key, str) and key.isdigit() and int(key) < MAX_CHANNELS):
                 self.issue(where, f"{show(key)} is not a channel index")
                 continue
-            if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids):
-                self.issue(where, "expected a non-empty list of split ids (strings)")
+            # An empty list is a reader with zero splits (split rows may add some later).
+            if not isinstance(ids, list) or not all(isinstance(i, str) and i for i in ids):
+                self.issue(where, "expected a list of split ids (strings)")
                 continue
             if len(set(ids)) != len(ids):
                 self.issue(where, "a split is listed twice")
@@ -384,11 +398,21 @@ def config_to_dict(config: ScenarioConfig) -> dict[str, Any]:
     return _section_to_dict(config, typed=False)
 
 
+def _default(cls: type, declared: Any, values: SectionValues) -> Any:
+    """A field's default, as the section's `preset` (judged first) has it (`GeneratorConfig.presets`)."""
+    if cls is GeneratorConfig and declared.name != "preset":
+        return GeneratorConfig.preset_default(
+            values.get("preset", "none"), declared.name, default_of(declared)
+        )
+    return default_of(declared)
+
+
 def _section_to_dict(value: Any, typed: bool) -> dict[str, Any]:
     out: dict[str, Any] = {"type": value.type_name} if typed else {}
+    known = {f.name: getattr(value, f.name) for f in fields(value)}
     for f in fields(value):
         item = getattr(value, f.name)
-        if is_required(f) or item != default_of(f):
+        if is_required(f) or item != _default(type(value), f, known):
             out[f.name] = _value_to_json(item, rule_of(f))
     return out
 

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from wmviz.core.pipeline import InstancePipeline, StepResult
-from wmviz.core.splits import SplitReader
+from wmviz.core.splits import SplitReader, SplitState
 from wmviz.record.agreement import reported_of
 from wmviz.view.plain import literal
 from wmviz.view.timefmt import TimeFormat
@@ -52,7 +52,7 @@ def split_table(pipeline: InstancePipeline, t: TimeFormat) -> pd.DataFrame | Non
                     "subtask": reader.channel,
                     "split": state.split,
                     "watermark": t(state.partial_ms),
-                    "status": "IDLE" if state.partial_idle else "ACTIVE",
+                    "status": _split_status(reader, state),
                     "holds": f"holds subtask {reader.channel}" if holds else "",
                     "subtask sent": t(reader.sent_ms) + (" (IDLE)" if reader.idle else ""),
                     "max seen": t(state.generator.max_seen_ms) if state.generator.has_seen_records else "—",
@@ -60,6 +60,13 @@ def split_table(pipeline: InstancePipeline, t: TimeFormat) -> pd.DataFrame | Non
                 }
             )
     return pd.DataFrame(rows)
+
+
+def _split_status(reader: SplitReader, state: SplitState) -> str:
+    """PAUSED (watermark alignment holds its records back) before IDLE or ACTIVE."""
+    if state.paused or reader.paused:
+        return "PAUSED"
+    return "IDLE" if state.partial_idle else "ACTIVE"
 
 
 def split_stage(pipeline: InstancePipeline, t: TimeFormat) -> None:
@@ -70,7 +77,7 @@ def split_stage(pipeline: InstancePipeline, t: TimeFormat) -> None:
     box = st.container(key="split_stage")
     box.markdown("**Source splits → channels**", help=SPLIT_HELP)
     styled = table.style.map(
-        lambda v: "color: #b45309; font-weight: 600" if v == "IDLE" else "", subset=["status"]
+        lambda v: "color: #b45309; font-weight: 600" if v in ("IDLE", "PAUSED") else "", subset=["status"]
     ).map(lambda v: "font-weight: 700" if v else "", subset=["holds"])
     # At most VISIBLE_SPLITS rows before the table scrolls, so the channels stay above the fold.
     height = ROW_PX * (min(len(table), VISIBLE_SPLITS) + 1) + 3

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wmviz.core.scenario import IntervalJoinConfig, ScenarioConfig, WindowConfig
+from wmviz.core.scenario import GeneratorConfig, IntervalJoinConfig, ScenarioConfig, WindowConfig
 from wmviz.core.types import Profile
 
 FLINK_RELEASE = "2.3.0"
@@ -39,6 +39,11 @@ IDLENESS_SEED_BASE = 5_000_000
 SPLIT_TRACES = 1000
 SPLIT_SEED_BASE = 6_000_000
 """tests/test_flink_splits.py: seeded traces of records on 1–4 splits of one reader and clock ticks."""
+
+LIFECYCLE_TRACES = 600
+LIFECYCLE_SEED_BASE = 6_500_000
+"""tests/test_flink_splits.py: seeded traces where splits are added, finish and are marked idle or
+active, with records and clock ticks (tools/flinkrecord/split_lifecycle.py)."""
 
 INTERVAL_JOIN_TRACES = 1000
 INTERVAL_JOIN_SEED_BASE = 3_000_000
@@ -85,6 +90,24 @@ def claims() -> tuple[Claim, ...]:
             f"WatermarkToDataOutput) on {SPLIT_TRACES:,} random traces of records on 1–4 splits: same "
             "watermarks, IDLE and ACTIVE from the reader, including the all-idle flush",
             "tests/test_flink_splits.py",
+        ),
+        Claim(
+            "splits that come and go",
+            True,
+            f"equal to {release}'s ProgressiveTimestampsAndWatermarks (the class a FLIP-27 SourceOperator "
+            "runs: its main output, split outputs created and released, the idleness manager) on "
+            f"{LIFECYCLE_TRACES:,} random traces of splits added, finished and marked idle or active, "
+            "with zero to three splits at the start, periodic or punctuated generators, with and "
+            "without an idle timeout: same watermarks, IDLE and ACTIVE from the reader. When a "
+            "SourceReaderBase creates or releases a split's output is the trace's to say; not checked",
+            "tests/test_flink_splits.py",
+        ),
+        Claim(
+            "watermark alignment",
+            False,
+            "modelled on Flink 2.3.0's SourceOperator and SourceCoordinator (FLIP-182 subtasks, FLIP-217 "
+            "splits, FLINK-35886's idleness clock stopped while paused), reports and announcement in "
+            "one instant every update interval; not run against Flink",
         ),
         Claim(
             "resume eager",
@@ -186,6 +209,18 @@ def claim_lines() -> list[str]:
     return [f"[{'checked' if c.verified else 'modelled'}] {c.line()}" for c in claims()]
 
 
+def _generator_subjects(generator: GeneratorConfig) -> list[str]:
+    """The claims a scenario's generator needs."""
+    wanted = ["generation and idleness"]
+    if generator.splits:
+        wanted += ["split readers", "splits that come and go"]
+    if generator.alignment is not None:
+        wanted.append("watermark alignment")
+    if generator.resume == "eager" and generator.idle_timeout_ms is not None:
+        wanted.append("resume eager")
+    return wanted
+
+
 def scenario_claims(config: ScenarioConfig, profile: Profile | None = None) -> tuple[Claim, ...]:
     """The claims that cover one scenario: its valve profile, its generator, its operator and hints.
 
@@ -195,13 +230,7 @@ def scenario_claims(config: ScenarioConfig, profile: Profile | None = None) -> t
     """
     by_subject = {c.subject: c for c in claims()}
     profile = profile or config.profile
-    wanted = []
-    if config.generator is not None:
-        wanted.append("generation and idleness")
-        if config.generator.splits:
-            wanted.append("split readers")
-        if config.generator.resume == "eager" and config.generator.idle_timeout_ms is not None:
-            wanted.append("resume eager")
+    wanted = _generator_subjects(config.generator) if config.generator is not None else []
     released = profile is Profile.FLINK_1X_2X
     wanted.append(
         "valve (profile flink-1.x-2.x)" if released else "valve (profiles flink-master, flip-38477)"

@@ -1,0 +1,160 @@
+"""Watermark alignment (FLIP-182 across source subtasks, FLIP-217 per split): who is PAUSED and why.
+
+Restated from Flink 2.3.0's SourceOperator and SourceCoordinator; modelled, not run against Flink
+(wmviz/view/checked.py says so on the page):
+
+1. every `update_interval_ms` each source subtask reports its watermark to the coordinator: the
+   last it emitted, or MAX while it is idle; a subtask that has emitted none yet reports nothing;
+2. the coordinator takes the group watermark, the minimum over the reports, and announces the
+   highest watermark any member may reach: group watermark + `max_drift_ms` (MAX when that would
+   pass MAX, and MAX before any report);
+3. a subtask whose last emitted watermark is above the announcement stops reading: PAUSED, its
+   records held back, until an announcement lets it go on; a split whose own watermark is above it
+   is PAUSED the same way while its siblings go on (FLIP-217). A paused split's idleness clock
+   stops (FLINK-35886), so it cannot go idle merely because it was told to wait; the clock of a
+   paused subtask stops for all its splits.
+
+wmviz runs these steps at every multiple of the update interval on the processing clock, reports
+and the announcement in the same instant (in Flink they travel as RPCs on two timers, so a real job
+applies each announcement a little later). The subtasks are the channels of an instance that
+read splits; each instance runs its own coordinator over them, so both engines, which replay an
+instance on its own, run this one implementation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from wmviz.core.timetext import RAW, Times, duration
+from wmviz.core.types import MAX_MS, MIN_MS
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """What one source subtask told the coordinator: its watermark (MAX while idle)."""
+
+    subtask: int
+    watermark_ms: int
+    holder: str | None = None
+    """The split holding the subtask's watermark, for the narration."""
+
+
+@dataclass(frozen=True, slots=True)
+class Announcement:
+    """The coordinator's answer to one round of reports."""
+
+    group_ms: int
+    """The group watermark: the minimum report (MAX when none)."""
+    max_allowed_ms: int
+    """The highest watermark a member may reach before it is paused."""
+    held_by: Report | None
+    """The report that set the group watermark."""
+
+
+def announce(reports: Iterable[Report], max_drift_ms: int) -> Announcement:
+    """The coordinator's step: the group watermark and the highest allowed, from the reports."""
+    lowest: Report | None = None
+    for report in reports:
+        if lowest is None or report.watermark_ms < lowest.watermark_ms:
+            lowest = report
+    if lowest is None:
+        return Announcement(MAX_MS, MAX_MS, None)
+    group = lowest.watermark_ms
+    allowed = MAX_MS if group > MAX_MS - max_drift_ms else group + max_drift_ms
+    return Announcement(group, allowed, lowest)
+
+
+def report_of(subtask: int, sent_ms: int, idle: bool, holder: str | None) -> Report | None:
+    """A subtask's report: nothing before its first watermark, MAX while idle."""
+    if sent_ms == MIN_MS:
+        return None
+    return Report(subtask, MAX_MS if idle else sent_ms, holder)
+
+
+@dataclass(frozen=True, slots=True)
+class HeldRecord:
+    """A record that arrived while its subtask or split was PAUSED: it waits, unread."""
+
+    channel: int
+    split: str
+    row: int
+    subtask_paused: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ReleasedRecords:
+    """Records held back that are read now, the subtask or split having been resumed."""
+
+    channel: int
+    rows: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PauseEvent:
+    """A subtask or split was paused or resumed by an announcement (the narration's subject)."""
+
+    channel: int
+    split: str | None
+    """None: the whole subtask."""
+    paused: bool
+    watermark_ms: int
+    """The paused member's watermark."""
+    group: str
+    announcement: Announcement
+    max_drift_ms: int
+
+
+class PauseClock:
+    """A relative clock that stops while paused (Flink's PausableRelativeClock on the processing
+    clock): an idleness countdown read on it does not run while its split or subtask waits."""
+
+    __slots__ = ("paused_at_ms", "stopped_ms")
+
+    def __init__(self) -> None:
+        self.paused_at_ms: int | None = None
+        self.stopped_ms = 0
+
+    def relative_ms(self, now_ms: int) -> int:
+        """The relative time at processing time `now_ms`."""
+        at = self.paused_at_ms if self.paused_at_ms is not None else now_ms
+        return at - self.stopped_ms
+
+    def pause(self, now_ms: int) -> None:
+        if self.paused_at_ms is None:
+            self.paused_at_ms = now_ms
+
+    def resume(self, now_ms: int) -> None:
+        if self.paused_at_ms is not None:
+            self.stopped_ms += now_ms - self.paused_at_ms
+            self.paused_at_ms = None
+
+    def snapshot(self) -> tuple:
+        return (self.paused_at_ms, self.stopped_ms)
+
+
+def describe_alignment(event: PauseEvent | HeldRecord | ReleasedRecords, t: Times = RAW) -> str:
+    """The narration of alignment: `split orders-1 of subtask 0 PAUSED: 40s ahead of the group
+    watermark 10:05:00 (group orders, max drift 30s), held by split orders-5 of subtask 2`."""
+    if isinstance(event, HeldRecord):
+        who = f"subtask {event.channel}" if event.subtask_paused else f"split {event.split}"
+        return f"record (line {event.row}) held back: {who} is PAUSED by watermark alignment"
+    if isinstance(event, ReleasedRecords):
+        rows = ", ".join(str(r) for r in event.rows)
+        return f"subtask {event.channel} reads the records it held back (lines {rows})"
+    who = f"split {event.split} of subtask {event.channel}" if event.split else f"subtask {event.channel}"
+    announcement = event.announcement
+    group = f"group {event.group}, max drift {duration(event.max_drift_ms)}"
+    if not event.paused:
+        return f"{who} resumed: the group {event.group} now allows up to {t(announcement.max_allowed_ms)}"
+    ahead = duration(event.watermark_ms - announcement.group_ms)
+    text = f"{who} PAUSED: {ahead} ahead of the group watermark {t(announcement.group_ms)} ({group})"
+    holder = announcement.held_by
+    if holder is not None:
+        by = (
+            f"split {holder.holder} of subtask {holder.subtask}"
+            if holder.holder
+            else f"subtask {holder.subtask}"
+        )
+        text += f", held by {by}"
+    return text
