@@ -24,8 +24,6 @@ from functools import cache
 
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.record.job import (
-    INPUT_WATERMARK,
-    OUTPUT_WATERMARK,
     SOURCE_IDLE_TIME,
     SPLIT_WATERMARK,
     JobRecording,
@@ -97,11 +95,7 @@ class Walker:
 
     def output(self, vid: str, subtask: int, t: int) -> int | None:
         """The subtask's output watermark (its input watermark when it reports no output)."""
-        for metric in (OUTPUT_WATERMARK, INPUT_WATERMARK):
-            value = self.rec.value_at((vid, subtask, metric, None), t)
-            if value is not None:
-                return value
-        return None
+        return self.rec.output_at(vid, subtask, t)
 
     def split_idle(self, vid: str, subtask: int, split: str, t: int) -> bool:
         acc = self.rec.value_at((vid, subtask, "accumulatedIdleTimeMs", split), t)

@@ -167,6 +167,15 @@ class JobRecording:
         index = bisect_right(points, (time_ms, MAX_MS)) - 1
         return points[index][1] if index >= 0 else None
 
+    def output_at(self, vertex_id: str, subtask: int, time_ms: int) -> int | None:
+        """The subtask's output watermark at a time: its `currentOutputWatermark`, or its input
+        watermark when it reports no output (what its channels downstream carry)."""
+        for metric in (OUTPUT_WATERMARK, INPUT_WATERMARK):
+            value = self.value_at((vertex_id, subtask, metric, None), time_ms)
+            if value is not None:
+                return value
+        return None
+
     def times(self) -> list[int]:
         """Every sample time of the recording, in order."""
         return sorted({t for points in self.series.values() for t, _ in points})

@@ -1,0 +1,126 @@
+"""The job graph at a moment (pure: no browser), and one vertex of a job as a one-operator trace.
+
+The recording is the 4-vertex fixture imported from tests/data/prometheus/orders-job-*.json
+(tests/job_shape.py): payments subtask 1 holds the job until 300 s, orders split orders-5 after.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import job_shape as js
+from wmviz.analysis.blame import Walker
+from wmviz.analysis.job_moment import graph_at
+from wmviz.core.simulate import simulate
+from wmviz.record.agreement import ReplayCheck
+from wmviz.record.job import read_recording
+from wmviz.record.job_trace import NoValve, step_at, vertex_trace
+from wmviz.record.output import jsonl_bytes
+from wmviz.trace.readers import read_trace_bytes
+from wmviz.view.jobgraph import CHAIN_COLOR, chain_edges, chain_rows, job_graph_figure, positions
+from wmviz.view.timefmt import TimeFormat
+
+DATA = Path("tests/data/prometheus")
+
+
+@pytest.fixture(scope="module")
+def walker(tmp_path_factory) -> Walker:
+    out = tmp_path_factory.mktemp("job") / "orders-job.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "wmviz", "import", "prometheus", str(DATA / "orders-job-query-range.json"),
+         "--plan", str(DATA / "orders-job-plan.json"), "--idleness", "30s", "--out", str(out)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return Walker(read_recording(out))
+
+
+def test_the_layout_puts_sources_left_and_the_sink_right(walker):
+    where = positions(graph_at(walker, None))
+    assert where[js.ORDERS][0] == where[js.PAYMENTS][0] == 0
+    assert where[js.JOIN][0] == 1 and where[js.WINDOW][0] == 2
+    assert where[js.ORDERS][1] != where[js.PAYMENTS][1]
+
+
+def test_at_the_end_orders_holds_the_job_and_the_chain_ends_at_its_silent_split(walker):
+    graph = graph_at(walker, None)
+    by_id = {v.id: v for v in graph.vertices}
+    assert by_id[js.PAYMENTS].behind_ms == 0  # the leading output
+    assert by_id[js.ORDERS].behind_ms == by_id[js.WINDOW].behind_ms > 60_000
+    assert [h.vertex for h in graph.chain] == [js.WINDOW, js.JOIN, js.ORDERS]
+    assert graph.chain[-1].held_by == "split orders-5" and graph.chain[-1].subtask == 2
+    assert chain_edges(graph) == {(js.JOIN, js.WINDOW), (js.ORDERS, js.JOIN)}
+    carried = {(e.source, e.target): e.watermark_ms for e in graph.edges}
+    assert carried[(js.ORDERS, js.JOIN)] == by_id[js.ORDERS].output_ms
+    assert carried[(js.PAYMENTS, js.JOIN)] == by_id[js.PAYMENTS].output_ms
+
+
+def test_earlier_the_chain_ends_at_the_lagging_payments_subtask(walker):
+    graph = graph_at(walker, js.T0 + 200_000)
+    assert graph.at_ms == js.T0 + 200_000
+    assert [h.vertex for h in graph.chain][-1] == js.PAYMENTS
+    assert graph.chain[-1].subtask == 1 and graph.chain[1].held_by == "input 2"
+    assert {v.id: v.behind_ms for v in graph.vertices}[js.ORDERS] == 0
+
+
+def test_the_figure_colours_labels_and_highlights_in_readable_times(walker):
+    graph = graph_at(walker, None)
+    t = TimeFormat("utc")
+    figure = job_graph_figure(graph, t, picked=js.JOIN)
+    nodes = figure["data"][0]
+    assert nodes["customdata"] == [js.ORDERS, js.PAYMENTS, js.JOIN, js.WINDOW]
+    colors = dict(zip(nodes["customdata"], nodes["marker"]["color"], strict=True))
+    assert colors[js.PAYMENTS] == 0.0 and colors[js.ORDERS] == 1.0  # more than a minute behind
+    rings = dict(zip(nodes["customdata"], nodes["marker"]["line"]["color"], strict=True))
+    assert rings[js.ORDERS] == CHAIN_COLOR and rings[js.PAYMENTS] != CHAIN_COLOR
+    labels = [a["text"] for a in figure["layout"]["annotations"] if a["text"]]
+    orders_out = {v.id: v.output_ms for v in graph.vertices}[js.ORDERS]
+    assert any(label.startswith(t(orders_out)) and "hash" in label for label in labels)
+    assert t(graph.at_ms) in figure["layout"]["title"]["text"] and "Z" in figure["layout"]["title"]["text"]
+    arrows = [a for a in figure["layout"]["annotations"] if a.get("showarrow")]
+    assert sorted(a["arrowcolor"] == CHAIN_COLOR for a in arrows) == [False, True, True]
+    rows = chain_rows(graph, t)
+    assert rows[-1]["vertex"] == "Source: orders" and rows[-1]["held by"] == "split orders-5"
+
+
+def test_an_idle_vertex_and_one_without_watermarks_are_told_apart(walker):
+    from dataclasses import replace
+
+    graph = graph_at(walker, None)
+    idle = replace(graph.vertices[0], idle=True)
+    unknown = replace(graph.vertices[1], output_ms=None, behind_ms=None)
+    figure = job_graph_figure(replace(graph, vertices=(idle, unknown, *graph.vertices[2:])), TimeFormat())
+    colors = figure["data"][0]["marker"]["color"]
+    assert isinstance(colors[0], str) and isinstance(colors[1], str) and colors[0] != colors[1]
+    assert "colorscale" not in figure["data"][0]["marker"]
+    assert "idle" in figure["data"][0]["hovertext"][0]
+
+
+@pytest.mark.parametrize("vertex", [js.JOIN, js.WINDOW])
+def test_a_vertex_becomes_a_trace_whose_replay_agrees_with_what_it_reported(walker, vertex):
+    config, rows = vertex_trace(walker.rec, vertex)
+    trace = read_trace_bytes(jsonl_bytes(config, rows), "vertex.jsonl")
+    assert trace.instances == [str(s) for s in range(js.PARALLELISM[vertex])]
+    assert trace.config.name == js.NAMES[vertex]
+    check = ReplayCheck()
+    for result in simulate(trace):
+        check.observe(result)
+    assert check.agreed == js.SAMPLES * js.PARALLELISM[vertex] and check.share == 1.0
+
+
+def test_the_step_nearest_a_moment_is_the_last_row_at_or_before_it(walker):
+    _, rows = vertex_trace(walker.rec, js.WINDOW)
+    at = walker.times[30]
+    step = step_at(rows, 1, at)
+    mine = [r for r in rows if r["instance"] == "1"]
+    assert mine[step]["proc_ms"] <= at < mine[step + 1]["proc_ms"]
+    assert step_at(rows, 1, js.T0 - 1) == 0
+
+
+def test_a_source_has_no_valve_to_step_through(walker):
+    with pytest.raises(NoValve, match="source"):
+        vertex_trace(walker.rec, js.ORDERS)
