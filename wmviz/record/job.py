@@ -223,6 +223,18 @@ def write_recording(rec: JobRecording, path: Path) -> None:
     write_file(path, json.dumps(to_json(rec), separators=(",", ":")).encode("utf-8"))
 
 
+def is_recording_bytes(data: bytes) -> bool:
+    """Whether a file's bytes are a job recording (one JSON object of this format), not a trace:
+    how an upload box that takes both tells them apart."""
+    if FORMAT.encode() not in data:
+        return False
+    try:
+        body = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(body, dict) and body.get("format") == FORMAT
+
+
 def _long(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise JobFormatError(f"{where}: {value!r} is not an integer")
