@@ -124,3 +124,49 @@ def test_the_step_nearest_a_moment_is_the_last_row_at_or_before_it(walker):
 def test_a_source_has_no_valve_to_step_through(walker):
     with pytest.raises(NoValve, match="source"):
         vertex_trace(walker.rec, js.ORDERS)
+
+
+def test_the_built_in_job_is_what_the_import_writes_from_the_fixture(walker):
+    from wmviz.record.job import to_json
+    from wmviz.store.incidents import SAMPLES, job_incidents
+
+    (job,) = job_incidents(SAMPLES).values()
+    assert job.slug == "silent-split-holds-the-whole-job" and job.title.startswith("A silent")
+    built_in, fixture = to_json(read_recording(job.path)), to_json(walker.rec)
+    assert {**built_in, "source": ""} == {**fixture, "source": ""}
+    assert job.path.parent == SAMPLES / "jobs"  # apart from the traces, whose .json are configs
+
+
+def test_a_job_recording_is_told_from_a_trace_by_its_bytes(walker):
+    import json
+
+    from wmviz.record.job import is_recording_bytes, to_json
+
+    assert is_recording_bytes(json.dumps(to_json(walker.rec)).encode())
+    assert not is_recording_bytes(b'{"config": {"name": "wmviz-job/1"}}\n{"kind": "watermark"}\n')
+    assert not is_recording_bytes(b'{"format": "wmviz-job/1", ')
+
+
+@pytest.mark.parametrize(
+    ("query", "link", "noted"),
+    [
+        ({"job": "abc", "at": "123", "vertex": "c3"}, ("abc", 123, "c3"), False),
+        ({"job": "abc"}, ("abc", None, None), False),
+        ({"job": "abc", "at": "-9223372036854775808"}, ("abc", -(2**63), None), False),
+        ({"job": "abc", "at": "9223372036854775808"}, ("abc", None, None), True),
+        ({"job": "abc", "at": "soon"}, ("abc", None, None), True),
+        ({"job": "abc", "vertex": "x" * 129}, ("abc", None, None), True),
+        ({"job": "abc", "vertex": "a\nb"}, ("abc", None, None), True),
+        ({"job": "../etc"}, None, True),
+        ({}, None, False),
+    ],
+)
+def test_the_job_link_is_read_with_bounds_and_written_back(query, link, noted):
+    from wmviz.view.url import JobLink, parse_view, view_query
+
+    view = parse_view({"scenario": "s", **query}, ["s"], "s")
+    assert (None if view.job is None else (view.job.job, view.job.at_ms, view.job.vertex)) == link
+    assert bool(view.notes) == noted
+    if view.job is not None:
+        again = parse_view(view_query(view), ["s"], "s")
+        assert again.job == view.job == JobLink(*link)
