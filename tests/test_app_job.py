@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests import job_shape as js
 from tests.conftest import REPO
+from tests.markdown_text import shown
 from wmviz.view.timefmt import TimeFormat
 
 JOB = "silent-split-holds-the-whole-job"
@@ -63,7 +64,7 @@ def test_a_bad_link_falls_back_and_says_why():
     assert app.session_state["job_vertex"] == ""
     assert any("nope" in t.value for t in app.toast)
     missing = open_job(job="no-such-job")
-    assert "no job recording" in missing.error[0].value
+    assert "no job recording" in shown(missing.info[0].value)
 
 
 def test_a_vertex_opens_its_valve_page_at_the_moment_and_the_page_leads_back():
@@ -75,6 +76,9 @@ def test_a_vertex_opens_its_valve_page_at_the_moment_and_the_page_leads_back():
     instance, step = param(app, "instance"), int(param(app, "step"))
     assert app.session_state["instance"] == instance and app.session_state["step"] == step > 0
     assert "Window\\_revenue" in app.title[0].value  # the trace is named after the job and vertex
+    app.button(key="fwd").click().run()  # a step on the valve page keeps the way back in the link
+    assert not app.exception, app.exception
+    assert int(param(app, "step")) == step + 1 and param(app, "job") == JOB
     app.button(key="job_back").click().run()
     assert not app.exception, app.exception
     assert param(app, "trace") is None and param(app, "at") == str(js.T0 + 200_000)
@@ -88,3 +92,20 @@ def test_a_source_vertex_says_it_has_no_valve_and_the_valve_pages_list_the_job()
     valve.button(key=f"job_open_{JOB}").click().run()
     assert not valve.exception, valve.exception
     assert param(valve, "job") == JOB and valve.title[0].value.startswith("A silent")
+
+
+def test_an_uploaded_recording_opens_on_its_graph_and_a_trace_upload_is_refused_there():
+    from wmviz.store import uploads
+    from wmviz.store.incidents import SAMPLES
+
+    recording = (SAMPLES / "jobs" / f"{JOB}.json").read_bytes()
+    stored = uploads.store_upload("incident.json", recording, None)
+    app = open_job(job=stored.digest, at=str(js.T0 + 600_000))
+    assert "Uploaded job" in app.title[0].value and "incident" in app.title[0].value
+    assert chain(app)[-1]["held by"] == "split orders-5"
+    sample = (REPO / "sample_data" / "flink-38477-zero-output.jsonl").read_bytes()
+    trace = uploads.store_upload("t.jsonl", sample, None)
+    refused = open_job(job=trace.digest)
+    assert "is a trace, not a job recording" in shown(refused.error[0].value)
+    refused.button(key="job_as_trace").click().run()
+    assert not refused.exception and param(refused, "trace") == trace.digest

@@ -18,7 +18,7 @@ import streamlit as st
 
 from wmviz.analysis.blame import BlameError, Walker
 from wmviz.analysis.job_moment import graph_at
-from wmviz.record.job import JobFormatError, read_recording
+from wmviz.record.job import JobFormatError, is_recording_bytes, read_recording
 from wmviz.record.job_trace import NoValve, step_at, vertex_trace
 from wmviz.record.output import jsonl_bytes
 from wmviz.store import uploads
@@ -81,9 +81,7 @@ def job_page(link: JobLink, notes: list[str]) -> None:
     _sidebar()
     found = _resolve(link.job)
     if found is None:
-        st.error(
-            literal(f"This server has no job recording {link.job!r}: upload it, or open a built-in job.")
-        )
+        st.info(literal(f"This server has no job recording {link.job!r}: upload it, or open a built-in job."))
         return
     path, title, story, trusted = found
     try:
@@ -154,6 +152,15 @@ def _resolve(job: str) -> tuple[Path, str, str, bool] | None:
         st.error(literal(err), icon=":material/broken_image:")
         return None
     if upload is None:
+        return None
+    if not is_recording_bytes(upload.read(upload.trace_path)):
+        st.error(literal(f"{upload.name} is a trace, not a job recording: it opens on the valve page."))
+        st.button(
+            "Open it as a trace",
+            key="job_as_trace",
+            on_click=st.query_params.from_dict,
+            args=({"trace": job},),
+        )
         return None
     return upload.trace_path, f"Uploaded job: {upload.name}", upload.story(), False
 
