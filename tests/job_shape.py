@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 T0 = 1_795_633_000_000
@@ -71,6 +72,26 @@ def plan() -> dict:
     }
 
 
+def _order_splits(put: Callable[[tuple, int, int], None], sub: int, splits: Sequence[str], s: int) -> int:
+    """Put the split series of one orders subtask, `s` ms into the recording; the smallest watermark of its
+    splits that are not idle (the subtask's output watermark)."""
+    t = T0 + s
+    live = []
+    for split in splits:
+        wm = t - 5000
+        idle_ms = 0
+        if split == "orders-3" and s > 30_000:
+            wm, idle_ms = T0 + 25_000, s - 30_000
+        if split == "orders-5":
+            wm = T0 + min(s, 295_000) - 5000
+        put((ORDERS, sub, "currentWatermark", split), t, wm)
+        put((ORDERS, sub, "accumulatedIdleTimeMs", split), t, idle_ms)
+        put((ORDERS, sub, "idleTimeMsPerSecond", split), t, 1000 if idle_ms else 0)
+        if not idle_ms:
+            live.append(wm)
+    return min(live)
+
+
 def series() -> dict[tuple, list[tuple[int, int]]]:
     """(vertex id, subtask, metric, split) -> points, as in a job recording."""
     out: dict[tuple, list[tuple[int, int]]] = {}
@@ -83,20 +104,7 @@ def series() -> dict[tuple, list[tuple[int, int]]]:
         t = T0 + s
         orders = {}
         for sub, splits in SPLITS.items():
-            live = []
-            for split in splits:
-                wm = t - 5000
-                idle_ms = 0
-                if split == "orders-3" and s > 30_000:
-                    wm, idle_ms = T0 + 25_000, s - 30_000
-                if split == "orders-5":
-                    wm = T0 + min(s, 295_000) - 5000
-                put((ORDERS, sub, "currentWatermark", split), t, wm)
-                put((ORDERS, sub, "accumulatedIdleTimeMs", split), t, idle_ms)
-                put((ORDERS, sub, "idleTimeMsPerSecond", split), t, 1000 if idle_ms else 0)
-                if not idle_ms:
-                    live.append(wm)
-            orders[sub] = min(live)
+            orders[sub] = _order_splits(put, sub, splits, s)
             put((ORDERS, sub, "currentOutputWatermark", None), t, orders[sub])
             put((ORDERS, sub, "sourceIdleTime", None), t, s - 295_000 if sub == 2 and s > 295_000 else 40)
         last0 = min(s, 198_000)

@@ -48,6 +48,37 @@ def _edge_base(rng: random.Random, gap: int) -> int:
     return rng.choice((near_max, MAX_MS - 40, MIN_MS + 12, MIN_MS, -20, 0))
 
 
+def _next_mark(rng: random.Random, style: str, wm: int, span: int) -> int:
+    """The next watermark mark: repeated, falling (ignored by Flink), at a long's edge, or risen."""
+    r = rng.random()
+    if r < 0.1:
+        return wm  # repeat the last watermark
+    if r < 0.2:
+        return wm - rng.randint(1, span)  # a falling watermark (ignored)
+    if style == "session-edges" and r < 0.4:
+        return rng.choice((MIN_MS + 1, -1, 0, MAX_MS - 3 * span, MAX_MS - 3, MAX_MS - 1, MAX_MS))
+    return wm + rng.randint(0, 2 * span)
+
+
+def _record_time(
+    rng: random.Random, style: str, wm: int, span: int, lateness: int, ooo: int | None
+) -> tuple[int, int]:
+    """(the watermark, a record's event time) for the next record of a style: a generated
+    watermark moves with its records, so the watermark comes back too."""
+    if style == "session-ties":
+        ts = wm + rng.choice((1, 1, 2, span, span + 1))  # sessions of several keys end together
+    elif ooo is not None:
+        wm += rng.randint(0, 3)
+        ts = wm + rng.randint(-ooo - 3, 2)
+    elif style == "session-late":
+        ts = wm - rng.randint(-span, 3 * span + lateness)
+    else:
+        ts = wm + rng.randint(-2 * span, 3 * span)
+    if style == "session-edges" and rng.random() < 0.3:
+        ts = rng.choice((MAX_MS, MAX_MS - 1, MAX_MS - span, MIN_MS, MIN_MS + 1, 0, -1))
+    return wm, ts
+
+
 def random_session_trace(seed: int, style: str | None = None) -> WindowTrace:
     """A deterministic random session-window trace of one of the session styles."""
     rng = random.Random(seed)
@@ -64,29 +95,11 @@ def random_session_trace(seed: int, style: str | None = None) -> WindowTrace:
     p_mark = {"session-ties": 0.2, "session-late": 0.35}.get(style, 0.3)
     for _ in range(rng.randint(4, 40)):
         if ooo is None and rng.random() < p_mark:
-            r = rng.random()
-            if r < 0.1:
-                pass  # repeat the last watermark
-            elif r < 0.2:
-                wm -= rng.randint(1, span)  # a falling watermark (ignored)
-            elif style == "session-edges" and r < 0.4:
-                wm = rng.choice((MIN_MS + 1, -1, 0, MAX_MS - 3 * span, MAX_MS - 3, MAX_MS - 1, MAX_MS))
-            else:
-                wm += rng.randint(0, 2 * span)
+            wm = _next_mark(rng, style, wm, span)
             inputs.append(Mark(_clamp(wm)))
             continue
         key = rng.choice(keys)
-        if style == "session-ties":
-            ts = wm + rng.choice((1, 1, 2, span, span + 1))  # sessions of several keys end together
-        elif ooo is not None:
-            wm += rng.randint(0, 3)
-            ts = wm + rng.randint(-ooo - 3, 2)
-        elif style == "session-late":
-            ts = wm - rng.randint(-span, 3 * span + lateness)
-        else:
-            ts = wm + rng.randint(-2 * span, 3 * span)
-        if style == "session-edges" and rng.random() < 0.3:
-            ts = rng.choice((MAX_MS, MAX_MS - 1, MAX_MS - span, MIN_MS, MIN_MS + 1, 0, -1))
+        wm, ts = _record_time(rng, style, wm, span, lateness, ooo)
         inputs.append(Record(key, _clamp(ts)))
     if not any(isinstance(i, Record) for i in inputs):
         inputs.append(Record(keys[0], _clamp(base)))

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from wmviz.core.operator_log import Dropped, JoinOutput, OutputWatermark, WindowOutput
+from wmviz.core.operator_log import Dropped, JoinOutput, OutputWatermark, StepEvent, WindowOutput
 from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow
 from wmviz.core.types import MIN_MS
 from wmviz.timeline.local import instance_groups
@@ -175,6 +175,49 @@ class Counts:
         return self
 
 
+@dataclass
+class _Stall:
+    """The longest time the output watermark stood still while records arrived: at each record,
+    the clock since the output watermark last rose (or since the first record)."""
+
+    risen_at: int | None = None
+    longest: int = 0
+
+    def record(self, clock: int | None) -> None:
+        if clock is None:
+            return
+        if self.risen_at is None:
+            self.risen_at = clock
+        self.longest = max(self.longest, clock - self.risen_at)
+
+    def rose(self, clock: int | None) -> None:
+        if clock is not None:
+            self.risen_at = clock
+
+    def ms(self) -> int | None:
+        """None when no record was ever read on a clock."""
+        return self.longest if self.risen_at is not None else None
+
+
+def _count_step(
+    log: Sequence[StepEvent], counts: Counts, clock: int | None, output_wm: int
+) -> tuple[int, bool]:
+    """Count one step's drops and firings (each firing's delay read on `clock`); the operator's
+    output watermark after the step, and whether the step raised it."""
+    risen = False
+    for event in log:
+        if isinstance(event, Dropped):
+            counts.dropped += 1
+        elif isinstance(event, WindowOutput | JoinOutput):
+            counts.firings += 1
+            if clock is not None:
+                start = event.end_ms if isinstance(event, WindowOutput) else event.timestamp_ms
+                counts.delays.append(clock - start)
+        elif isinstance(event, OutputWatermark) and event.watermark_ms > output_wm:
+            output_wm, risen = event.watermark_ms, True
+    return output_wm, risen
+
+
 def count_instance(spec: RunSpec, instance: str, rows: Sequence[TraceRow]) -> Counts:
     """Run one instance's rows (arrival order) through a fresh pipeline and count what it did.
 
@@ -189,36 +232,22 @@ def count_instance(spec: RunSpec, instance: str, rows: Sequence[TraceRow]) -> Co
     run_row = pipeline.run_row
     max_event: int | None = None
     output_wm = MIN_MS
-    risen_at: int | None = None  # the clock when the output watermark last rose (or records began)
-    delays, stall = counts.delays, 0
+    stall = _Stall()
     for row in rows:
         run_row(row, explain=False)
         is_record = row.kind is Kind.RECORD
         if is_record and row.event_ms is not None and (max_event is None or row.event_ms > max_event):
             max_event = row.event_ms
         clock = pipeline.proc_ms if proc_clock else max_event
-        risen = False
-        for event in log:
-            if isinstance(event, Dropped):
-                counts.dropped += 1
-            elif isinstance(event, WindowOutput | JoinOutput):
-                counts.firings += 1
-                if clock is not None:
-                    start = event.end_ms if isinstance(event, WindowOutput) else event.timestamp_ms
-                    delays.append(clock - start)
-            elif isinstance(event, OutputWatermark) and event.watermark_ms > output_wm:
-                output_wm, risen = event.watermark_ms, True
+        output_wm, risen = _count_step(log, counts, clock, output_wm)
         if not has_operator and pipeline.output_watermark_ms > output_wm:
             output_wm, risen = pipeline.output_watermark_ms, True
         if is_record:
             counts.records += 1
-            if clock is not None:
-                if risen_at is None:
-                    risen_at = clock
-                stall = max(stall, clock - risen_at)
-        if risen and clock is not None:
-            risen_at = clock
-    counts.stall_ms = stall if risen_at is not None else None
+            stall.record(clock)
+        if risen:
+            stall.rose(clock)
+    counts.stall_ms = stall.ms()
     return counts
 
 

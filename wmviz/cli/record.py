@@ -9,9 +9,10 @@ import time
 from pathlib import Path
 
 from wmviz.cli.errors import BadInput
+from wmviz.cli.options import poll_options
 from wmviz.disk import GrowingFile, OutputError, refuse_overlap
 from wmviz.record.output import RecordingFile, config_beside, outputs_of, parse_duration_ms, write_rows
-from wmviz.record.rest import Poller, RecordError, RestClient, resolve, wall_clock_ms
+from wmviz.record.rest import JobView, Poller, RecordError, RestClient, resolve, wall_clock_ms
 from wmviz.record.samples import TraceBuilder, rows_of
 from wmviz.trace.errors import TraceValidationError
 
@@ -60,17 +61,7 @@ def cmd_record(args: argparse.Namespace) -> None:
         return
 
     check_outputs(args.out, [], [("--samples", args.samples)])
-    try:
-        every_ms = parse_duration_ms(args.every, "--every")
-        until_ms = parse_duration_ms(args.duration, "--for") if args.duration else None
-        idleness = parse_duration_ms(args.idleness, "--idleness") if args.idleness else None
-        interval = parse_duration_ms(args.watermark_interval, "--watermark-interval")
-        if every_ms < 10:
-            raise ValueError("--every must be at least 10ms")
-        client = RestClient(args.rest)
-        view = resolve(client, args.job, args.vertex, idleness, interval)
-    except (ValueError, RecordError) as err:
-        raise BadInput(str(err)) from None
+    every_ms, until_ms, idleness, client, view = vertex_options(args)
     topology = view.topology
     builder = TraceBuilder(topology)
     inferred = (
@@ -99,21 +90,8 @@ def cmd_record(args: argparse.Namespace) -> None:
     try:
         while until_ms is None or (time.monotonic() - started) * 1000 < until_ms:
             tick = time.monotonic()
-            try:
-                sample = poller.sample(wall_clock_ms)
-            except RecordError as err:
-                print(f"sample skipped: {err}", file=sys.stderr)
-                sample = None
-            if sample is not None:
-                out.write(builder.add(sample))
-                if samples is not None:
-                    samples.add((json.dumps(sample_json(sample)) + "\n").encode("utf-8"))
-                print(progress_line(builder, poller, started), file=sys.stderr)
-            elif poller.over:
-                print(f"the job is {poller.state}; recording ends", file=sys.stderr)
+            if not take_sample(poller, builder, out, samples, started):
                 break
-            else:
-                print(f"the job is {poller.state}; waiting", file=sys.stderr)
             time.sleep(max(0.0, every_ms / 1000 - (time.monotonic() - tick)))
     except KeyboardInterrupt:
         print("interrupted; every sample so far is in the trace", file=sys.stderr)
@@ -132,6 +110,41 @@ def cmd_record(args: argparse.Namespace) -> None:
         f"{args.out}: {builder.samples} samples, {out.rows} rows, {poller.epoch} restarts, "
         f"{poller.unsettled} unsettled samples{config_note(args.out)}"
     )
+
+
+def vertex_options(args: argparse.Namespace) -> tuple[int, int | None, int | None, RestClient, JobView]:
+    """`record --vertex`'s options read and its vertex found: (--every, --for, --idleness in ms,
+    the client, the vertex's view); a value or a job the options cannot name exits 2."""
+    try:
+        options = poll_options(args)
+        client = RestClient(args.rest)
+        view = resolve(client, args.job, args.vertex, options.idleness_ms, options.interval_ms)
+    except (ValueError, RecordError) as err:
+        raise BadInput(str(err)) from None
+    return options.every_ms, options.until_ms, options.idleness_ms, client, view
+
+
+def take_sample(
+    poller: Poller, builder: TraceBuilder, out: RecordingFile, samples: GrowingFile | None, started: float
+) -> bool:
+    """One poll: its rows written (the raw sample too, with --samples), or why there was none;
+    False once the job is over and the recording ends."""
+    try:
+        sample = poller.sample(wall_clock_ms)
+    except RecordError as err:
+        print(f"sample skipped: {err}", file=sys.stderr)
+        sample = None
+    if sample is not None:
+        out.write(builder.add(sample))
+        if samples is not None:
+            samples.add((json.dumps(sample_json(sample)) + "\n").encode("utf-8"))
+        print(progress_line(builder, poller, started), file=sys.stderr)
+        return True
+    if poller.over:
+        print(f"the job is {poller.state}; recording ends", file=sys.stderr)
+        return False
+    print(f"the job is {poller.state}; waiting", file=sys.stderr)
+    return True
 
 
 def check_outputs(out: Path, reads: list, more: list) -> None:

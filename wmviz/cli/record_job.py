@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from wmviz.cli.errors import BadInput
+from wmviz.cli.options import poll_options
 from wmviz.disk.atomic import OutputError, cannot_write
 from wmviz.disk.overlap import Named, refuse_overlap
 from wmviz.record.job import JobFormatError, JobRecording, write_recording
@@ -73,15 +74,11 @@ def record_job(args: argparse.Namespace) -> None:
 
     check_out(args.out, [])
     try:
-        every_ms = parse_duration_ms(args.every, "--every")
-        until_ms = parse_duration_ms(args.duration, "--for") if args.duration else None
-        idleness = parse_duration_ms(args.idleness, "--idleness") if args.idleness else None
-        interval = parse_duration_ms(args.watermark_interval, "--watermark-interval")
-        if every_ms < 10:
-            raise ValueError("--every must be at least 10ms")
-        poller = JobPoller.start(RestClient(args.rest), args.job, idleness, interval)
+        options = poll_options(args)
+        poller = JobPoller.start(RestClient(args.rest), args.job, options.idleness_ms, options.interval_ms)
     except (ValueError, RecordError) as err:
         raise BadInput(str(err)) from None
+    every_ms, until_ms = options.every_ms, options.until_ms
     rec = poller.rec
     rec.source = f"rest {args.rest}"
     print(f"recording every vertex of job {args.job} every {every_ms} ms into {args.out}", file=sys.stderr)

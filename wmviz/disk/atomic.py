@@ -174,6 +174,49 @@ class GrowingFile:
         return self.placed
 
 
+class _FolderSwap:
+    """The work items of one `replacing_folder`: the work folder, the old output once moved aside,
+    and the lock file, renamed `.commit` once the two-rename move-in (step 4) has begun."""
+
+    def __init__(self, dest: Path, token: str) -> None:
+        self.dest, self.token = dest, token
+        self.work, self.aside = work_path(dest, token), work_path(dest, token, ASIDE)
+        self.lock = work_path(dest, token, LOCK)
+
+    def committing(self) -> bool:
+        return self.lock.name.endswith(COMMIT)
+
+    def move_in(self) -> None:
+        """Steps 2 to 4: the complete work folder onto the destination."""
+        dest, work = self.dest, self.work
+        try:
+            _fsync_tree(work)
+            if not os.path.lexists(dest):
+                os.rename(work, dest)  # step 2
+            elif os.path.islink(dest) or not os.path.isdir(dest):
+                raise OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), os.fspath(dest))
+            elif not exchange(work, dest):  # step 3, else step 4:
+                os.rename(self.lock, work_path(dest, self.token, COMMIT))
+                self.lock = work_path(dest, self.token, COMMIT)
+                os.rename(dest, self.aside)
+                os.rename(work, dest)
+        except BaseException as err:
+            if self.committing():
+                with suppress(OSError):
+                    finish_move(work, self.aside, dest)  # cut between two renames: a whole folder goes back
+            if isinstance(err, OSError):
+                raise cannot_write(dest, err) from err
+            raise
+
+    def clean(self) -> None:
+        """Remove what is left beside the destination, the lock file last."""
+        # Cut between the two renames with no way back: everything stays for the next sweep.
+        cut = self.committing() and not os.path.lexists(self.dest)
+        if not cut and remove(self.work) and remove(self.aside):
+            with suppress(OSError):
+                os.unlink(self.lock)  # last: while anything is left, the lock file says whose it is
+
+
 @contextmanager
 def replacing_folder(
     dest: str | os.PathLike[str], check: Callable[[Path], None] | None = None
@@ -191,43 +234,21 @@ def replacing_folder(
         token, lock_fd = new_locked(dest, LOCK)
     except OSError as err:
         raise cannot_write(dest, err) from err
-    work, aside = work_path(dest, token), work_path(dest, token, ASIDE)
-    lock = work_path(dest, token, LOCK)
+    swap = _FolderSwap(dest, token)
     try:
         try:
-            os.write(lock_fd, f"wmviz is writing {dest.name} in {work.name}\n".encode())
-            os.mkdir(work)
-            yield work
+            os.write(lock_fd, f"wmviz is writing {dest.name} in {swap.work.name}\n".encode())
+            os.mkdir(swap.work)
+            yield swap.work
         except OSError as err:
             if err.errno in WRITE_ERRNOS:
                 raise cannot_write(dest, err) from err
             raise
         if check is not None:
             check(dest)
-        try:
-            _fsync_tree(work)
-            if not os.path.lexists(dest):
-                os.rename(work, dest)  # step 2
-            elif os.path.islink(dest) or not os.path.isdir(dest):
-                raise OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), os.fspath(dest))
-            elif not exchange(work, dest):  # step 3, else step 4:
-                os.rename(lock, work_path(dest, token, COMMIT))
-                lock = work_path(dest, token, COMMIT)
-                os.rename(dest, aside)
-                os.rename(work, dest)
-        except BaseException as err:
-            if lock.name.endswith(COMMIT):
-                with suppress(OSError):
-                    finish_move(work, aside, dest)  # cut between two renames: a whole folder goes back
-            if isinstance(err, OSError):
-                raise cannot_write(dest, err) from err
-            raise
+        swap.move_in()
     finally:
-        # Cut between the two renames with no way back: everything stays for the next sweep.
-        cut = lock.name.endswith(COMMIT) and not os.path.lexists(dest)
-        if not cut and remove(work) and remove(aside):
-            with suppress(OSError):
-                os.unlink(lock)  # last: while anything is left, the lock file says whose it is
+        swap.clean()
         os.close(lock_fd)
 
 

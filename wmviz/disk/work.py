@@ -132,6 +132,51 @@ def remove(path: Path) -> bool:
     return not os.path.lexists(path)
 
 
+def _work_items(dest: Path) -> dict[str, set[str]]:
+    """The work items of `dest` beside it now: each token with the suffixes found for it."""
+    try:
+        names = os.listdir(dest.parent)
+    except OSError:
+        return {}
+    items: dict[str, set[str]] = {}
+    for name in names:
+        parsed = _parse(dest, name)
+        if parsed is not None:
+            items.setdefault(parsed[0], set()).add(parsed[1])
+    return items
+
+
+def _clear_lone_file(item: Path) -> bool:
+    """Remove a lone work file (a temporary file that is its own lock) whose writer is gone."""
+    fd = _take_dead(item)
+    if fd is None:
+        return False
+    try:
+        return remove(item)
+    finally:
+        os.close(fd)
+
+
+def _clear_locked(dest: Path, token: str, state: str) -> bool:
+    """Clear a work item held by a lock file (`state` is its suffix) whose writer is gone,
+    finishing a cut move-in first; True once the item, the old output and the lock are gone."""
+    item, aside = work_path(dest, token), work_path(dest, token, ASIDE)
+    lock = work_path(dest, token, state)
+    fd = _take_dead(lock)
+    if fd is None:
+        return False  # its writer is alive
+    try:
+        if state == COMMIT:
+            finish_move(item, aside, dest)
+        gone = [remove(p) for p in (item, aside)]
+        if not all(gone):
+            return False
+        os.unlink(lock)  # last: while anything is left, the lock file says whose it is
+        return True
+    finally:
+        os.close(fd)
+
+
 def sweep(dest: Path) -> list[str]:
     """Clear every work item of `dest` that a killed run left; the names cleared.
 
@@ -140,43 +185,17 @@ def sweep(dest: Path) -> list[str]:
     else the old one, goes back to `dest` while `dest` is absent or an empty folder.
     """
     dest = Path(dest)
-    try:
-        names = os.listdir(dest.parent)
-    except OSError:
-        return []
-    items: dict[str, set[str]] = {}
-    for name in names:
-        parsed = _parse(dest, name)
-        if parsed is not None:
-            items.setdefault(parsed[0], set()).add(parsed[1])
     cleared: list[str] = []
-    for token, suffixes in sorted(items.items()):
-        item, aside = work_path(dest, token), work_path(dest, token, ASIDE)
+    for token, suffixes in sorted(_work_items(dest).items()):
         state = COMMIT if COMMIT in suffixes else LOCK if LOCK in suffixes else None
-        if state is None:
+        if state is not None:
+            done = _clear_locked(dest, token, state)
+        else:
             # A lone file: a temporary file of its own lock. A folder or an old output without
             # its lock file is never one a run of this module left: it stays.
-            fd = _take_dead(item) if "" in suffixes else None
-            if fd is not None:
-                try:
-                    if remove(item):
-                        cleared.append(item.name)
-                finally:
-                    os.close(fd)
-            continue
-        lock = work_path(dest, token, state)
-        fd = _take_dead(lock)
-        if fd is None:
-            continue  # its writer is alive
-        try:
-            if state == COMMIT:
-                finish_move(item, aside, dest)
-            gone = [remove(p) for p in (item, aside)]
-            if all(gone):
-                os.unlink(lock)  # last: while anything is left, the lock file says whose it is
-                cleared.append(item.name)
-        finally:
-            os.close(fd)
+            done = "" in suffixes and _clear_lone_file(work_path(dest, token))
+        if done:
+            cleared.append(work_path(dest, token).name)
     return cleared
 
 

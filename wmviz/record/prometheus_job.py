@@ -58,27 +58,37 @@ def job_of(
         vertex = by_key.get(name_key(s.task))
         if vertex is None:
             continue
-        chain = [name_key(part) for part in chain_parts(vertex.name)]
-        place = chain.index(name_key(s.operator)) if name_key(s.operator) in chain else len(chain)
-        if s.scope == "task":
-            rank = -1
-        elif s.name in _TAIL_METRICS:
-            rank = -place
-        else:
-            rank = place
-        chosen[(vertex.id, s.subtask, s.name, s.split)].append((rank, s))
+        chosen[(vertex.id, s.subtask, s.name, s.split)].append((_rank(vertex.name, s), s))
     for key, candidates in chosen.items():
-        best = min(rank for rank, _ in candidates)
-        points: dict[int, tuple[int, int]] = {}
-        for rank, s in candidates:
-            if rank != best:
-                continue
-            for t, value in s.points:
-                held = points.get(t)
-                if held is None or held[0] <= s.attempt:
-                    points[t] = (s.attempt, value)
-        rec.series[key] = [(t, v) for t, (_, v) in sorted(points.items())]
+        rec.series[key] = _best_points(candidates)
     missing = [v.name for v in rec.vertices if not any(k[0] == v.id for k in rec.series)]
     if missing:
         rec.notes.append(f"no series for {missing}")
     return rec
+
+
+def _rank(vertex_name: str, s: Series) -> int:
+    """The rank of a series among those for one (vertex, subtask, metric, split); the lowest wins.
+    A task-scope series ranks -1; an operator's ranks by its place in the vertex's chain, for a
+    tail metric (the chain's output) the last place best, else the first."""
+    chain = [name_key(part) for part in chain_parts(vertex_name)]
+    place = chain.index(name_key(s.operator)) if name_key(s.operator) in chain else len(chain)
+    if s.scope == "task":
+        return -1
+    if s.name in _TAIL_METRICS:
+        return -place
+    return place
+
+
+def _best_points(candidates: list[tuple[int, Series]]) -> list[tuple[int, int]]:
+    """The points of the best-ranked series, by time; at one time the latest attempt's value."""
+    best = min(rank for rank, _ in candidates)
+    points: dict[int, tuple[int, int]] = {}
+    for rank, s in candidates:
+        if rank != best:
+            continue
+        for t, value in s.points:
+            held = points.get(t)
+            if held is None or held[0] <= s.attempt:
+                points[t] = (s.attempt, value)
+    return [(t, v) for t, (_, v) in sorted(points.items())]

@@ -192,10 +192,16 @@ class TraceBuilder:
         if not rows:
             # Nothing changed: a processing-time row still carries this sample's check.
             rows = [{"kind": "proctime"}]
+        return self.stamped(rows, instance, time_ms, sample.reported.get(subtask))
+
+    def stamped(
+        self, rows: list[dict[str, Any]], instance: str, time_ms: int, reported: int | None
+    ) -> list[dict[str, Any]]:
+        """`rows` with their instance, processing time and sequence numbers; the last carries the
+        sample's number and the watermark the job reported, the check a replay is held to."""
         for row in rows:
             row["instance"] = instance
             row["proc_ms"] = time_ms
-        reported = sample.reported.get(subtask)
         rows[-1]["sample"] = self.samples
         if reported is not None:
             rows[-1]["reported_ms"] = time_cell(reported)

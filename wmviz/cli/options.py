@@ -1,0 +1,34 @@
+"""The polling options `record` takes (`--every`, `--for`, `--idleness`, `--watermark-interval`),
+read once for both of its routes: one vertex and the whole job."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from wmviz.record.output import parse_duration_ms
+
+MIN_EVERY_MS = 10
+"""The shortest poll interval: a JobManager answers a metrics request in milliseconds, not less."""
+
+
+@dataclass(frozen=True)
+class PollOptions:
+    every_ms: int
+    until_ms: int | None
+    """How long to record (`--for`); None: until the job ends or Ctrl-C."""
+    idleness_ms: int | None
+    interval_ms: int
+
+
+def poll_options(args: argparse.Namespace) -> PollOptions:
+    """The options in milliseconds; ValueError naming the option for a value that is none."""
+    every_ms = parse_duration_ms(args.every, "--every")
+    if every_ms < MIN_EVERY_MS:
+        raise ValueError(f"--every must be at least {MIN_EVERY_MS}ms")
+    return PollOptions(
+        every_ms=every_ms,
+        until_ms=parse_duration_ms(args.duration, "--for") if args.duration else None,
+        idleness_ms=parse_duration_ms(args.idleness, "--idleness") if args.idleness else None,
+        interval_ms=parse_duration_ms(args.watermark_interval, "--watermark-interval"),
+    )
