@@ -16,6 +16,7 @@ from tests import job_shape as js
 from wmviz.analysis.blame import Walker
 from wmviz.analysis.job_moment import graph_at
 from wmviz.core.simulate import simulate
+from wmviz.core.types import MAX_MS
 from wmviz.record.agreement import ReplayCheck
 from wmviz.record.job import read_recording
 from wmviz.record.job_trace import NoValve, step_at, vertex_trace
@@ -170,3 +171,62 @@ def test_the_job_link_is_read_with_bounds_and_written_back(query, link, noted):
     if view.job is not None:
         again = parse_view(view_query(view), ["s"], "s")
         assert again.job == view.job == JobLink(*link)
+
+
+def _with_finished(rec, vertex: str, subtask: int, from_ms: int):
+    """A copy of the recording in which the subtask's task FINISHED at `from_ms`."""
+    from copy import deepcopy
+
+    from wmviz.record.job import TASK_FINISHED
+
+    out = deepcopy(rec)
+    out.add((vertex, subtask, TASK_FINISHED, None), from_ms, 1)
+    return out
+
+
+def test_a_finished_subtask_is_max_and_no_longer_blamed(walker):
+    at = js.T0 + 200_000
+    root = walker.blame(None, at).chain[-1]
+    assert (root.vertex, root.subtask) == ("Source: payments", 1)
+    rec = _with_finished(walker.rec, js.PAYMENTS, 1, js.T0 + 100_000)
+    assert rec.output_at(js.PAYMENTS, 1, at) == MAX_MS and rec.output_at(js.PAYMENTS, 1, js.T0) != MAX_MS
+    after = Walker(rec)
+    assert not after.idle(js.PAYMENTS, 1, at)
+    chain = after.blame(None, at).chain
+    assert (chain[-1].vertex, chain[-1].subtask) != ("Source: payments", 1)
+    config, rows = vertex_trace(rec, js.JOIN)
+    finished = [r for r in rows if r.get("status") == "FINISHED"]
+    # Payments subtask 1 is the join's channel 3 + 1 (orders' 3 channels first), in all 4 instances.
+    assert sorted((r["instance"], r["channel"]) for r in finished) == [(str(i), 4) for i in range(4)]
+    assert all(r["proc_ms"] == js.T0 + 100_000 for r in finished)
+    read_trace_bytes(jsonl_bytes(config, rows), "join.jsonl")  # still a valid trace
+
+
+def test_the_rest_recorder_writes_finished_subtasks_from_their_status(monkeypatch):
+    from wmviz.record.job import TASK_FINISHED, Edge, JobRecording, Vertex
+    from wmviz.record.rest_job import JobPoller
+
+    states = {"0": "RUNNING", "1": "FINISHED"}
+
+    class Client:
+        def get(self, path: str, params=None):
+            if path == "/jobs/j":
+                return {"state": "RUNNING"}
+            if path.endswith("/metrics"):
+                return []
+            vertex = path.rsplit("/", 1)[-1]
+            return {
+                "subtasks": [{"subtask": int(s), "status": st} for s, st in states.items()]
+                if vertex == "a"
+                else []
+            }
+
+    rec = JobRecording("j", (Vertex("a", "src", 2), Vertex("b", "sink", 1)), (Edge("a", "b", "HASH"),))
+    monkeypatch.setattr("wmviz.record.rest_job.wall_clock_ms", iter([1_000, 2_000]).__next__)
+    poller = JobPoller(Client(), rec)
+    assert poller.sample()
+    states["1"] = "RUNNING"  # a restart runs it again
+    assert poller.sample()
+    assert (("a", 0, TASK_FINISHED, None)) not in rec.series
+    assert rec.series[("a", 1, TASK_FINISHED, None)] == [(1_000, 1), (2_000, 0)]
+    assert rec.finished("a", 1, 1_500) and not rec.finished("a", 1, 2_000)

@@ -14,6 +14,9 @@ Idleness is read where Flink reports it and inferred only where it must be:
   watermark intervals (the rule `wmviz.record.samples.Topology.idle_after_ms` states);
 - any other subtask is idle when all its input channels are (what its valve would forward).
 
+A subtask whose task has FINISHED (`TASK_FINISHED`, which the REST recorder writes) sent its final
+MAX watermark: its output is MAX from then on, so it never holds anything.
+
 A channel's watermark is the upstream subtask's `currentOutputWatermark` (the tail of its chain).
 """
 
@@ -108,6 +111,8 @@ class Walker:
         return per_second is not None and per_second >= 500
 
     def _idle(self, vid: str, subtask: int, t: int) -> bool:
+        if self.rec.finished(vid, subtask, t):
+            return False  # it sent MAX: it holds nothing, and is no idle channel either
         inputs = self.rec.inputs_of(vid)
         if inputs:
             return all(

@@ -35,6 +35,10 @@ INPUT_WATERMARK = "currentInputWatermark"
 OUTPUT_WATERMARK = "currentOutputWatermark"
 SOURCE_IDLE_TIME = "sourceIdleTime"
 SPLIT_WATERMARK = "currentWatermark"
+TASK_FINISHED = "taskFinished"
+"""Not a Flink metric: 1 from the sample at which the subtask's status (`/jobs/:jid/vertices/:vid`)
+reads FINISHED, 0 when it runs again. A finished subtask sent its final MAX watermark and its
+metrics are gone with it, so its output is MAX from then on (its last reported values are stale)."""
 SPLIT_METRICS = (
     SPLIT_WATERMARK,
     "idleTimeMsPerSecond",
@@ -167,9 +171,16 @@ class JobRecording:
         index = bisect_right(points, (time_ms, MAX_MS)) - 1
         return points[index][1] if index >= 0 else None
 
+    def finished(self, vertex_id: str, subtask: int, time_ms: int) -> bool:
+        """Whether the subtask's task had FINISHED by the time (`TASK_FINISHED`)."""
+        return self.value_at((vertex_id, subtask, TASK_FINISHED, None), time_ms) == 1
+
     def output_at(self, vertex_id: str, subtask: int, time_ms: int) -> int | None:
-        """The subtask's output watermark at a time: its `currentOutputWatermark`, or its input
-        watermark when it reports no output (what its channels downstream carry)."""
+        """The subtask's output watermark at a time: MAX once it has FINISHED, else its
+        `currentOutputWatermark`, or its input watermark when it reports no output (what its
+        channels downstream carry)."""
+        if self.finished(vertex_id, subtask, time_ms):
+            return MAX_MS
         for metric in (OUTPUT_WATERMARK, INPUT_WATERMARK):
             value = self.value_at((vertex_id, subtask, metric, None), time_ms)
             if value is not None:

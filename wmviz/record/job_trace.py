@@ -78,7 +78,8 @@ def vertex_trace(rec: JobRecording, vertex_id: str) -> tuple[dict[str, Any], lis
             for s in range(vertex.parallelism)
             if (w := rec.value_at((vertex_id, s, INPUT_WATERMARK, None), t)) is not None
         }
-        samples.append(Sample(t, 0, watermarks, idle, reported))
+        finished = frozenset(k for k, (v, s) in keys.items() if rec.finished(v, s, t))
+        samples.append(Sample(t, 0, watermarks, idle, reported, finished))
     builder = TraceBuilder(topology)
     rows = list(rows_of(builder, samples))
     description = (

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from wmviz.record.job import (
     SPLIT_METRICS,
+    TASK_FINISHED,
     JobRecording,
     SeriesKey,
     input_metric,
@@ -119,8 +120,21 @@ class JobPoller:
                 chunk = {i: name for i, name in enumerate(names[start : start + _IDS_PER_GET])}
                 for index, value in read_metrics(self.client, self.rec.job, vid, chunk).items():
                     self.rec.add(ids[chunk[index]], taken, value)
+        self.record_finished(taken)
         self.samples += 1
         return True
+
+    def record_finished(self, taken: int) -> None:
+        """Each subtask that has FINISHED (its metrics are gone; it sent MAX), as `TASK_FINISHED`:
+        1 while its status reads FINISHED, 0 once it runs again (a series only once it has one)."""
+        for vertex in self.rec.vertices:
+            subtasks = self.client.get(f"/jobs/{self.rec.job}/vertices/{vertex.id}").get("subtasks", [])
+            for item in subtasks:
+                key = (vertex.id, int(item.get("subtask", 0)), TASK_FINISHED, None)
+                if item.get("status") == "FINISHED":
+                    self.rec.add(key, taken, 1)
+                elif key in self.rec.series:
+                    self.rec.add(key, taken, 0)
 
     @property
     def over(self) -> bool:
