@@ -19,7 +19,7 @@ from wmviz.core.simulate import simulate
 from wmviz.core.types import MAX_MS
 from wmviz.record.agreement import ReplayCheck
 from wmviz.record.job import read_recording
-from wmviz.record.job_trace import NoValve, step_at, vertex_trace
+from wmviz.record.job_trace import NoValve, instance_at, step_at, vertex_trace
 from wmviz.record.output import jsonl_bytes
 from wmviz.trace.readers import read_trace_bytes
 from wmviz.view.jobgraph import CHAIN_COLOR, chain_edges, chain_rows, job_graph_figure, positions
@@ -116,10 +116,10 @@ def test_a_vertex_becomes_a_trace_whose_replay_agrees_with_what_it_reported(walk
 def test_the_step_nearest_a_moment_is_the_last_row_at_or_before_it(walker):
     _, rows = vertex_trace(walker.rec, js.WINDOW)
     at = walker.times[30]
-    step = step_at(rows, 1, at)
+    step = step_at(rows, "1", at)
     mine = [r for r in rows if r["instance"] == "1"]
     assert mine[step]["proc_ms"] <= at < mine[step + 1]["proc_ms"]
-    assert step_at(rows, 1, js.T0 - 1) == 0
+    assert step_at(rows, "1", js.T0 - 1) == 0
 
 
 def test_a_source_has_no_valve_to_step_through(walker):
@@ -203,10 +203,11 @@ def test_a_finished_subtask_is_max_and_no_longer_blamed(walker):
 
 
 def test_the_rest_recorder_writes_finished_subtasks_from_their_status(monkeypatch):
-    from wmviz.record.job import TASK_FINISHED, Edge, JobRecording, Vertex
+    from wmviz.record.job import TASK_ATTEMPT, TASK_FINISHED, Edge, JobRecording, Vertex
     from wmviz.record.rest_job import JobPoller
 
     states = {"0": "RUNNING", "1": "FINISHED"}
+    attempts = {"0": 0, "1": 0}
 
     class Client:
         def get(self, path: str, params=None):
@@ -215,18 +216,37 @@ def test_the_rest_recorder_writes_finished_subtasks_from_their_status(monkeypatc
             if path.endswith("/metrics"):
                 return []
             vertex = path.rsplit("/", 1)[-1]
-            return {
-                "subtasks": [{"subtask": int(s), "status": st} for s, st in states.items()]
-                if vertex == "a"
-                else []
-            }
+            listed = [{"subtask": int(s), "status": st, "attempt": attempts[s]} for s, st in states.items()]
+            return {"subtasks": listed if vertex == "a" else []}
 
     rec = JobRecording("j", (Vertex("a", "src", 2), Vertex("b", "sink", 1)), (Edge("a", "b", "HASH"),))
     monkeypatch.setattr("wmviz.record.rest_job.wall_clock_ms", iter([1_000, 2_000]).__next__)
     poller = JobPoller(Client(), rec)
     assert poller.sample()
-    states["1"] = "RUNNING"  # a restart runs it again
+    states["1"], attempts["1"] = "RUNNING", 1  # a restart runs it again
     assert poller.sample()
     assert (("a", 0, TASK_FINISHED, None)) not in rec.series
     assert rec.series[("a", 1, TASK_FINISHED, None)] == [(1_000, 1), (2_000, 0)]
     assert rec.finished("a", 1, 1_500) and not rec.finished("a", 1, 2_000)
+    assert rec.series[("a", 0, TASK_ATTEMPT, None)] == [(1_000, 0)]  # written when it changes
+    assert rec.series[("a", 1, TASK_ATTEMPT, None)] == [(1_000, 0), (2_000, 1)]
+    assert rec.restarts() == [2_000] and rec.epoch_at(1_999) == 0 and rec.epoch_at(2_000) == 1
+
+
+def test_a_restart_starts_an_epoch_of_fresh_valves_in_a_vertexs_trace(walker):
+    from copy import deepcopy
+
+    from wmviz.record.job import TASK_ATTEMPT
+
+    rec = deepcopy(walker.rec)
+    restart = js.T0 + 300_000
+    rec.add((js.JOIN, 2, TASK_ATTEMPT, None), js.T0, 0)
+    rec.add((js.JOIN, 2, TASK_ATTEMPT, None), restart, 1)
+    assert rec.restarts() == [restart]
+    config, rows = vertex_trace(rec, js.WINDOW)
+    trace = read_trace_bytes(jsonl_bytes(config, rows), "window.jsonl")
+    assert trace.instances == ["0", "1", "0@r1", "1@r1"]
+    assert min(r["proc_ms"] for r in rows if r["instance"] == "1@r1") == restart
+    assert instance_at(rec, 1, restart - 1) == "1" and instance_at(rec, 1, restart + 50_000) == "1@r1"
+    step = step_at(rows, "1@r1", restart + 50_000)
+    assert [r for r in rows if r["instance"] == "1@r1"][step]["proc_ms"] == restart + 50_000

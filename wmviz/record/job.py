@@ -23,6 +23,7 @@ import json
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,9 @@ TASK_FINISHED = "taskFinished"
 """Not a Flink metric: 1 from the sample at which the subtask's status (`/jobs/:jid/vertices/:vid`)
 reads FINISHED, 0 when it runs again. A finished subtask sent its final MAX watermark and its
 metrics are gone with it, so its output is MAX from then on (its last reported values are stale)."""
+TASK_ATTEMPT = "taskAttempt"
+"""Not a Flink metric either: the subtask's attempt number, a point whenever it changes. Any change
+is a restart of the job: the valves start afresh (an epoch, as for one operator)."""
 SPLIT_METRICS = (
     SPLIT_WATERMARK,
     "idleTimeMsPerSecond",
@@ -170,6 +174,18 @@ class JobRecording:
             return None
         index = bisect_right(points, (time_ms, MAX_MS)) - 1
         return points[index][1] if index >= 0 else None
+
+    def restarts(self) -> list[int]:
+        """The times at which any subtask's attempt changed (a restart), in order."""
+        found: set[int] = set()
+        for key, points in self.series.items():
+            if key[2] == TASK_ATTEMPT:
+                found |= {t for (_, before), (t, now) in pairwise(points) if now != before}
+        return sorted(found)
+
+    def epoch_at(self, time_ms: int) -> int:
+        """How many restarts happened at or before the time (0: the first attempt)."""
+        return sum(1 for t in self.restarts() if t <= time_ms)
 
     def finished(self, vertex_id: str, subtask: int, time_ms: int) -> bool:
         """Whether the subtask's task had FINISHED by the time (`TASK_FINISHED`)."""

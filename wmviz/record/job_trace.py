@@ -8,7 +8,8 @@ samples go through the recorder's own `TraceBuilder`, as the Prometheus one-oper
 a channel's watermark is the upstream subtask's output, its idleness is inferred from an upstream
 source's `sourceIdleTime` and the recording's idleness timeout (not for a source subtask with
 split metrics: its splits' idleness is not a trace row, so its status is left ACTIVE), and the
-vertex's own `currentInputWatermark` is the check column.
+vertex's own `currentInputWatermark` is the check column. A restart the recorder saw (`TASK_ATTEMPT`) starts
+an epoch, fresh valves under instances named `<subtask>@r<k>`.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def vertex_trace(rec: JobRecording, vertex_id: str) -> tuple[dict[str, Any], lis
             if (w := rec.value_at((vertex_id, s, INPUT_WATERMARK, None), t)) is not None
         }
         finished = frozenset(k for k, (v, s) in keys.items() if rec.finished(v, s, t))
-        samples.append(Sample(t, 0, watermarks, idle, reported, finished))
+        samples.append(Sample(t, rec.epoch_at(t), watermarks, idle, reported, finished))
     builder = TraceBuilder(topology)
     rows = list(rows_of(builder, samples))
     description = (
@@ -90,9 +91,14 @@ def vertex_trace(rec: JobRecording, vertex_id: str) -> tuple[dict[str, Any], lis
     return builder.config(vertex.name, description), rows
 
 
-def step_at(rows: list[dict[str, Any]], subtask: int, time_ms: int) -> int:
-    """The step of the subtask's instance nearest the moment: its last row at or before `time_ms`
-    (each row is one step of its instance), or its first step."""
-    instance = instance_name(subtask, 0)
+def step_at(rows: list[dict[str, Any]], instance: str, time_ms: int) -> int:
+    """The step of the instance nearest the moment: its last row at or before `time_ms` (each
+    row is one step of its instance), or its first step."""
     times = [row["proc_ms"] for row in rows if row["instance"] == instance]
     return max(0, sum(1 for t in times if t <= time_ms) - 1)
+
+
+def instance_at(rec: JobRecording, subtask: int, time_ms: int) -> str:
+    """The trace instance of the subtask at the moment: after the job's k-th restart, its k-th
+    epoch's (`1@r2`), as the one-operator recorder names them (fresh valves after a restart)."""
+    return instance_name(subtask, rec.epoch_at(time_ms))

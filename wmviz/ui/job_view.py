@@ -19,7 +19,7 @@ import streamlit as st
 from wmviz.analysis.blame import BlameError, Walker
 from wmviz.analysis.job_moment import graph_at
 from wmviz.record.job import JobFormatError, is_recording_bytes, read_recording
-from wmviz.record.job_trace import NoValve, step_at, vertex_trace
+from wmviz.record.job_trace import NoValve, instance_at, step_at, vertex_trace
 from wmviz.record.output import jsonl_bytes
 from wmviz.store import uploads
 from wmviz.store.incidents import SAMPLES, JobIncident, job_incidents
@@ -69,9 +69,9 @@ def _open_job(link: JobLink) -> None:
     st.query_params.from_dict(link.query())
 
 
-def _open_valve(digest: str, subtask: int, step: int, link: JobLink) -> None:
+def _open_valve(digest: str, instance: str, step: int, link: JobLink) -> None:
     """Open the vertex's valve page at the step: the valve page takes its view from this link."""
-    st.query_params.from_dict({"trace": digest, "instance": str(subtask), "step": str(step), **link.query()})
+    st.query_params.from_dict({"trace": digest, "instance": instance, "step": str(step), **link.query()})
     st.session_state.pop(state.ADOPTED, None)  # the valve page adopts this link, not an older one
     st.session_state[state.CONTEXT] = None  # and keeps its step (not a person's new choice)
 
@@ -228,12 +228,13 @@ def _valve_link(
     except (OSError, UploadError) as err:
         st.error(literal(f"{name}: its valve trace cannot be stored ({err})"))
         return
-    step = step_at(rows, subtask, graph.at_ms)
+    instance = instance_at(walker.rec, subtask, graph.at_ms)
+    step = step_at(rows, instance, graph.at_ms)
     st.button(
         f"Step through {name} subtask {subtask} at {t(graph.at_ms)}",
         key="job_valve",
         on_click=_open_valve,
-        args=(digest, subtask, step, JobLink(job, graph.at_ms, vertex)),
+        args=(digest, instance, step, JobLink(job, graph.at_ms, vertex)),
         icon=":material/tune:",
         help="Opens the vertex's valve step-through (its one-operator trace) at the step nearest the moment.",
     )
