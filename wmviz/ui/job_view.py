@@ -203,11 +203,17 @@ def _clicked() -> None:
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
-def _vertex_upload(path: str, stamp: tuple, vertex: str, name: str) -> tuple[str, list[dict]]:
-    """The vertex's one-operator trace, stored as an upload: (its digest, its rows)."""
+def _vertex_trace(path: str, stamp: tuple, vertex: str) -> tuple[bytes, list[dict]]:
+    """The vertex's one-operator trace: (its JSON Lines bytes, its rows), built once per file."""
     config, rows = vertex_trace(_walker(path, stamp).rec, vertex)
-    stored = uploads.store_upload(name, jsonl_bytes(config, rows), None)
-    return stored.digest, rows
+    return jsonl_bytes(config, rows), rows
+
+
+def _vertex_upload(path: Path, vertex: str, name: str) -> tuple[str, list[dict]]:
+    """The vertex's trace stored as an upload (its digest, its rows): stored again whenever it is
+    not there (the store returns the same upload when it is)."""
+    data, rows = _vertex_trace(str(path), identity(path), vertex)
+    return uploads.store_upload(name, data, None).digest, rows
 
 
 def _valve_link(
@@ -221,7 +227,7 @@ def _valve_link(
     hop = next((h for h in graph.chain if h.vertex == vertex), None)
     subtask = hop.subtask if hop else walker.slowest_subtask(vertex, graph.at_ms, include_idle=True) or 0
     try:
-        digest, rows = _vertex_upload(str(path), identity(path), vertex, f"{job}-{name}.jsonl")
+        digest, rows = _vertex_upload(path, vertex, f"{job}-{name}.jsonl")
     except NoValve as err:
         st.caption(literal(str(err)))
         return
