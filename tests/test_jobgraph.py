@@ -129,10 +129,11 @@ def test_a_source_has_no_valve_to_step_through(walker):
 
 def test_the_built_in_job_is_what_the_import_writes_from_the_fixture(walker):
     from wmviz.record.job import to_json
-    from wmviz.store.incidents import SAMPLES, job_incidents
+    from wmviz.store.incidents import SAMPLES, STORY_SECTIONS, job_incidents, story_sections
 
     (job,) = job_incidents(SAMPLES).values()
     assert job.slug == "silent-split-holds-the-whole-job" and job.title.startswith("A silent")
+    assert list(story_sections(job.story_md)) == list(STORY_SECTIONS)  # the title is not repeated
     built_in, fixture = to_json(read_recording(job.path)), to_json(walker.rec)
     assert {**built_in, "source": ""} == {**fixture, "source": ""}
     assert job.path.parent == SAMPLES / "jobs"  # apart from the traces, whose .json are configs

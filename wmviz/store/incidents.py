@@ -127,8 +127,10 @@ def job_incidents(root: Path = SAMPLES) -> dict[str, JobIncident]:
     for path in sorted(folder.glob("*.json")):
         story_path = path.with_suffix(".md")
         story = story_path.read_text(encoding="utf-8") if story_path.is_file() else ""
-        first = story.splitlines()[0] if story else ""
-        title = first[2:].strip() if first.startswith("# ") else path.stem
+        first, _, rest = story.partition("\n")
+        title = path.stem
+        if first.startswith("# "):  # the title, shown as the page's; the story is the rest
+            title, story = first[2:].strip(), rest.lstrip("\n")
         found[path.stem] = JobIncident(path.stem, title, path, story)
     return found
 
