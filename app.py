@@ -24,6 +24,7 @@ from wmviz.ui import (
     controls,
     export_view,
     import_views,
+    job_view,
     keys,
     live_view,
     loading,
@@ -53,11 +54,14 @@ def main() -> None:
     if live is not None:
         live_page(live, alone)
         return
+    if job_view.route():  # a job recording (`?job=…`) opens on its graph
+        return
     pickers = st.sidebar.container()  # above the upload box, but filled after it takes a file in
     bring.upload_panel()
     incidents = bring.available_incidents()
     default = DEFAULT_INCIDENT if DEFAULT_INCIDENT in incidents else next(iter(incidents))
-    controls.adopt_url(parse_view(st.query_params.to_dict(), list(incidents), default))
+    link = parse_view(st.query_params.to_dict(), list(incidents), default)
+    controls.adopt_url(link)
     scenario, profile, engine = controls.sidebar_choices(pickers, {s: i.title for s, i in incidents.items()})
     incident = incidents[scenario]
     upload, engine = bring.gate_upload(scenario, profile, engine)
@@ -74,7 +78,8 @@ def main() -> None:
 
     header(incident, timeline.meta)
     tune_view.tune_panel(incident)
-    shown = ShownView(ViewParams(scenario, profile, engine, instance, 0, target, mode, zone))
+    came_from = link.job if upload is not None else None  # the job graph a vertex's trace came from
+    shown = ShownView(ViewParams(scenario, profile, engine, instance, 0, target, mode, zone, job=came_from))
     (step_area if alone else step_area_body)(cursor, timeline.meta, incident, effective, other, t, shown)
     share_and_export(incident, timeline, upload, profile, shown, other, t)
     live_view.start_controls(incident)

@@ -34,6 +34,7 @@ def test_the_wheel_installs_and_its_wmviz_command_runs_outside_the_checkout(tmp_
     names = zipfile.ZipFile(wheel).namelist()
     assert "wmviz/py.typed" in names and "wmviz/_app/app.py" in names
     assert "wmviz/sample_data/flink-38477-zero-output.jsonl" in names
+    assert "wmviz/sample_data/jobs/silent-split-holds-the-whole-job.json" in names
     assert not [n for n in names if n.startswith("tests/")]
     # A fresh venv that sees this interpreter's packages (pandas, pyarrow) but not the checkout.
     env_dir = tmp_path / "venv"

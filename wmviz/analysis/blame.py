@@ -14,6 +14,9 @@ Idleness is read where Flink reports it and inferred only where it must be:
   watermark intervals (the rule `wmviz.record.samples.Topology.idle_after_ms` states);
 - any other subtask is idle when all its input channels are (what its valve would forward).
 
+A subtask whose task has FINISHED (`TASK_FINISHED`, which the REST recorder writes) sent its final
+MAX watermark: its output is MAX from then on, so it never holds anything.
+
 A channel's watermark is the upstream subtask's `currentOutputWatermark` (the tail of its chain).
 """
 
@@ -24,8 +27,6 @@ from functools import cache
 
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.record.job import (
-    INPUT_WATERMARK,
-    OUTPUT_WATERMARK,
     SOURCE_IDLE_TIME,
     SPLIT_WATERMARK,
     JobRecording,
@@ -97,11 +98,7 @@ class Walker:
 
     def output(self, vid: str, subtask: int, t: int) -> int | None:
         """The subtask's output watermark (its input watermark when it reports no output)."""
-        for metric in (OUTPUT_WATERMARK, INPUT_WATERMARK):
-            value = self.rec.value_at((vid, subtask, metric, None), t)
-            if value is not None:
-                return value
-        return None
+        return self.rec.output_at(vid, subtask, t)
 
     def split_idle(self, vid: str, subtask: int, split: str, t: int) -> bool:
         acc = self.rec.value_at((vid, subtask, "accumulatedIdleTimeMs", split), t)
@@ -114,6 +111,8 @@ class Walker:
         return per_second is not None and per_second >= 500
 
     def _idle(self, vid: str, subtask: int, t: int) -> bool:
+        if self.rec.finished(vid, subtask, t):
+            return False  # it sent MAX: it holds nothing, and is no idle channel either
         inputs = self.rec.inputs_of(vid)
         if inputs:
             return all(

@@ -23,6 +23,7 @@ import json
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,13 @@ INPUT_WATERMARK = "currentInputWatermark"
 OUTPUT_WATERMARK = "currentOutputWatermark"
 SOURCE_IDLE_TIME = "sourceIdleTime"
 SPLIT_WATERMARK = "currentWatermark"
+TASK_FINISHED = "taskFinished"
+"""Not a Flink metric: 1 from the sample at which the subtask's status (`/jobs/:jid/vertices/:vid`)
+reads FINISHED, 0 when it runs again. A finished subtask sent its final MAX watermark and its
+metrics are gone with it, so its output is MAX from then on (its last reported values are stale)."""
+TASK_ATTEMPT = "taskAttempt"
+"""Not a Flink metric either: the subtask's attempt number, a point whenever it changes. Any change
+is a restart of the job: the valves start afresh (an epoch, as for one operator)."""
 SPLIT_METRICS = (
     SPLIT_WATERMARK,
     "idleTimeMsPerSecond",
@@ -167,6 +175,34 @@ class JobRecording:
         index = bisect_right(points, (time_ms, MAX_MS)) - 1
         return points[index][1] if index >= 0 else None
 
+    def restarts(self) -> list[int]:
+        """The times at which any subtask's attempt changed (a restart), in order."""
+        found: set[int] = set()
+        for key, points in self.series.items():
+            if key[2] == TASK_ATTEMPT:
+                found |= {t for (_, before), (t, now) in pairwise(points) if now != before}
+        return sorted(found)
+
+    def epoch_at(self, time_ms: int) -> int:
+        """How many restarts happened at or before the time (0: the first attempt)."""
+        return sum(1 for t in self.restarts() if t <= time_ms)
+
+    def finished(self, vertex_id: str, subtask: int, time_ms: int) -> bool:
+        """Whether the subtask's task had FINISHED by the time (`TASK_FINISHED`)."""
+        return self.value_at((vertex_id, subtask, TASK_FINISHED, None), time_ms) == 1
+
+    def output_at(self, vertex_id: str, subtask: int, time_ms: int) -> int | None:
+        """The subtask's output watermark at a time: MAX once it has FINISHED, else its
+        `currentOutputWatermark`, or its input watermark when it reports no output (what its
+        channels downstream carry)."""
+        if self.finished(vertex_id, subtask, time_ms):
+            return MAX_MS
+        for metric in (OUTPUT_WATERMARK, INPUT_WATERMARK):
+            value = self.value_at((vertex_id, subtask, metric, None), time_ms)
+            if value is not None:
+                return value
+        return None
+
     def times(self) -> list[int]:
         """Every sample time of the recording, in order."""
         return sorted({t for points in self.series.values() for t, _ in points})
@@ -212,6 +248,18 @@ def write_recording(rec: JobRecording, path: Path) -> None:
     """Write the recording whole (`wmviz.disk`: beside it, then renamed over it), so a reader or an
     interrupted recorder never sees half a file, and a killed run's work file is cleared later."""
     write_file(path, json.dumps(to_json(rec), separators=(",", ":")).encode("utf-8"))
+
+
+def is_recording_bytes(data: bytes) -> bool:
+    """Whether a file's bytes are a job recording (one JSON object of this format), not a trace:
+    how an upload box that takes both tells them apart."""
+    if FORMAT.encode() not in data:
+        return False
+    try:
+        body = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(body, dict) and body.get("format") == FORMAT
 
 
 def _long(value: Any, where: str) -> int:

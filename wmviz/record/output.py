@@ -44,6 +44,11 @@ def _json_lines(rows: Iterable[dict[str, Any]]) -> str:
     return "".join(json.dumps(row) + "\n" for row in rows)
 
 
+def jsonl_bytes(config: dict[str, Any], rows: list[dict[str, Any]]) -> bytes:
+    """A whole trace as JSON Lines bytes: the config as its first line, then the rows."""
+    return (json.dumps({"config": config}) + "\n" + _json_lines(rows)).encode("utf-8")
+
+
 def write_rows(path: Path, config: dict[str, Any], rows: list[dict[str, Any]]) -> None:
     """A whole trace, given as its config and rows (dicts of trace cells), written as `--out`'s
     extension says; whole or not at all.
@@ -59,7 +64,7 @@ def write_rows(path: Path, config: dict[str, Any], rows: list[dict[str, Any]]) -
             for start in range(0, len(rows), 4096):
                 stream.write(_json_lines(rows[start : start + 4096]).encode("utf-8"))
         return
-    trace = read_trace_bytes((header + _json_lines(rows)).encode("utf-8"), f"{path.stem}.jsonl")
+    trace = read_trace_bytes(jsonl_bytes(config, rows), f"{path.stem}.jsonl")
     if fmt == "csv":
         write_config(trace.config, config_beside(path))
     write_trace(trace, path, fmt)

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 from wmviz.record.job import (
     SPLIT_METRICS,
+    TASK_ATTEMPT,
+    TASK_FINISHED,
     JobRecording,
     SeriesKey,
     input_metric,
@@ -119,8 +121,27 @@ class JobPoller:
                 chunk = {i: name for i, name in enumerate(names[start : start + _IDS_PER_GET])}
                 for index, value in read_metrics(self.client, self.rec.job, vid, chunk).items():
                     self.rec.add(ids[chunk[index]], taken, value)
+        self.record_states(taken)
         self.samples += 1
         return True
+
+    def record_states(self, taken: int) -> None:
+        """Each subtask's status and attempt: `TASK_FINISHED` 1 while it reads FINISHED (its metrics
+        are gone; it sent MAX), 0 once it runs again (a series only once it has one); `TASK_ATTEMPT`
+        whenever its attempt number changes (a restart)."""
+        for vertex in self.rec.vertices:
+            subtasks = self.client.get(f"/jobs/{self.rec.job}/vertices/{vertex.id}").get("subtasks", [])
+            for item in subtasks:
+                subtask = int(item.get("subtask", 0))
+                key = (vertex.id, subtask, TASK_FINISHED, None)
+                if item.get("status") == "FINISHED":
+                    self.rec.add(key, taken, 1)
+                elif key in self.rec.series:
+                    self.rec.add(key, taken, 0)
+                attempt = int(item.get("attempt", 0))
+                points = self.rec.series.get((vertex.id, subtask, TASK_ATTEMPT, None))
+                if not points or points[-1][1] != attempt:
+                    self.rec.add((vertex.id, subtask, TASK_ATTEMPT, None), taken, attempt)
 
     @property
     def over(self) -> bool:

@@ -40,9 +40,14 @@ class Topology:
     """The job's idleness timeout (withIdleness), as the user passed it; None: never infer IDLE."""
     watermark_interval_ms: int = 200
     """pipeline.auto-watermark-interval: how often the source checks idleness."""
+    channel_map: tuple[tuple[int, ...], ...] = ()
+    """When given, each subtask's channels as keys of the samples' upstream maps (one vertex of a
+    job recording: several input edges, or a pointwise edge); it replaces `edge`'s rule."""
 
     def channels_of(self, subtask: int) -> list[int]:
         """The upstream subtasks feeding one subtask, in channel order."""
+        if self.channel_map:
+            return list(self.channel_map[subtask])
         if self.edge == FORWARD:
             return [subtask]
         return list(range(self.upstream_parallelism))
@@ -50,6 +55,8 @@ class Topology:
     @property
     def channel_count(self) -> int:
         """Channels per instance (the same for every instance)."""
+        if self.channel_map:
+            return len(self.channel_map[0])
         return 1 if self.edge == FORWARD else self.upstream_parallelism
 
     @property

@@ -103,6 +103,38 @@ def _config_beside(trace: Path) -> Path | None:
     return config if config.is_file() else None
 
 
+JOBS_FOLDER = "jobs"
+"""Built-in job recordings live in `sample_data/jobs/` (`<slug>.json` and its story `<slug>.md`),
+apart from the traces, whose `.json` siblings are configs."""
+
+
+@dataclass(frozen=True)
+class JobIncident:
+    """One built-in job recording (`wmviz.record.job`) and its story; opened on the job graph."""
+
+    slug: str
+    title: str
+    path: Path
+    story_md: str
+
+
+def job_incidents(root: Path = SAMPLES) -> dict[str, JobIncident]:
+    """Every job recording under `root/jobs`, by slug, titled by its story's first heading."""
+    folder = root / JOBS_FOLDER
+    if not folder.is_dir():
+        return {}
+    found: dict[str, JobIncident] = {}
+    for path in sorted(folder.glob("*.json")):
+        story_path = path.with_suffix(".md")
+        story = story_path.read_text(encoding="utf-8") if story_path.is_file() else ""
+        first, _, rest = story.partition("\n")
+        title = path.stem
+        if first.startswith("# "):  # the title, shown as the page's; the story is the rest
+            title, story = first[2:].strip(), rest.lstrip("\n")
+        found[path.stem] = JobIncident(path.stem, title, path, story)
+    return found
+
+
 def story_sections(markdown: str) -> dict[str, str]:
     """The `## ` sections of a story, title → body (stripped), in file order; a repeated title
     continues its section.

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from wmviz.record.job import is_recording_bytes
 from wmviz.store import uploads
 from wmviz.store.incidents import SAMPLES, Incident
 from wmviz.store.uploads import StoredUpload, UploadError
@@ -92,6 +93,10 @@ def upload_panel() -> StoredUpload | None:
         if story_file is not None:
             story = story_file.getvalue()
             uploads.check_story(story_file.name, story)
+        if trace_file.name.lower().endswith(".json") and is_recording_bytes(trace_file.getvalue()):
+            job = uploads.store_upload(trace_file.name, trace_file.getvalue(), None, story_bytes=story)
+            st.query_params.from_dict({"job": job.digest})  # a job recording opens on its graph
+            st.rerun()
         if trace_file.name.lower().endswith(".zip"):
             bundle = uploads.open_bundle(trace_file.name, trace_file.getvalue())
             config = config_file.getvalue() if config_file else bundle.config_bytes

@@ -20,6 +20,9 @@ TIME_ZONE = "time_zone"  # an IANA zone name
 STEP = "step"  # the slider's: the step on screen, which every step control moves
 SPEED = "speed"  # autoplay's speed, a key of controls.SPEEDS
 STORY_OPEN = "story_open"  # whether the story strip is open; it stays as the person left it
+JOB_AT = "job_at"  # the job graph's time slider: a sample time of the recording (epoch ms)
+JOB_VERTEX = "job_vertex"  # the vertex picked on the job graph (its id, or job_view.STALLED)
+JOB_CLICK = "job_click"  # the job graph's selection (a click on a vertex)
 
 # --- the page's memory ---------------------------------------------------------------------------
 PLAYING = "playing"  # autoplay is on (a bool; the Play button's label reads it)
@@ -36,3 +39,4 @@ VALIDATED = "_validated"  # upload digest -> None (valid) or its TraceValidation
 LIVE = "_live"  # this session's live run: its key in the server's registry of live runs
 TUNE_LINES = "_tune_lines"  # the Tune view's grid as last submitted (its --vary lines)
 TUNE_PICKED = "_tune_picked"  # the combination picked on the Tune chart (its row index)
+JOB_ADOPTED = "_job_adopted"  # the job link (JobLink) whose moment and vertex are in the widgets

@@ -39,6 +39,9 @@ class ViewParams:
     zone: str = "UTC"
     """The time zone instants are shown in (an IANA name)."""
     notes: tuple[str, ...] = field(default=(), compare=False)
+    job: JobLink | None = None
+    """The job graph this view belongs to (`?job=…&at=…&vertex=…`): the job view itself when no
+    trace is named, else the job graph a vertex's valve page came from (its way back)."""
 
     def with_step(self, step: int) -> ViewParams:
         """The same view at another step."""
@@ -63,7 +66,8 @@ def parse_view(query: Mapping[str, str], scenarios: list[str], default_scenario:
     instance = query.get("instance") or None
     compare = query.get("compare") or None
     time, zone = _time_of(query, notes)
-    return ViewParams(scenario, profile, engine, instance, step, compare, time, zone, tuple(notes))
+    job = job_link(query, notes)
+    return ViewParams(scenario, profile, engine, instance, step, compare, time, zone, tuple(notes), job)
 
 
 def _scenario_of(query: Mapping[str, str], scenarios: list[str], default: str, notes: list[str]) -> str:
@@ -142,6 +146,8 @@ def view_query(view: ViewParams) -> dict[str, str]:
         query["time"] = view.time
     if view.zone != "UTC":
         query["tz"] = view.zone
+    if view.job is not None:
+        query.update(view.job.query())
     return query
 
 
@@ -150,3 +156,53 @@ def clamp_step(step: int, count: int) -> tuple[int, str | None]:
     if step >= count:
         return count - 1, f"step {step} is past the last step; showing step {count - 1}"
     return max(step, 0), None
+
+
+# --- the job graph: `?job=<slug or upload digest>&at=<epoch ms>&vertex=<vertex id>` ---------------
+
+_JOB = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
+_AT = re.compile(r"-?[0-9]{1,19}")
+_VERTEX = re.compile(r"[^\x00-\x1f\x7f]{1,128}")
+_LONG = (-(2**63), 2**63 - 1)
+
+
+@dataclass(frozen=True)
+class JobLink:
+    """A job recording (a built-in job's slug or an upload's digest), the moment on its time
+    slider (None: the end) and the vertex picked (None: the one blame starts from)."""
+
+    job: str
+    at_ms: int | None = None
+    vertex: str | None = None
+
+    def query(self) -> dict[str, str]:
+        """The link's parameters."""
+        out = {"job": self.job}
+        if self.at_ms is not None:
+            out["at"] = str(self.at_ms)
+        if self.vertex is not None:
+            out["vertex"] = self.vertex
+        return out
+
+
+def job_link(query: Mapping[str, str], notes: list[str]) -> JobLink | None:
+    """The job graph a link names, if any; a malformed part is left out, with a note. Whether the
+    job, the moment and the vertex exist is the job view's to check (it has the recording)."""
+    job = query.get("job") or None
+    if job is None:
+        return None
+    if not _JOB.fullmatch(job):
+        notes.append(f"job {job[:40]!r} is not a job's name; not opening a job graph")
+        return None
+    at = query.get("at") or None
+    if at is not None and not (_AT.fullmatch(at) and _LONG[0] <= int(at) <= _LONG[1]):
+        notes.append(f"at {at[:40]!r} is not a time in epoch ms; showing the recording's end")
+        at = None
+    vertex = query.get("vertex") or None
+    if vertex is not None and not _VERTEX.fullmatch(vertex):
+        notes.append(
+            f"vertex {vertex[:40]!r} is not a vertex id (at most 128 characters); "
+            "starting from the stalled vertex"
+        )
+        vertex = None
+    return JobLink(job, int(at) if at is not None else None, vertex)
