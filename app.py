@@ -77,10 +77,10 @@ def main() -> None:
     other = compare_view.other_run(target, incident, effective, engine, instance)
 
     header(incident, timeline.meta)
-    tune_view.tune_panel(incident)
     came_from = link.job if upload is not None else None  # the job graph a vertex's trace came from
     shown = ShownView(ViewParams(scenario, profile, engine, instance, 0, target, mode, zone, job=came_from))
     (step_area if alone else step_area_body)(cursor, timeline.meta, incident, effective, other, t, shown)
+    tune_view.tune_panel(incident)  # below the step: the step stays above the fold
     share_and_export(incident, timeline, upload, profile, shown, other, t)
     live_view.start_controls(incident)
 
