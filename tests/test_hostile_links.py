@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import io
+import struct
 import zipfile
 
 import pytest
@@ -15,6 +16,8 @@ from streamlit.testing.v1 import AppTest
 from tests.conftest import REPO
 from wmviz.analysis.whatif import TOKEN_LIMIT, Change, decode_edit, encode_edit
 from wmviz.store import uploads
+from wmviz.store.uploads import UploadError
+from wmviz.store.zipend import ZipEnd, zip_end
 from wmviz.view.timefmt import TimeFormat, zone_known
 from wmviz.view.url import VALUE_LIMIT, parse_view
 
@@ -180,3 +183,85 @@ def _zip(members: dict[str, bytes]) -> bytes:
         for name, data in members.items():
             zf.writestr(name, data)
     return out.getvalue()
+
+
+def _many(count: int) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        zf.writestr("t.jsonl", INCIDENT)
+        for i in range(count - 1):
+            zf.writestr(f"{i}", b"")
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def zip64_bundle() -> bytes:
+    """70,000 empty members: more than the classic end record counts, so it says 0xFFFF and the
+    zip64 end record holds the real number."""
+    data = _many(70_000)
+    assert data[-22:-18] == b"PK\x05\x06" and data[-42:-38] == b"PK\x06\x07"
+    return data
+
+
+def _no_zipfile(monkeypatch):
+    """Fail the test if open_bundle hands the archive to zipfile."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("zipfile parsed the directory before the member count was checked")
+
+    monkeypatch.setattr(uploads.zipfile, "ZipFile", refuse)
+
+
+def test_a_bundle_of_many_members_is_refused_from_its_end_record_before_zipfile_reads_it(monkeypatch):
+    data = _many(2_000)
+    assert zip_end(data) == ZipEnd(2_000, zip_end(data).directory_bytes)
+    _no_zipfile(monkeypatch)
+    with pytest.raises(
+        UploadError, match=r"^b\.zip: the bundle has 2,000 members; a bundle holds at most 64 "
+    ):
+        uploads.open_bundle("b.zip", data)
+
+
+def test_the_zip64_end_record_is_read_for_the_member_count(zip64_bundle, monkeypatch):
+    assert zip_end(zip64_bundle).members == 70_000
+    _no_zipfile(monkeypatch)
+    with pytest.raises(UploadError, match="the bundle has 70,000 members"):
+        uploads.open_bundle("b.zip", zip64_bundle)
+
+
+def test_an_end_record_that_understates_the_members_is_caught_by_the_directory_size(monkeypatch):
+    data = bytearray(_many(2_000))
+    struct.pack_into("<2H", data, len(data) - 22 + 8, 3, 3)  # the end record now claims 3 members
+    assert zip_end(bytes(data)).members == 3
+    _no_zipfile(monkeypatch)
+    with pytest.raises(UploadError, match=r"the bundle's directory is [\d,]+ bytes, more than 64 members"):
+        uploads.open_bundle("b.zip", bytes(data))
+
+
+def test_a_zip64_locator_pointing_elsewhere_counts_the_larger_record(zip64_bundle):
+    record = len(zip64_bundle) - 22 - 20 - 56  # the zip64 end record, just before the locator
+    copy = bytearray(zip64_bundle[record : record + 56])  # a copy at the front says 70,000...
+    data = bytearray(bytes(copy) + zip64_bundle)
+    struct.pack_into("<2Q", data, 56 + record + 24, 2, 2)  # ...the one zipfile reads says 2
+    struct.pack_into("<Q", data, len(data) - 22 - 20 + 8, 0)  # and the locator points at the copy
+    assert zip_end(bytes(data)).members == 70_000
+    struct.pack_into("<2Q", data, 24, 5, 5)
+    struct.pack_into("<2Q", data, 56 + record + 24, 70_000, 70_000)
+    assert zip_end(bytes(data)).members == 70_000
+
+
+def test_the_member_budget_is_set_by_its_environment_variable(monkeypatch):
+    bundle = _zip({"t.jsonl": INCIDENT, "view.json": b"{}", "config.json": b"{}"})
+    assert uploads.open_bundle("b.zip", bundle).trace_name == "t.jsonl"
+    monkeypatch.setenv("WMVIZ_MAX_BUNDLE_MEMBERS", "2")
+    with pytest.raises(
+        UploadError, match=r"has 3 members; a bundle holds at most 2 .*WMVIZ_MAX_BUNDLE_MEMBERS"
+    ):
+        uploads.open_bundle("b.zip", bundle)
+
+
+@pytest.mark.parametrize("data", [b"", b"PK", b"not a zip at all" * 10, b"PK\x05\x06" + b"\0" * 10])
+def test_data_without_an_end_record_is_not_a_zip(data):
+    assert zip_end(data) is None
+    with pytest.raises(UploadError, match="not a zip file"):
+        uploads.open_bundle("b.zip", data)
