@@ -200,3 +200,47 @@ def test_a_value_that_is_not_a_time_disables_the_send_and_says_why(live_app):
     assert not app.exception, app.exception
     assert app.button(key="live_w_0_0").disabled
     assert any("Not a time" in e.value for e in app.error)
+
+
+# --- starting from the page ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def page(tmp_path, monkeypatch):
+    monkeypatch.setenv("WMVIZ_CACHE", str(tmp_path))
+    monkeypatch.setenv("WMVIZ_SPARK_START", "lazy")
+    app = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    app.query_params.update({"engine": "local"})
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def test_a_start_that_fails_frees_its_slot_and_says_why(page, monkeypatch):
+    from wmviz.ui import loading
+
+    def no_spark(timeout):
+        raise RuntimeError("no Spark here")
+
+    monkeypatch.setattr(loading.spark_service(), "session", no_spark)
+    taken = live_view.registry().taken
+    page.button(key="live_empty").click().run()
+    assert not page.exception, page.exception
+    assert any("Live mode could not start" in e.value and "no Spark here" in e.value for e in page.error)
+    assert live_view.registry().taken == taken
+
+
+def test_a_start_past_the_limit_is_refused_with_the_limit_named(page):
+    slots = live_view.registry()
+    held = []
+    while (key := slots.reserve()) is not None:  # every slot taken by starts in progress
+        held.append(key)
+    try:
+        page.button(key="live_empty").click().run()
+        assert not page.exception, page.exception
+        assert any(
+            "already run or are starting" in e.value and "WMVIZ_MAX_LIVE" in e.value for e in page.error
+        )
+    finally:
+        for key in held:
+            slots.release(key)
