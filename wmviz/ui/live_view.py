@@ -20,6 +20,7 @@ import shutil
 import statistics
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -303,13 +304,19 @@ def live_header(run: LiveRun) -> None:
     if run.error:
         st.error(literal(run.error))
     if busy:
-        _watch_steps(run, landed)
+        _watch_steps(run, landed, time.monotonic())
+
+
+REDRAW_S = 2.0
+"""While clicks keep coming, the page is redrawn at most this often: a redraw of the whole page
+holds the clicks that arrive meanwhile, which Streamlit merges into one per button."""
 
 
 @st.fragment(run_every=0.5)
-def _watch_steps(run: LiveRun, drawn: int) -> None:
-    """While clicks wait, look twice a second for a step that landed and redraw the page with it."""
-    if run.steps != drawn or not run.clicks.busy:
+def _watch_steps(run: LiveRun, drawn: int, drawn_at: float) -> None:
+    """While clicks wait, look twice a second for the steps that landed: redraw the page once the
+    queue is empty, or every REDRAW_S seconds while it is not."""
+    if not run.clicks.busy or (run.steps != drawn and time.monotonic() - drawn_at > REDRAW_S):
         st.rerun()
 
 
