@@ -27,6 +27,7 @@ from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow
 from wmviz.core.types import Status, format_ms
 from wmviz.disk.atomic import write_file
 from wmviz.trace.config import replace_field
+from wmviz.trace.jsonline import JsonLineError, loads_strict
 from wmviz.trace.readers import read_trace_bytes
 from wmviz.trace.writers import write_trace_bytes
 
@@ -246,16 +247,7 @@ def encode_edit(edit: Edit) -> str:
 def decode_edit(token: str) -> Edit:
     """The edit a token from `encode_edit` carries; ValueError (saying what is wrong) for anything
     else: a link is user input."""
-    if not isinstance(token, str) or not token or len(token) > TOKEN_LIMIT:
-        raise ValueError(f"a what-if token is 1 to {TOKEN_LIMIT} characters")
-    if not re.fullmatch(r"[A-Za-z0-9_-]+", token):
-        raise ValueError("a what-if token holds only letters, digits, '-' and '_'")
-    try:
-        body = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(f"the what-if token is not readable ({exc.__class__.__name__})") from None
-    if not isinstance(body, dict):
-        raise ValueError("the what-if token does not hold an edit")
+    body = _token_body(token)
     instance, step, op = body.get("instance"), body.get("step"), body.get("op")
     if not isinstance(instance, str) or not isinstance(step, int) or isinstance(step, bool) or step < 0:
         raise ValueError("the what-if token needs an instance (text) and a step (a number ≥ 0)")
@@ -268,6 +260,24 @@ def decode_edit(token: str) -> Edit:
     if op == "configure":
         return _decoded_configure(body)
     raise ValueError(f"unknown what-if operation {op!r}")
+
+
+def _token_body(token: str) -> dict[str, Any]:
+    """The JSON object a token carries, read within wmviz's JSON bounds (a deep nest is refused,
+    never recursed into)."""
+    if not isinstance(token, str) or not token or len(token) > TOKEN_LIMIT:
+        raise ValueError(f"a what-if token is 1 to {TOKEN_LIMIT} characters")
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", token):
+        raise ValueError("a what-if token holds only letters, digits, '-' and '_'")
+    try:
+        body = loads_strict(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode("utf-8"))
+    except JsonLineError as exc:
+        raise ValueError(f"the what-if token is not readable JSON ({exc})") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"the what-if token is not readable ({exc.__class__.__name__})") from None
+    if not isinstance(body, dict):
+        raise ValueError("the what-if token does not hold an edit")
+    return body
 
 
 def _decoded_insert(instance: str, step: int, body: dict[str, Any]) -> Insert:

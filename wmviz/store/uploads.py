@@ -29,6 +29,7 @@ import pandas as pd
 
 from wmviz.store.runs import LAST_USED as _LAST_USED
 from wmviz.store.runs import data_root, identity
+from wmviz.store.zipend import zip_end
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.jsonline import JsonLineError, loads_strict
 from wmviz.trace.readers import FORMATS, format_of
@@ -342,11 +343,14 @@ def open_bundle(name: str, data: bytes, limit: int | None = None) -> Bundle:
     All it unpacks is at most the upload limit (`limit` bytes), counted while inflating: a member
     whose header lies about its size is stopped at the limit, never read whole."""
     budget = [limit if limit is not None else limit_mb() * 2**20]
+    _check_zip_end(name, data)  # before zipfile builds an object per member of the directory
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError) as exc:
         raise UploadError(f"{name}: not a zip file ({exc})") from None
     with zf:
+        if len(zf.infolist()) > max_bundle_members():
+            raise UploadError(f"{name}: {_too_many(len(zf.infolist()))}")
         members = [i for i in zf.infolist() if not i.is_dir()]
         if sum(i.file_size for i in members) > budget[0]:
             raise UploadError(f"{name}: {_over_limit(budget[0])}")
@@ -368,6 +372,43 @@ def open_bundle(name: str, data: bytes, limit: int | None = None) -> Bundle:
         trace = _member(zf, traces[0], name, budget)
         assert trace is not None
         return Bundle(traces[0].filename, trace, config, view, story)
+
+
+DEFAULT_BUNDLE_MEMBERS = 64
+"""A bundle holds a trace, its config, its story and the view: 64 members is far more than it needs."""
+_DIRECTORY_ENTRY_BYTES = 1024
+"""The directory bytes allowed per member: a 46-byte header and a name, extra and comment."""
+
+
+def max_bundle_members() -> int:
+    """The most members a bundle may have: $WMVIZ_MAX_BUNDLE_MEMBERS, else 64."""
+    try:
+        return max(1, int(os.environ.get("WMVIZ_MAX_BUNDLE_MEMBERS", DEFAULT_BUNDLE_MEMBERS)))
+    except ValueError:
+        return DEFAULT_BUNDLE_MEMBERS
+
+
+def _check_zip_end(name: str, data: bytes) -> None:
+    """Judge a bundle on what its end record says (members, directory size) before anything else
+    of it is read: its directory costs the server memory and time per member."""
+    end = zip_end(data)
+    if end is None:
+        raise UploadError(f"{name}: not a zip file (no end of central directory record)")
+    most = max_bundle_members()
+    if end.members > most:
+        raise UploadError(f"{name}: {_too_many(end.members)}")
+    if end.directory_bytes > most * _DIRECTORY_ENTRY_BYTES:
+        raise UploadError(
+            f"{name}: the bundle's directory is {end.directory_bytes:,} bytes, more than {most} members "
+            f"need ({most * _DIRECTORY_ENTRY_BYTES:,}; set WMVIZ_MAX_BUNDLE_MEMBERS to change it)"
+        )
+
+
+def _too_many(count: int) -> str:
+    return (
+        f"the bundle has {count:,} members; a bundle holds at most {max_bundle_members():,} "
+        "(a trace, config.json, story.md and view.json; set WMVIZ_MAX_BUNDLE_MEMBERS to change it)"
+    )
 
 
 def _over_limit(limit: int) -> str:

@@ -40,10 +40,9 @@ from wmviz.view import operator_model as om
 from wmviz.view.plain import literal
 from wmviz.view.step_chart import step_chart
 from wmviz.view.timefmt import TimeFormat
+from wmviz.view.url import TRACE_PREFIX, WHATIF_PREFIX
 
 NOTHING = "nothing"
-TRACE_PREFIX = "trace:"
-WHATIF_PREFIX = "whatif:"
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,10 @@ batch recorder into the session's `MemoryTimeline`, and the page draws it with t
 a recorded trace. The inputs so far can be kept as a trace (an upload), so a live session can be
 shared, compared and exported like any other.
 
-Live queries hold a JVM thread and Python workers: at most `WMVIZ_MAX_LIVE` run at once, and one
-left alone for `WMVIZ_LIVE_IDLE_S` seconds is stopped.
+Live queries hold a JVM thread and Python workers: at most `WMVIZ_MAX_LIVE` run or start at once,
+and one left alone for `WMVIZ_LIVE_IDLE_S` seconds is stopped by a timer
+(`wmviz.spark.live_limits`). A click is queued at once and stepped on a worker thread, so the page
+never holds a micro-batch; the header counts every click: stepped, waiting or refused.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ import statistics
 import tempfile
 import threading
 import time
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,15 +29,15 @@ import streamlit as st
 
 from wmviz.core.scenario import Kind, ScenarioConfig, Trace
 from wmviz.core.types import MAX_MS, MIN_MS
+from wmviz.spark.live_limits import LiveSlots, StepQueue, idle_s, max_live, queue_limit
 from wmviz.store import uploads
 from wmviz.store.runs import cache_root
+from wmviz.timeline.memory import MemoryTimeline
 from wmviz.trace.errors import TraceValidationError
+from wmviz.trace.timecells import parse_time_ms
 from wmviz.trace.writers import write_trace_bytes
 from wmviz.ui import loading, state
 from wmviz.view.plain import literal
-
-MAX_LIVE = int(os.environ.get("WMVIZ_MAX_LIVE", "4"))
-IDLE_S = float(os.environ.get("WMVIZ_LIVE_IDLE_S", "900"))
 
 
 @dataclass
@@ -52,11 +53,26 @@ class LiveRun:
     """The trace whose rows Forward feeds (None: an empty valve, driven only by injected inputs)."""
     fed: int = 0
     error: str | None = None
-    last_used: float = field(default_factory=time.monotonic)
+    follow: bool = False
+    """A click is stepping: the page shows the newest step when it lands."""
+    clicks: StepQueue[Click] = field(init=False)
+    """The clicks waiting for their micro-batch, stepped in order on a worker thread."""
+
+    def __post_init__(self) -> None:
+        self.clicks = StepQueue(self._run_click, queue_limit())
+        # Steps now land on the queue's worker thread while the page may be reading the timeline:
+        # they wait beside it until the page's own thread takes them in (`current`).
+        old = self.session.timeline
+        self.session.timeline = _PageTimeline(old.meta, old.refs)
 
     @property
     def steps(self) -> int:
         return len(self.session.history)
+
+    @property
+    def shown(self) -> int:
+        """The steps the page's timeline has taken in (a step may have landed after them)."""
+        return sum(self.session.timeline.meta["instances"].values())
 
     def next_row(self) -> Any:
         """The source trace's next row (None when it is used up or there is none)."""
@@ -64,52 +80,78 @@ class LiveRun:
             return None
         return self.source.rows[self.fed]
 
+    def _run_click(self, click: Click) -> None:
+        """One click's micro-batch (on the queue's worker): the trace's next row, or a typed input."""
+        try:
+            if click.kind is None:
+                row = self.next_row()
+                if row is None:
+                    return
+                self.session.step(row)
+                self.fed += 1
+            else:
+                self.session.inject(click.kind, channel=click.channel, **click.cells)
+            self.error = None
+        except TraceValidationError as exc:
+            self.error = str(exc)
+            raise
+        except Exception as exc:
+            self.error = f"{type(exc).__name__}: {exc}"
+            raise
 
-class _Registry:
-    """Every live query of the server, so they stay few and none outlives its use."""
 
-    def __init__(self) -> None:
-        self.runs: dict[str, LiveRun] = {}
-        self.lock = threading.Lock()
+class _PageTimeline(MemoryTimeline):
+    """A live session's timeline that takes a step's tables from any thread but shows them only
+    once the page's thread calls `take_in`: a page never reads it while a step half-lands."""
 
-    def add(self, key: str, run: LiveRun) -> None:
-        with self.lock:
-            self.runs[key] = run
+    def __init__(self, meta: dict[str, Any], refs: dict[str, Any]) -> None:
+        super().__init__(meta, refs)
+        self._landed: list[dict[str, Any]] = []
+        self._landing = threading.Lock()
 
-    def stop(self, key: str) -> None:
-        with self.lock:
-            run = self.runs.pop(key, None)
-        if run is not None:
-            run.session.close()
-            shutil.rmtree(run.work, ignore_errors=True)
+    def add(self, tables: dict[str, Any]) -> None:
+        with self._landing:
+            self._landed.append(tables)
 
-    def reap(self) -> None:
-        """Stop the queries nobody has used for IDLE_S seconds."""
-        now = time.monotonic()
-        for key, run in list(self.runs.items()):
-            if now - run.last_used > IDLE_S:
-                self.stop(key)
+    def take_in(self) -> None:
+        with self._landing:
+            landed, self._landed = self._landed, []
+        for tables in landed:
+            super().add(tables)
 
-    def full(self) -> bool:
-        self.reap()
-        return len(self.runs) >= MAX_LIVE
+
+@dataclass(frozen=True)
+class Click:
+    """What one click asks for: the trace's next row (`kind` None) or an input on a channel."""
+
+    kind: str | None = None
+    channel: int | None = None
+    cells: dict[str, Any] = field(default_factory=dict)
+
+
+def _stop_run(run: LiveRun) -> None:
+    run.session.close()
+    shutil.rmtree(run.work, ignore_errors=True)
 
 
 @st.cache_resource(show_spinner=False)
-def registry() -> _Registry:
-    """The server's live runs; made once, when it also clears what stopped servers left."""
+def registry() -> LiveSlots[LiveRun]:
+    """The server's live runs; made once, when it also clears what stopped servers left, and starts
+    the timer that stops a run nobody has looked at for `WMVIZ_LIVE_IDLE_S` seconds."""
     _sweep_stale(_live_root().parent)
-    return _Registry()
+    slots: LiveSlots[LiveRun] = LiveSlots(max_live(), idle_s(), _stop_run, busy=lambda run: run.clicks.busy)
+    slots.start_timer(min(60.0, max(1.0, slots.idle_limit_s / 10)))
+    return slots
 
 
 def current() -> LiveRun | None:
-    """This browser session's live run, if it has one still running."""
+    """This browser session's live run, if it has one still running (marked as used now)."""
     key = st.session_state.get(state.LIVE)
-    run = registry().runs.get(key) if key else None
+    run = registry().get(key) if key else None
     if run is None and key:
         st.session_state.pop(state.LIVE, None)
     if run is not None:
-        run.last_used = time.monotonic()
+        run.session.timeline.take_in()
     return run
 
 
@@ -140,8 +182,13 @@ def _start(
     from wmviz.core.simulate import manual_channels
     from wmviz.spark.live import LiveSession, LiveSpec
 
-    if registry().full():
-        st.error(f"{MAX_LIVE} live sessions already run on this server; stop one or try again later.")
+    slots = registry()
+    key = slots.reserve()  # counted from now: starts in progress take their slots too
+    if key is None:
+        st.error(
+            f"{slots.most} live sessions already run or are starting on this server (WMVIZ_MAX_LIVE); "
+            "stop one or try again later."
+        )
         return
     with st.spinner("Waiting for the SparkSession and starting the streaming query…"):
         work = Path(tempfile.mkdtemp(prefix="live-", dir=_live_root()))
@@ -158,11 +205,15 @@ def _start(
             )
             session = LiveSession.start(spark, spec, work)
         except Exception as exc:  # Spark did not start, or the query could not: say so, keep the page
+            slots.release(key)
             shutil.rmtree(work, ignore_errors=True)
             st.error(f"Live mode could not start: {type(exc).__name__}: {literal(exc)}")
             return
-    key = uuid.uuid4().hex
-    registry().add(key, LiveRun(session, work, title, source))
+        except BaseException:  # the script was stopped mid-start: the slot must not stay taken
+            slots.release(key)
+            shutil.rmtree(work, ignore_errors=True)
+            raise
+    slots.fill(key, LiveRun(session, work, title, source))
     st.session_state[state.LIVE] = key
     st.rerun()
 
@@ -201,49 +252,72 @@ def stop() -> None:
 
 
 def feed_next(run: LiveRun) -> None:
-    """One micro-batch: the source trace's next row (a Forward at the newest step)."""
-    row = run.next_row()
-    if row is None:
-        return
-    try:
-        run.session.step(row)
-        run.fed += 1
-        run.error = None
-    except Exception as exc:
-        run.error = f"{type(exc).__name__}: {exc}"
-    st.session_state[state.STEP] = max(0, run.steps - 1)
+    """A Forward at the newest step: the source trace's next row, queued for its micro-batch."""
+    if run.next_row() is not None:
+        _offer(run, Click())
 
 
 def inject(run: LiveRun, kind: str, channel: int, **cells: Any) -> None:
-    """One micro-batch: an input typed by a click (the validator's row rules apply to it)."""
-    try:
-        run.session.inject(kind, channel=channel, **cells)
-        run.error = None
-    except TraceValidationError as exc:
-        run.error = str(exc)
-    except Exception as exc:
-        run.error = f"{type(exc).__name__}: {exc}"
-    st.session_state[state.STEP] = max(0, run.steps - 1)
+    """An input typed by a click, queued for its micro-batch (the validator's row rules apply)."""
+    _offer(run, Click(kind, channel, cells))
+
+
+def _offer(run: LiveRun, click: Click) -> None:
+    """Take the click at once (the page's script is never held by a micro-batch, so the browser's
+    next clicks are not merged into one rerun); the page shows what became of every click."""
+    if run.clicks.offer(click):
+        run.follow = True
 
 
 # ---- the live panel ------------------------------------------------------------------------------
 
 
 def live_header(run: LiveRun) -> None:
-    """What runs, the micro-batch of the newest step and how long it took."""
+    """What runs, the micro-batch of the newest step and how long it took, and what became of the
+    clicks: stepped, waiting or refused."""
     session = run.session
+    busy = run.clicks.busy  # first: when idle here, every step taken in below has fully landed
+    landed = run.steps
+    session.timeline.take_in()
+    if run.follow:  # a click's step landed (or is landing): show the newest step
+        st.session_state[state.STEP] = max(0, run.shown - 1)
+        run.follow = busy
     st.title(f"Live: {literal(run.title)}", anchor=False)
-    latencies = session.latencies_ms
-    parts = [f"Spark Structured Streaming query · {run.steps} step(s)"]
-    if session.batch_ids:
-        parts.append(f"newest step: micro-batch #{session.batch_ids[-1]} in {latencies[-1]:,.0f} ms")
+    steps = run.shown  # what the page draws: a step landing meanwhile is said on the next run
+    latencies = session.latencies_ms[:steps]
+    parts = [f"Spark Structured Streaming query · {steps} step(s)"]
+    if steps and len(session.batch_ids) >= steps:  # a step's batch id is filed just after its tables
+        parts.append(f"newest step: micro-batch #{session.batch_ids[steps - 1]} in {latencies[-1]:,.0f} ms")
     if len(latencies) > 2:
         parts.append(f"median {statistics.median(latencies[1:]):,.0f} ms after the first")
     if run.source is not None:
         parts.append(f"{len(run.source.rows) - run.fed} trace row(s) left to feed (Forward ▶ or →)")
+    counts = run.clicks.counts()
+    if counts.clicks:
+        parts.append(counts.text())
     st.caption(" · ".join(parts))
+    if counts.refused:
+        st.warning(
+            f"{counts.refused} click(s) were refused: at most {run.clicks.limit} wait for their step "
+            "(WMVIZ_LIVE_QUEUE). Click again once the waiting ones have run."
+        )
     if run.error:
         st.error(literal(run.error))
+    if busy:
+        _watch_steps(run, landed, time.monotonic())
+
+
+REDRAW_S = 2.0
+"""While clicks keep coming, the page is redrawn at most this often: a redraw of the whole page
+holds the clicks that arrive meanwhile, which Streamlit merges into one per button."""
+
+
+@st.fragment(run_every=0.5)
+def _watch_steps(run: LiveRun, drawn: int, drawn_at: float) -> None:
+    """While clicks wait, look twice a second for the steps that landed: redraw the page once the
+    queue is empty, or every REDRAW_S seconds while it is not."""
+    if not run.clicks.busy or (run.steps != drawn and time.monotonic() - drawn_at > REDRAW_S):
+        st.rerun()
 
 
 def inject_panel(run: LiveRun, instance: str, latest_output: int) -> None:
@@ -255,9 +329,17 @@ def inject_panel(run: LiveRun, instance: str, latest_output: int) -> None:
     records = not config.valve_only
     with st.container(border=True, key="live_inject"):
         left, right = st.columns([2, 5])
-        default = _next_value(latest_output)
-        # A new widget per step, so the suggested value follows the output.
-        value = left.number_input("value to send (ms)", value=default, step=1, key=f"live_value_{run.steps}")
+        # A new widget per step, so the suggested value follows the output. Text, read by the
+        # trace's time parser: any long, MIN / MAX or an ISO time (a number field stops at 2^53).
+        text = left.text_input(
+            "value to send (ms, MIN / MAX or ISO)",
+            value=str(_next_value(latest_output)),
+            max_chars=40,
+            key=f"live_value_{run.shown}",
+        )
+        value, problem = _typed_value(text)
+        if problem is not None:
+            left.error(literal(problem))
         right.caption(
             "Click a channel's input: the watermark (or a record's event time) is the value on the left. "
             "Each click runs one micro-batch of the live query."
@@ -273,7 +355,8 @@ def inject_panel(run: LiveRun, instance: str, latest_output: int) -> None:
                     key=f"live_w_{name}_{channel}",
                     on_click=inject,
                     args=(run, "watermark", channel),
-                    kwargs={**cells, "watermark_ms": int(value)},
+                    kwargs={**cells, "watermark_ms": value},
+                    disabled=value is None,
                 )
                 for status in ("IDLE", "ACTIVE", "FINISHED"):
                     row.button(
@@ -289,15 +372,25 @@ def inject_panel(run: LiveRun, instance: str, latest_output: int) -> None:
                         key=f"live_r_{name}_{channel}",
                         on_click=inject,
                         args=(run, Kind.RECORD.value, channel),
-                        kwargs={**cells, "event_ms": int(value), "key": "k"},
+                        kwargs={**cells, "event_ms": value, "key": "k"},
+                        disabled=value is None or value in (MIN_MS, MAX_MS),
                     )
 
 
 def _next_value(output: int) -> int:
-    """A sensible next watermark: a step past the output (1 s past an epoch time)."""
+    """A sensible next watermark: a step past the output (1 s past an epoch time), never past
+    Long.MAX_VALUE."""
     if output in (MIN_MS, MAX_MS):
         return 10
-    return output + (1000 if abs(output) > 10**11 else 10)
+    return min(output + (1000 if abs(output) > 10**11 else 10), MAX_MS)
+
+
+def _typed_value(text: str) -> tuple[int | None, str | None]:
+    """The value typed in the inject panel, read as a trace's watermark cell is; or why not."""
+    try:
+        return parse_time_ms(text.strip(), sentinels=True), None
+    except ValueError as exc:
+        return None, f"Not a time: {exc}"
 
 
 def keep_as_trace(run: LiveRun) -> None:

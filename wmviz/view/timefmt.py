@@ -23,6 +23,7 @@ Pure: stdlib only (datetime and zoneinfo for the zones, never the wall clock). I
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -68,13 +69,22 @@ raw = format_ms
 """The number itself, `MIN`/`MAX` for the sentinels (how the narration and Flink's logs write it)."""
 
 
+ZONE_NAME_LIMIT = 64
+"""The longest zone name taken (the longest IANA name has 32 letters): a link or a bundle is user
+input, and a name too long for the file system is an OSError, not an unknown zone."""
+_ZONE_NAME = re.compile(r"[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)*")
+
+
 @lru_cache(maxsize=64)
 def _zone(name: str) -> ZoneInfo | None:
     if name.upper() in ("UTC", "Z", ""):
         return None
+    if len(name) > ZONE_NAME_LIMIT or not _ZONE_NAME.fullmatch(name):
+        return None
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        # OSError: a folder of the zone database (`Europe`, IsADirectoryError) or a file it cannot read
         return None
 
 

@@ -19,6 +19,13 @@ DEFAULT_ENGINE = "auto"
 _STEP = re.compile(r"[0-9]{1,15}")
 UPLOAD_PREFIX = "upload-"
 """Uploaded traces appear as scenarios named `upload-<digest>`; their links say `?trace=<digest>`."""
+WHATIF_PREFIX = "whatif:"
+"""A compare target that is an edit of this trace, carried in the link (`whatif:<token>`)."""
+TRACE_PREFIX = "trace:"
+"""A compare target that is another stored upload (`trace:<digest>`)."""
+VALUE_LIMIT = 8192
+"""The longest value a link or a bundle's view may give one field (a what-if token is at most
+4,096 characters): anything longer is dropped with a note before any reader sees it."""
 
 
 @dataclass(frozen=True)
@@ -59,15 +66,41 @@ class ShownView:
 def parse_view(query: Mapping[str, str], scenarios: list[str], default_scenario: str) -> ViewParams:
     """The view `query` names; unknown or malformed values fall back to the defaults, with a note."""
     notes: list[str] = []  # each reader below appends why it fell back, in the order of the fields
+    query = _bounded(query, notes)
     scenario = _scenario_of(query, scenarios, default_scenario, notes)
     profile = _profile_of(query, notes)
     engine = _engine_of(query, notes)
     step = _step_of(query, notes)
     instance = query.get("instance") or None
-    compare = query.get("compare") or None
+    compare = _compare_of(query, notes)
     time, zone = _time_of(query, notes)
     job = job_link(query, notes)
     return ViewParams(scenario, profile, engine, instance, step, compare, time, zone, tuple(notes), job)
+
+
+def _bounded(query: Mapping[str, str], notes: list[str]) -> dict[str, str]:
+    """The fields whose values are at most VALUE_LIMIT characters; the others are dropped (a note
+    each), so no reader below is handed a value of any size."""
+    kept: dict[str, str] = {}
+    for name, value in query.items():
+        if len(value) > VALUE_LIMIT:
+            notes.append(f"{name[:40]!r} in the link is over {VALUE_LIMIT:,} characters; ignored")
+        else:
+            kept[name] = value
+    return kept
+
+
+def _compare_of(query: Mapping[str, str], notes: list[str]) -> str | None:
+    """The compared run: a what-if or a stored trace as named (the page says when one cannot be
+    used: `wmviz.analysis.whatif.decode_edit` reads the token), or a profile this model knows."""
+    compare = query.get("compare") or None
+    if compare is None or compare.startswith((WHATIF_PREFIX, TRACE_PREFIX)):
+        return compare
+    try:
+        return Profile.parse(compare).value
+    except ValueError:
+        notes.append(f"unknown run to compare with {compare[:40]!r}; comparing with nothing")
+        return None
 
 
 def _scenario_of(query: Mapping[str, str], scenarios: list[str], default: str, notes: list[str]) -> str:
@@ -76,12 +109,12 @@ def _scenario_of(query: Mapping[str, str], scenarios: list[str], default: str, n
         scenario = UPLOAD_PREFIX + query["trace"]
         if scenario not in scenarios:
             notes.append(
-                f"the link names an uploaded trace ({query['trace']}) this server does not have: "
+                f"the link names an uploaded trace ({query['trace'][:40]}) this server does not have: "
                 "upload its bundle to open it; showing a built-in incident"
             )
             scenario = default
     if scenario not in scenarios:
-        notes.append(f"unknown scenario {scenario!r} in the link; showing {default!r}")
+        notes.append(f"unknown scenario {scenario[:40]!r} in the link; showing {default!r}")
         scenario = default
     return scenario
 
@@ -98,7 +131,7 @@ def _profile_of(query: Mapping[str, str], notes: list[str]) -> Profile | None:
 def _engine_of(query: Mapping[str, str], notes: list[str]) -> str:
     engine = query.get("engine", DEFAULT_ENGINE)
     if engine not in ENGINES:
-        notes.append(f"unknown engine {engine!r}; using {DEFAULT_ENGINE}")
+        notes.append(f"unknown engine {engine[:40]!r}; using {DEFAULT_ENGINE}")
         engine = DEFAULT_ENGINE
     return engine
 
@@ -120,11 +153,11 @@ def _time_of(query: Mapping[str, str], notes: list[str]) -> tuple[str, str]:
     """How times read, and the zone of date-times."""
     time = query.get("time") or "utc"
     if time not in MODES:
-        notes.append(f"unknown time display {time!r}; showing date-times")
+        notes.append(f"unknown time display {time[:40]!r}; showing date-times")
         time = "utc"
     zone = query.get("tz") or "UTC"
     if not zone_known(zone):
-        notes.append(f"unknown time zone {zone!r}; showing UTC")
+        notes.append(f"unknown time zone {zone[:40]!r}; showing UTC")
         zone = "UTC"
     return time, zone
 

@@ -1,0 +1,43 @@
+"""150 quick clicks on a live page (issue 24), in a real browser against a real streaming query:
+every click the page receives is a step or said to be waiting or refused, and the counts add up."""
+
+from __future__ import annotations
+
+import re
+import time
+
+from tests.test_browser import APP_IDLE, FLINK_38477, ONE_VALVE_CHARTS, app_url, browser, open_view, page  # noqa: F401
+
+
+def test_150_quick_clicks_are_each_stepped_or_counted_as_refused(page, app_url):  # noqa: F811
+    from playwright.sync_api import expect
+
+    open_view(page, app_url, f"{FLINK_38477}&step=0", 0, ONE_VALVE_CHARTS)
+    expect(page.locator(".st-key-spark_status")).to_contain_text("Spark ready", timeout=180_000)
+    page.get_by_text("Drive it live (Spark streaming)").click()
+    page.locator(".st-key-live_channels input").fill("2")
+    page.get_by_role("button", name="Drive an empty valve live").click()
+    caption = page.get_by_text(re.compile(r"^Spark Structured Streaming query"))
+    expect(caption).to_be_visible(timeout=180_000)
+    button = page.locator(".st-key-live_w_0_0 button")
+    for _ in range(150):
+        button.click(no_wait_after=True)
+    deadline = time.monotonic() + 300
+    text = ""
+    while time.monotonic() < deadline:  # the queue drains, the page redraws as steps land
+        page.wait_for_selector(APP_IDLE, timeout=120_000)
+        texts = caption.all_inner_texts()
+        text = texts[-1] if texts else ""
+        if len(texts) == 1 and "click(s)" in text and "waiting" not in text:
+            break
+        page.wait_for_timeout(1000)
+    clicks, stepped = map(int, re.search(r"(\d+) click\(s\): (\d+) stepped", text).groups())
+    refused = re.search(r"(\d+) refused", text)
+    refused_n = int(refused.group(1)) if refused else 0
+    steps = int(re.search(r"· (\d+) step\(s\)", text).group(1))
+    print(f"\n150 clicks in the browser: {text}")
+    assert stepped + refused_n == clicks and steps == stepped
+    # Streamlit merges the clicks on one button that arrive while the page runs (before any code of
+    # ours sees them): the count is of the clicks the page received, each a step or refused.
+    assert 1 <= clicks <= 150
+    page.get_by_role("button", name="Stop driving live").click()
