@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import http.client
 import sys
 import time
 from pathlib import Path
@@ -11,7 +12,7 @@ from wmviz.cli.errors import BadInput
 from wmviz.disk.atomic import OutputError, cannot_write
 from wmviz.disk.overlap import Named, refuse_overlap
 from wmviz.record.job import JobFormatError, JobRecording, write_recording
-from wmviz.record.output import parse_duration_ms
+from wmviz.record.output import duration_option_ms
 
 
 def check_out(path: Path, reads: list[Named]) -> None:
@@ -57,8 +58,8 @@ def import_prometheus_job(args: argparse.Namespace) -> None:
     if not args.plan.is_file():
         raise BadInput(f"--plan {args.plan}: no such file")
     try:
-        idleness = parse_duration_ms(args.idleness, "--idleness") if args.idleness else None
-        interval = parse_duration_ms(args.watermark_interval, "--watermark-interval")
+        idleness = duration_option_ms(args.idleness, "--idleness") if args.idleness else None
+        interval = duration_option_ms(args.watermark_interval, "--watermark-interval")
         rec = job_of(load_series(args.file), args.plan, idleness, interval, f"prometheus {args.file.name}")
     except (ValueError, PrometheusError, JobFormatError) as err:
         raise BadInput(str(err)) from None
@@ -73,14 +74,14 @@ def record_job(args: argparse.Namespace) -> None:
 
     check_out(args.out, [])
     try:
-        every_ms = parse_duration_ms(args.every, "--every")
-        until_ms = parse_duration_ms(args.duration, "--for") if args.duration else None
-        idleness = parse_duration_ms(args.idleness, "--idleness") if args.idleness else None
-        interval = parse_duration_ms(args.watermark_interval, "--watermark-interval")
+        every_ms = duration_option_ms(args.every, "--every")
+        until_ms = duration_option_ms(args.duration, "--for") if args.duration else None
+        idleness = duration_option_ms(args.idleness, "--idleness") if args.idleness else None
+        interval = duration_option_ms(args.watermark_interval, "--watermark-interval")
         if every_ms < 10:
             raise ValueError("--every must be at least 10ms")
         poller = JobPoller.start(RestClient(args.rest), args.job, idleness, interval)
-    except (ValueError, RecordError) as err:
+    except (ValueError, RecordError, http.client.InvalidURL) as err:
         raise BadInput(str(err)) from None
     rec = poller.rec
     rec.source = f"rest {args.rest}"
