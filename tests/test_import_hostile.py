@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from wmviz import cli
-from wmviz.record.output import duration_option_ms
+from wmviz.record.output import duration_option_ms, write_rows
 from wmviz.record.samples import Sample, Topology, TraceBuilder
 from wmviz.trace import read_trace
+from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.timecells import parse_duration_ms
 
 REPO = Path(__file__).resolve().parent.parent
@@ -205,3 +206,23 @@ def test_durations_are_exact_ascii_and_within_their_budget():
     assert duration_option_ms("366d", "--idleness") == 366 * 86_400_000
     with pytest.raises(ValueError, match=r"366 days \(WMVIZ_MAX_DURATION_DAYS\)"):
         duration_option_ms("367d", "--idleness")
+
+
+def test_an_export_over_the_row_budget_is_refused_by_its_variable(tmp_path):
+    command = [sys.executable, "-m", "wmviz", "import", "prometheus", str(EXPORT), "--vertex", "downstream",
+               "--out", str(tmp_path / "o.jsonl")]  # fmt: skip
+    env = {**os.environ, "WMVIZ_MAX_IMPORT_ROWS": "50"}
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+    assert (
+        proc.returncode == 2 and "more than 50 rows" in proc.stderr and "WMVIZ_MAX_IMPORT_ROWS" in proc.stderr
+    )
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_a_json_lines_import_is_read_back_before_it_is_written(tmp_path):
+    out = tmp_path / "o.jsonl"
+    out.write_text("the earlier output\n")
+    rows = [{"seq": 1, "instance": "0", "kind": "proctime", "proc_ms": 2**63}]
+    with pytest.raises(TraceValidationError, match="signed 64-bit range"):
+        write_rows(out, {"channels": {"0": 1}}, rows)
+    assert out.read_text() == "the earlier output\n"
