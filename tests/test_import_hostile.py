@@ -15,7 +15,7 @@ import pytest
 
 from wmviz import cli
 from wmviz.record.output import duration_option_ms, write_rows
-from wmviz.record.samples import Sample, Topology, TraceBuilder
+from wmviz.record.samples import Sample, Topology, TraceBuilder, rows_of
 from wmviz.trace import read_trace
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.timecells import parse_duration_ms
@@ -226,3 +226,12 @@ def test_a_json_lines_import_is_read_back_before_it_is_written(tmp_path):
     with pytest.raises(TraceValidationError, match="signed 64-bit range"):
         write_rows(out, {"channels": {"0": 1}}, rows)
     assert out.read_text() == "the earlier output\n"
+
+
+def test_an_import_stops_at_its_row_budget_between_subtasks_not_after_a_whole_sample():
+    # One sample of 600 upstream watermarks into 600 subtasks is 360,000 rows: a budget must be able
+    # to stop after the first subtask's 600, not after all of them are held.
+    builder = TraceBuilder(Topology("op", "up", parallelism=600, upstream_parallelism=600))
+    rows = rows_of(builder, [Sample(time_ms=1, epoch=0, upstream_watermark=dict.fromkeys(range(600), 7))])
+    first = next(iter(rows))
+    assert first["channel"] == 0 and builder.seq == 600

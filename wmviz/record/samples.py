@@ -147,17 +147,20 @@ class TraceBuilder:
 
     def add(self, sample: Sample) -> list[dict[str, Any]]:
         """The rows one sample adds, in arrival order."""
+        return list(self.sample_rows(sample))
+
+    def sample_rows(self, sample: Sample) -> Iterator[dict[str, Any]]:
+        """The rows one sample adds, instance by instance: a caller with a row budget can stop
+        between instances rather than hold 32,768 subtasks times 32,768 channels of rows first."""
         if sample.epoch != self._epoch:
             self.restart(sample.epoch)
         # The processing clock must not go backwards within an instance; a clock step back on the
         # JobManager is folded into the previous time.
         time_ms = sample.time_ms if self._last_time_ms is None else max(sample.time_ms, self._last_time_ms)
         self._last_time_ms = time_ms
-        rows: list[dict[str, Any]] = []
         for subtask in range(self.topology.parallelism):
-            rows.extend(self.instance_rows(sample, subtask, time_ms))
+            yield from self.instance_rows(sample, subtask, time_ms)
         self.samples += 1
-        return rows
 
     def restart(self, epoch: int) -> None:
         """A new attempt of the job: every channel starts again at MIN and ACTIVE."""
@@ -243,4 +246,4 @@ class TraceBuilder:
 def rows_of(builder: TraceBuilder, samples: Iterable[Sample]) -> Iterator[dict[str, Any]]:
     """Every row of a whole series of samples (the batch routes)."""
     for sample in samples:
-        yield from builder.add(sample)
+        yield from builder.sample_rows(sample)
