@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from wmviz.record.output import parse_duration_ms
+from wmviz.record.output import duration_option_ms
 
 MIN_EVERY_MS = 10
 """The shortest poll interval: a JobManager answers a metrics request in milliseconds, not less."""
@@ -23,12 +23,12 @@ class PollOptions:
 
 def poll_options(args: argparse.Namespace) -> PollOptions:
     """The options in milliseconds; ValueError naming the option for a value that is none."""
-    every_ms = parse_duration_ms(args.every, "--every")
+    every_ms = duration_option_ms(args.every, "--every")
     if every_ms < MIN_EVERY_MS:
         raise ValueError(f"--every must be at least {MIN_EVERY_MS}ms")
     return PollOptions(
         every_ms=every_ms,
-        until_ms=parse_duration_ms(args.duration, "--for") if args.duration else None,
-        idleness_ms=parse_duration_ms(args.idleness, "--idleness") if args.idleness else None,
-        interval_ms=parse_duration_ms(args.watermark_interval, "--watermark-interval"),
+        until_ms=duration_option_ms(args.duration, "--for") if args.duration else None,
+        idleness_ms=duration_option_ms(args.idleness, "--idleness") if args.idleness else None,
+        interval_ms=duration_option_ms(args.watermark_interval, "--watermark-interval"),
     )

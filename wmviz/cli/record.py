@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import sys
 import time
@@ -11,10 +12,18 @@ from pathlib import Path
 from wmviz.cli.errors import BadInput
 from wmviz.cli.options import poll_options
 from wmviz.disk import GrowingFile, OutputError, refuse_overlap
-from wmviz.record.output import RecordingFile, config_beside, outputs_of, parse_duration_ms, write_rows
+from wmviz.record.output import (
+    RecordingFile,
+    bounded_rows,
+    config_beside,
+    duration_option_ms,
+    outputs_of,
+    write_rows,
+)
 from wmviz.record.rest import JobView, Poller, RecordError, RestClient, resolve, wall_clock_ms
 from wmviz.record.samples import TraceBuilder, rows_of
 from wmviz.trace.errors import TraceValidationError
+from wmviz.trace.timecells import ascii_int
 
 OUT_HELP = (
     "the trace to write, in the format its extension names: .jsonl, .csv (its config beside it in "
@@ -119,7 +128,8 @@ def vertex_options(args: argparse.Namespace) -> tuple[int, int | None, int | Non
         options = poll_options(args)
         client = RestClient(args.rest)
         view = resolve(client, args.job, args.vertex, options.idleness_ms, options.interval_ms)
-    except (ValueError, RecordError) as err:
+    except (ValueError, RecordError, http.client.InvalidURL) as err:
+        # InvalidURL: a --rest or --job with a space or a control character, or a port that is no number.
         raise BadInput(str(err)) from None
     return options.every_ms, options.until_ms, options.idleness_ms, client, view
 
@@ -145,6 +155,14 @@ def take_sample(
         return False
     print(f"the job is {poller.state}; waiting", file=sys.stderr)
     return True
+
+
+def whole_number(text: str) -> int:
+    """An argument that is a count: ASCII digits only, as the trace readers read numbers."""
+    try:
+        return ascii_int(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def check_outputs(out: Path, reads: list, more: list) -> None:
@@ -239,8 +257,8 @@ def cmd_import_prometheus(args: argparse.Namespace) -> None:
         return
     check_outputs(args.out, [("the export", args.file)], [])
     try:
-        idleness = parse_duration_ms(args.idleness, "--idleness") if args.idleness else None
-        interval = parse_duration_ms(args.watermark_interval, "--watermark-interval")
+        idleness = duration_option_ms(args.idleness, "--idleness") if args.idleness else None
+        interval = duration_option_ms(args.watermark_interval, "--watermark-interval")
         topology, samples = samples_of(
             load_series(args.file), args.vertex, args.upstream, args.edge, idleness, interval
         )
@@ -253,7 +271,10 @@ def cmd_import_prometheus(args: argparse.Namespace) -> None:
         f"({topology.upstream_parallelism} subtasks, {topology.edge} edge). reported_ms is the "
         "operator's own currentInputWatermark."
     )
-    rows = list(rows_of(builder, samples))
+    try:
+        rows = bounded_rows(rows_of(builder, samples), args.file.name)
+    except ValueError as err:
+        raise BadInput(str(err)) from None
     write_import(args.out, builder.config(f"Imported: {topology.vertex}", description), rows, args.file)
     print(f"{args.out}: {builder.samples} samples, {len(rows)} rows{config_note(args.out)}")
 
@@ -262,11 +283,13 @@ def add_kafka_route(routes) -> None:
     """`import kafka`: a partition/offset/timestamp dump."""
     kafka = routes.add_parser("kafka", help="a topic dump (kcat -f '%%p %%o %%T\\n') as per-split generators")
     kafka.add_argument("file", type=Path, help="the dump: partition offset timestamp [event_time] per line")
-    kafka.add_argument("--parallelism", type=int, required=True, help="the source's parallelism")
+    kafka.add_argument("--parallelism", type=whole_number, required=True, help="the source's parallelism")
     kafka.add_argument("--out-of-orderness", required=True, help="forBoundedOutOfOrderness, e.g. 5s")
     kafka.add_argument("--idleness", help="withIdleness timeout, e.g. 1m")
     kafka.add_argument("--topic", help="the topic (needed unless the dump names it)")
-    kafka.add_argument("--partitions", type=int, help="the topic's partition count (default: as seen)")
+    kafka.add_argument(
+        "--partitions", type=whole_number, help="the topic's partition count (default: as seen)"
+    )
     kafka.add_argument("--watermark-interval", default="200ms", help="pipeline.auto-watermark-interval")
     kafka.add_argument("--out", type=Path, required=True, help=OUT_HELP)
     _IMPORT_ROUTES["kafka"] = cmd_import_kafka
@@ -286,11 +309,11 @@ def cmd_import_kafka(args: argparse.Namespace) -> None:
     try:
         options = KafkaImport(
             parallelism=args.parallelism,
-            out_of_orderness_ms=parse_duration_ms(args.out_of_orderness, "--out-of-orderness"),
-            idleness_ms=parse_duration_ms(args.idleness, "--idleness") if args.idleness else None,
+            out_of_orderness_ms=duration_option_ms(args.out_of_orderness, "--out-of-orderness"),
+            idleness_ms=duration_option_ms(args.idleness, "--idleness") if args.idleness else None,
             topic=args.topic,
             partitions=args.partitions,
-            interval_ms=parse_duration_ms(args.watermark_interval, "--watermark-interval"),
+            interval_ms=duration_option_ms(args.watermark_interval, "--watermark-interval"),
         )
         if options.idleness_ms == 0 or options.interval_ms == 0:
             raise ValueError("--idleness and --watermark-interval must be positive")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import http.client
 import sys
 import time
 from pathlib import Path
@@ -12,7 +13,7 @@ from wmviz.cli.options import poll_options
 from wmviz.disk.atomic import OutputError, cannot_write
 from wmviz.disk.overlap import Named, refuse_overlap
 from wmviz.record.job import JobFormatError, JobRecording, write_recording
-from wmviz.record.output import parse_duration_ms
+from wmviz.record.output import duration_option_ms
 
 
 def check_out(path: Path, reads: list[Named]) -> None:
@@ -58,8 +59,8 @@ def import_prometheus_job(args: argparse.Namespace) -> None:
     if not args.plan.is_file():
         raise BadInput(f"--plan {args.plan}: no such file")
     try:
-        idleness = parse_duration_ms(args.idleness, "--idleness") if args.idleness else None
-        interval = parse_duration_ms(args.watermark_interval, "--watermark-interval")
+        idleness = duration_option_ms(args.idleness, "--idleness") if args.idleness else None
+        interval = duration_option_ms(args.watermark_interval, "--watermark-interval")
         rec = job_of(load_series(args.file), args.plan, idleness, interval, f"prometheus {args.file.name}")
     except (ValueError, PrometheusError, JobFormatError) as err:
         raise BadInput(str(err)) from None
@@ -76,7 +77,7 @@ def record_job(args: argparse.Namespace) -> None:
     try:
         options = poll_options(args)
         poller = JobPoller.start(RestClient(args.rest), args.job, options.idleness_ms, options.interval_ms)
-    except (ValueError, RecordError) as err:
+    except (ValueError, RecordError, http.client.InvalidURL) as err:
         raise BadInput(str(err)) from None
     every_ms, until_ms = options.every_ms, options.until_ms
     rec = poller.rec

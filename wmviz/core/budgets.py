@@ -36,6 +36,15 @@ MAX_LIVE_WINDOWS = _limit("WMVIZ_MAX_WINDOWS", 100_000)
 MAX_GENERATED_CHANNELS = _limit("WMVIZ_MAX_GENERATED_CHANNELS", 1_024)
 """The most channels of one instance whose watermarks a generator makes: each periodic probe (up to
 1,000 after one clock jump, plus one per idleness expiry) visits every one of them."""
+MAX_DURATION_DAYS = _limit("WMVIZ_MAX_DURATION_DAYS", 366)
+"""The longest duration an import or the recorder takes as an option (out-of-orderness, idleness,
+watermark interval, --every, --for): a year is beyond any job's timeout, and a bound keeps every
+time the trace derives from one (a record's time plus the idleness) a 64-bit long."""
+MAX_DURATION_MS = MAX_DURATION_DAYS * 86_400_000
+MAX_IMPORT_ROWS = _limit("WMVIZ_MAX_IMPORT_ROWS", 2_000_000)
+"""The most rows an import builds (a dump's records, a metrics export's samples times subtasks): an
+import holds them in memory, at about 1 KB a row, before writing the trace whole; cut a larger
+input to a time range first."""
 
 
 def windows_per_record_reason(count: int) -> str:
@@ -56,4 +65,17 @@ def generated_channels_reason(count: int) -> str:
     return (
         f"a generator makes the watermarks of {count:,} channels of this instance, more than wmviz "
         f"simulates: {MAX_GENERATED_CHANNELS:,} (WMVIZ_MAX_GENERATED_CHANNELS)"
+    )
+
+
+def duration_reason(option: str, shown: str) -> str:
+    return (
+        f"{option} {shown} is longer than wmviz takes: {MAX_DURATION_DAYS:,} days (WMVIZ_MAX_DURATION_DAYS)"
+    )
+
+
+def import_rows_reason(what: str) -> str:
+    return (
+        f"{what} makes more than {MAX_IMPORT_ROWS:,} rows, more than an import builds "
+        "(WMVIZ_MAX_IMPORT_ROWS); cut it to a time range first"
     )

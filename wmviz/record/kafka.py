@@ -25,12 +25,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wmviz.trace.timecells import parse_time_ms
+from wmviz.core.budgets import MAX_IMPORT_ROWS, import_rows_reason
+from wmviz.core.types import MAX_MS
+from wmviz.trace.config import MAX_CHANNELS, MAX_SPLITS, channel_budget_reason, split_budget_reason
+from wmviz.trace.quote import show
+from wmviz.trace.timecells import ascii_int, parse_time_ms
 
-MAX_RECORDS = 2_000_000
-"""The most records an import reads (a dump of more is cut to a time range first)."""
-
-_CONSOLE = re.compile(r"(CreateTime|LogAppendTime|NO_TIMESTAMP):(-?\d+)|Partition:(\d+)|Offset:(\d+)")
+# ASCII digits only, as everywhere a number is read: `Partition:٣` is no partition.
+_CONSOLE = re.compile(
+    r"(CreateTime|LogAppendTime|NO_TIMESTAMP):(-?[0-9]+)|Partition:([0-9]+)|Offset:([0-9]+)"
+)
 
 
 class KafkaDumpError(ValueError):
@@ -84,17 +88,14 @@ def parse_line(text: str, line: int, name: str) -> KafkaRecord | None:
         return _console_line(text, line, where)
     fields = text.split()
     topic = None
-    if fields and not fields[0].lstrip("-").isdigit():
+    if fields and not _is_integer(fields[0]):
         topic, fields = fields[0], fields[1:]
     if len(fields) not in (3, 4):
         raise KafkaDumpError(
             f"{where}: expected `partition offset timestamp [event_time]` (kcat -f '%p %o %T\\n'), "
             f"got {len(fields)} fields"
         )
-    try:
-        partition, offset = int(fields[0]), int(fields[1])
-    except ValueError:
-        raise KafkaDumpError(f"{where}: partition and offset must be integers: {text[:80]!r}") from None
+    partition, offset = _integer(fields[0], where, text), _integer(fields[1], where, text)
     timestamp = _time(fields[2], where, "timestamp")
     event = _time(fields[3], where, "event time") if len(fields) == 4 else None
     return _record(line, topic, partition, offset, timestamp, event, where)
@@ -115,9 +116,26 @@ def _console_line(text: str, line: int, where: str) -> KafkaRecord:
             f"{where}: console-consumer line without {', '.join(missing)} (print.timestamp, "
             "print.partition and print.offset must be on)"
         )
-    return _record(
-        line, None, int(found["partition"]), int(found["offset"]), int(found["timestamp"]), None, where
-    )
+    partition, offset = _integer(found["partition"], where, text), _integer(found["offset"], where, text)
+    return _record(line, None, partition, offset, _time(found["timestamp"], where, "timestamp"), None, where)
+
+
+def _is_integer(text: str) -> bool:
+    try:
+        ascii_int(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _integer(text: str, where: str, line: str) -> int:
+    """A partition or an offset: an integer in ASCII digits within a long (Kafka's offsets are)."""
+    try:
+        return ascii_int(text)
+    except ValueError:
+        raise KafkaDumpError(
+            f"{where}: partition and offset must be integers (ASCII digits, within a long): {line[:80]!r}"
+        ) from None
 
 
 def _time(text: str, where: str, what: str) -> int:
@@ -132,6 +150,10 @@ def _record(
 ) -> KafkaRecord:
     if partition < 0 or offset < 0:
         raise KafkaDumpError(f"{where}: partition and offset must not be negative")
+    if partition >= MAX_SPLITS:
+        raise KafkaDumpError(
+            f"{where}: partition {partition:,}: {split_budget_reason(partition + 1, 'partitions')}"
+        )
     if ts < 0:
         raise KafkaDumpError(f"{where}: the record has no timestamp ({ts}); a watermark needs one")
     return KafkaRecord(line, topic, partition, offset, ts, event)
@@ -146,9 +168,9 @@ def read_dump(path: Path) -> list[KafkaRecord]:
                 record = parse_line(text, number, path.name)
                 if record is None:
                     continue
+                if len(records) >= MAX_IMPORT_ROWS:
+                    raise KafkaDumpError(import_rows_reason(path.name))
                 records.append(record)
-                if len(records) > MAX_RECORDS:
-                    raise KafkaDumpError(f"{path.name}: more than {MAX_RECORDS:,} records; cut the dump")
     except UnicodeDecodeError:
         raise KafkaDumpError(f"{path.name}: not UTF-8 text") from None
     if not records:
@@ -168,13 +190,17 @@ class KafkaImport:
     interval_ms: int = 200
 
 
+_TOPIC = re.compile(r"[A-Za-z0-9._-]{1,249}")
+"""What Kafka allows a topic to be called (its Topic.validate)."""
+
+
 def topic_of(records: list[KafkaRecord], options: KafkaImport, name: str) -> str:
-    """The topic: --topic, or the dump's own (one topic per import)."""
+    """The topic: --topic, or the dump's own (one topic per import), named as Kafka allows."""
     topics = {r.topic for r in records if r.topic is not None}
     if options.topic is not None:
-        return options.topic
+        return _legal_topic(options.topic, "--topic")
     if len(topics) == 1:
-        return topics.pop()
+        return _legal_topic(topics.pop(), name)
     if topics:
         raise KafkaDumpError(f"{name}: several topics {sorted(topics)}; import one with --topic")
     raise KafkaDumpError(
@@ -182,10 +208,34 @@ def topic_of(records: list[KafkaRecord], options: KafkaImport, name: str) -> str
     )
 
 
+def check_budgets(options: KafkaImport) -> None:
+    """The options within what a real job has, before anything is built for them."""
+    if options.parallelism > MAX_CHANNELS:
+        raise KafkaDumpError(
+            f"--parallelism {options.parallelism:,}: {channel_budget_reason(options.parallelism)}"
+        )
+    if options.partitions is not None and options.partitions > MAX_SPLITS:
+        raise KafkaDumpError(
+            f"--partitions {options.partitions:,}: {split_budget_reason(options.partitions, 'partitions')}"
+        )
+
+
+def _legal_topic(topic: str, where: str) -> str:
+    if not _TOPIC.fullmatch(topic):
+        raise KafkaDumpError(
+            f"{where}: {show(topic)} is not a Kafka topic name (up to 249 of ASCII letters, digits, "
+            "'.', '_' and '-')"
+        )
+    return topic
+
+
 def build_trace(records: list[KafkaRecord], options: KafkaImport, name: str) -> tuple[dict, list[dict]]:
     """The config and rows of the generator-mode trace."""
+    check_budgets(options)
     topic = topic_of(records, options, name)
     records = [r for r in records if r.topic in (None, topic)]
+    if not records:
+        raise KafkaDumpError(f"{name}: no records of topic {topic!r}")
     seen = max(r.partition for r in records) + 1
     partitions = options.partitions if options.partitions is not None else seen
     if partitions < seen:
@@ -261,9 +311,10 @@ def _tail_row(rows: list[dict], options: KafkaImport) -> dict | None:
     if options.idleness_ms is None or not rows:
         return None
     last = rows[-1]
-    return {
-        "seq": last["seq"] + 1,
-        "instance": "0",
-        "kind": "proctime",
-        "proc_ms": last["proc_ms"] + options.idleness_ms + 3 * options.interval_ms,
-    }
+    proc_ms = last["proc_ms"] + options.idleness_ms + 3 * options.interval_ms
+    if proc_ms > MAX_MS:
+        raise KafkaDumpError(
+            f"the last record arrives at {last['proc_ms']}, too late for the idleness to show before "
+            "Long.MAX_VALUE: its timestamp is no epoch-ms time"
+        )
+    return {"seq": last["seq"] + 1, "instance": "0", "kind": "proctime", "proc_ms": proc_ms}

@@ -1,9 +1,10 @@
-"""The trace an importer or the recorder writes (and the duration parser, re-exported from
-trace.timecells).
+"""The trace an importer or the recorder writes, and the duration options they take.
 
 `--out` writes the format its extension names (`out_format`): JSON Lines with the config as its
 first line, CSV with the config beside it in `<name>.config.json` (a CSV file cannot hold one), or
-Parquet with the config in its schema metadata. Every output appears whole or not at all
+Parquet with the config in its schema metadata. An import is read back through the trace reader
+before a byte is written, whatever the format: an import either writes a trace `validate` accepts
+or says why not and writes nothing. Every output appears whole or not at all
 (wmviz.disk): an import is written beside its destination and renamed in when complete; a
 recording (`RecordingFile`) appears with its first sample, then grows by one whole sample per
 write, so an interrupted recording (Ctrl-C, a lost connection, a killed process) leaves a valid
@@ -18,13 +19,32 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from wmviz.core.budgets import MAX_DURATION_MS, MAX_IMPORT_ROWS, duration_reason, import_rows_reason
 from wmviz.disk.atomic import GrowingFile, replacing_file
 from wmviz.trace.config import parse_config
+from wmviz.trace.quote import show
 from wmviz.trace.readers import read_trace_bytes
-
-# The duration parser lives with the other time texts; imported here for the recorder's callers.
-from wmviz.trace.timecells import parse_duration_ms as parse_duration_ms
+from wmviz.trace.timecells import parse_duration_ms
 from wmviz.trace.writers import csv_header, csv_line, out_format, write_config, write_trace
+
+
+def duration_option_ms(text: str, option: str) -> int:
+    """A duration option of an import or the recorder (`5s`, `1m30s`), within the duration budget."""
+    ms = parse_duration_ms(text, option)
+    if ms > MAX_DURATION_MS:
+        raise ValueError(duration_reason(option, show(text)))
+    return ms
+
+
+def bounded_rows(rows: Iterable[dict[str, Any]], what: str) -> list[dict[str, Any]]:
+    """The rows an import builds, stopped with a ValueError naming the budget as soon as they pass
+    it (so a small input cannot make an import build rows without end)."""
+    held: list[dict[str, Any]] = []
+    for row in rows:
+        if len(held) >= MAX_IMPORT_ROWS:
+            raise ValueError(import_rows_reason(what))
+        held.append(row)
+    return held
 
 
 def config_beside(path: Path) -> Path:
@@ -45,26 +65,29 @@ def _json_lines(rows: Iterable[dict[str, Any]]) -> str:
 
 
 def jsonl_bytes(config: dict[str, Any], rows: list[dict[str, Any]]) -> bytes:
-    """A whole trace as JSON Lines bytes: the config as its first line, then the rows."""
-    return (json.dumps({"config": config}) + "\n" + _json_lines(rows)).encode("utf-8")
+    """A whole trace as JSON Lines bytes: the config as its first line, then the rows (encoded a
+    few thousand rows at a time, so no second copy of the whole text is held)."""
+    # JSON escapes every non-ASCII character, so the text is its own UTF-8 bytes.
+    return b"".join(
+        [(json.dumps({"config": config}) + "\n").encode("ascii")]
+        + [_json_lines(rows[start : start + 4096]).encode("ascii") for start in range(0, len(rows), 4096)]
+    )
 
 
 def write_rows(path: Path, config: dict[str, Any], rows: list[dict[str, Any]]) -> None:
     """A whole trace, given as its config and rows (dicts of trace cells), written as `--out`'s
     extension says; whole or not at all.
 
-    CSV and Parquet go through the trace reader (`TraceValidationError` if the rows are no valid
-    trace; nothing is written then) and the trace writers.
+    Every format goes through the trace reader first (`TraceValidationError` if the rows are no
+    valid trace; nothing is written then), so what is written is a trace `validate` accepts.
     """
     fmt = out_format(path)
-    header = json.dumps({"config": config}) + "\n"
+    data = jsonl_bytes(config, rows)
+    trace = read_trace_bytes(data, f"{path.stem}.jsonl")
     if fmt == "jsonl":
         with replacing_file(path) as stream:
-            stream.write(header.encode("utf-8"))
-            for start in range(0, len(rows), 4096):
-                stream.write(_json_lines(rows[start : start + 4096]).encode("utf-8"))
+            stream.write(data)
         return
-    trace = read_trace_bytes(jsonl_bytes(config, rows), f"{path.stem}.jsonl")
     if fmt == "csv":
         write_config(trace.config, config_beside(path))
     write_trace(trace, path, fmt)

@@ -19,14 +19,20 @@ the same `TraceBuilder` as the REST recorder turns them into the trace. A higher
 
 from __future__ import annotations
 
-import json
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from wmviz.core.types import fits_long
 from wmviz.record.job import SPLIT_METRICS, is_operator_metric
 from wmviz.record.names import chain_parts, name_key, pick_name
 from wmviz.record.samples import Sample, Topology, long_from_metric
+from wmviz.trace.config import MAX_CHANNELS, MAX_SPLITS, channel_budget_reason, split_budget_reason
+from wmviz.trace.jsonline import JsonLineError, loads_strict
+from wmviz.trace.quote import show
+from wmviz.trace.timecells import ascii_float, ascii_int
 
 TASK_SCOPE = "flink_taskmanager_job_task_"
 OPERATOR_SCOPE = "flink_taskmanager_job_task_operator_"
@@ -86,49 +92,92 @@ def load_series(path: Path) -> list[Series]:
     if path.stat().st_size > MAX_FILE_BYTES:
         raise PrometheusError(f"{path.name}: larger than {MAX_FILE_BYTES >> 20} MB")
     try:
-        body = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as err:
+        # The readers' JSON bounds: nesting, integer digits, no NaN, no half surrogate pairs.
+        body = loads_strict(path.read_text(encoding="utf-8"))
+    except (JsonLineError, UnicodeDecodeError) as err:
         raise PrometheusError(f"{path.name}: not JSON ({err})") from None
     data = body.get("data") if isinstance(body, dict) else None
-    if not isinstance(data, dict) or data.get("resultType") != "matrix":
+    result = data.get("result") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or data.get("resultType") != "matrix" or not isinstance(result, list):
         raise PrometheusError(
             f"{path.name}: expected a query_range response, "
             '{"status": "success", "data": {"resultType": "matrix", "result": [...]}}'
         )
     out = []
-    for index, item in enumerate(data.get("result") or []):
+    for index, item in enumerate(result):
         where = f"{path.name}: data.result[{index}]"
-        labels = item.get("metric", {}) if isinstance(item, dict) else {}
+        labels = item.get("metric", {}) if isinstance(item, dict) else None
+        if not isinstance(labels, dict):
+            raise PrometheusError(f'{where}: expected {{"metric": {{labels}}, "values": [...]}}')
         name = labels.get("__name__")
-        if not isinstance(name, str) or scope_and_metric(name) is None:
-            continue
-        try:
-            points = [(round(float(t) * 1000), long_from_metric(v)) for t, v in item["values"]]
-            subtask = int(labels["subtask_index"])
-        except (KeyError, TypeError, ValueError) as err:
-            raise PrometheusError(
-                f"{where}: {err!r} (each series needs subtask_index and [time, value] pairs)"
-            ) from None
-        out.append(
-            Series(
-                metric=name,
-                task=labels.get("task_name", ""),
-                operator=labels.get("operator_name", ""),
-                subtask=subtask,
-                attempt=int(labels.get("task_attempt_num", 0) or 0),
-                job=labels.get("job_name", "") or labels.get("job_id", ""),
-                points=points,
-                split=labels.get("split"),
-            )
-        )
+        if isinstance(name, str) and scope_and_metric(name) is not None:
+            out.append(_series(name, labels, item, where))
     if not out:
-        items = [i for i in data.get("result") or [] if isinstance(i, dict)]
-        names = sorted({str(i.get("metric", {}).get("__name__")) for i in items})
+        names = sorted({str(i.get("metric", {}).get("__name__")) for i in result if isinstance(i, dict)})
         raise PrometheusError(
             f"{path.name}: none of Flink's watermark metrics ({', '.join(WANTED)}, ...) in the result; "
             f"it has: {names[:20]}"
         )
+    splits = {s.split for s in out if s.split is not None}
+    if len(splits) > MAX_SPLITS:
+        raise PrometheusError(f"{path.name}: {split_budget_reason(len(splits))}")
     return out
+
+
+def _series(name: str, labels: dict[str, Any], item: dict[str, Any], where: str) -> Series:
+    """One series of a wanted metric; PrometheusError naming the place if it is malformed."""
+    for label in ("task_name", "operator_name", "job_name", "job_id", "split"):
+        if label in labels and not isinstance(labels[label], str):
+            raise PrometheusError(f"{where}: label {label} is {show(labels[label])}, not a string")
+    try:
+        subtask = _index(labels["subtask_index"], "subtask_index")
+        attempt = _index(labels.get("task_attempt_num") or 0, "task_attempt_num")
+        values = item["values"]
+        if not isinstance(values, list):
+            raise ValueError("values is not a list")
+        points = [_point(pair) for pair in values]
+    except (KeyError, ValueError) as err:
+        raise PrometheusError(
+            f"{where}: {err} (each series needs subtask_index and [time, value] pairs)"
+        ) from None
+    return Series(
+        metric=name,
+        task=labels.get("task_name", ""),
+        operator=labels.get("operator_name", ""),
+        subtask=subtask,
+        attempt=attempt,
+        job=labels.get("job_name", "") or labels.get("job_id", ""),
+        points=points,
+        split=labels.get("split"),
+    )
+
+
+def _index(value: Any, label: str) -> int:
+    """A subtask index or attempt number: a label of ASCII digits, at most a job's parallelism."""
+    number = value if isinstance(value, int) and not isinstance(value, bool) else None
+    if isinstance(value, str):
+        number = ascii_int(value)
+    if number is None or number < 0:
+        raise ValueError(f"{label} {show(value)} is not a whole number from 0")
+    if number >= MAX_CHANNELS:
+        raise ValueError(f"{label} {number:,}: {channel_budget_reason(number + 1)}")
+    return number
+
+
+def _point(pair: Any) -> tuple[int, int]:
+    """A [unix seconds, "value"] pair as (epoch ms, a Java long)."""
+    if not isinstance(pair, list) or len(pair) != 2:
+        raise ValueError(f"{show(pair)} is not a [time, value] pair")
+    seconds, value = pair
+    if isinstance(seconds, str):
+        seconds = ascii_float(seconds)
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise ValueError(f"the time {show(seconds)} is not a number of seconds")
+    # An int stays exact (and may be too large for a float); a float must be finite to be rounded.
+    ms = seconds * 1000
+    if (isinstance(ms, float) and not math.isfinite(ms)) or not fits_long(round(ms)):
+        raise ValueError(f"the time {show(pair[0])} s is no epoch time of a long's milliseconds")
+    return round(ms), long_from_metric(value)
 
 
 def tasks_by_metric(series: list[Series]) -> str:

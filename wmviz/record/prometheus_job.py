@@ -12,13 +12,14 @@ Where two attempts of a subtask overlap, the newer attempt's point wins.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 
 from wmviz.record.job import JobFormatError, JobRecording, input_metric, plan_of
 from wmviz.record.names import chain_parts, name_key
 from wmviz.record.prometheus import PrometheusError, Series, tasks_by_metric
+from wmviz.trace.config import MAX_CHANNELS, channel_budget_reason
+from wmviz.trace.jsonline import JsonLineError, loads_strict
 
 _TAIL_METRICS = ("currentOutputWatermark",)
 
@@ -26,10 +27,20 @@ _TAIL_METRICS = ("currentOutputWatermark",)
 def read_plan(path: Path, multi_input: set[str]) -> JobRecording:
     """An empty recording of the plan in `path`."""
     try:
-        body = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError) as err:
+        body = loads_strict(path.read_text(encoding="utf-8"))
+    except (OSError, JsonLineError, UnicodeDecodeError) as err:
         raise JobFormatError(f"--plan {path.name}: cannot be read as JSON ({err})") from None
-    vertices, edges = plan_of(body, multi_input, where=f"--plan {path.name}")
+    try:
+        vertices, edges = plan_of(body, multi_input, where=f"--plan {path.name}")
+    except (AttributeError, KeyError, TypeError) as err:
+        # plan_of reads a REST answer's shape; a plan file of any other shape is the file's fault.
+        raise JobFormatError(f"--plan {path.name}: not a /jobs/<id>/plan response ({err!r})") from None
+    for vertex in vertices:
+        if not 1 <= vertex.parallelism <= MAX_CHANNELS:
+            why = channel_budget_reason(vertex.parallelism) if vertex.parallelism > 0 else "not from 1"
+            raise JobFormatError(
+                f"--plan {path.name}: vertex {vertex.id}: parallelism {vertex.parallelism:,}: {why}"
+            )
     job = body.get("jid") or (body.get("plan") or {}).get("jid") or ""
     return JobRecording(job=str(job), vertices=vertices, edges=edges)
 

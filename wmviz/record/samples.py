@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wmviz.core.types import MAX_MS, MIN_MS
+from wmviz.trace.quote import show
+from wmviz.trace.timecells import ascii_float, ascii_int
 
 FORWARD = "forward"
 ALL_TO_ALL = "all-to-all"
@@ -51,6 +53,15 @@ class Topology:
         if self.edge == FORWARD:
             return [subtask]
         return list(range(self.upstream_parallelism))
+
+    def channel_of(self, subtask: int, upstream: int) -> int | None:
+        """The channel of `subtask` that upstream subtask `upstream` feeds; None if it feeds none."""
+        if self.channel_map:
+            channels = self.channel_map[subtask]
+            return channels.index(upstream) if upstream in channels else None
+        if self.edge == FORWARD:
+            return 0 if upstream == subtask else None
+        return upstream if 0 <= upstream < self.upstream_parallelism else None
 
     @property
     def channel_count(self) -> int:
@@ -92,9 +103,17 @@ def long_from_metric(value: Any) -> int:
     """A watermark metric's value (a string or number) as a Java long; MIN/MAX at the ends.
 
     Prometheus carries every value as a float, so Long.MIN_VALUE arrives as -9.223372036854776e18:
-    anything at or beyond the ends of a long is the end itself.
+    anything at or beyond the ends of a long is the end itself. Text is read as the trace readers
+    read numbers, in ASCII digits only; anything else is a ValueError.
     """
-    number = float(value) if isinstance(value, str) and not value.lstrip("-").isdigit() else value
+    number: Any = value
+    if isinstance(value, str):
+        try:
+            number = ascii_int(value)
+        except ValueError:
+            number = ascii_float(value)  # a decimal, an exponent or a float's end (+Inf)
+    if isinstance(number, bool) or not isinstance(number, int | float):
+        raise ValueError(f"{show(value)} is not a number")
     if isinstance(number, float):
         if number != number:
             raise ValueError(f"{value!r} is not a number")
@@ -103,8 +122,7 @@ def long_from_metric(value: Any) -> int:
         if number >= MAX_MS:
             return MAX_MS
         return round(number)
-    as_int = int(number)
-    return min(max(as_int, MIN_MS), MAX_MS)
+    return min(max(number, MIN_MS), MAX_MS)
 
 
 def time_cell(ms: int) -> int | str:
@@ -139,17 +157,20 @@ class TraceBuilder:
 
     def add(self, sample: Sample) -> list[dict[str, Any]]:
         """The rows one sample adds, in arrival order."""
+        return list(self.sample_rows(sample))
+
+    def sample_rows(self, sample: Sample) -> Iterator[dict[str, Any]]:
+        """The rows one sample adds, instance by instance: a caller with a row budget can stop
+        between instances rather than hold 32,768 subtasks times 32,768 channels of rows first."""
         if sample.epoch != self._epoch:
             self.restart(sample.epoch)
         # The processing clock must not go backwards within an instance; a clock step back on the
         # JobManager is folded into the previous time.
         time_ms = sample.time_ms if self._last_time_ms is None else max(sample.time_ms, self._last_time_ms)
         self._last_time_ms = time_ms
-        rows: list[dict[str, Any]] = []
         for subtask in range(self.topology.parallelism):
-            rows.extend(self.instance_rows(sample, subtask, time_ms))
+            yield from self.instance_rows(sample, subtask, time_ms)
         self.samples += 1
-        return rows
 
     def restart(self, epoch: int) -> None:
         """A new attempt of the job: every channel starts again at MIN and ACTIVE."""
@@ -164,7 +185,7 @@ class TraceBuilder:
         activated: list[dict[str, Any]] = []
         updated: list[dict[str, Any]] = []
         idled: list[dict[str, Any]] = []
-        for channel, upstream in enumerate(self.topology.channels_of(subtask)):
+        for channel, upstream in self.reported_channels(sample, subtask):
             key = (subtask, channel)
             if key in self._finished:
                 continue
@@ -210,6 +231,14 @@ class TraceBuilder:
             row["seq"] = self.seq
         return rows
 
+    def reported_channels(self, sample: Sample, subtask: int) -> list[tuple[int, int]]:
+        """(channel, upstream subtask) of the channels the sample says anything about, in channel
+        order: a channel it says nothing of changes nothing, so a subtask costs what the sample
+        holds rather than its channel count (32,768 channels times 32,768 subtasks would be 10^9)."""
+        told = set(sample.upstream_watermark) | set(sample.upstream_idle_ms) | sample.upstream_finished
+        fed = ((self.topology.channel_of(subtask, upstream), upstream) for upstream in told)
+        return sorted((channel, upstream) for channel, upstream in fed if channel is not None)
+
     def inferred_idle(self, sample: Sample, upstream: int) -> bool | None:
         """Whether the upstream source is inferred idle at this sample; None if it cannot be told."""
         threshold = self.topology.idle_after_ms
@@ -233,4 +262,4 @@ class TraceBuilder:
 def rows_of(builder: TraceBuilder, samples: Iterable[Sample]) -> Iterator[dict[str, Any]]:
     """Every row of a whole series of samples (the batch routes)."""
     for sample in samples:
-        yield from builder.add(sample)
+        yield from builder.sample_rows(sample)

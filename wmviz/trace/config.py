@@ -35,8 +35,9 @@ parallelism), so no real upstream exceeds it, and a 44-byte config cannot make w
 two billion channels. Settable with WMVIZ_MAX_CHANNELS."""
 MAX_CONFIG_BYTES = int(os.environ.get("WMVIZ_MAX_CONFIG_KB", "256")) * 1024
 """The largest config (a file, a JSON Lines config line, Parquet metadata) wmviz reads."""
-MAX_SPLITS = 100_000
-"""The most splits a config may name in all (a Kafka topic has at most tens of thousands)."""
+MAX_SPLITS = int(os.environ.get("WMVIZ_MAX_SPLITS", "100000"))
+"""The most splits a config may name in all, and the most partitions a Kafka import reads (each
+partition is a split; a Kafka topic has at most tens of thousands). Settable with WMVIZ_MAX_SPLITS."""
 
 JUDGING_ORDER: dict[type, tuple[str, ...]] = {
     # The operator before `channels`, whose names must be inputs of the operator.
@@ -62,6 +63,11 @@ def channel_budget_reason(count: int) -> str:
         f"{count:,} channels are more than a valve may have here: {MAX_CHANNELS:,} "
         "(Flink's largest parallelism; WMVIZ_MAX_CHANNELS)"
     )
+
+
+def split_budget_reason(count: int, what: str = "splits") -> str:
+    """A count of splits (or of a topic's partitions, each a split) over MAX_SPLITS."""
+    return f"{count:,} {what} are more than wmviz reads: {MAX_SPLITS:,} (WMVIZ_MAX_SPLITS)"
 
 
 def _window_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tuple[str, str]]:
@@ -328,7 +334,7 @@ class _ConfigParser:
                 continue
             total += len(ids)
             if total > MAX_SPLITS:
-                self.issue(path, f"more than {MAX_SPLITS:,} splits")
+                self.issue(path, f"more than {MAX_SPLITS:,} splits (WMVIZ_MAX_SPLITS)")
                 return _REFUSED
             out.append((int(key), tuple(ids)))
         return tuple(sorted(out))

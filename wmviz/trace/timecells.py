@@ -10,12 +10,16 @@ from __future__ import annotations
 import math
 import re
 from datetime import UTC, datetime
+from fractions import Fraction
 from typing import Any
 
 from wmviz.core.types import MAX_MS, MIN_MS, fits_long, format_ms
 from wmviz.trace.quote import show
 
 _INT_RE = re.compile(r"[+-]?[0-9]+")  # ASCII digits only: '٣' or '𝟙' are not numbers here
+_DECIMAL_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+"""A decimal number as Prometheus and Flink's metrics print one (`1.7e+12`), ASCII digits only."""
+_FLOAT_WORDS = frozenset({"nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"})
 ASCII_SPACE = " \t\r\n\f\v"
 """What `strip` removes from a cell: ASCII whitespace only, so a no-break space is data, not padding."""
 _LONG_DIGITS = 19  # Long.MAX_VALUE has 19 digits: longer numbers need no conversion to be refused
@@ -107,26 +111,56 @@ def parse_time_ms(value: Any, *, sentinels: bool) -> int:
     raise ValueError(f"{show(value)} is not {_expected(sentinels)}")
 
 
+def ascii_int(text: str) -> int:
+    """An optionally signed integer written in ASCII digits, the readers' rule for every number
+    (`int()` would also take `٣`, `１` or `1_000`); ValueError if it is not one or is beyond a long."""
+    cleaned = text.strip(ASCII_SPACE)
+    if not _INT_RE.fullmatch(cleaned):
+        raise ValueError(f"{show(text)} is not an integer (ASCII digits)")
+    if len(cleaned.lstrip("+-").lstrip("0")) > _LONG_DIGITS:
+        raise ValueError(f"{show(text)} is outside the signed 64-bit range of Flink's long")
+    return int(cleaned)
+
+
+def ascii_float(text: str) -> float:
+    """A decimal number in ASCII digits (an exponent, `inf`, `NaN` allowed) as a float; ValueError
+    otherwise (`float()` would also take `٣.٥`)."""
+    cleaned = text.strip(ASCII_SPACE)
+    if not (_DECIMAL_RE.fullmatch(cleaned) or cleaned.lower() in _FLOAT_WORDS):
+        raise ValueError(f"{show(text)} is not a number (ASCII digits)")
+    return float(cleaned)
+
+
 def format_time_ms(ms: int) -> str:
     """`MIN`, `MAX` or the plain integer: how writers put a time into a text cell."""
     return format_ms(ms)
 
 
 _UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
-_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|min|s|m|h|d)")
+_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|min|s|m|h|d)")  # ASCII digits, as every number
+_NUMBER_DIGITS = 40  # no part of a duration within a long is longer; longer ones are not parsed
 
 
 def parse_duration_ms(text: str, option: str) -> int:
-    """`500ms`, `1s`, `1.5s`, `10m`, `1h30m` (or a bare number of milliseconds) as milliseconds."""
+    """`500ms`, `1s`, `1.5s`, `10m`, `1h30m` (or a bare number of milliseconds) as milliseconds.
+
+    Exact (fractions, not floats) and within a long: a 400-digit duration is an error, not infinity.
+    """
     cleaned = text.strip().lower().replace(" ", "")
-    if cleaned.isdigit():
-        return int(cleaned)
-    pos, total = 0, 0.0
-    for match in _PART.finditer(cleaned):
-        if match.start() != pos:
-            break
-        total += float(match.group(1)) * _UNITS_MS[match.group(2)]
-        pos = match.end()
-    if pos != len(cleaned) or not cleaned:
-        raise ValueError(f"{option} {text!r}: expected a duration such as 500ms, 1s, 10m or 1h30m")
-    return round(total)
+    if re.fullmatch(r"[0-9]+", cleaned):
+        parts = [(cleaned, "ms")]
+    else:
+        parts, pos = [], 0
+        for match in _PART.finditer(cleaned):
+            if match.start() != pos:
+                break
+            parts.append((match.group(1), match.group(2)))
+            pos = match.end()
+        if pos != len(cleaned) or not cleaned:
+            raise ValueError(f"{option} {text!r}: expected a duration such as 500ms, 1s, 10m or 1h30m")
+    if any(len(number) > _NUMBER_DIGITS for number, _ in parts):
+        raise ValueError(f"{option} {show(text)} is outside the signed 64-bit range of Flink's long")
+    total = round(sum(Fraction(number) * _UNITS_MS[unit] for number, unit in parts))
+    if total > MAX_MS:
+        raise ValueError(f"{option} {show(text)} is outside the signed 64-bit range of Flink's long")
+    return total
