@@ -26,6 +26,13 @@ TRACE_PREFIX = "trace:"
 VALUE_LIMIT = 8192
 """The longest value a link or a bundle's view may give one field (a what-if token is at most
 4,096 characters): anything longer is dropped with a note before any reader sees it."""
+NOTE_CHARS = 40
+"""How much of a bad value a notice quotes: enough to recognise it, never a whole hostile value."""
+
+
+def noted(text: str) -> str:
+    """`text` as a notice quotes it: cut to NOTE_CHARS, the cut marked."""
+    return text if len(text) <= NOTE_CHARS else text[: NOTE_CHARS - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -84,7 +91,7 @@ def _bounded(query: Mapping[str, str], notes: list[str]) -> dict[str, str]:
     kept: dict[str, str] = {}
     for name, value in query.items():
         if len(value) > VALUE_LIMIT:
-            notes.append(f"{name[:40]!r} in the link is over {VALUE_LIMIT:,} characters; ignored")
+            notes.append(f"{noted(name)!r} in the link is over {VALUE_LIMIT:,} characters; ignored")
         else:
             kept[name] = value
     return kept
@@ -99,7 +106,7 @@ def _compare_of(query: Mapping[str, str], notes: list[str]) -> str | None:
     try:
         return Profile.parse(compare).value
     except ValueError:
-        notes.append(f"unknown run to compare with {compare[:40]!r}; comparing with nothing")
+        notes.append(f"unknown run to compare with {noted(compare)!r}; comparing with nothing")
         return None
 
 
@@ -109,12 +116,12 @@ def _scenario_of(query: Mapping[str, str], scenarios: list[str], default: str, n
         scenario = UPLOAD_PREFIX + query["trace"]
         if scenario not in scenarios:
             notes.append(
-                f"the link names an uploaded trace ({query['trace'][:40]}) this server does not have: "
+                f"the link names an uploaded trace ({noted(query['trace'])}) this server does not have: "
                 "upload its bundle to open it; showing a built-in incident"
             )
             scenario = default
     if scenario not in scenarios:
-        notes.append(f"unknown scenario {scenario[:40]!r} in the link; showing {default!r}")
+        notes.append(f"unknown scenario {noted(scenario)!r} in the link; showing {default!r}")
         scenario = default
     return scenario
 
@@ -131,7 +138,7 @@ def _profile_of(query: Mapping[str, str], notes: list[str]) -> Profile | None:
 def _engine_of(query: Mapping[str, str], notes: list[str]) -> str:
     engine = query.get("engine", DEFAULT_ENGINE)
     if engine not in ENGINES:
-        notes.append(f"unknown engine {engine[:40]!r}; using {DEFAULT_ENGINE}")
+        notes.append(f"unknown engine {noted(engine)!r}; using {DEFAULT_ENGINE}")
         engine = DEFAULT_ENGINE
     return engine
 
@@ -145,7 +152,7 @@ def _step_of(query: Mapping[str, str], notes: list[str]) -> int:
     if text.startswith("-") and _STEP.fullmatch(text[1:]):
         notes.append(f"step {text} is negative; showing step 0")
     else:
-        notes.append(f"step {text[:40]!r} is not a number; showing step 0")
+        notes.append(f"step {noted(text)!r} is not a number; showing step 0")
     return 0
 
 
@@ -153,11 +160,11 @@ def _time_of(query: Mapping[str, str], notes: list[str]) -> tuple[str, str]:
     """How times read, and the zone of date-times."""
     time = query.get("time") or "utc"
     if time not in MODES:
-        notes.append(f"unknown time display {time[:40]!r}; showing date-times")
+        notes.append(f"unknown time display {noted(time)!r}; showing date-times")
         time = "utc"
     zone = query.get("tz") or "UTC"
     if not zone_known(zone):
-        notes.append(f"unknown time zone {zone[:40]!r}; showing UTC")
+        notes.append(f"unknown time zone {noted(zone)!r}; showing UTC")
         zone = "UTC"
     return time, zone
 
@@ -225,16 +232,16 @@ def job_link(query: Mapping[str, str], notes: list[str]) -> JobLink | None:
     if job is None:
         return None
     if not _JOB.fullmatch(job):
-        notes.append(f"job {job[:40]!r} is not a job's name; not opening a job graph")
+        notes.append(f"job {noted(job)!r} is not a job's name; not opening a job graph")
         return None
     at = query.get("at") or None
     if at is not None and not (_AT.fullmatch(at) and _LONG[0] <= int(at) <= _LONG[1]):
-        notes.append(f"at {at[:40]!r} is not a time in epoch ms; showing the recording's end")
+        notes.append(f"at {noted(at)!r} is not a time in epoch ms; showing the recording's end")
         at = None
     vertex = query.get("vertex") or None
     if vertex is not None and not _VERTEX.fullmatch(vertex):
         notes.append(
-            f"vertex {vertex[:40]!r} is not a vertex id (at most 128 characters); "
+            f"vertex {noted(vertex)!r} is not a vertex id (at most 128 characters); "
             "starting from the stalled vertex"
         )
         vertex = None
