@@ -603,6 +603,10 @@ def test_export_the_report_and_open_it_offline(page, app_url, tmp_path):
     report.wait_for_function("document.querySelectorAll('.js-plotly-plot').length >= 2")
     expect(report.locator("h2", has_text="Channels after step 7")).to_have_count(1)
     expect(report.get_by_text(re.compile(r"emit WMAX")).first).to_be_visible()
+    # The share link is absolute, so it can be clicked from the file, and names the step exported.
+    share = report.locator("a", has_text="step=7")
+    expect(share).to_have_count(1)
+    assert re.match(rf"{re.escape(app_url)}/?\?.*\bstep=7\b", share.get_attribute("href")), share
     assert blocked == [], f"the report asked the network for {blocked}"
 
 
