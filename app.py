@@ -39,6 +39,7 @@ from wmviz.view.model import holders, input_summary, output_cards, valve_views
 from wmviz.view.plain import literal
 from wmviz.view.timefmt import TimeFormat
 from wmviz.view.url import UPLOAD_PREFIX, ShownView, ViewParams, parse_view, view_query
+from wmviz.view.widths import channel_possible, latest_time
 
 
 def main() -> None:
@@ -190,7 +191,7 @@ def step_panels(
         ask = compare_view.whatif_form(cursor, step)
     with right:
         import_views.split_stage(pipeline, t)
-        panels.channel_tables(views)
+        panels.channel_tables(views, possible=channel_possible(t, latest_time(cursor)))
         if pipeline.operator is not None or not cursor.timers.empty:
             panels.operator_panel(cursor, pipeline, step, t)
     panels.watermark_chart(compare_view.chart_figure(cursor, step, views, t))

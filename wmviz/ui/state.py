@@ -19,6 +19,7 @@ TIME_MODE = "time_mode"  # one of wmviz.view.timefmt.MODES
 TIME_ZONE = "time_zone"  # an IANA zone name
 STEP = "step"  # the slider's: the step on screen, which every step control moves
 SPEED = "speed"  # autoplay's speed, a key of controls.SPEEDS
+OPERATOR_TAB = "operator_tab"  # the operator panel's tab shown (compare mode prefixes its side's key)
 STORY_OPEN = "story_open"  # whether the story strip is open; it stays as the person left it
 
 # --- the page's memory ---------------------------------------------------------------------------
@@ -27,6 +28,7 @@ TICKED = "_ticked"  # autoplay's timer has waited one tick since it last moved t
 ADOPTED = "_adopted"  # the link's view is in the widgets: taken once per browser session
 CONTEXT = "_context"  # (scenario, instance) drawn last: a new one moves the step, a rerun does not
 MOMENT = "_moment"  # the arrival order of the step drawn last, which a new instance keeps
+TAB_FOLLOWS = "_tab_follows"  # panel key -> the (timeline, instance, step) its tab was chosen for
 PENDING_COMPARE = "_pending_compare"  # a what-if just made: compare mode opens on it next run
 WHATIFS = "_whatifs"  # this session's what-ifs: target (`whatif:<token>`) -> its one-line text
 UPLOADS = "_uploads"  # digests of the uploads this session took in, offered in the incident list

@@ -1,0 +1,62 @@
+"""Right and usable at every step (issue 23), in Chromium at 1440×900: the operator panel that
+matters is the tab selected however the step is reached (a key, a button, the slider, a link), and
+a key pressed while the page is still drawing is queued, never lost.
+
+Uses test_browser's server, browser and helpers (the same app, Chromium and waits)."""
+
+from __future__ import annotations
+
+import re
+
+from tests.test_browser import (  # noqa: F401  (fixtures)
+    app_url,
+    browser,
+    focus_page,
+    key_step,
+    open_view,
+    page,
+    press,
+    wait_rendered,
+)
+
+LATE_DATA = "scenario=late-data-allowed-lateness&engine=local"
+
+
+def selected_tab(page) -> str:
+    return page.locator('.st-key-operator [role="tab"][aria-selected="true"]').inner_text().strip()
+
+
+def shown_because(page) -> str:
+    return page.locator(".st-key-operator").get_by_text(re.compile(r"^Operator")).first.inner_text()
+
+
+def test_the_operator_tab_that_matters_is_selected_on_every_way_of_reaching_a_step(page, app_url):
+    """late-data-allowed-lateness: timers up to step 5, the window fires at 6 and 7, timers at 8, a
+    drop at 9, a firing at 10."""
+    from playwright.sync_api import expect
+
+    _, charts = key_step("late-data-allowed-lateness")
+    open_view(page, app_url, f"{LATE_DATA}&step=5", 5, charts)
+    assert selected_tab(page) == "Timers"
+    focus_page(page)
+    press(page, "ArrowRight", 6, charts)  # a key
+    assert "Windows shown because" in shown_because(page)
+    expect(page.locator('.st-key-operator [role="tab"][aria-selected="true"]')).to_have_text("Windows")
+    press(page, "ArrowRight", 7, charts)
+    # A tab the person picks stays while the step stays; the next step selects what matters.
+    page.locator(".st-key-operator").get_by_role("tab", name="Dropped records").click()
+    wait_rendered(page, 7, charts)
+    assert selected_tab(page) == "Dropped records"
+    page.get_by_role("button", name=re.compile("^Forward")).click()  # a button
+    wait_rendered(page, 8, charts)
+    assert selected_tab(page) == "Timers"
+    page.get_by_role("button", name=re.compile("^Forward")).click()
+    wait_rendered(page, 9, charts)
+    expect(page.locator('.st-key-operator [role="tab"][aria-selected="true"]')).to_have_text(
+        "Dropped records"
+    )
+    focus_page(page)
+    press(page, "End", 10, charts)
+    expect(page.locator('.st-key-operator [role="tab"][aria-selected="true"]')).to_have_text("Windows")
+    press(page, "Home", 0, charts)
+    expect(page.locator('.st-key-operator [role="tab"][aria-selected="true"]')).to_have_text("Timers")
