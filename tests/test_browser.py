@@ -329,7 +329,8 @@ def test_a_kafka_like_upload_with_iso_times_reads_as_utc_with_the_stall_named(pa
         page.locator(APP_IDLE).wait_for()
     inputs.nth(0).set_input_files(str(KAFKA))
     expect(page).to_have_url(re.compile(r"[?&]trace=[0-9a-f]{24}(&|$)"))
-    expect(page.get_by_role("heading", level=1)).to_have_text("Kafka consumer-group rebalance stalls the click windows")
+    title = "Kafka consumer-group rebalance stalls the click windows"  # the config's own name
+    expect(page.get_by_role("heading", level=1)).to_have_text(title)
     expect(page.locator(".st-key-story_open")).to_contain_text("not even IDLE")
     page.locator(APP_IDLE).wait_for()
     # The stall: instance 0 at the middle of channel 2's silence, by the link (a fresh session).

@@ -1,5 +1,5 @@
 """Right and usable at every step (issue 23), in Chromium at 1440×900: the operator panel that
-matters is the tab selected however the step is reached (a key, a button, the slider, a link), and
+matters is the tab selected however the step is reached (a key, a button, a link), and
 a key pressed while the page is still drawing is queued, never lost.
 
 Uses test_browser's server, browser and helpers (the same app, Chromium and waits)."""
@@ -8,16 +8,11 @@ from __future__ import annotations
 
 import re
 
-from tests.test_browser import (  # noqa: F401  (fixtures)
-    app_url,
-    browser,
-    focus_page,
-    key_step,
-    open_view,
-    page,
-    press,
-    wait_rendered,
-)
+from tests import test_browser as tb
+from tests.test_browser import focus_page, key_step, open_view, press, wait_rendered
+
+# test_browser's fixtures: one app server per session, one Chromium per module, a fresh page per test.
+app_url, browser, page = tb.app_url, tb.browser, tb.page
 
 LATE_DATA = "scenario=late-data-allowed-lateness&engine=local"
 
