@@ -55,3 +55,26 @@ def test_the_operator_tab_that_matters_is_selected_on_every_way_of_reaching_a_st
     expect(page.locator('.st-key-operator [role="tab"][aria-selected="true"]')).to_have_text("Windows")
     press(page, "Home", 0, charts)
     expect(page.locator('.st-key-operator [role="tab"][aria-selected="true"]')).to_have_text("Timers")
+
+
+FLINK_38477 = "scenario=flink-38477-zero-output&engine=local"
+
+
+def test_keys_pressed_while_the_page_draws_are_queued_never_lost(page, app_url):
+    """Three Right presses at once, while the first one's rerun draws, end at step 3; a key pressed
+    as soon as the page's listener is in place, before the step buttons are drawn, still acts."""
+    charts = 2
+    open_view(page, app_url, f"{FLINK_38477}&step=0", 0, charts)
+    focus_page(page)
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")  # no wait between: the 2nd and 3rd land mid-rerun
+    wait_rendered(page, 3, charts)
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    wait_rendered(page, 1, charts)
+
+    page.goto(f"{app_url}/?{FLINK_38477}&step=4", wait_until="commit")
+    page.wait_for_function("() => window.__wmvizKeys === true", polling=20)
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    wait_rendered(page, 6, charts)
