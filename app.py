@@ -188,7 +188,7 @@ def step_panels(
             st.info(literal(stall.stall_text(found, cursor.count, t)), icon=":material/pause_circle:")
         short = replace(t, short=True)
         panels.narration_panel(explain_parts(result, short), short, step_rules(result))
-        ask = compare_view.whatif_form(cursor, step)
+        ask = compare_view.whatif_form(cursor, step, t)
     with right:
         import_views.split_stage(pipeline, t)
         panels.channel_tables(views, possible=channel_possible(t, latest_time(cursor)))

@@ -253,13 +253,13 @@ def operator_panel(cursor: InstanceCursor, pipeline, step: int, t: TimeFormat, k
             )
             st.caption(om.MATCHED_HELP)
     with tabs[om.DROPPED]:
-        now = om.dropped_table(cursor, step)
+        now = om.dropped_table(cursor, step, t)
         st.caption(f"dropped at this step: {len(now)} · dropped so far: {om.dropped_so_far(cursor, step)}")
         if not now.empty:
             st.dataframe(
                 now, hide_index=True, width="stretch", key=f"{key}dropped_table", column_config=sized(now)
             )
-        so_far = om.dropped_table(cursor, step, so_far=True)
+        so_far = om.dropped_table(cursor, step, t, so_far=True)
         if not so_far.empty:
             st.markdown("**Dropped so far**")
             st.dataframe(
