@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests import test_browser as tb
 from tests.test_browser import focus_page, key_step, open_view, press, wait_rendered
 
@@ -78,3 +80,26 @@ def test_keys_pressed_while_the_page_draws_are_queued_never_lost(page, app_url):
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
     wait_rendered(page, 6, charts)
+
+
+@pytest.mark.spark
+def test_live_inputs_sit_beside_the_output_and_channels_they_move(page, app_url):
+    """Drive it live: the inject buttons are under the channel table, beside the output card, all
+    on one 1440×900 screen (they were ~1,700 px below the output, past the chart and heap)."""
+    from playwright.sync_api import expect
+
+    open_view(page, app_url, f"{FLINK_38477}&step=0", 0, 2)
+    expect(page.locator(".st-key-spark_status")).to_contain_text("Spark ready", timeout=180_000)
+    page.get_by_text("Drive it live (Spark streaming)").click()
+    page.locator(".st-key-live_channels input").fill("2")
+    page.get_by_role("button", name="Drive an empty valve live").click()
+    caption = page.get_by_text(re.compile(r"^Spark Structured Streaming query"))
+    expect(caption).to_be_visible(timeout=180_000)
+    page.locator(".st-key-live_w_0_0 button").click()
+    expect(caption).to_contain_text("· 1 step(s)", timeout=120_000)
+    page.locator(tb.APP_IDLE).wait_for()
+    output = page.locator('[data-testid="stMetric"]').first
+    for element in (output, page.locator(".st-key-channels"), page.locator(".st-key-live_w_0_1 button")):
+        tb.on_screen(page, element)
+    gap = page.locator(".st-key-live_inject").bounding_box()["y"] - output.bounding_box()["y"]
+    assert gap < 600, gap
