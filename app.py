@@ -201,7 +201,8 @@ def step_panels(
         ask = compare_view.whatif_form(cursor, step, t)
     with right:
         import_views.split_stage(pipeline, t)
-        panels.channel_tables(views, possible=channel_possible(t, latest_time(cursor)))
+        finishes = bool(cursor.finished_by(cursor.count - 1))
+        panels.channel_tables(views, possible=channel_possible(t, latest_time(cursor), finishes))
         if beside is not None:
             beside()
         if pipeline.operator is not None or not cursor.timers.empty:

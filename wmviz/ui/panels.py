@@ -136,7 +136,7 @@ def sized(table: pd.DataFrame, config: dict | None = None, possible: dict | None
     for name, px in widths.column_widths(table, possible).items():
         if name not in out:
             out[name] = st.column_config.Column(name, width=px)
-        elif out[name] is not None and "width" not in out[name]:
+        elif out[name] is not None and not out[name].get("width"):
             out[name] = {**out[name], "width": px}
     return out
 
@@ -164,9 +164,8 @@ def channel_tables(views: list[model.ValveView], key: str = "", possible: dict |
                 {
                     "channel": st.column_config.NumberColumn("channel", width=62),
                     "input": st.column_config.TextColumn("input", width=50),
-                    "aligned": st.column_config.TextColumn("aligned", width=66),
-                    "minimum": st.column_config.TextColumn(
-                        "minimum", width=160, help="The channel(s) the valve's output waits on"
+                    "minimum": st.column_config.TextColumn(  # its one value is bold: wider than text_px says
+                        "minimum", width=150, help="The channel(s) the valve's output waits on"
                     ),
                     "raw (ms)": st.column_config.TextColumn(
                         "raw (ms)", help="The watermark as Flink logs it"

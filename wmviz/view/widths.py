@@ -18,15 +18,22 @@ from wmviz.core.types import MAX_MS, MIN_MS, Status
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.view.timefmt import TimeFormat, raw
 
-CHAR_PX = 7.6  # one character of the grid's 14 px font, on the wide side
-PAD_PX = 30  # the cell's padding and the header's sort arrow
+# The grid's 14 px font, measured on its own autosized columns: digits and capitals are wide,
+# lower-case letters less so, spaces and punctuation narrow; plus the cell's padding.
+WIDE_PX, LETTER_PX, NARROW_PX, PAD_PX = 7.0, 6.2, 3.8, 16
 MAX_PX = 460  # a very long value (a reason, a payload) wraps the table no wider than this
-STATUS_LABELS = (*(s.value for s in Status), "ACTIVE (FINISHED, replayed as MAX)")
+FINISHED_LABEL = "ACTIVE (FINISHED, replayed as MAX)"
+
+
+def _char_px(c: str) -> float:
+    if c.isdigit() or c.isupper() or not c.isascii():
+        return WIDE_PX
+    return LETTER_PX if c.isalpha() else NARROW_PX
 
 
 def text_px(text: str) -> int:
     """The width of a cell holding `text`."""
-    return min(MAX_PX, PAD_PX + math.ceil(CHAR_PX * len(text)))
+    return min(MAX_PX, PAD_PX + math.ceil(sum(_char_px(c) for c in text)))
 
 
 def column_widths(table: pd.DataFrame, possible: Mapping[str, Iterable[str]] | None = None) -> dict[str, int]:
@@ -57,11 +64,11 @@ def possible_times(t: TimeFormat, latest: int | None) -> list[str]:
     return [t(v) for v in values]
 
 
-def channel_possible(t: TimeFormat, latest: int | None) -> dict[str, list[str]]:
-    """What each column of a channel table may hold at any step of the run."""
+def channel_possible(t: TimeFormat, latest: int | None, finishes: bool) -> dict[str, list[str]]:
+    """What each column of a channel table may hold at any step of the run (`finishes`: a channel
+    of it finishes, so a status may read FINISHED or its released-profile label)."""
     values = [MIN_MS, MAX_MS, *([latest] if latest is not None else [])]
-    return {
-        "watermark": possible_times(t, latest),
-        "raw (ms)": [raw(v) for v in values],
-        "status": list(STATUS_LABELS),
-    }
+    statuses = [Status.ACTIVE.value, Status.IDLE.value]
+    if finishes:
+        statuses += [Status.FINISHED.value, FINISHED_LABEL]
+    return {"watermark": possible_times(t, latest), "raw (ms)": [raw(v) for v in values], "status": statuses}
