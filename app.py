@@ -6,7 +6,9 @@ heap and the input row, and the overview of every instance."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 import streamlit as st
 
@@ -40,6 +42,7 @@ from wmviz.view.model import holders, input_summary, output_cards, valve_views
 from wmviz.view.plain import literal
 from wmviz.view.timefmt import TimeFormat
 from wmviz.view.url import UPLOAD_PREFIX, ShownView, ViewParams, parse_view, view_query
+from wmviz.view.widths import channel_possible, latest_time
 
 
 def main() -> None:
@@ -131,10 +134,13 @@ def live_area_body(run: live_view.LiveRun, instances: list[str], instance: str |
     cursor = InstanceCursor(timeline, instance)  # a few steps: rebuilt from memory each run
     advance = (lambda: live_view.feed_next(run)) if run.next_row() is not None else None
     step = controls.step_controls(cursor, advance=advance)
-    ask = step_panels(cursor, None, step, timeline.meta, t)
+    latest = cursor.row(cursor.count - 1)["output_wm"]
+    # The inputs to click sit under the channel table they move, beside the output card: a person
+    # watches the output while clicking (below the chart and heap they were ~1,700 px away).
+    beside = partial(live_view.inject_panel, run, instance, latest)
+    ask = step_panels(cursor, None, step, timeline.meta, t, beside=beside)
     if ask is not None:
         st.info("What-if edits apply to a recorded trace: keep the inputs as a trace first.")
-    live_view.inject_panel(run, instance, cursor.row(cursor.count - 1)["output_wm"])
     live_view.keep_as_trace(run)
 
 
@@ -173,11 +179,16 @@ def header(incident, meta: dict) -> None:
 
 
 def step_panels(
-    cursor: InstanceCursor, path: str | None, step: int, meta: dict, t: TimeFormat
+    cursor: InstanceCursor,
+    path: str | None,
+    step: int,
+    meta: dict,
+    t: TimeFormat,
+    beside: Callable[[], None] | None = None,
 ) -> dict | None:
-    """Everything about one step: what arrived and what happened, the output, the channels, the
-    operator panel that matters now; then the chart, the heap and input row, the overview.
-    Returns the what-if edit the person asked for, if any."""
+    """Everything about one step: what arrived and what happened, the output, the channels (and
+    `beside` them, live mode's inputs), the operator panel that matters now; then the chart, the
+    heap and input row, the overview. Returns the what-if edit the person asked for, if any."""
     record = cursor.row(step)
     left, right = st.columns([5, 7], gap="medium")
     with left:  # the heading first: it reaches the browser before the step's state is rebuilt
@@ -192,10 +203,13 @@ def step_panels(
             st.info(literal(stall.stall_text(found, cursor.count, t)), icon=":material/pause_circle:")
         short = replace(t, short=True)
         panels.narration_panel(explain_parts(result, short), short, step_rules(result))
-        ask = compare_view.whatif_form(cursor, step)
+        ask = compare_view.whatif_form(cursor, step, t)
     with right:
         import_views.split_stage(pipeline, t)
-        panels.channel_tables(views)
+        finishes = bool(cursor.finished_by(cursor.count - 1))
+        panels.channel_tables(views, possible=channel_possible(t, latest_time(cursor), finishes))
+        if beside is not None:
+            beside()
         if pipeline.operator is not None or not cursor.timers.empty:
             panels.operator_panel(cursor, pipeline, step, t)
     panels.watermark_chart(compare_view.chart_figure(cursor, step, views, t))

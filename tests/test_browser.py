@@ -329,7 +329,8 @@ def test_a_kafka_like_upload_with_iso_times_reads_as_utc_with_the_stall_named(pa
         page.locator(APP_IDLE).wait_for()
     inputs.nth(0).set_input_files(str(KAFKA))
     expect(page).to_have_url(re.compile(r"[?&]trace=[0-9a-f]{24}(&|$)"))
-    expect(page.get_by_role("heading", level=1)).to_have_text("Uploaded: kafka-rebalance.csv")
+    title = "Kafka consumer-group rebalance stalls the click windows"  # the config's own name
+    expect(page.get_by_role("heading", level=1)).to_have_text(title)
     expect(page.locator(".st-key-story_open")).to_contain_text("not even IDLE")
     page.locator(APP_IDLE).wait_for()
     # The stall: instance 0 at the middle of channel 2's silence, by the link (a fresh session).
@@ -603,6 +604,10 @@ def test_export_the_report_and_open_it_offline(page, app_url, tmp_path):
     report.wait_for_function("document.querySelectorAll('.js-plotly-plot').length >= 2")
     expect(report.locator("h2", has_text="Channels after step 7")).to_have_count(1)
     expect(report.get_by_text(re.compile(r"emit WMAX")).first).to_be_visible()
+    # The share link is absolute, so it can be clicked from the file, and names the step exported.
+    share = report.locator("a", has_text="step=7")
+    expect(share).to_have_count(1)
+    assert re.match(rf"{re.escape(app_url)}/?\?.*\bstep=7\b", share.get_attribute("href")), share
     assert blocked == [], f"the report asked the network for {blocked}"
 
 

@@ -288,6 +288,19 @@ def test_report_loads_no_external_resources_outside_plotly_js_own_code(zero_outp
         assert "<link" not in document and "@import" not in document
 
 
+def test_an_absolute_share_link_is_a_link_to_click_and_anything_else_stays_text(zero_output):
+    from dataclasses import replace
+
+    inp, cursor, _ = zero_output
+    absolute = "http://wmviz.example:8501/?scenario=flink-38477-zero-output&engine=local&step=7"
+    document = build_report(replace(inp, link=absolute), cursor)
+    href = absolute.replace("&", "&amp;")
+    assert f'<a href="{href}" rel="noreferrer noopener"><code>{href}</code></a>' in document
+    for other in ("?scenario=x&step=7", "javascript:alert(1)", 'http://a.example/"><script>x</script>'):
+        document = build_report(replace(inp, link=other), cursor)
+        assert f'<a href="{other}' not in document and "<script>x" not in document
+
+
 # --- escaping -------------------------------------------------------------------------------------
 
 

@@ -142,6 +142,15 @@ def test_an_invalid_upload_shows_every_error_with_its_row_and_nothing_is_simulat
     assert not (cache / "timelines").exists() or not any((cache / "timelines").iterdir())
 
 
+def test_an_upload_with_a_config_name_takes_it_as_its_title_and_without_one_its_file_name(cache):
+    named = uploads.store_upload("prod.jsonl", INCIDENT, b'{"name": "Checkout stalls after the deploy"}')
+    app = open_link(trace=named.digest, engine="local")
+    assert shown(app.title[0].value) == "Checkout stalls after the deploy"
+    unnamed = uploads.store_upload("prod.jsonl", INCIDENT, b'{"name": "  "}')
+    app = open_link(trace=unnamed.digest, engine="local")
+    assert shown(app.title[0].value) == "Uploaded: prod.jsonl"
+
+
 def test_a_valid_upload_opens_at_the_linked_step_and_offers_its_bundle(cache):
     stored = uploads.store_upload("prod.jsonl", INCIDENT, None)
     app = open_link(trace=stored.digest, engine="local", step="7", profile="flip-38477")

@@ -31,7 +31,15 @@ from wmviz.core.operator_log import (
 )
 from wmviz.core.scenario import IntervalJoinConfig, TraceRow
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
+from wmviz.core.timetext import TimedText
 from wmviz.core.types import MAX_MS, MIN_MS
+
+# Why the join drops a row (no times in them).
+_LATE_UNMATCHED = TimedText.plain("too late to be cached and matched nothing (an inner side emits nothing)")
+_NEGATIVE_WINDOW = TimedText.plain("negative window (hi < lo): the planner filters the non-outer side")
+_CLEANUP_QUIRK = TimedText.plain("discarded by the cleanup quirk for event times ≤ 0")
+_EXPIRED_UNMATCHED = TimedText.plain("expired from the cache without a match (inner side)")
+
 
 LEFT, RIGHT = "L", "R"
 EARLY = "early_fire"
@@ -130,7 +138,12 @@ class IntervalJoin:
             self.a6_pad_not_cached(side, row, t, log)
         elif not matched:
             log.dropped.append(
-                Dropped(row, "too late to be cached and matched nothing (an inner side emits nothing)")
+                Dropped(
+                    row,
+                    TimedText.plain(
+                        "too late to be cached and matched nothing (an inner side emits nothing)"
+                    ),
+                )
             )
         return None
 
@@ -219,9 +232,7 @@ class IntervalJoin:
         if self.outer[side]:
             log.emit.append(self._pad(side, row, RowKind.INSERT, Cause.PAD_NEGATIVE_WINDOW, t))
         else:
-            log.dropped.append(
-                Dropped(row, "negative window (hi < lo): the planner filters the non-outer side")
-            )
+            log.dropped.append(Dropped(row, _NEGATIVE_WINDOW))
 
     # ---- E3, C1–C4 timers -------------------------------------------------------------------------
 
@@ -280,9 +291,7 @@ class IntervalJoin:
         if cache:  # C4's quirk: the scan ended on a time ≤ 0, Flink's "empty" sentinel: every row vanishes
             for rows in cache.values():
                 for cached in rows:
-                    log.dropped.append(
-                        Dropped(cached.row, "discarded by the cleanup quirk for event times ≤ 0")
-                    )
+                    log.dropped.append(Dropped(cached.row, _CLEANUP_QUIRK))
             log.notes.append(
                 f"C4 quirk: key {key!r} lost its remaining {side} rows without padding: Flink's scan "
                 f"for the earliest remaining time ended at {earliest} ≤ 0, which it reads as 'empty'"
@@ -297,7 +306,7 @@ class IntervalJoin:
             elif self.outer[side] and not cached.matched:
                 log.finalized.append(Finalized(cached.row))  # E7: no second pad; the first one stands
             elif not cached.joined and not self.outer[side]:
-                log.dropped.append(Dropped(cached.row, "expired from the cache without a match (inner side)"))
+                log.dropped.append(Dropped(cached.row, _EXPIRED_UNMATCHED))
 
     # ---- JW2, JW3 watermarks ------------------------------------------------------------------------
 

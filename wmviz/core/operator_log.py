@@ -10,6 +10,7 @@ from wmviz.core.alignment import HeldRecord, PauseEvent, ReleasedRecords
 from wmviz.core.scenario import TraceRow
 from wmviz.core.splits import SplitEvent
 from wmviz.core.timers import FiredTimer, TimerRegistration
+from wmviz.core.timetext import TimedText
 
 
 class RowKind(Enum):
@@ -89,10 +90,16 @@ class Dropped:
     """A record that will never reach any output, and why (so no record disappears unseen)."""
 
     row: TraceRow
-    reason: str
+    why: TimedText
+    """Why, with its times kept as numbers: `why.text(t)` in the reader's time format."""
     late: bool = False
     """Flink counts it as late (`numLateRecordsDropped`, or the late side output); False for a
     record that vanishes uncounted, such as one in a gap between sliding windows that is not late."""
+
+    @property
+    def reason(self) -> str:
+        """Why, times as raw numbers (the transcript's and the timeline's text)."""
+        return self.why.text()
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ from wmviz.core.java.longs import wrap_long
 from wmviz.core.operator_log import Dropped, SessionMerge, StepLog
 from wmviz.core.scenario import TraceRow, WindowConfig
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
+from wmviz.core.timetext import RAW, TimedText, Times
 from wmviz.core.types import MAX_MS, format_ms
 from wmviz.core.windows import (
     WINDOW_CLEANUP,
@@ -223,7 +224,9 @@ class SessionWindowOperator(WindowOperator):
         self._store(key, sessions.persisted(stored))
         if not added:
             late = self.element_is_late(row.event_ms)
-            log.dropped.append(Dropped(row, self.session_drop_reason(row.event_ms, window, late), late=late))
+            ts_ms = row.event_ms  # narrowed here, not inside the lambda
+            why = TimedText.of(lambda t: self.session_drop_reason(ts_ms, window, late, t))
+            log.dropped.append(Dropped(row, why, late=late))
 
     def _merge_timer(self, result: Window) -> int | None:
         end = max_timestamp(result)
@@ -296,12 +299,12 @@ class SessionWindowOperator(WindowOperator):
             self.merges.pop((key, window), None)
             self._store(key, sessions.persisted(stored))
 
-    def session_drop_reason(self, ts_ms: int, window: Window, late: bool) -> str:
-        """Why no session took the record, and what Flink then does with it."""
-        w, lateness = format_ms(self.watermark_ms), self.lateness_ms
+    def session_drop_reason(self, ts_ms: int, window: Window, late: bool, t: Times = RAW) -> str:
+        """Why no session took the record, and what Flink then does with it (times through `t`)."""
+        w, lateness = t(self.watermark_ms), self.lateness_ms
         where = (
-            f"too late: its session window {format_window(window)} (max timestamp "
-            f"{format_ms(max_timestamp(window))}) touches no live session and its max timestamp + allowed "
+            f"too late: its session window {format_window(window, t)} (max timestamp "
+            f"{t(max_timestamp(window))}) touches no live session and its max timestamp + allowed "
             f"lateness {lateness} ≤ watermark {w}"
         )
         if window[1] < window[0]:

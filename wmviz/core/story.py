@@ -167,7 +167,7 @@ def _record_part(event: StepEvent, t: Times) -> str | None:
             f"{t(event.candidate_ms)} {verdict}"
         )
     if isinstance(event, Dropped):
-        return f"{label(event.row, t)} dropped: {event.reason}"
+        return f"{label(event.row, t)} dropped: {event.why.text(t)}"
     return None
 
 

@@ -7,6 +7,8 @@ conformance cases write watermarks); readable date-times, relative offsets and t
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 from wmviz.core.types import (
@@ -40,6 +42,45 @@ class RawTimes:
 
 
 RAW = RawTimes()
+
+
+class _Slots:
+    """A `Times` that writes `{0}`, `{1}`, … where each time goes and keeps the times: what a text
+    built through `t` becomes when it must be written later with the reader's formatter."""
+
+    def __init__(self) -> None:
+        self.times: list[int] = []
+
+    def __call__(self, ms: int) -> str:
+        self.times.append(ms)
+        return "{" + str(len(self.times) - 1) + "}"
+
+    def token(self, ms: int) -> str:
+        return self(ms)
+
+
+@dataclass(frozen=True, slots=True)
+class TimedText:
+    """A text with times in it, kept so any formatter can write it (a drop reason is made while
+    the trace runs, and read later in the reader's time format): `text(t)`."""
+
+    template: str  # `{0}`, `{1}` … where the times go; no other braces
+    times: tuple[int, ...] = ()
+
+    @classmethod
+    def of(cls, write: Callable[[Times], str]) -> TimedText:
+        """The text `write(t)` gives, for every `t` (`write` must not branch on what `t` returns)."""
+        slots = _Slots()
+        template = write(slots)
+        return cls(template, tuple(slots.times))
+
+    @classmethod
+    def plain(cls, text: str) -> TimedText:
+        """A text without times."""
+        return cls(text.replace("{", "{{").replace("}", "}}"))
+
+    def text(self, t: Times = RAW) -> str:
+        return self.template.format(*(t(ms) for ms in self.times))
 
 
 def input_text(inp: ValveInput, t: Times = RAW) -> str:

@@ -23,7 +23,8 @@ from wmviz.core.java.longs import java_rem, wrap_long
 from wmviz.core.operator_log import Dropped, StepLog, WindowOutput
 from wmviz.core.scenario import TraceRow, WindowConfig
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
-from wmviz.core.types import MAX_MS, MIN_MS, format_ms
+from wmviz.core.timetext import RAW, TimedText, Times
+from wmviz.core.types import MAX_MS, MIN_MS
 
 WINDOW_END = "window_end"
 WINDOW_CLEANUP = "window_cleanup"
@@ -160,9 +161,9 @@ def _cleanup_after(end: int, allowed_lateness_ms: int) -> int:
     return cleanup if cleanup <= MAX_MS else MAX_MS
 
 
-def format_window(window: tuple[int, int]) -> str:
-    """`[0, 5)`, with MIN / MAX spelled out."""
-    return f"[{format_ms(window[0])}, {format_ms(window[1])})"
+def format_window(window: tuple[int, int], t: Times = RAW) -> str:
+    """`[0, 5)`, with MIN / MAX spelled out (times through `t`)."""
+    return f"[{t(window[0])}, {t(window[1])})"
 
 
 class WindowOperator:
@@ -215,26 +216,28 @@ class WindowOperator:
                 )
         if not added:
             late = self.element_is_late(row.event_ms)
-            log.dropped.append(Dropped(row, self.unassigned_reason(row.event_ms, windows, late), late=late))
+            ts_ms = row.event_ms  # narrowed here, not inside the lambda
+            why = TimedText.of(lambda t: self.unassigned_reason(ts_ms, windows, late, t))
+            log.dropped.append(Dropped(row, why, late=late))
 
     def element_is_late(self, ts_ms: int) -> bool:
         """Flink's `isElementLate`: timestamp + allowedLateness ≤ watermark, in long arithmetic."""
         return wrap_long(ts_ms + self.lateness_ms) <= self.watermark_ms
 
-    def unassigned_reason(self, ts_ms: int, windows: list[tuple[int, int]], late: bool) -> str:
-        """Why no window took the element, and what Flink then does with it."""
-        w, lateness = format_ms(self.watermark_ms), self.lateness_ms
+    def unassigned_reason(
+        self, ts_ms: int, windows: list[tuple[int, int]], late: bool, t: Times = RAW
+    ) -> str:
+        """Why no window took the element, and what Flink then does with it (times through `t`)."""
+        w, lateness = t(self.watermark_ms), self.lateness_ms
         if not windows:
             where = (
-                f"event time {format_ms(ts_ms)} falls in a gap between sliding windows "
+                f"event time {t(ts_ms)} falls in a gap between sliding windows "
                 f"(slide {self.slide_ms} > size {self.size_ms}), so no window takes it"
                 if self.slide_ms is not None and self.slide_ms > self.size_ms
-                else f"no window covers event time {format_ms(ts_ms)} (Java long arithmetic near MIN)"
+                else f"no window covers event time {t(ts_ms)} (Java long arithmetic near MIN)"
             )
         else:
-            listed = ", ".join(
-                f"{format_window(x)} max timestamp {format_ms(max_timestamp(x))}" for x in windows
-            )
+            listed = ", ".join(f"{format_window(x, t)} max timestamp {t(max_timestamp(x))}" for x in windows)
             which = "its window" if len(windows) == 1 else "every one of its windows"
             where = (
                 f"too late: {which} ({listed}) has max timestamp + allowed lateness {lateness} ≤ "

@@ -13,6 +13,7 @@ Every piece of user text goes through `wmviz.report.html`, which escapes it.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import threading
 import warnings
@@ -224,8 +225,7 @@ def _overview(
         )
     )
     if inp.link:
-        # Shown as text, not a link: the report must not point anywhere by itself.
-        rows.append(("share link", Html(f"<code>{esc(inp.link)}</code>")))
+        rows.append(("share link", share_link(inp.link)))
     parts = [table([], rows, css_class="meta")]
     if profile is not None and profile is not Profile.FLINK_1X_2X:
         parts.append(
@@ -317,3 +317,11 @@ def _profile(text: str) -> Profile | None:
         return Profile.parse(text)
     except (ValueError, KeyError):
         return None
+
+
+def share_link(link: str) -> Html:
+    """The view's link: an absolute http(s) address is a link to click from the file (it loads
+    nothing by itself); anything else is shown as text, as it would lead nowhere from a file."""
+    if re.match(r"https?://[^\s\"'<>]+$", link):
+        return Html(f'<a href="{esc(link)}" rel="noreferrer noopener"><code>{esc(link)}</code></a>')
+    return Html(f"<code>{esc(link)}</code>")

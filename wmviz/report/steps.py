@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from wmviz.analysis.compare import Divergence
+from wmviz.analysis.compare import Divergence, emitted_text
 from wmviz.core.story import explain_parts
 from wmviz.report.html import bullet_list, esc, table
 from wmviz.timeline.cursor import InstanceCursor
@@ -158,7 +158,7 @@ def key_steps_section(cursor: InstanceCursor, step: int, t: TimeFormat, divergen
                 ", ".join(reasons.get(s, [])),
                 record.get("row"),
                 compact_input(record, t),
-                record.get("out_json") or "—",
+                emitted_text(record["out_json"], t) if record.get("out_json") else "—",
                 bullet_list(parts),
             )
         )

@@ -158,7 +158,7 @@ class InstanceRecorder:
             elif kind is FiredTimer:
                 fired.append(event)  # type: ignore[arg-type]
             elif kind is Dropped:
-                dropped.append(dumps(dropped_json(event)))  # type: ignore[arg-type]
+                dropped.append(dumps(stored_drop(event)))  # type: ignore[arg-type]
             elif kind is WindowOutput or kind is JoinOutput or kind is OutputWatermark:
                 outputs.append(self._output(step, len(outputs), event))  # type: ignore[arg-type]
         for timer in fired:  # after the registrations, as the timers table has always listed them
@@ -259,3 +259,13 @@ def steps_table(instance: str, rows: pa.Table, caused: StepsCaused, first_step: 
     schema = SCHEMAS["steps"]
     steps.update({name: rows.column(name).cast(schema.field(name).type) for name in INPUT_COLUMNS})
     return pa.table(steps, schema=schema)
+
+
+def stored_drop(dropped: Dropped) -> dict:
+    """A drop as the timeline keeps it: the transcript's row and raw reason, and, when the reason
+    has times, its template and times, so the page writes them in the reader's format."""
+    out = dropped_json(dropped)
+    if dropped.why.times:
+        out["template"] = dropped.why.template
+        out["times"] = list(dropped.why.times)
+    return out

@@ -8,6 +8,7 @@ whose reader gives the same messages, with a progress bar.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -38,11 +39,24 @@ def upload_incident(upload: StoredUpload) -> Incident:
     the page and the report render only through the safe markdown subset."""
     return Incident(
         f"upload-{upload.digest}",
-        f"Uploaded: {upload.name}",
+        upload_title(upload),
         upload.trace_path,
         upload.config_path,
         upload.story(),
     )
+
+
+def upload_title(upload: StoredUpload) -> str:
+    """The upload's own config `name` when it has one (what its author called the incident), else
+    `Uploaded: <file name>`. User text either way: the page and the report show it escaped."""
+    if upload.config_path is not None:
+        try:
+            name = json.loads(upload.config_path.read_text(encoding="utf-8")).get("name")
+        except (OSError, ValueError, AttributeError):
+            name = None  # the config's own checks report what is wrong with it
+        if isinstance(name, str) and name.strip():
+            return name.strip()
+    return f"Uploaded: {upload.name}"
 
 
 DOCS = Path(__file__).resolve().parent.parent.parent / "docs"

@@ -39,7 +39,7 @@ from wmviz.view import model
 from wmviz.view import operator_model as om
 from wmviz.view.plain import literal
 from wmviz.view.step_chart import step_chart
-from wmviz.view.timefmt import TimeFormat
+from wmviz.view.timefmt import TimeFormat, editable_time
 from wmviz.view.url import TRACE_PREFIX, WHATIF_PREFIX
 
 NOTHING = "nothing"
@@ -150,8 +150,9 @@ def chart_figure(cursor: InstanceCursor, step: int, views, t: TimeFormat, *, com
 # --- what-if -----------------------------------------------------------------------------------------
 
 
-def whatif_form(cursor: InstanceCursor, step: int):
-    """The edit a person asks for at this step, as plain values (None until submitted)."""
+def whatif_form(cursor: InstanceCursor, step: int, t: TimeFormat):
+    """The edit a person asks for at this step, as plain values (None until submitted); its times
+    as the page shows them (`t`), when they read back as the same time."""
     record = cursor.row(step)
     with st.expander(f"What if… (at step {step})", expanded=False), st.form("whatif"):
         action = st.radio(
@@ -179,11 +180,13 @@ def whatif_form(cursor: InstanceCursor, step: int):
         status = cols[1].selectbox("Status", [s.value for s in Status], index=1, key="whatif_status")
         watermark = cols[2].text_input(
             "Watermark (ms or ISO time)",
-            value=str(record.get("watermark_ms") or ""),
+            value=editable_time(record.get("watermark_ms"), t),
             key=f"whatif_watermark_{step}",
         )
         event = cols[3].text_input(
-            "Event time (ms or ISO time)", value=str(record.get("event_ms") or ""), key=f"whatif_event_{step}"
+            "Event time (ms or ISO time)",
+            value=editable_time(record.get("event_ms"), t),
+            key=f"whatif_event_{step}",
         )
         submitted = st.form_submit_button("Re-simulate with this edit", key="whatif_submit")
     if not submitted:
@@ -375,4 +378,4 @@ def compare_panels(
         side_panels(Side(f"this run: profile {profile.value}", cursor, profile, step), "a", t)
     with right:
         side_panels(Side(other.label, other.cursor, other.profile, mapped), "b", t)
-    return whatif_form(cursor, step)
+    return whatif_form(cursor, step, t)

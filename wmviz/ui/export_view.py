@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import zipfile
 from pathlib import Path
 from urllib.parse import urlencode
@@ -35,6 +36,15 @@ def trace_text(trace_path: Path, config_path: Path | None) -> str:
     return data.decode("utf-8", "replace")
 
 
+def base_url() -> str:
+    """Where this app is reached, for a report's share link that is clicked from a file: the
+    configured `WMVIZ_BASE_URL` (behind a proxy that rewrites the host), else the URL the browser
+    asked for (`st.context.url`, without its query), else "" (a relative link)."""
+    configured = os.environ.get("WMVIZ_BASE_URL", "").strip()
+    seen = configured or st.context.url or ""
+    return seen.split("?", 1)[0].split("#", 1)[0]
+
+
 def export_buttons(
     incident, meta: dict, timeline_path: str, shown: ShownView, other=None, t: TimeFormat = DEFAULT
 ) -> None:
@@ -44,6 +54,7 @@ def export_buttons(
     config = meta.get("config") or {}
     instance = shown.view.instance
     assert instance is not None, "the page names the instance it shows before it offers an export"
+    base = base_url()  # read here: the report is built on another thread, without the request
 
     def report_input(view: ViewParams) -> ReportInput:
         return ReportInput(
@@ -54,7 +65,7 @@ def export_buttons(
             engine=meta["engine"],
             instance=instance,
             step=view.step,
-            link="?" + urlencode(view_query(view)),
+            link=f"{base}?{urlencode(view_query(view))}",
             trace_name=incident.trace_path.name,
             trace_text=trace_text(incident.trace_path, incident.config_path),
             config_json=json.dumps(config, indent=2),

@@ -4,7 +4,9 @@ Streamlit's own button shortcuts stop working while a widget has focus, and a fo
 button takes the arrow keys itself (the Right arrow would switch the engine). This installs one
 listener on the page, ahead of every widget (capture phase): a shortcut key clicks its step button
 and goes no further, so no widget ever changes by a shortcut; in a text field, or in a select box
-that is open, the keys stay the field's.
+that is open, the keys stay the field's. A key pressed while the page is still drawing (its step
+buttons not there yet, or stale while the script runs) waits in a queue and is handled, in order,
+once the buttons are drawn: a key is never lost.
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ const page = window.parent;
 page.__wmvizShortcuts = %s;
 if (!page.__wmvizKeys) {
   page.__wmvizKeys = true;
+  const queue = page.__wmvizQueue = [];  // [button key, when pressed]: handled one at a time, in order
+  const WAIT_MS = 30000;  // a key still waiting for its button after this is dropped
+  let draining = false;
+  let clickedAt = 0;
   const typing = (el) => {
     if (!el) return false;
     if (el.isContentEditable || el.tagName === "TEXTAREA") return true;
@@ -39,6 +45,24 @@ if (!page.__wmvizKeys) {
     return ["text", "search", "number", "email", "password", "url", "tel"].includes(
       (el.getAttribute("type") || "text").toLowerCase());
   };
+  // Busy: the script is running (its buttons may be stale, still carrying the last step), or the
+  // rerun the last click asked for has not been seen to start (a loaded server starts it late).
+  const busy = () => {
+    const app = page.document.querySelector('[data-testid="stApp"]');
+    const running = !app || app.getAttribute("data-test-script-state") !== "notRunning";
+    if (running) clickedAt = 0;
+    return running || (clickedAt > 0 && Date.now() - clickedAt < 4000);
+  };
+  // Timers on the page's window: this frame may be redrawn, and a gone frame's timers never fire.
+  const drain = () => {
+    while (queue.length && Date.now() - queue[0][1] > WAIT_MS) queue.shift();
+    if (!queue.length) { draining = false; return; }
+    const button = page.document.querySelector(".st-key-" + queue[0][0] + " button");
+    if (busy() || !button) { page.setTimeout(drain, 15); return; }  // still drawing: keep the key
+    queue.shift();
+    if (!button.disabled) { button.click(); clickedAt = Date.now(); }
+    page.setTimeout(drain, 15);
+  };
   page.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const name = (event.shiftKey && event.key !== " " ? "Shift+" : "") + event.key;
@@ -46,8 +70,8 @@ if (!page.__wmvizKeys) {
     if (!target || typing(page.document.activeElement)) return;
     event.preventDefault();
     event.stopImmediatePropagation();
-    const button = page.document.querySelector(".st-key-" + target + " button");
-    if (button && !button.disabled) button.click();
+    queue.push([target, Date.now()]);
+    if (!draining) { draining = true; drain(); }
   }, true);
 }
 </script>"""

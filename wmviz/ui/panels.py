@@ -21,7 +21,7 @@ from wmviz.spark.service import SparkService, SparkStatus
 from wmviz.store.incidents import story_sections
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.ui import state
-from wmviz.view import figures, model
+from wmviz.view import figures, model, widths
 from wmviz.view import operator_model as om
 from wmviz.view.figures import STATUS_COLORS
 from wmviz.view.plain import literal
@@ -129,9 +129,21 @@ def output_panel(cards: list[model.OutputCard]) -> None:
             column.metric(literal(card.label), card.value, help=f"raw: {card.raw} (ms)")
 
 
-def channel_tables(views: list[model.ValveView], key: str = "") -> None:
+def sized(table: pd.DataFrame, config: dict | None = None, possible: dict | None = None) -> dict:
+    """`config` with a width for every column it leaves unsized, from the longest value the column
+    holds or may hold (`wmviz.view.widths`): the grid keeps the widths of the first step drawn."""
+    out = dict(config or {})
+    for name, px in widths.column_widths(table, possible).items():
+        if name not in out:
+            out[name] = st.column_config.Column(name, width=px)
+        elif out[name] is not None and not out[name].get("width"):
+            out[name] = {**out[name], "width": px}
+    return out
+
+
+def channel_tables(views: list[model.ValveView], key: str = "", possible: dict | None = None) -> None:
     """One channel table per valve: watermark readable and raw, status coloured, the channel(s)
-    holding the minimum marked."""
+    holding the minimum marked; each column as wide as what it may hold at any step (`possible`)."""
     # Several valves (a two-input operator) share one table with an `input` column: one header
     # instead of one per valve keeps the step on one screen.
     if len(views) > 1:
@@ -147,15 +159,20 @@ def channel_tables(views: list[model.ValveView], key: str = "") -> None:
             hide_index=True,
             width="stretch",
             key=f"{key}channels_{name}",
-            column_config={
-                "channel": st.column_config.NumberColumn("channel", width=62),
-                "input": st.column_config.TextColumn("input", width=50),
-                "aligned": st.column_config.TextColumn("aligned", width=66),
-                "minimum": st.column_config.TextColumn(
-                    "minimum", width=160, help="The channel(s) the valve's output waits on"
-                ),
-                "raw (ms)": st.column_config.TextColumn("raw (ms)", help="The watermark as Flink logs it"),
-            },
+            column_config=sized(
+                table,
+                {
+                    "channel": st.column_config.NumberColumn("channel", width=62),
+                    "input": st.column_config.TextColumn("input", width=50),
+                    "minimum": st.column_config.TextColumn(  # its one value is bold: wider than text_px says
+                        "minimum", width=150, help="The channel(s) the valve's output waits on"
+                    ),
+                    "raw (ms)": st.column_config.TextColumn(
+                        "raw (ms)", help="The watermark as Flink logs it"
+                    ),
+                },
+                possible,
+            ),
         )
 
 
@@ -171,13 +188,20 @@ def operator_panel(cursor: InstanceCursor, pipeline, step: int, t: TimeFormat, k
         box.caption(f"Operator: {choice.shown} shown because {literal(choice.reason)}.")
     else:
         box.caption("Operator")
-    tabs = dict(zip(choice.names, box.tabs(list(choice.names), default=choice.shown), strict=True))
+    tab_key = f"{key}{state.OPERATOR_TAB}"
+    _follow_the_step(tab_key, (str(getattr(cursor.timeline, "path", "")), cursor.instance, step), choice)
+    # A tab that tracks its state, so the page can select it: a tab's `default` applies only when
+    # the tabs are first drawn, and stepping on would keep the tab of the first step shown.
+    drawn = box.tabs(list(choice.names), key=tab_key, on_change="rerun")
+    tabs = dict(zip(choice.names, drawn, strict=True))
     with tabs[om.TIMERS]:
         st.caption(literal(om.timers_so_far(cursor, step)))
         timers = om.timers_table(cursor, pipeline, step, t)
         if timers.empty:
             st.caption("No timer is pending, registered or fired at this step.")
-        st.dataframe(timers, hide_index=True, width="stretch", key=f"{key}timers_table")
+        st.dataframe(
+            timers, hide_index=True, width="stretch", key=f"{key}timers_table", column_config=sized(timers)
+        )
     if om.WINDOWS in tabs:
         with tabs[om.WINDOWS]:
             st.caption(
@@ -185,10 +209,14 @@ def operator_panel(cursor: InstanceCursor, pipeline, step: int, t: TimeFormat, k
                 + f" · operator event time {literal(t(pipeline.operator.watermark_ms))}"
             )
             firings = om.window_firings_table(cursor, step, t)
-            st.dataframe(firings, hide_index=True, width="stretch", key=f"{key}firings")
+            st.dataframe(
+                firings, hide_index=True, width="stretch", key=f"{key}firings", column_config=sized(firings)
+            )
             st.markdown(f"**{om.panes_heading(pipeline)}**")
             panes = om.panes_table(pipeline, t)
-            st.dataframe(panes, hide_index=True, width="stretch", key=f"{key}panes_table")
+            st.dataframe(
+                panes, hide_index=True, width="stretch", key=f"{key}panes_table", column_config=sized(panes)
+            )
     if om.CHANGELOG in tabs:
         with tabs[om.CHANGELOG]:
             st.caption(literal(om.changelog_so_far(cursor, step)))
@@ -224,14 +252,31 @@ def operator_panel(cursor: InstanceCursor, pipeline, step: int, t: TimeFormat, k
             )
             st.caption(om.MATCHED_HELP)
     with tabs[om.DROPPED]:
-        now = om.dropped_table(cursor, step)
+        now = om.dropped_table(cursor, step, t)
         st.caption(f"dropped at this step: {len(now)} · dropped so far: {om.dropped_so_far(cursor, step)}")
         if not now.empty:
-            st.dataframe(now, hide_index=True, width="stretch", key=f"{key}dropped_table")
-        so_far = om.dropped_table(cursor, step, so_far=True)
+            st.dataframe(
+                now, hide_index=True, width="stretch", key=f"{key}dropped_table", column_config=sized(now)
+            )
+        so_far = om.dropped_table(cursor, step, t, so_far=True)
         if not so_far.empty:
             st.markdown("**Dropped so far**")
-            st.dataframe(so_far, hide_index=True, width="stretch", key=f"{key}dropped_so_far")
+            st.dataframe(
+                so_far,
+                hide_index=True,
+                width="stretch",
+                key=f"{key}dropped_so_far",
+                column_config=sized(so_far),
+            )
+
+
+def _follow_the_step(tab_key: str, moment: tuple, choice: om.PanelChoice) -> None:
+    """Select the tab that matters whenever the step changes, however it was reached (a key, a
+    button, the slider, a link); between steps a tab the person clicked stays."""
+    follows = st.session_state.setdefault(state.TAB_FOLLOWS, {})
+    if follows.get(tab_key) != moment or st.session_state.get(tab_key) not in choice.names:
+        follows[tab_key] = moment
+        st.session_state[tab_key] = choice.shown
 
 
 _KIND_COLOURS = {"+I": "#1b7837", "-U": "#b2182b", "+U": "#2166ac"}
@@ -261,7 +306,8 @@ def heap_and_input(views: list[model.ValveView], changed: int | None, record: di
             st.plotly_chart(fig, width="stretch", key=f"heap_{view.input}", config={"displayModeBar": False})
     with right:
         st.markdown("**The input row, every field**")
-        st.dataframe(model.input_table(record, t), hide_index=True, width="stretch", key="input_table")
+        row = model.input_table(record, t)
+        st.dataframe(row, hide_index=True, width="stretch", key="input_table", column_config=sized(row))
 
 
 def overview_panel(matrix: pd.DataFrame, frontier, cursor_order: int, t: TimeFormat) -> None:

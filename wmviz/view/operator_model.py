@@ -19,6 +19,7 @@ from wmviz.core.interval_join import IntervalJoin
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.sessions import SessionWindowOperator
 from wmviz.core.story import ALREADY_PENDING, REGISTERED_NOW, label
+from wmviz.core.timetext import TimedText
 from wmviz.core.windows import WindowOperator, max_timestamp
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.view.timefmt import DEFAULT, TimeFormat
@@ -339,9 +340,11 @@ def _row_no(value) -> int | None:
 # --- drops -------------------------------------------------------------------------------------------
 
 
-def dropped_table(cursor: InstanceCursor, step: int, *, so_far: bool = False) -> pd.DataFrame:
+def dropped_table(
+    cursor: InstanceCursor, step: int, t: TimeFormat = DEFAULT, *, so_far: bool = False
+) -> pd.DataFrame:
     """Records dropped at this step (or, `so_far`, at every step up to it: the latest SHOWN_ROWS),
-    with the step, the trace row and why."""
+    with the step, the trace row and why (its times through `t`)."""
     steps = cursor.events["late drop"]
     chosen: np.ndarray | list[int]
     if so_far:
@@ -351,8 +354,15 @@ def dropped_table(cursor: InstanceCursor, step: int, *, so_far: bool = False) ->
     rows = []
     for s in chosen:
         for d in json.loads(cursor.steps.column("dropped_json")[int(s)].as_py()):
-            rows.append({"step": int(s), "trace row": d["row"], "reason": d["reason"]})
+            rows.append({"step": int(s), "trace row": d["row"], "reason": drop_reason(d, t)})
     return pd.DataFrame(rows, columns=["step", "trace row", "reason"])
+
+
+def drop_reason(stored: dict, t: TimeFormat) -> str:
+    """A stored drop's reason in the reader's time format (an older timeline kept only the text)."""
+    if "template" not in stored:
+        return stored["reason"]
+    return TimedText(stored["template"], tuple(stored["times"])).text(t)
 
 
 def dropped_so_far(cursor: InstanceCursor, step: int) -> int:

@@ -31,6 +31,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from wmviz.core.timetext import duration, emission_text, input_text
 from wmviz.core.types import MAX_MS, MIN_MS, format_ms
+from wmviz.trace.timecells import parse_time_ms
 
 __all__ = ["DEFAULT", "MODES", "TimeFormat", "duration", "emission_text", "input_text", "is_epoch", "raw"]
 
@@ -261,3 +262,16 @@ def trace_origin(trace) -> int | None:
 
 
 DEFAULT = TimeFormat()
+
+
+def editable_time(ms: int | None, t: TimeFormat) -> str:
+    """A time in a field a person edits: as `t` writes it when that reads back as the same time
+    (a date-time, MIN, MAX, a plain number), else the raw number (a relative offset does not)."""
+    if ms is None:
+        return ""
+    shown = t(ms)
+    try:
+        same = parse_time_ms(shown, sentinels=True) == ms
+    except ValueError:
+        same = False
+    return shown if same else format_ms(ms)
