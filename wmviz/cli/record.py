@@ -11,10 +11,14 @@ from pathlib import Path
 from wmviz.cli.errors import BadInput
 from wmviz.disk import GrowingFile, OutputError, refuse_overlap
 from wmviz.record.output import RecordingFile, config_beside, outputs_of, parse_duration_ms, write_rows
-from wmviz.record.rest import Poller, RecordError, RestClient, resolve, wall_clock_ms
+from wmviz.record.poller import Poller
+from wmviz.record.rest import RecordError, RestClient, resolve, wall_clock_ms
 from wmviz.record.samples import TraceBuilder, rows_of
 from wmviz.trace.errors import TraceValidationError
 
+GIVE_UP_AFTER = 30
+"""Polls in a row that may fail before a recording ends: a JobManager's failover takes seconds to
+a minute, an endpoint gone for good must not be polled forever."""
 OUT_HELP = (
     "the trace to write, in the format its extension names: .jsonl, .csv (its config beside it in "
     "NAME.config.json) or .parquet"
@@ -42,6 +46,14 @@ def add_record_parser(sub) -> None:
         "--watermark-interval", default="200ms", help="pipeline.auto-watermark-interval (default 200ms)"
     )
     p.add_argument("--samples", type=Path, help="also write the raw samples (JSON Lines) here")
+    p.add_argument(
+        "--give-up-after",
+        type=int,
+        default=GIVE_UP_AFTER,
+        metavar="POLLS",
+        help=f"end the recording when this many polls in a row fail (default {GIVE_UP_AFTER}; each "
+        "request is retried twice and given at most 30 s)",
+    )
     p.add_argument(
         "--out",
         type=Path,
@@ -90,31 +102,14 @@ def cmd_record(args: argparse.Namespace) -> None:
         out.close()
         raise
     poller = Poller(client, view)
-    started = time.monotonic()
     print(
         f"recording {topology.vertex!r} ← {topology.upstream!r} ({topology.edge}, "
         f"{topology.channel_count} channels per subtask) every {every_ms} ms into {args.out}",
         file=sys.stderr,
     )
+    loop = SampleLoop(poller, builder, out, samples, args.give_up_after)
     try:
-        while until_ms is None or (time.monotonic() - started) * 1000 < until_ms:
-            tick = time.monotonic()
-            try:
-                sample = poller.sample(wall_clock_ms)
-            except RecordError as err:
-                print(f"sample skipped: {err}", file=sys.stderr)
-                sample = None
-            if sample is not None:
-                out.write(builder.add(sample))
-                if samples is not None:
-                    samples.add((json.dumps(sample_json(sample)) + "\n").encode("utf-8"))
-                print(progress_line(builder, poller, started), file=sys.stderr)
-            elif poller.over:
-                print(f"the job is {poller.state}; recording ends", file=sys.stderr)
-                break
-            else:
-                print(f"the job is {poller.state}; waiting", file=sys.stderr)
-            time.sleep(max(0.0, every_ms / 1000 - (time.monotonic() - tick)))
+        loop.run(every_ms, until_ms)
     except KeyboardInterrupt:
         print("interrupted; every sample so far is in the trace", file=sys.stderr)
     except OutputError as err:
@@ -127,11 +122,73 @@ def cmd_record(args: argparse.Namespace) -> None:
             samples.close()
     if not written:
         print(f"{args.out}: no sample was taken; nothing written (a file already there is as it was)")
-        return
-    print(
-        f"{args.out}: {builder.samples} samples, {out.rows} rows, {poller.epoch} restarts, "
-        f"{poller.unsettled} unsettled samples{config_note(args.out)}"
-    )
+    else:
+        print(
+            f"{args.out}: {builder.samples} samples, {out.rows} rows, {poller.epoch} restarts, "
+            f"{poller.unsettled} unsettled samples{config_note(args.out)}"
+            + "".join(f"; {note}" for note in poller.notes)
+        )
+    if loop.ended is not None:
+        kept = (
+            f"{args.out} holds the {builder.samples} whole samples taken before"
+            if written
+            else "nothing written"
+        )
+        raise BadInput(f"the recording ends: {loop.ended}; {kept}")
+
+
+class SampleLoop:
+    """Polls every `every_ms` until the job ends, the time is up, or the endpoint fails for good."""
+
+    def __init__(
+        self, poller: Poller, builder: TraceBuilder, out: RecordingFile, samples, give_up: int
+    ) -> None:
+        self.poller, self.builder, self.out, self.samples = poller, builder, out, samples
+        self.give_up = max(1, give_up)
+        self.failed = 0
+        self.ended: str | None = None
+        """Why the recording ended before the job did (the endpoint), else None."""
+        self.started = time.monotonic()
+
+    def run(self, every_ms: int, until_ms: int | None) -> None:
+        while until_ms is None or (time.monotonic() - self.started) * 1000 < until_ms:
+            tick = time.monotonic()
+            if not self.poll():
+                return
+            time.sleep(max(0.0, every_ms / 1000 - (time.monotonic() - tick)))
+
+    def poll(self) -> bool:
+        """One poll; False when the recording ends."""
+        poller = self.poller
+        noted = len(poller.notes)
+        try:
+            sample = poller.sample(wall_clock_ms)
+        except RecordError as err:
+            self.failed += 1
+            if err.final or self.failed >= self.give_up:
+                self.ended = (
+                    str(err) if err.final else f"{self.failed} polls in a row failed, the last: {err}"
+                )
+                return False
+            print(
+                f"sample skipped ({self.failed} of {self.give_up} failures in a row): {err}", file=sys.stderr
+            )
+            return True
+        self.failed = 0
+        for note in poller.notes[noted:]:
+            print(f"note: {note}", file=sys.stderr)
+        self.builder.topology = poller.view.topology
+        if sample is not None:
+            self.out.write(self.builder.add(sample))
+            if self.samples is not None:
+                self.samples.add((json.dumps(sample_json(sample)) + "\n").encode("utf-8"))
+            print(progress_line(self.builder, poller, self.started), file=sys.stderr)
+        elif poller.over:
+            print(f"the job is {poller.state}; recording ends", file=sys.stderr)
+            return False
+        else:
+            print(f"the job is {poller.state}; waiting", file=sys.stderr)
+        return True
 
 
 def check_outputs(out: Path, reads: list, more: list) -> None:
