@@ -47,12 +47,17 @@ def add_record_parser(sub) -> None:
     )
     p.add_argument("--samples", type=Path, help="also write the raw samples (JSON Lines) here")
     p.add_argument(
+        "--timeout",
+        default="30s",
+        help="the most one request to the JobManager may take, from connecting to the answer's last "
+        "byte (default 30s); a request that fails so is asked twice more",
+    )
+    p.add_argument(
         "--give-up-after",
         type=int,
         default=GIVE_UP_AFTER,
         metavar="POLLS",
-        help=f"end the recording when this many polls in a row fail (default {GIVE_UP_AFTER}; each "
-        "request is retried twice and given at most 30 s)",
+        help=f"end the recording when this many polls in a row fail (default {GIVE_UP_AFTER})",
     )
     p.add_argument(
         "--out",
@@ -79,7 +84,7 @@ def cmd_record(args: argparse.Namespace) -> None:
         interval = parse_duration_ms(args.watermark_interval, "--watermark-interval")
         if every_ms < 10:
             raise ValueError("--every must be at least 10ms")
-        client = RestClient(args.rest)
+        client = rest_client(args)
         view = resolve(client, args.job, args.vertex, idleness, interval)
     except (ValueError, RecordError) as err:
         raise BadInput(str(err)) from None
@@ -189,6 +194,16 @@ class SampleLoop:
         else:
             print(f"the job is {poller.state}; waiting", file=sys.stderr)
         return True
+
+
+def rest_client(args: argparse.Namespace) -> RestClient:
+    """The client of `--rest`, bounded by `--timeout`."""
+    deadline_ms = parse_duration_ms(args.timeout, "--timeout")
+    if deadline_ms < 100:
+        raise ValueError("--timeout must be at least 100ms")
+    if args.give_up_after < 1:
+        raise ValueError("--give-up-after must be at least 1")
+    return RestClient(args.rest, timeout_s=min(10.0, deadline_ms / 1000), deadline_s=deadline_ms / 1000)
 
 
 def check_outputs(out: Path, reads: list, more: list) -> None:

@@ -68,7 +68,8 @@ def import_prometheus_job(args: argparse.Namespace) -> None:
 
 def record_job(args: argparse.Namespace) -> None:
     """`record --rest URL --job ID --out OUT.json` without --vertex: every vertex of the job."""
-    from wmviz.record.rest import RecordError, RestClient
+    from wmviz.cli.record import rest_client
+    from wmviz.record.rest import RecordError
     from wmviz.record.rest_job import JobPoller
 
     check_out(args.out, [])
@@ -79,7 +80,7 @@ def record_job(args: argparse.Namespace) -> None:
         interval = parse_duration_ms(args.watermark_interval, "--watermark-interval")
         if every_ms < 10:
             raise ValueError("--every must be at least 10ms")
-        poller = JobPoller.start(RestClient(args.rest), args.job, idleness, interval)
+        poller = JobPoller.start(rest_client(args), args.job, idleness, interval)
     except (ValueError, RecordError) as err:
         raise BadInput(str(err)) from None
     rec = poller.rec
