@@ -78,8 +78,9 @@ class FakeJob:
                 {"id": SRC, "name": "Source: orders", "parallelism": src_p},
                 {"id": OP, "name": "window -> Sink: out", "parallelism": op_p}]}  # fmt: skip
         if path == f"/jobs/{JOB}/plan":
-            return {"plan": {"nodes": [{"id": OP, "inputs": [{"id": SRC, "ship_strategy": "REBALANCE"}]},
-                                       {"id": SRC}]}}  # fmt: skip
+            return {"plan": {"nodes": [
+                {"id": OP, "parallelism": op_p, "inputs": [{"id": SRC, "ship_strategy": "REBALANCE"}]},
+                {"id": SRC, "parallelism": src_p}]}}  # fmt: skip
         for vid, count in ((SRC, src_p), (OP, op_p)):
             if path == f"/jobs/{JOB}/vertices/{vid}":
                 order = list(range(count))

@@ -109,7 +109,10 @@ def poll_job(poller, args: argparse.Namespace, every_ms: int, until_ms: int | No
             except RecordError as err:
                 failed += 1
                 if err.final or failed >= max(1, args.give_up_after):
-                    return str(err) if err.final else f"{failed} polls in a row failed, the last: {err}"
+                    why = str(err) if err.final else f"{failed} polls in a row failed, the last: {err}"
+                    if not any(why.startswith(note) for note in rec.notes):
+                        rec.notes.append(f"the recording ended before the job: {why}")
+                    return why
                 print(
                     f"sample skipped ({failed} of {args.give_up_after} failures in a row): {err}",
                     file=sys.stderr,

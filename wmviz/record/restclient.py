@@ -111,22 +111,29 @@ class RestClient:
         parts = urllib.parse.urlsplit(url)
         kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
         conn = kind(parts.hostname or "", parts.port, timeout=self.timeout_s)
+        # The socket is kept here, not read from `conn` when the timer fires: `getresponse` hands
+        # it to the response and forgets it when the answer closes the connection.
+        held: list[socket.socket] = []
         expired = threading.Event()
-        timer = threading.Timer(self.deadline_s, _shut, (conn, expired))
+        timer = threading.Timer(self.deadline_s, _shut, (held, expired))
         timer.daemon = True
         timer.start()
         try:
+            conn.connect()
+            held.append(conn.sock)
+            if expired.is_set():
+                raise OSError("connected after the deadline")
             target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
             conn.request("GET", target, headers={"Accept": "application/json"})
-            response = conn.getresponse()
-            if response.status in _REDIRECTS:
-                return response.status, response.getheader("Location"), b""
-            if response.status >= 300:
-                passing = response.status >= 500
-                raise RecordError(
-                    f"GET {url}: HTTP {response.status} {response.reason}", response.status, passing
-                )
-            return response.status, None, _body(url, response, expired)
+            with conn.getresponse() as response:
+                if response.status in _REDIRECTS:
+                    return response.status, response.getheader("Location"), b""
+                if response.status >= 300:
+                    passing = response.status >= 500
+                    raise RecordError(
+                        f"GET {url}: HTTP {response.status} {response.reason}", response.status, passing
+                    )
+                return response.status, None, _body(url, response, expired)
         except (OSError, http.client.HTTPException) as err:
             if expired.is_set():
                 raise RecordError(
@@ -142,11 +149,10 @@ class RestClient:
             conn.close()
 
 
-def _shut(conn: http.client.HTTPConnection, expired: threading.Event) -> None:
+def _shut(held: list[socket.socket], expired: threading.Event) -> None:
     """The deadline passed: shut the socket, which wakes the read waiting on it."""
     expired.set()
-    sock = conn.sock
-    if sock is not None:
+    for sock in held:
         with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
 
