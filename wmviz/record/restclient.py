@@ -76,7 +76,9 @@ class RestClient:
 
     def get(self, path: str, params: dict[str, str] | None = None) -> Any:
         """The decoded JSON of `path`; RecordError naming the URL on any failure."""
-        url = self.base + path + ("?" + urllib.parse.urlencode(params) if params else "")
+        # A job id is the user's text: quoted, a space or a "?" in it stays in the path.
+        quoted = urllib.parse.quote(path, safe="/")
+        url = self.base + quoted + ("?" + urllib.parse.urlencode(params) if params else "")
         for attempt in range(self.retries + 1):
             try:
                 return self._follow(url)
