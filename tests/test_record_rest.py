@@ -3,70 +3,15 @@ finishing, Ctrl-C, and an endpoint that fails, each leaving a valid trace of eve
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from tests.fake_jobmanager import JOB, T0, FakeJob, start_server, url_of
 from wmviz.trace.readers import read_trace
-
-JOB, SRC, OP = "j1", "v-src", "v-op"
-T0 = 1_795_600_000_000
-
-
-class FakeJob:
-    """A two-subtask source feeding a two-subtask operator (rebalance); watermarks advance 1 s per
-    poll of the job; `script` says the state per poll and when the attempts change."""
-
-    def __init__(self, states: list[str], restart_at: int | None = None, metrics_from: int = 0) -> None:
-        self.states = states
-        self.restart_at = restart_at
-        self.metrics_from = metrics_from
-        """Before this poll the tasks have registered no metrics yet (a job just submitted)."""
-        self.polls = 0
-
-    @property
-    def attempt(self) -> int:
-        return int(self.restart_at is not None and self.polls >= self.restart_at)
-
-    def answer(self, path: str, query: dict) -> object:
-        if path == f"/jobs/{JOB}":
-            self.polls += 1
-            state = self.states[min(self.polls - 1, len(self.states) - 1)]
-            return {"state": state, "vertices": [
-                {"id": SRC, "name": "Source: orders", "parallelism": 2},
-                {"id": OP, "name": "window -> Sink: out", "parallelism": 2}]}  # fmt: skip
-        if path == f"/jobs/{JOB}/plan":
-            return {"plan": {"nodes": [{"id": OP, "inputs": [{"id": SRC, "ship_strategy": "REBALANCE"}]},
-                                       {"id": SRC}]}}  # fmt: skip
-        if path in (f"/jobs/{JOB}/vertices/{SRC}", f"/jobs/{JOB}/vertices/{OP}"):
-            return {"subtasks": [{"subtask": i, "attempt": self.attempt} for i in range(2)]}
-        if self.polls < self.metrics_from:
-            return []
-        # While tasks deploy, subtask 1 registers its metrics a poll later than subtask 0.
-        deploying = self.polls < self.metrics_from + 2
-        base = T0 + 1000 * self.polls - (100_000 if self.attempt else 0)
-        if path == f"/jobs/{JOB}/vertices/{SRC}/metrics":
-            up = range(1 if deploying else 2)
-            values = {f"{i}.Source__orders.currentOutputWatermark": base - 500 * i for i in up}
-            values |= {f"{i}.Source__orders.sourceIdleTime": 0 for i in up}
-            return _metrics(values, query)
-        if path == f"/jobs/{JOB}/vertices/{OP}/metrics":
-            return _metrics({f"{i}.currentInputWatermark": base - 500 for i in range(2)}, query)
-        return None
-
-
-def _metrics(values: dict, query: dict) -> list[dict]:
-    if "get" not in query:
-        return [{"id": k} for k in values]
-    wanted = query["get"][0].split(",")
-    return [{"id": k, "value": str(values[k])} for k in wanted if k in values]
 
 
 @pytest.fixture
@@ -74,25 +19,13 @@ def serve():
     servers = []
 
     def start(job: FakeJob) -> str:
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):
-                url = urlparse(self.path)
-                body = job.answer(url.path, parse_qs(url.query))
-                self.send_response(200 if body is not None else 404)
-                self.end_headers()
-                self.wfile.write(json.dumps(body).encode())
-
-            def log_message(self, *args):
-                pass
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return f"http://127.0.0.1:{server.server_address[1]}"
+        servers.append(start_server(job))
+        return url_of(servers[-1])
 
     yield start
     for server in servers:
         server.shutdown()
+        server.server_close()
 
 
 def _record(url: str, out, *extra) -> list[str]:

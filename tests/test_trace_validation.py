@@ -13,7 +13,7 @@ from wmviz.core.scenario import GeneratorConfig, IntervalJoinConfig, Kind, Scena
 from wmviz.trace import MAX_ISSUES, TraceIssue, TraceValidationError, read_trace, read_trace_bytes
 
 HEADER = "kind,channel,event_ms,watermark_ms,status,proc_ms\n"
-KINDS = "record, watermark, status, proctime"
+KINDS = "record, watermark, status, proctime, split"
 
 
 def _issues(tmp_path: Path, name: str, text: str | bytes, **kwargs: object) -> list[str]:
@@ -191,6 +191,38 @@ def test_key_and_value_on_a_watermark_row_are_errors(tmp_path: Path) -> None:
 def test_watermark_that_is_not_a_time_uses_the_spec_message(tmp_path: Path) -> None:
     assert _issues(tmp_path, "orders.csv", HEADER + "watermark,0,,12:00,,\n") == [
         'orders.csv:2: column watermark_ms: "12:00" is not an epoch-ms integer, ISO-8601 time or MIN/MAX'
+    ]
+
+
+def test_the_reported_ms_check_column_is_judged_by_the_watermark_rule_in_every_format(tmp_path: Path) -> None:
+    reason = (
+        '"abc" is not an epoch-ms integer, ISO-8601 time or MIN/MAX '
+        "(the job's reported watermark, a replay is checked against it)"
+    )
+    csv = (
+        "kind,channel,watermark_ms,proc_ms,reported_ms\nwatermark,0,5,,abc\nproctime,,,6,MAX\nproctime,,,7,\n"
+    )
+    assert [i.split(": column ")[1] for i in _issues(tmp_path, "r.csv", csv)] == [f"reported_ms: {reason}"]
+    jsonl = (
+        '{"kind": "proctime", "proc_ms": 5, "reported_ms": "abc"}\n'
+        '{"kind": "proctime", "proc_ms": 6, "reported_ms": [1]}\n'
+    )
+    issues = _issues(tmp_path, "r.jsonl", jsonl)
+    assert (
+        issues[0] == f"r.jsonl:1: column reported_ms: {reason}"
+        and "r.jsonl:2: column reported_ms" in issues[1]
+    )
+    pq.write_table(
+        pa.table({"kind": ["proctime"], "proc_ms": [5], "reported_ms": ["abc"]}), tmp_path / "r.parquet"
+    )
+    assert _issues(tmp_path, "r.parquet", (tmp_path / "r.parquet").read_bytes())[0].endswith(f"{reason}")
+    # Valid cells stay payload, as they were: integers, ISO times and the sentinels.
+    good = "kind,proc_ms,reported_ms\nproctime,5,MIN\nproctime,6,1970-01-01T00:00:01Z\nproctime,7,9\n"
+    (tmp_path / "g.csv").write_text(good)
+    assert [r.payload for r in read_trace(tmp_path / "g.csv").rows] == [
+        (("reported_ms", "MIN"),),
+        (("reported_ms", "1970-01-01T00:00:01Z"),),
+        (("reported_ms", "9"),),
     ]
 
 

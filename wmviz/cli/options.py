@@ -7,6 +7,7 @@ import argparse
 from dataclasses import dataclass
 
 from wmviz.record.output import duration_option_ms
+from wmviz.record.rest import RestClient
 
 MIN_EVERY_MS = 10
 """The shortest poll interval: a JobManager answers a metrics request in milliseconds, not less."""
@@ -32,3 +33,13 @@ def poll_options(args: argparse.Namespace) -> PollOptions:
         idleness_ms=duration_option_ms(args.idleness, "--idleness") if args.idleness else None,
         interval_ms=duration_option_ms(args.watermark_interval, "--watermark-interval"),
     )
+
+
+def rest_client(args: argparse.Namespace) -> RestClient:
+    """The client of `--rest`, bounded by `--timeout`."""
+    deadline_ms = duration_option_ms(args.timeout, "--timeout")
+    if deadline_ms < 100:
+        raise ValueError("--timeout must be at least 100ms")
+    if args.give_up_after < 1:
+        raise ValueError("--give-up-after must be at least 1")
+    return RestClient(args.rest, timeout_s=min(10.0, deadline_ms / 1000), deadline_s=deadline_ms / 1000)

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from wmviz.cli.errors import BadInput
-from wmviz.cli.options import poll_options
+from wmviz.cli.options import poll_options, rest_client
 from wmviz.disk import GrowingFile, OutputError, refuse_overlap
 from wmviz.record.output import (
     RecordingFile,
@@ -20,11 +20,15 @@ from wmviz.record.output import (
     outputs_of,
     write_rows,
 )
-from wmviz.record.rest import JobView, Poller, RecordError, RestClient, resolve, wall_clock_ms
+from wmviz.record.poller import Poller
+from wmviz.record.rest import JobView, RecordError, RestClient, resolve, wall_clock_ms
 from wmviz.record.samples import TraceBuilder, rows_of
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.timecells import ascii_int
 
+GIVE_UP_AFTER = 30
+"""Polls in a row that may fail before a recording ends: a JobManager's failover takes seconds to
+a minute, an endpoint gone for good must not be polled forever."""
 OUT_HELP = (
     "the trace to write, in the format its extension names: .jsonl, .csv (its config beside it in "
     "NAME.config.json) or .parquet"
@@ -52,6 +56,19 @@ def add_record_parser(sub) -> None:
         "--watermark-interval", default="200ms", help="pipeline.auto-watermark-interval (default 200ms)"
     )
     p.add_argument("--samples", type=Path, help="also write the raw samples (JSON Lines) here")
+    p.add_argument(
+        "--timeout",
+        default="30s",
+        help="the most one request to the JobManager may take, from connecting to the answer's last "
+        "byte (default 30s); a request that fails so is asked twice more",
+    )
+    p.add_argument(
+        "--give-up-after",
+        type=int,
+        default=GIVE_UP_AFTER,
+        metavar="POLLS",
+        help=f"end the recording when this many polls in a row fail (default {GIVE_UP_AFTER})",
+    )
     p.add_argument(
         "--out",
         type=Path,
@@ -90,18 +107,14 @@ def cmd_record(args: argparse.Namespace) -> None:
         out.close()
         raise
     poller = Poller(client, view)
-    started = time.monotonic()
     print(
         f"recording {topology.vertex!r} ← {topology.upstream!r} ({topology.edge}, "
         f"{topology.channel_count} channels per subtask) every {every_ms} ms into {args.out}",
         file=sys.stderr,
     )
+    loop = SampleLoop(poller, builder, out, samples, args.give_up_after)
     try:
-        while until_ms is None or (time.monotonic() - started) * 1000 < until_ms:
-            tick = time.monotonic()
-            if not take_sample(poller, builder, out, samples, started):
-                break
-            time.sleep(max(0.0, every_ms / 1000 - (time.monotonic() - tick)))
+        loop.run(every_ms, until_ms)
     except KeyboardInterrupt:
         print("interrupted; every sample so far is in the trace", file=sys.stderr)
     except OutputError as err:
@@ -114,11 +127,73 @@ def cmd_record(args: argparse.Namespace) -> None:
             samples.close()
     if not written:
         print(f"{args.out}: no sample was taken; nothing written (a file already there is as it was)")
-        return
-    print(
-        f"{args.out}: {builder.samples} samples, {out.rows} rows, {poller.epoch} restarts, "
-        f"{poller.unsettled} unsettled samples{config_note(args.out)}"
-    )
+    else:
+        print(
+            f"{args.out}: {builder.samples} samples, {out.rows} rows, {poller.epoch} restarts, "
+            f"{poller.unsettled} unsettled samples{config_note(args.out)}"
+            + "".join(f"; {note}" for note in poller.notes)
+        )
+    if loop.ended is not None:
+        kept = (
+            f"{args.out} holds the {builder.samples} whole samples taken before"
+            if written
+            else "nothing written"
+        )
+        raise BadInput(f"the recording ends: {loop.ended}; {kept}")
+
+
+class SampleLoop:
+    """Polls every `every_ms` until the job ends, the time is up, or the endpoint fails for good."""
+
+    def __init__(
+        self, poller: Poller, builder: TraceBuilder, out: RecordingFile, samples, give_up: int
+    ) -> None:
+        self.poller, self.builder, self.out, self.samples = poller, builder, out, samples
+        self.give_up = max(1, give_up)
+        self.failed = 0
+        self.ended: str | None = None
+        """Why the recording ended before the job did (the endpoint), else None."""
+        self.started = time.monotonic()
+
+    def run(self, every_ms: int, until_ms: int | None) -> None:
+        while until_ms is None or (time.monotonic() - self.started) * 1000 < until_ms:
+            tick = time.monotonic()
+            if not self.poll():
+                return
+            time.sleep(max(0.0, every_ms / 1000 - (time.monotonic() - tick)))
+
+    def poll(self) -> bool:
+        """One poll; False when the recording ends."""
+        poller = self.poller
+        noted = len(poller.notes)
+        try:
+            sample = poller.sample(wall_clock_ms)
+        except RecordError as err:
+            self.failed += 1
+            if err.final or self.failed >= self.give_up:
+                self.ended = (
+                    str(err) if err.final else f"{self.failed} polls in a row failed, the last: {err}"
+                )
+                return False
+            print(
+                f"sample skipped ({self.failed} of {self.give_up} failures in a row): {err}", file=sys.stderr
+            )
+            return True
+        self.failed = 0
+        for note in poller.notes[noted:]:
+            print(f"note: {note}", file=sys.stderr)
+        self.builder.topology = poller.view.topology
+        if sample is not None:
+            self.out.write(self.builder.add(sample))
+            if self.samples is not None:
+                self.samples.add((json.dumps(sample_json(sample)) + "\n").encode("utf-8"))
+            print(progress_line(self.builder, poller, self.started), file=sys.stderr)
+        elif poller.over:
+            print(f"the job is {poller.state}; recording ends", file=sys.stderr)
+            return False
+        else:
+            print(f"the job is {poller.state}; waiting", file=sys.stderr)
+        return True
 
 
 def vertex_options(args: argparse.Namespace) -> tuple[int, int | None, int | None, RestClient, JobView]:
@@ -126,35 +201,12 @@ def vertex_options(args: argparse.Namespace) -> tuple[int, int | None, int | Non
     the client, the vertex's view); a value or a job the options cannot name exits 2."""
     try:
         options = poll_options(args)
-        client = RestClient(args.rest)
+        client = rest_client(args)
         view = resolve(client, args.job, args.vertex, options.idleness_ms, options.interval_ms)
     except (ValueError, RecordError, http.client.InvalidURL) as err:
         # InvalidURL: a --rest or --job with a space or a control character, or a port that is no number.
         raise BadInput(str(err)) from None
     return options.every_ms, options.until_ms, options.idleness_ms, client, view
-
-
-def take_sample(
-    poller: Poller, builder: TraceBuilder, out: RecordingFile, samples: GrowingFile | None, started: float
-) -> bool:
-    """One poll: its rows written (the raw sample too, with --samples), or why there was none;
-    False once the job is over and the recording ends."""
-    try:
-        sample = poller.sample(wall_clock_ms)
-    except RecordError as err:
-        print(f"sample skipped: {err}", file=sys.stderr)
-        sample = None
-    if sample is not None:
-        out.write(builder.add(sample))
-        if samples is not None:
-            samples.add((json.dumps(sample_json(sample)) + "\n").encode("utf-8"))
-        print(progress_line(builder, poller, started), file=sys.stderr)
-        return True
-    if poller.over:
-        print(f"the job is {poller.state}; recording ends", file=sys.stderr)
-        return False
-    print(f"the job is {poller.state}; waiting", file=sys.stderr)
-    return True
 
 
 def whole_number(text: str) -> int:

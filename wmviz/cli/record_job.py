@@ -70,28 +70,51 @@ def import_prometheus_job(args: argparse.Namespace) -> None:
 
 def record_job(args: argparse.Namespace) -> None:
     """`record --rest URL --job ID --out OUT.json` without --vertex: every vertex of the job."""
-    from wmviz.record.rest import RecordError, RestClient
+    from wmviz.cli.record import rest_client
+    from wmviz.record.rest import RecordError
     from wmviz.record.rest_job import JobPoller
 
     check_out(args.out, [])
     try:
         options = poll_options(args)
-        poller = JobPoller.start(RestClient(args.rest), args.job, options.idleness_ms, options.interval_ms)
+        poller = JobPoller.start(rest_client(args), args.job, options.idleness_ms, options.interval_ms)
     except (ValueError, RecordError, http.client.InvalidURL) as err:
         raise BadInput(str(err)) from None
     every_ms, until_ms = options.every_ms, options.until_ms
     rec = poller.rec
     rec.source = f"rest {args.rest}"
     print(f"recording every vertex of job {args.job} every {every_ms} ms into {args.out}", file=sys.stderr)
+    ended = poll_job(poller, args, every_ms, until_ms)
+    print(summary(rec, args.out))
+    if ended is not None:
+        raise BadInput(f"the recording ends: {ended}; {args.out} holds every sample taken before")
+
+
+def poll_job(poller, args: argparse.Namespace, every_ms: int, until_ms: int | None) -> str | None:
+    """Sample until the job ends or the time is up (None), or the endpoint fails for good (why)."""
+    from wmviz.record.rest import RecordError
+
+    rec = poller.rec
     started = time.monotonic()
     last_save = started
+    failed = 0
     try:
         while until_ms is None or (time.monotonic() - started) * 1000 < until_ms:
             tick = time.monotonic()
             try:
                 taken = poller.sample()
+                failed = 0
             except RecordError as err:
-                print(f"sample skipped: {err}", file=sys.stderr)
+                failed += 1
+                if err.final or failed >= max(1, args.give_up_after):
+                    why = str(err) if err.final else f"{failed} polls in a row failed, the last: {err}"
+                    if not any(why.startswith(note) for note in rec.notes):
+                        rec.notes.append(f"the recording ended before the job: {why}")
+                    return why
+                print(
+                    f"sample skipped ({failed} of {args.give_up_after} failures in a row): {err}",
+                    file=sys.stderr,
+                )
                 taken = False
             if poller.over:
                 print(f"the job is {poller.state}; recording ends", file=sys.stderr)
@@ -108,4 +131,4 @@ def record_job(args: argparse.Namespace) -> None:
         print("interrupted; every sample so far is in the recording", file=sys.stderr)
     finally:
         save(rec, args.out)
-    print(summary(rec, args.out))
+    return None

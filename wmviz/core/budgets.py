@@ -79,3 +79,24 @@ def import_rows_reason(what: str) -> str:
         f"{what} makes more than {MAX_IMPORT_ROWS:,} rows, more than an import builds "
         "(WMVIZ_MAX_IMPORT_ROWS); cut it to a time range first"
     )
+
+
+MAX_SUBTASKS = _limit("WMVIZ_MAX_SUBTASKS", 1_024)
+"""The most subtasks of one vertex the recorder reads (a JobManager's answer names the parallelism):
+each sample writes a row per subtask and channel, so 10^9 subtasks was a MemoryError before the
+first sample. Flink's own ceiling is 32,768; raise the limit for a job wider than 1,024."""
+MAX_REST_ANSWER_BYTES = _limit("WMVIZ_MAX_REST_ANSWER_BYTES", 8 << 20)
+"""The largest answer the recorder reads from a JobManager. The largest it asks for is a vertex's
+list of metric ids: some 100 ids of ~55 bytes per subtask for a chain of five operators, ~5 MB at
+MAX_SUBTASKS; decoded JSON costs ~30 bytes per byte read, so 60 MB of it cost 1.7 GB."""
+
+
+def subtasks_reason(vertex: str, count: int) -> str:
+    return f"{vertex} has {count:,} subtasks, more than wmviz records: {MAX_SUBTASKS:,} (WMVIZ_MAX_SUBTASKS)"
+
+
+def rest_answer_reason(size: str) -> str:
+    return (
+        f"the answer is {size}, larger than a JobManager's metrics answer needs to be: "
+        f"{MAX_REST_ANSWER_BYTES:,} bytes (WMVIZ_MAX_REST_ANSWER_BYTES)"
+    )

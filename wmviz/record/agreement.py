@@ -15,10 +15,11 @@ from dataclasses import dataclass, field, replace
 
 from wmviz.core.pipeline import StepResult
 from wmviz.core.types import MAX_MS, MIN_MS, EmittedWatermark
-from wmviz.trace.timecells import parse_time_ms
+from wmviz.trace.cellrules import RULES
+from wmviz.trace.columns import CHECK_COLUMNS, REPORTED_MS
 from wmviz.view.timefmt import TimeFormat
 
-CHECK_COLUMN = "reported_ms"
+CHECK_COLUMN = REPORTED_MS
 
 
 IN_FLIGHT = "in flight"
@@ -57,7 +58,7 @@ def reported_of(result: StepResult) -> int | None:
     """The check column of the step's row, if it has one."""
     for name, value in result.row.payload:
         if name == CHECK_COLUMN and value not in (None, ""):
-            return parse_time_ms(value, sentinels=True)
+            return RULES[CHECK_COLUMNS[CHECK_COLUMN]](value)
     return None
 
 

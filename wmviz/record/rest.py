@@ -11,53 +11,31 @@ agree (they came from one refresh); a sample that never settles is kept and coun
 
 from __future__ import annotations
 
-import json
 import re
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from wmviz.record.samples import ALL_TO_ALL, FORWARD, Sample, Topology, long_from_metric
+from wmviz.record.answers import (
+    AnswerError,
+    VertexInfo,
+    metric_ids,
+    metric_values,
+    plan_inputs,
+    vertices_of,
+)
+from wmviz.record.restclient import RecordError, RestClient
+from wmviz.record.samples import ALL_TO_ALL, FORWARD, Topology, long_from_metric
+from wmviz.trace.config import MAX_CHANNELS, channel_budget_reason
+
+__all__ = ["RecordError", "RestClient"]
 
 _FORWARD_STRATEGIES = {"FORWARD"}
 _ALL_TO_ALL_STRATEGIES = {"HASH", "REBALANCE", "BROADCAST", "GLOBAL", "CUSTOM", "SHUFFLE", "KEY_GROUP"}
 _FINAL_STATES = {"FINISHED", "FAILED", "CANCELED", "SUSPENDED"}
-_MAX_RESPONSE = 64 << 20
-
-
-class RecordError(Exception):
-    """The endpoint, job or vertex cannot be recorded; the message says why."""
-
-
-class RestClient:
-    """GETs JSON from one Flink REST endpoint, with a timeout and a bounded response size."""
-
-    def __init__(self, base_url: str, timeout_s: float = 10.0) -> None:
-        if not re.match(r"^https?://", base_url):
-            raise RecordError(f"--rest {base_url!r}: expected http://host:port")
-        self.base = base_url.rstrip("/")
-        self.timeout_s = timeout_s
-
-    def get(self, path: str, params: dict[str, str] | None = None) -> Any:
-        """The decoded JSON of `path`; RecordError naming the URL on any failure."""
-        url = self.base + path + ("?" + urllib.parse.urlencode(params) if params else "")
-        try:
-            with urllib.request.urlopen(url, timeout=self.timeout_s) as response:
-                body = response.read(_MAX_RESPONSE + 1)
-        except urllib.error.HTTPError as err:
-            raise RecordError(f"GET {url}: HTTP {err.code} {err.reason}") from None
-        except (urllib.error.URLError, OSError) as err:
-            raise RecordError(f"GET {url}: {getattr(err, 'reason', err)}") from None
-        if len(body) > _MAX_RESPONSE:
-            raise RecordError(f"GET {url}: response larger than {_MAX_RESPONSE >> 20} MB")
-        try:
-            return json.loads(body)
-        except ValueError:
-            raise RecordError(f"GET {url}: not JSON") from None
+_METRIC_NUMBER = re.compile(
+    r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(Infinity|NaN)", re.ASCII
+)
 
 
 def metric_name(operator: str) -> str:
@@ -105,20 +83,19 @@ def resolve_vertex(vertices: list[dict[str, Any]], wanted: str) -> dict[str, Any
     raise RecordError(f"--vertex {wanted!r} is not a vertex of the job; it has: {names}")
 
 
-def edge_of(plan: dict[str, Any], vertex_id: str) -> tuple[str, str]:
+def edge_of(plan: Any, vertex_id: str, path: str = "the plan") -> tuple[str, str]:
     """(upstream vertex id, forward or all-to-all) of the chosen vertex's single input."""
-    nodes = {n["id"]: n for n in plan["plan"]["nodes"]}
-    inputs = nodes[vertex_id].get("inputs", [])
+    inputs = plan_inputs(plan, path, vertex_id)
     if len(inputs) != 1:
         raise RecordError(
             f"the vertex has {len(inputs)} inputs; `wmviz record` reads operators with one input "
             "(for a source, record the vertex after it)"
         )
-    strategy = str(inputs[0].get("ship_strategy", "")).upper()
+    upstream_id, strategy = inputs[0]
     if strategy in _FORWARD_STRATEGIES:
-        return inputs[0]["id"], FORWARD
+        return upstream_id, FORWARD
     if strategy in _ALL_TO_ALL_STRATEGIES:
-        return inputs[0]["id"], ALL_TO_ALL
+        return upstream_id, ALL_TO_ALL
     raise RecordError(
         f"the input edge's ship strategy {strategy!r} is not forward or all-to-all; its channel "
         "mapping (e.g. RESCALE's) is not modelled"
@@ -135,7 +112,7 @@ def tail_operator_ids(ids: list[str], vertex_name: str, metric: str) -> dict[int
     found: dict[int, tuple[int, str]] = {}
     for mid in ids:
         subtask, _, rest = mid.partition(".")
-        if not subtask.isdigit() or not rest.endswith("." + metric):
+        if not (subtask.isascii() and subtask.isdigit()) or not rest.endswith("." + metric):
             continue
         operator = rest[: -len(metric) - 1]
         rank = chain.index(operator) if operator in chain else -1
@@ -147,36 +124,50 @@ def tail_operator_ids(ids: list[str], vertex_name: str, metric: str) -> dict[int
 
 def resolve(client: RestClient, job: str, vertex: str, idleness_ms: int | None, interval_ms: int) -> JobView:
     """Find the vertex, its upstream, the edge and the metric ids to read."""
-    details = client.get(f"/jobs/{job}")
-    vertices = details.get("vertices", [])
-    chosen = resolve_vertex(vertices, vertex)
-    upstream_id, edge = edge_of(client.get(f"/jobs/{job}/plan"), chosen["id"])
-    upstream = next(v for v in vertices if v["id"] == upstream_id)
-    if edge == FORWARD and upstream["parallelism"] != chosen["parallelism"]:
+    path = f"/jobs/{job}"
+    details = client.get(path)
+    vertices = vertices_of(details, path)
+    chosen = resolve_vertex(details["vertices"], vertex)
+    upstream_id, edge = edge_of(client.get(f"{path}/plan"), chosen["id"], f"{path}/plan")
+    by_id = {v.id: v for v in vertices}
+    if upstream_id not in by_id:
+        raise AnswerError(f"the plan names the input {upstream_id!r}, which is not a vertex of job {job}")
+    topology = topology_of(by_id[chosen["id"]], by_id[upstream_id], edge, idleness_ms, interval_ms)
+    view = JobView(job, chosen["id"], upstream_id, topology, {}, {}, {})
+    refresh_metric_ids(client, view)
+    return view
+
+
+def topology_of(
+    chosen: VertexInfo, upstream: VertexInfo, edge: str, idleness_ms: int | None, interval_ms: int
+) -> Topology:
+    if edge == FORWARD and upstream.parallelism != chosen.parallelism:
         raise RecordError("a forward edge between vertices of different parallelism")
     topology = Topology(
-        vertex=chosen["name"],
-        upstream=upstream["name"],
-        parallelism=chosen["parallelism"],
-        upstream_parallelism=upstream["parallelism"],
+        vertex=chosen.name,
+        upstream=upstream.name,
+        parallelism=chosen.parallelism,
+        upstream_parallelism=upstream.parallelism,
         edge=edge,
         idleness_ms=idleness_ms,
         watermark_interval_ms=interval_ms,
     )
-    view = JobView(job, chosen["id"], upstream_id, topology, {}, {}, {})
-    refresh_metric_ids(client, view)
-    return view
+    if topology.channel_count > MAX_CHANNELS:
+        raise RecordError(f"vertex {chosen.name!r}: {channel_budget_reason(topology.channel_count)}")
+    return topology
 
 
 def refresh_metric_ids(client: RestClient, view: JobView) -> None:
     """Look up the metric ids to read. A job just submitted, or restarting, has not registered its
     tasks' metrics yet, so the recorder looks again until it finds them (and after a restart)."""
     job, topology = view.job, view.topology
-    up_ids = [m["id"] for m in client.get(f"/jobs/{job}/vertices/{view.upstream_id}/metrics")]
-    own_ids = [m["id"] for m in client.get(f"/jobs/{job}/vertices/{view.vertex_id}/metrics")]
+    up_path = f"/jobs/{job}/vertices/{view.upstream_id}/metrics"
+    own_path = f"/jobs/{job}/vertices/{view.vertex_id}/metrics"
+    up_ids = metric_ids(client.get(up_path), up_path)
+    own_ids = metric_ids(client.get(own_path), own_path)
     view.watermark_ids = tail_operator_ids(up_ids, topology.upstream, "currentOutputWatermark")
     view.idle_ids = tail_operator_ids(up_ids, topology.upstream, "sourceIdleTime")
-    pattern = re.compile(r"\d+\.currentInputWatermark")
+    pattern = re.compile(r"[0-9]+\.currentInputWatermark", re.ASCII)
     view.reported_ids = {int(i.split(".")[0]): i for i in own_ids if pattern.fullmatch(i)}
 
 
@@ -185,68 +176,21 @@ def read_metrics(client: RestClient, job: str, vertex_id: str, ids: dict[int, st
     if not ids:
         return {}
     by_id = {mid: subtask for subtask, mid in ids.items()}
-    values = client.get(f"/jobs/{job}/vertices/{vertex_id}/metrics", {"get": ",".join(ids.values())})
+    path = f"/jobs/{job}/vertices/{vertex_id}/metrics"
     out: dict[int, int] = {}
-    for item in values:
-        subtask = by_id.get(item.get("id"))
-        if subtask is not None and item.get("value") not in (None, ""):
-            out[subtask] = long_from_metric(item["value"])
+    for mid, value in metric_values(client.get(path, {"get": ",".join(ids.values())}), path):
+        subtask = by_id.get(mid)
+        if subtask is None:
+            continue
+        if isinstance(value, str) and not _METRIC_NUMBER.fullmatch(value):
+            raise AnswerError(f"the answer to {path}: metric {mid!r} has the value {value!r}, not a number")
+        try:
+            out[subtask] = long_from_metric(value)
+        except (ValueError, OverflowError):
+            raise AnswerError(
+                f"the answer to {path}: metric {mid!r} has the value {value!r}, not a number"
+            ) from None
     return out
-
-
-@dataclass
-class Poller:
-    """Takes samples of one resolved job, noticing restarts and the end of the job."""
-
-    client: RestClient
-    view: JobView
-    epoch: int = 0
-    state: str = "RUNNING"
-    unsettled: int = 0
-    _attempts: tuple | None = None
-
-    def subtask_states(self) -> tuple[tuple, frozenset[int]]:
-        """Every subtask's attempt number in both vertices (any change means a restart), and the
-        upstream subtasks that have FINISHED (a finished task's metrics are gone; it sent MAX)."""
-        attempts: list[int] = []
-        finished: set[int] = set()
-        for vid in (self.view.upstream_id, self.view.vertex_id):
-            subtasks = self.client.get(f"/jobs/{self.view.job}/vertices/{vid}").get("subtasks", [])
-            attempts.extend(int(s.get("attempt", 0)) for s in subtasks)
-            if vid == self.view.upstream_id:
-                finished |= {int(s["subtask"]) for s in subtasks if s.get("status") == "FINISHED"}
-        return tuple(attempts), frozenset(finished)
-
-    def sample(self, now_ms: Callable[[], int]) -> Sample | None:
-        """One sample, or None while the job is not running (restarting, or over)."""
-        details = self.client.get(f"/jobs/{self.view.job}")
-        self.state = str(details.get("state", "UNKNOWN"))
-        if self.state != "RUNNING":
-            return None
-        attempts, finished = self.subtask_states()
-        view = self.view
-        restarted = self._attempts is not None and attempts != self._attempts
-        if restarted:
-            self.epoch += 1
-        self._attempts = attempts
-        if restarted or not view.complete:
-            refresh_metric_ids(self.client, view)
-        for _ in range(3):
-            before = read_metrics(self.client, view.job, view.vertex_id, view.reported_ids)
-            taken = now_ms()
-            watermarks = read_metrics(self.client, view.job, view.upstream_id, view.watermark_ids)
-            idle = read_metrics(self.client, view.job, view.upstream_id, view.idle_ids)
-            after = read_metrics(self.client, view.job, view.vertex_id, view.reported_ids)
-            if before == after:
-                break
-        else:
-            self.unsettled += 1
-        return Sample(taken, self.epoch, watermarks, idle, after, finished)
-
-    @property
-    def over(self) -> bool:
-        """The job reached a final state."""
-        return self.state in _FINAL_STATES
 
 
 def wall_clock_ms() -> int:

@@ -14,6 +14,9 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from wmviz.core.budgets import MAX_SUBTASKS, subtasks_reason
+from wmviz.record.answers import job_state, obj, vertices_of
+from wmviz.record.answers import metric_ids as listed_ids
 from wmviz.record.job import (
     SPLIT_METRICS,
     TASK_ATTEMPT,
@@ -61,7 +64,8 @@ def metric_ids(rec: JobRecording, vertex_id: str, ids: list[str]) -> dict[str, S
 
 def poller_ids(client: RestClient, job: str, vertex_id: str) -> list[str]:
     """The metric ids one vertex lists now."""
-    return [m["id"] for m in client.get(f"/jobs/{job}/vertices/{vertex_id}/metrics")]
+    path = f"/jobs/{job}/vertices/{vertex_id}/metrics"
+    return listed_ids(client.get(path), path)
 
 
 @dataclass
@@ -78,7 +82,7 @@ class JobPoller:
     def start(cls, client: RestClient, job: str, idleness_ms: int | None, interval_ms: int) -> JobPoller:
         """Read the plan and the metric ids."""
         details = client.get(f"/jobs/{job}")
-        vertices = details.get("vertices", [])
+        vertices = details["vertices"] if vertices_of(details, f"/jobs/{job}") else []
         if not vertices:
             raise RecordError(f"job {job} has no vertices")
         listed = {v["id"]: poller_ids(client, job, v["id"]) for v in vertices}
@@ -91,9 +95,13 @@ class JobPoller:
             listed = {v["id"]: poller_ids(client, job, v["id"]) for v in vertices}
         multi = {vid for vid, ids in listed.items() if any(i.endswith("." + input_metric(2)) for i in ids)}
         try:
-            names, edges = plan_of({"vertices": vertices, **client.get(f"/jobs/{job}/plan")}, multi)
+            plan = obj(client.get(f"/jobs/{job}/plan"), f"/jobs/{job}/plan")
+            names, edges = plan_of({"vertices": vertices, **plan}, multi)
         except ValueError as err:
             raise RecordError(str(err)) from None
+        for vertex in names:
+            if not 1 <= vertex.parallelism <= MAX_SUBTASKS:
+                raise RecordError(subtasks_reason(f"the plan's vertex {vertex.name!r}", vertex.parallelism))
         rec = JobRecording(job, names, edges, idleness_ms=idleness_ms, watermark_interval_ms=interval_ms)
         poller = cls(client, rec)
         poller.refresh(listed)
@@ -109,7 +117,7 @@ class JobPoller:
 
     def sample(self) -> bool:
         """Take one sample; False while the job is not running."""
-        self.state = str(self.client.get(f"/jobs/{self.rec.job}").get("state", "UNKNOWN"))
+        self.state = self.job_state()
         if self.state != "RUNNING":
             return False
         if self.samples % 10 == 0:
@@ -142,6 +150,34 @@ class JobPoller:
                 points = self.rec.series.get((vertex.id, subtask, TASK_ATTEMPT, None))
                 if not points or points[-1][1] != attempt:
                     self.rec.add((vertex.id, subtask, TASK_ATTEMPT, None), taken, attempt)
+
+    def job_state(self) -> str:
+        """The job's state. A job the endpoint no longer knows (HTTP 404) or a vertex whose
+        parallelism changed (a rescale: the plan the recording holds is no longer the job's) ends
+        the recording, saying so in its notes."""
+        path = f"/jobs/{self.rec.job}"
+        try:
+            details = self.client.get(path)
+        except RecordError as err:
+            if err.status == 404:
+                raise RecordError(
+                    f"job {self.rec.job} is gone from {self.client.base} ({err})", 404, final=True
+                ) from None
+            raise
+        state = job_state(details, path)
+        if state != "RUNNING":
+            return state
+        now = {v.id: v.parallelism for v in vertices_of(details, path)}
+        changed = [
+            f"{v.name!r} {v.parallelism} → {now.get(v.id)}"
+            for v in self.rec.vertices
+            if v.id in now and now[v.id] != v.parallelism  # a known vertex at another parallelism
+        ]
+        if changed:
+            note = f"the job was rescaled ({', '.join(changed)} subtasks); the recording ends there"
+            self.rec.notes.append(note)
+            raise RecordError(note + " (record again for the new layout)", final=True)
+        return state
 
     @property
     def over(self) -> bool:

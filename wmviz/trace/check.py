@@ -372,9 +372,13 @@ def _channel_range(
 
 
 def _payload(batch: RawBatch, issues: _Rows) -> pa.Array:
-    """`payload_json` of every row: its extra cells as `[name, value]` pairs in file order."""
+    """`payload_json` of every row: its extra cells as `[name, value]` pairs in file order; a
+    check column's cell (`cols.CHECK_COLUMNS`) is judged by its rule like a standard cell."""
     n = batch.length
     if batch.payload_rows is not None:
+        for index, pairs in enumerate(batch.payload_rows):
+            for name, cell in pairs:
+                _judge_payload_cell(n, index, name, cell, issues)
         return pa.array([encode_payload(pairs) for pairs in batch.payload_rows], pa.string())
     if not batch.payload:
         return pa.nulls(n, pa.string())
@@ -384,23 +388,33 @@ def _payload(batch: RawBatch, issues: _Rows) -> pa.Array:
     for _, column in batch.payload:
         present |= column.present()
     out: list[str | None] = [None] * n
-    from wmviz.trace.cellrules import Unreadable
-
     for index in np.flatnonzero(present).tolist():
         pairs = []
         for name, column_values in zip(names, values, strict=True):
             cell = column_values[index]
-            if isinstance(cell, Unreadable):
-                issues.add(
-                    _one(n, index),
-                    name,
-                    PHASE_CELL + len(cols.CHECK_ORDER),
-                    _always(f"cannot be read: {cell}"),
-                )
-            elif cell is not None:
+            if _judge_payload_cell(n, index, name, cell, issues) and cell is not None:
                 pairs.append((name, cell))
         out[index] = encode_payload(pairs)
     return pa.array(out, pa.string())
+
+
+def _judge_payload_cell(n: int, index: int, name: str, cell: Any, issues: _Rows) -> bool:
+    """Whether a payload cell can be kept; an issue on its row if not."""
+    from wmviz.trace.cellrules import RULES, Invalid, Unreadable
+
+    phase = PHASE_CELL + len(cols.CHECK_ORDER)
+    if isinstance(cell, Unreadable):
+        issues.add(_one(n, index), name, phase, _always(f"cannot be read: {cell}"))
+        return False
+    parse = cols.CHECK_COLUMNS.get(name)
+    if parse is None or cell in (None, ""):
+        return True
+    try:
+        RULES[parse](cell)
+    except Invalid as err:
+        issues.add(_one(n, index), name, phase, _always(f"{err} ({cols.CHECK_COLUMN_ROLE[name]})"))
+        return False
+    return True
 
 
 def _always(text: str) -> Callable[[int], str]:

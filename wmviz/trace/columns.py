@@ -87,6 +87,18 @@ CHECK_ORDER: tuple[str, ...] = (
 )
 """The order a row's cells are judged in, which is the order of that row's messages."""
 
+REPORTED_MS = "reported_ms"
+"""The check column: the watermark the job itself reported at this row (a recording's
+`currentInputWatermark`), which a replay is compared with (`wmviz.record.agreement`)."""
+CHECK_COLUMNS: dict[str, Parse] = {REPORTED_MS: Parse.WATERMARK}
+"""Payload columns wmviz reads itself, with the rule their cells follow. They stay payload (a trace
+need not have them, and writers lay them out as payload), but a cell that breaks its rule makes its
+row invalid like a standard cell would, rather than passing `validate` and failing later."""
+CHECK_COLUMN_ROLE: dict[str, str] = {
+    REPORTED_MS: "the job's reported watermark, a replay is checked against it"
+}
+"""What each check column is for, as its messages say."""
+
 RESERVED_NAMES = frozenset({"config"})
 """Names no payload column may have: a JSON Lines line with a `config` key is a config line, so a
 payload column of that name could not be written back."""
