@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 
 from wmviz.analysis.sweep import (
     Counts,
+    InstanceInput,
     Vary,
     combination_config,
     count_instance,
@@ -43,13 +44,15 @@ from wmviz.trace.rowtable import ROW_SCHEMA, decode_rows
 from wmviz.trace.wholefile import check_instances
 
 
-def _instances_of(blob: bytes, order_known: bool) -> tuple[pa.Table, list[tuple[str, list, pa.Table]]]:
-    """A bucket blob's rows sorted by (instance, arrival order), and each instance's decoded rows."""
+def _instances_of(blob: bytes, order_known: bool) -> tuple[pa.Table, list[tuple[InstanceInput, pa.Table]]]:
+    """A bucket blob's rows sorted by (instance, arrival order), and each instance's input."""
     table = conform(pa.ipc.open_stream(blob).read_all(), ROWS_SCHEMA)
     key = "order" if order_known else "row"
     grouped = table.take(pc.sort_indices(table, [("instance", "ascending"), (key, "ascending")]))
     rows = grouped.select(ROW_SCHEMA.names).cast(ROW_SCHEMA)
-    return grouped, [(name, decode_rows(part), part) for name, part in instance_groups(rows)]
+    return grouped, [
+        (InstanceInput.of(name, decode_rows(part)), part) for name, part in instance_groups(rows)
+    ]
 
 
 def sweep_partition(
@@ -59,7 +62,7 @@ def sweep_partition(
     per-instance checks (once per bucket, with combination 0)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        decoded: dict[int, tuple[pa.Table, list[tuple[str, list, pa.Table]]]] = {}
+        decoded: dict[int, tuple[pa.Table, list[tuple[InstanceInput, pa.Table]]]] = {}
         counts: dict[int, Counts] = {}
         stopped: list[tuple[int, int, ScenarioError]] = []
         collector = IssueCollector(source)
@@ -78,9 +81,9 @@ def sweep_partition(
                         grouped, specs[0].config, config_ok, unit, collector, order_known=order_known
                     )
                 total = counts.setdefault(combo, Counts())
-                for name, rows, part in instances:
+                for instance, part in instances:
                     try:
-                        total.merge(count_instance(specs[combo], name, rows))
+                        total.merge(count_instance(specs[combo], instance))
                     except ScenarioError as err:
                         at = pc.index(part.column("row"), err.row.row).as_py()
                         stopped.append((combo, int(part.column("order")[max(at, 0)].as_py()), err))
