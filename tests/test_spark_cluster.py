@@ -3,11 +3,13 @@
 A master and one worker run as their own JVMs on 127.0.0.1; `python -m wmviz simulate --master
 spark://…` then runs as a separate driver, so its executor is a separate JVM with its own Python
 workers that get wmviz only as the zip the driver ships (`SparkContext.addPyFile`). Its timeline
-must equal the local engine's.
+must equal the local engine's. A sweep on the same cluster (`wmviz sweep --engine spark`) must
+write the in-process sweep's table.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -134,3 +136,28 @@ def test_a_standalone_cluster_writes_the_local_engines_timeline(cluster, case, t
         outs[engine] = Timeline(out)
     assert outs["spark"].meta["engine"] == "spark"
     assert_same_timeline(outs["spark"], outs["local"])
+
+
+def _wmviz(argv: list[str], cwd: Path) -> None:
+    """`python -m wmviz …` as its own driver process, from outside the checkout, so the executors
+    can only have wmviz from the shipped zip."""
+    repo = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(repo), "WMVIZ_DRIVER_MEMORY": "1g"}
+    command = [sys.executable, "-m", "wmviz", *argv]
+    result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_a_standalone_cluster_sweeps_to_the_in_process_table(cluster, tmp_path):
+    """The Kafka-like sample over 3 × 2 combinations: every (combination, bucket) unit runs in the
+    cluster's executor, and the merged table is the in-process one, row for row."""
+    data = Path(__file__).resolve().parent / "data"
+    argv = ["sweep", str(data / "kafka-rebalance.csv"), "--config", str(data / "kafka-rebalance.json"),
+            "--vary", "operator.allowed_lateness_ms=0,30s,2m",
+            "--vary", "operator.size_ms=30s,1m"]  # fmt: skip
+    _wmviz([*argv, "--engine", "local", "--out", str(tmp_path / "local.json")], tmp_path)
+    _wmviz([*argv, "--engine", "spark", "--master", cluster, "--out", str(tmp_path / "spark.json")], tmp_path)
+    local = json.loads((tmp_path / "local.json").read_text())
+    assert len(local) == 6
+    assert any(row["late_dropped"] > 0 for row in local)  # a table where the bounds matter
+    assert json.loads((tmp_path / "spark.json").read_text()) == local

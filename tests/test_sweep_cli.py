@@ -136,3 +136,31 @@ def test_spark_sweeps_the_kafka_sample_from_the_command_line(spark, tmp_path):
     local = json.loads((tmp_path / "local.json").read_text())
     assert json.loads((tmp_path / "spark.json").read_text()) == local
     assert local[0]["late_dropped"] > local[4]["late_dropped"] >= 0
+
+
+@pytest.mark.spark
+def test_spark_counts_every_chunk_of_a_file_read_in_several(spark, monkeypatch):
+    """A file read in several chunks reaches a task as several blobs per bucket (one per chunk):
+    all of them are counted, so the table is still the in-process one."""
+    import wmviz.spark.run as spark_run
+    from wmviz.spark.sweep import spark_sweep_file
+    from wmviz.trace.readers import read_trace
+
+    planned = []
+
+    def small_chunks(*args, **kwargs):
+        plan = real_plan(*args, **{**kwargs, "chunk_bytes": 4096})
+        planned.append(len(plan.chunks))
+        return plan
+
+    real_plan = spark_run.plan_trace
+    monkeypatch.setattr(spark_run, "plan_trace", small_chunks)
+    data = Path(__file__).resolve().parent / "data"
+    trace, config = data / "kafka-rebalance.csv", data / "kafka-rebalance.json"
+    varies = [
+        Vary("operator.allowed_lateness_ms", (0, 2 * 60_000)),
+        Vary("operator.size_ms", (30_000, 60_000)),
+    ]
+    expected = run_sweep(read_trace(trace, config), varies)
+    assert spark_sweep_file(spark, trace, config, varies, lambda r: None) == expected
+    assert planned and planned[0] > 2

@@ -36,6 +36,7 @@ from typing import Any
 
 from wmviz.core.operator_log import Dropped, JoinOutput, OutputWatermark, StepEvent, WindowOutput
 from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow
+from wmviz.core.simulate import manual_channels_of
 from wmviz.core.types import MIN_MS
 from wmviz.timeline.local import instance_groups
 from wmviz.timeline.runner import RunSpec, new_pipeline
@@ -175,28 +176,33 @@ class Counts:
         return self
 
 
-@dataclass
-class _Stall:
-    """The longest time the output watermark stood still while records arrived: at each record,
-    the clock since the output watermark last rose (or since the first record)."""
+@dataclass(frozen=True)
+class InstanceInput:
+    """One instance's rows in arrival order, decoded once, with what every combination reads from
+    them and no config changes: the channels carrying explicit watermarks (`new_pipeline`'s
+    `manual`), whether the rows carry a processing clock, the event-time clock at each row (the
+    largest event time received so far) and which rows are records."""
 
-    risen_at: int | None = None
-    longest: int = 0
+    name: str
+    rows: list[TraceRow]
+    manual: set[tuple[str, int]]
+    proc_clock: bool
+    event_clocks: list[int | None]
+    is_record: list[bool]
 
-    def record(self, clock: int | None) -> None:
-        if clock is None:
-            return
-        if self.risen_at is None:
-            self.risen_at = clock
-        self.longest = max(self.longest, clock - self.risen_at)
-
-    def rose(self, clock: int | None) -> None:
-        if clock is not None:
-            self.risen_at = clock
-
-    def ms(self) -> int | None:
-        """None when no record was ever read on a clock."""
-        return self.longest if self.risen_at is not None else None
+    @classmethod
+    def of(cls, name: str, rows: list[TraceRow]) -> InstanceInput:
+        event_clocks: list[int | None] = []
+        is_record: list[bool] = []
+        latest: int | None = None
+        for row in rows:
+            record = row.kind is Kind.RECORD
+            if record and row.event_ms is not None and (latest is None or row.event_ms > latest):
+                latest = row.event_ms
+            event_clocks.append(latest)
+            is_record.append(record)
+        proc_clock = any(row.proc_ms is not None for row in rows)
+        return cls(name, rows, manual_channels_of(rows), proc_clock, event_clocks, is_record)
 
 
 def _count_step(
@@ -218,54 +224,62 @@ def _count_step(
     return output_wm, risen
 
 
-def count_instance(spec: RunSpec, instance: str, rows: Sequence[TraceRow]) -> Counts:
+def count_instance(spec: RunSpec, instance: InstanceInput) -> Counts:
     """Run one instance's rows (arrival order) through a fresh pipeline and count what it did.
 
     Everything is read from the pipeline's step log (`step_log.timeline`, the list the transcript's
-    `dropped` and `emit` come from) and its output watermark; no rule is restated here.
+    `dropped` and `emit` come from) and its output watermark; no rule is restated here. The loop
+    runs once per row of every combination, so it keeps its state in locals: most steps log
+    nothing, and then only the stall is looked at.
     """
-    pipeline = new_pipeline(spec, instance, rows)
-    has_operator = pipeline.operator is not None
-    proc_clock = any(row.proc_ms is not None for row in rows)
-    counts = Counts(clocks={"proc_ms" if proc_clock else "event_ms"})
-    log = pipeline.step_log.timeline
-    run_row = pipeline.run_row
-    max_event: int | None = None
+    pipeline = new_pipeline(spec, instance.name, instance.rows, manual=instance.manual)
+    watch_valve = pipeline.operator is None  # no operator: the output watermark is the valve's
+    proc_clock = instance.proc_clock
+    counts = Counts(records=sum(instance.is_record), clocks={"proc_ms" if proc_clock else "event_ms"})
+    log, run_row = pipeline.step_log.timeline, pipeline.run_row
     output_wm = MIN_MS
-    stall = _Stall()
-    for row in rows:
+    risen_at: int | None = None  # the clock when the output watermark last rose (or the first record's)
+    longest = 0  # the longest time it stood still at a record
+    for row, event_clock, is_record in zip(
+        instance.rows, instance.event_clocks, instance.is_record, strict=True
+    ):
         run_row(row, explain=False)
-        is_record = row.kind is Kind.RECORD
-        if is_record and row.event_ms is not None and (max_event is None or row.event_ms > max_event):
-            max_event = row.event_ms
-        clock = pipeline.proc_ms if proc_clock else max_event
-        output_wm, risen = _count_step(log, counts, clock, output_wm)
-        if not has_operator and pipeline.output_watermark_ms > output_wm:
+        clock = pipeline.proc_ms if proc_clock else event_clock
+        risen = False
+        if log:
+            output_wm, risen = _count_step(log, counts, clock, output_wm)
+        if watch_valve and pipeline.output_watermark_ms > output_wm:
             output_wm, risen = pipeline.output_watermark_ms, True
+        if clock is None:
+            continue
         if is_record:
-            counts.records += 1
-            stall.record(clock)
+            if risen_at is None:
+                risen_at = clock
+            elif clock - risen_at > longest:
+                longest = clock - risen_at
         if risen:
-            stall.rose(clock)
-    counts.stall_ms = stall.ms()
+            risen_at = clock
+    counts.stall_ms = longest if risen_at is not None else None
     return counts
 
 
-def instance_rows(trace: Trace) -> list[tuple[str, list[TraceRow]]]:
-    """Each instance's rows in arrival order, decoded once (every combination reuses them)."""
-    return [(name, decode_rows(rows)) for name, rows in instance_groups(grouped_table(trace.rows))]
+def instance_rows(trace: Trace) -> list[InstanceInput]:
+    """Each instance's input, decoded once (every combination reuses it)."""
+    return [
+        InstanceInput.of(name, decode_rows(rows)) for name, rows in instance_groups(grouped_table(trace.rows))
+    ]
 
 
 def count_combination(
     config: ScenarioConfig,
     valve_channels: dict[tuple[str, str], int],
-    groups: Sequence[tuple[str, Sequence[TraceRow]]],
+    groups: Sequence[InstanceInput],
 ) -> Counts:
     """One combination over every instance, merged."""
     spec = RunSpec.of(config, config.profile, valve_channels, keyframe_every=1)
     total = Counts()
-    for name, rows in groups:
-        total.merge(count_instance(spec, name, rows))
+    for instance in groups:
+        total.merge(count_instance(spec, instance))
     return total
 
 

@@ -1,11 +1,14 @@
-"""A sweep on Spark: every (combination, instance bucket) pair is one unit of one job.
+"""A sweep on Spark: every combination over every instance bucket, as one job.
 
 The rows come as the engine's bucket blobs (`rows_frame` for a file, `table_frame` for a trace in
-memory: the same reading, checks and shuffle `wmviz.spark.engine` uses for a timeline). Each blob is
-paired with every combination index, and the pairs are spread over the tasks, so a sweep of a trace
-with one instance still keeps every core busy. A task decodes each blob once, runs
-`wmviz.analysis.sweep.count_instance` (the function the in-process sweep runs) for each combination
-it got, and returns the counts; the driver merges them and builds the very table `run_sweep` does.
+memory: the same reading, checks and shuffle `wmviz.spark.engine` uses for a timeline). The
+combinations are dealt into lanes (as many as the job has tasks); each bucket's blobs are paired
+with every lane, and the (lane, bucket) units are spread over the tasks, so a sweep of a trace with
+one instance still keeps every core busy, while the rows travel and are decoded once per lane, not
+once per combination. A task gathers each bucket's blobs (one per chunk the file was read in),
+decodes them once, runs `wmviz.analysis.sweep.count_instance` (the function the in-process sweep
+runs) for each combination of its lanes, and returns the counts; the driver merges them and builds
+the very table `run_sweep` does.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pyspark.sql import functions as F
 
 from wmviz.analysis.sweep import (
     Counts,
+    InstanceInput,
     Vary,
     combination_config,
     count_instance,
@@ -30,60 +34,71 @@ from wmviz.analysis.sweep import (
 )
 from wmviz.core.scenario import ScenarioConfig, Trace
 from wmviz.core.windows import ScenarioError
-from wmviz.spark.engine import ROWS_SCHEMA, SUMMARY_DDL, Transform, _summary, rows_frame, table_frame
+from wmviz.spark.engine import SUMMARY_DDL, Transform, _summary, from_buckets, rows_frame, table_frame
 from wmviz.spark.progress import SparkProgress, print_report
 from wmviz.spark.run import _parallelism, check_file, plan_file
 from wmviz.spark.session import get_spark
 from wmviz.timeline.local import instance_groups
 from wmviz.timeline.progress import Sink
 from wmviz.timeline.runner import RunSpec
-from wmviz.trace.check import conform
 from wmviz.trace.errors import IssueCollector
 from wmviz.trace.rowtable import ROW_SCHEMA, decode_rows
 from wmviz.trace.wholefile import check_instances
 
 
-def _instances_of(blob: bytes, order_known: bool) -> tuple[pa.Table, list[tuple[str, list, pa.Table]]]:
-    """A bucket blob's rows sorted by (instance, arrival order), and each instance's decoded rows."""
-    table = conform(pa.ipc.open_stream(blob).read_all(), ROWS_SCHEMA)
+def _instances_of(
+    blobs: list[bytes], order_known: bool
+) -> tuple[pa.Table, list[tuple[InstanceInput, pa.Table]]]:
+    """A bucket's rows (every blob of it: a file read in several chunks gives one per chunk) sorted
+    by (instance, arrival order), and each instance's input."""
+    table = from_buckets(iter([pa.RecordBatch.from_pydict({"rows": blobs})]))
     key = "order" if order_known else "row"
     grouped = table.take(pc.sort_indices(table, [("instance", "ascending"), (key, "ascending")]))
     rows = grouped.select(ROW_SCHEMA.names).cast(ROW_SCHEMA)
-    return grouped, [(name, decode_rows(part), part) for name, part in instance_groups(rows)]
+    return grouped, [
+        (InstanceInput.of(name, decode_rows(part)), part) for name, part in instance_groups(rows)
+    ]
+
+
+def _units(batches: Iterator[pa.RecordBatch]) -> dict[int, dict[int, list[bytes]]]:
+    """The (bucket, lane, blob) rows a task got, as bucket -> lane -> that bucket's blobs."""
+    units: dict[int, dict[int, list[bytes]]] = {}
+    for batch in batches:
+        for bucket, blob, lane in zip(
+            batch.column("bucket").to_pylist(),
+            batch.column("rows").to_pylist(),
+            batch.column("lane").to_pylist(),
+            strict=True,
+        ):
+            units.setdefault(bucket, {}).setdefault(lane, []).append(blob)
+    return units
 
 
 def sweep_partition(
-    specs: Sequence[RunSpec], source: str, unit: str, config_ok: bool, order_known: bool
+    specs: Sequence[RunSpec], lanes: int, source: str, unit: str, config_ok: bool, order_known: bool
 ) -> Transform:
-    """The `mapInArrow` function over (bucket, rows, combo) pairs: counts per combination, and the
-    per-instance checks (once per bucket, with combination 0)."""
+    """The `mapInArrow` function over (bucket, rows, lane) units: lane L of a bucket runs the
+    combinations L, L + lanes, L + 2 × lanes, … over the bucket's instances. A bucket is decoded
+    once per task, whichever lanes of it the task got; its per-instance checks run with lane 0."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        decoded: dict[int, tuple[pa.Table, list[tuple[str, list, pa.Table]]]] = {}
         counts: dict[int, Counts] = {}
         stopped: list[tuple[int, int, ScenarioError]] = []
         collector = IssueCollector(source)
-        for batch in batches:
-            for bucket, blob, combo in zip(
-                batch.column("bucket").to_pylist(),
-                batch.column("rows").to_pylist(),
-                batch.column("combo").to_pylist(),
-                strict=True,
-            ):
-                if bucket not in decoded:
-                    decoded[bucket] = _instances_of(blob, order_known)
-                grouped, instances = decoded[bucket]
-                if combo == 0:
-                    check_instances(
-                        grouped, specs[0].config, config_ok, unit, collector, order_known=order_known
-                    )
-                total = counts.setdefault(combo, Counts())
-                for name, rows, part in instances:
-                    try:
-                        total.merge(count_instance(specs[combo], name, rows))
-                    except ScenarioError as err:
-                        at = pc.index(part.column("row"), err.row.row).as_py()
-                        stopped.append((combo, int(part.column("order")[max(at, 0)].as_py()), err))
+        for by_lane in _units(batches).values():
+            # Every lane of a bucket carries the same blobs: any one lane's are the bucket's rows.
+            grouped, instances = _instances_of(next(iter(by_lane.values())), order_known)
+            if 0 in by_lane:
+                check_instances(grouped, specs[0].config, config_ok, unit, collector, order_known=order_known)
+            for lane in by_lane:
+                for combo in range(lane, len(specs), lanes):
+                    total = counts.setdefault(combo, Counts())
+                    for instance, part in instances:
+                        try:
+                            total.merge(count_instance(specs[combo], instance))
+                        except ScenarioError as err:
+                            at = pc.index(part.column("row"), err.row.row).as_py()
+                            stopped.append((combo, int(part.column("order")[max(at, 0)].as_py()), err))
         summary: dict[str, Any] = {"counts": counts, "stopped": stopped}
         summary["issues"], summary["total"] = collector.entries(), collector.total
         yield _summary(summary)
@@ -91,11 +106,9 @@ def sweep_partition(
     return run
 
 
-def _with_combos(spark: SparkSession, rows: DataFrame, combos: int) -> DataFrame:
-    """Every bucket blob once per combination index (the small side is broadcast)."""
-    indexes = (
-        spark.range(combos).withColumnRenamed("id", "combo").withColumn("combo", F.col("combo").cast("int"))
-    )
+def _with_lanes(spark: SparkSession, rows: DataFrame, lanes: int) -> DataFrame:
+    """Every bucket blob once per lane (the small side is broadcast)."""
+    indexes = spark.range(lanes).withColumnRenamed("id", "lane").withColumn("lane", F.col("lane").cast("int"))
     return rows.crossJoin(F.broadcast(indexes))
 
 
@@ -109,11 +122,15 @@ def _run_job(
     progress: Sink,
 ) -> list[Counts]:
     source, unit, config_ok, order_known = job
+    # Lanes split the combinations so each core gets a share, while a bucket's rows are shipped
+    # and decoded once per lane rather than once per combination; (lane, bucket) units outnumber
+    # the tasks so that hashing them onto the tasks spreads the work.
     tasks = max(1, min(len(specs) * buckets, 2 * _parallelism(spark)))
-    pairs = _with_combos(spark, rows, len(specs)).repartition(tasks, F.col("combo"), F.col("bucket"))
+    lanes = max(1, min(len(specs), tasks))
+    units = _with_lanes(spark, rows, lanes).repartition(tasks, F.col("lane"), F.col("bucket"))
     with SparkProgress(spark, f"sweeping {len(specs):,} combinations", progress):
-        found = pairs.mapInArrow(
-            sweep_partition(specs, source, unit, config_ok, order_known), SUMMARY_DDL
+        found = units.mapInArrow(
+            sweep_partition(specs, lanes, source, unit, config_ok, order_known), SUMMARY_DDL
         ).collect()
     merged = [Counts() for _ in specs]
     stopped = []

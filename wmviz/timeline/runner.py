@@ -55,10 +55,19 @@ class RunSpec:
         return instance_channels(counts, self.config, instance)
 
 
-def new_pipeline(spec: RunSpec, instance: str, rows: Sequence[TraceRow]) -> InstancePipeline:
+def new_pipeline(
+    spec: RunSpec,
+    instance: str,
+    rows: Sequence[TraceRow],
+    manual: set[tuple[str, int]] | None = None,
+) -> InstancePipeline:
     """A fresh pipeline for `instance`, whose whole trace is `rows` (with a generator, the channels
-    carrying explicit watermarks are the ones without one)."""
-    manual = manual_channels_of(rows) if spec.config.generator is not None else set()
+    carrying explicit watermarks are the ones without one). `manual`, when given, is
+    `manual_channels_of(rows)` computed once by a caller that runs the same rows many times."""
+    if spec.config.generator is None:
+        manual = set()
+    elif manual is None:
+        manual = manual_channels_of(rows)
     return InstancePipeline(instance, spec.config, spec.profile, spec.channels_of(instance), manual)
 
 
