@@ -49,7 +49,7 @@ def test_the_page_sweeps_the_trace_and_opens_a_point_as_a_what_if(app):
     assert not app.exception, app.exception
     assert any("lowest latency with late share ≤ 0" in c.value for c in app.caption)
     # The sweep's table: the one whose columns are the varied paths (the step's tables come first).
-    (frame,) = [d.value for d in app.dataframe if "records" in d.value.columns]
+    (frame,) = [d.value for d in app.dataframe if "late_share" in d.value.columns]
     assert len(frame) == 4 and list(frame.columns)[:3] == [
         "generator.out_of_orderness_ms", "operator.allowed_lateness_ms", "records",
     ]  # fmt: skip
