@@ -12,6 +12,7 @@ it. The first examples of each bad class are saved to the output folder.
 from __future__ import annotations
 
 import os
+import re
 import resource
 import signal
 import sys
@@ -163,6 +164,16 @@ def _worker(conn: Any, target: Target, seed: int, indexes: list[int], options: P
 # ---- the parent -----------------------------------------------------------------------------------
 
 
+def signature(fmt: str, cls: str, detail: str) -> str:
+    """What tells one bad outcome from another: the target, the class, the exception's type and
+    message with numbers and quoted values blanked, and the innermost frame."""
+    message, _, frames = detail.partition(" at ")
+    message = message.split(" (run with --debug", 1)[0]
+    message = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", message)
+    message = re.sub(r"\d[\d,.]*", "N", message)[:160]
+    return f"{fmt} | {cls} | {message} | {frames.split(' <- ', 1)[0]}"
+
+
 @dataclass
 class Summary:
     """Counts per class (and per format or target), the first examples of each bad class, the time."""
@@ -173,15 +184,20 @@ class Summary:
     by_format: dict[str, Counter[str]] = field(default_factory=dict)
     examples: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
     seconds: float = 0.0
+    signatures: dict[str, list[int]] = field(default_factory=dict)
+    """Each distinct bad outcome (`signature`): the inputs that ended in it."""
 
     def add(self, index: int, fmt: str, cls: str, detail: str, keep: int) -> bool:
-        """Count one outcome; True when it is a bad one worth saving as an example."""
+        """Count one outcome; True when it is a bad one worth saving as an example (one of the
+        first `keep` of its class, or the first of its signature)."""
         self.counts[cls] += 1
         self.by_format.setdefault(fmt, Counter())[cls] += 1
         if cls in GOOD:
             return False
+        seen = self.signatures.setdefault(signature(fmt, cls, detail), [])
+        seen.append(index)
         kept = self.examples.setdefault(cls, [])
-        if len(kept) < keep:
+        if len(kept) < keep or len(seen) == 1:
             kept.append((index, detail))
             return True
         return False
@@ -346,6 +362,8 @@ def report(summary: Summary, out: str | None) -> str:
     for cls, examples in summary.examples.items():
         for index, detail in examples[:3]:
             lines.append(f"  {cls} #{index}: {detail[:300]}")
+    for sig, indexes in sorted(summary.signatures.items()):
+        lines.append(f"  {len(indexes):>6,} × {sig}  (e.g. #{indexes[0]})")
     if summary.examples and out:
         lines.append(f"first examples of each bad class saved under {out}")
     return "\n".join(lines)
