@@ -68,6 +68,17 @@ class FuzzInput:
     config: bytes | None
     mutations: tuple[str, ...]
 
+    def files(self) -> dict[str, bytes]:
+        """The trace file and its --config file, by name (what an example saves)."""
+        out = {"input" + Path(self.name).suffix: self.data}
+        if self.config is not None:
+            out["config.json"] = self.config
+        return out
+
+    def note(self) -> str:
+        """How the input was made."""
+        return f"format: {self.fmt}\nmutations: {'; '.join(self.mutations)}"
+
 
 # ---- values chosen to break rules --------------------------------------------------------------
 
