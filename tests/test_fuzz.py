@@ -96,9 +96,11 @@ def test_a_writer_whose_file_reads_back_differently_is_a_round_trip_failure():
 # ---- the newer surfaces -------------------------------------------------------------------------
 
 PER_TARGET = 120  # 960 inputs over the eight surfaces: about a minute in two workers on this shared machine
-KNOWN = {  # surfaces whose slice still finds issue 24's crashes (fixed on other branches)
-    "prometheus-plan", "record", "blame",
-}  # fmt: skip
+# Surfaces whose slice still finds a bad outcome: `record` against a JobManager that answers a
+# metrics request 12 s late outlasts the harness's 30 s wall limit (the recorder waits out each
+# request up to --timeout, 30 s by default, and --for is checked between polls). Strict: the mark
+# fails once that is fixed and must go.
+KNOWN = {"record"}
 
 
 @pytest.fixture(scope="module")

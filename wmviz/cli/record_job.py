@@ -32,6 +32,10 @@ def save(rec: JobRecording, path: Path) -> None:
     """Write the recording, or a one-line error (exit 2)."""
     try:
         write_recording(rec, path)
+    except JobFormatError as err:
+        raise BadInput(
+            f"{err}\nthe recording built is not one wmviz can read back; nothing was written"
+        ) from None
     except OutputError as err:
         raise BadInput(str(err)) from None
     except OSError as err:

@@ -30,6 +30,8 @@ from typing import Any
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.disk.atomic import write_file
 from wmviz.record.names import chain_parts
+from wmviz.trace.config import MAX_CHANNELS
+from wmviz.trace.jsonline import loads_strict
 
 FORMAT = "wmviz-job/1"
 INPUT_WATERMARK = "currentInputWatermark"
@@ -247,7 +249,9 @@ def to_json(rec: JobRecording) -> dict[str, Any]:
 def write_recording(rec: JobRecording, path: Path) -> None:
     """Write the recording whole (`wmviz.disk`: beside it, then renamed over it), so a reader or an
     interrupted recorder never sees half a file, and a killed run's work file is cleared later."""
-    write_file(path, json.dumps(to_json(rec), separators=(",", ":")).encode("utf-8"))
+    body = to_json(rec)
+    recording_of(body, path.name)  # JobFormatError: what would be written is no recording its reader takes
+    write_file(path, json.dumps(body, separators=(",", ":")).encode("utf-8"))
 
 
 def is_recording_bytes(data: bytes) -> bool:
@@ -262,6 +266,19 @@ def is_recording_bytes(data: bytes) -> bool:
     return isinstance(body, dict) and body.get("format") == FORMAT
 
 
+def _parallelism(value: Any, name: str) -> int:
+    """A vertex's parallelism: a count of subtasks within the channel budget (Flink's ceiling)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CHANNELS:
+        raise JobFormatError(
+            f"{name}: parallelism {value!r} is not a subtask count from 1 to {MAX_CHANNELS:,}"
+        )
+    return value
+
+
+def _optional_long(value: Any, where: str) -> int | None:
+    return None if value is None else _long(value, where)
+
+
 def _long(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise JobFormatError(f"{where}: {value!r} is not an integer")
@@ -273,14 +290,26 @@ def read_recording(path: Path) -> JobRecording:
     if path.stat().st_size > MAX_FILE_BYTES:
         raise JobFormatError(f"{path.name}: larger than {MAX_FILE_BYTES >> 20} MB")
     try:
-        body = json.loads(path.read_text(encoding="utf-8"))
+        # The trace readers' bounded decoder: nesting depth, sizes of numbers, no half surrogates.
+        body = loads_strict(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as err:
         raise JobFormatError(f"{path.name}: not JSON ({err})") from None
+    return recording_of(body, path.name)
+
+
+def recording_of(body: Any, name: str) -> JobRecording:
+    """The recording a decoded JSON body holds, judged as `read_recording` judges a file (`name`
+    names it in messages); what `write_recording` writes is judged the same way first."""
     if not isinstance(body, dict) or body.get("format") != FORMAT:
-        raise JobFormatError(f'{path.name}: not a job recording (expected {{"format": "{FORMAT}", ...}})')
+        raise JobFormatError(f'{name}: not a job recording (expected {{"format": "{FORMAT}", ...}})')
     try:
         vertices = tuple(
-            Vertex(str(v["id"]), str(v["name"]), int(v["parallelism"]), tuple(v.get("operators", ())))
+            Vertex(
+                str(v["id"]),
+                str(v["name"]),
+                _parallelism(v["parallelism"], name),
+                tuple(v.get("operators", ())),
+            )
             for v in body["vertices"]
         )
         edges = tuple(
@@ -292,25 +321,28 @@ def read_recording(path: Path) -> JobRecording:
             vertices=vertices,
             edges=edges,
             source=str(body.get("source", "")),
-            idleness_ms=body.get("idleness_ms"),
+            idleness_ms=_optional_long(body.get("idleness_ms"), f"{name}: idleness_ms"),
             watermark_interval_ms=int(body.get("watermark_interval_ms", 200)),
             notes=list(body.get("notes", [])),
         )
         ids = {v.id for v in vertices}
         for index, item in enumerate(body["series"]):
-            where = f"{path.name}: series[{index}]"
+            where = f"{name}: series[{index}]"
             if item["vertex"] not in ids:
                 raise JobFormatError(f"{where}: vertex {item['vertex']!r} is not in the plan")
-            key = (str(item["vertex"]), int(item["subtask"]), str(item["metric"]), item.get("split"))
+            split = item.get("split")
+            if split is not None and not isinstance(split, str):
+                raise JobFormatError(f"{where}: split {split!r} is not a split id (text)")
+            key = (str(item["vertex"]), int(item["subtask"]), str(item["metric"]), split)
             rec.series[key] = sorted((_long(t, where), _long(v, where)) for t, v in item["points"])
     except (KeyError, TypeError, ValueError) as err:
         if isinstance(err, JobFormatError):
             raise
-        raise JobFormatError(f"{path.name}: {err!r} (see docs/whole-job.md for the format)") from None
+        raise JobFormatError(f"{name}: {err!r} (see docs/whole-job.md for the format)") from None
     for edge in rec.edges:
         if edge.source not in ids or edge.target not in ids:
             raise JobFormatError(
-                f"{path.name}: edge {edge.source} -> {edge.target} names a vertex not in the plan"
+                f"{name}: edge {edge.source} -> {edge.target} names a vertex not in the plan"
             )
     return rec
 
