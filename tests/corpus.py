@@ -24,7 +24,7 @@ from tests.join_cases import case_config, case_rows, join_cases
 from wmviz.core.types import MAX_MS, MIN_MS, StatusInput, WatermarkInput, parse_input
 from wmviz.trace.writers import write_trace
 
-KINDS = "record, watermark, status, proctime"
+KINDS = "record, watermark, status, proctime, split"
 
 
 @dataclass(frozen=True)

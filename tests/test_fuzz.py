@@ -96,11 +96,6 @@ def test_a_writer_whose_file_reads_back_differently_is_a_round_trip_failure():
 # ---- the newer surfaces -------------------------------------------------------------------------
 
 PER_TARGET = 120  # 960 inputs over the eight surfaces: about a minute in two workers on this shared machine
-# Surfaces whose slice still finds a bad outcome: `record` against a JobManager that answers a
-# metrics request 12 s late outlasts the harness's 30 s wall limit (the recorder waits out each
-# request up to --timeout, 30 s by default, and --for is checked between polls). Strict: the mark
-# fails once that is fixed and must go.
-KNOWN = {"record"}
 
 
 @pytest.fixture(scope="module")
@@ -122,13 +117,7 @@ def test_a_seeded_slice_of_each_surface_reaches_accepted_inputs_and_clean_errors
     assert counts[fuzz.ACCEPTED] and counts[fuzz.CLEAN], (label, dict(counts))
 
 
-@pytest.mark.parametrize(
-    "label",
-    [
-        pytest.param(label, marks=pytest.mark.xfail(label in KNOWN, reason="issue 24", strict=True))
-        for label in LABELS
-    ],
-)
+@pytest.mark.parametrize("label", LABELS)
 def test_a_seeded_slice_of_each_surface_finds_no_traceback_hang_or_unreadable_output(surfaces_slice, label):
     summary, out = surfaces_slice
     counts = summary.by_format[label]

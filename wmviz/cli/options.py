@@ -4,6 +4,7 @@ read once for both of its routes: one vertex and the whole job."""
 from __future__ import annotations
 
 import argparse
+import time
 from dataclasses import dataclass
 
 from wmviz.record.output import duration_option_ms
@@ -36,10 +37,14 @@ def poll_options(args: argparse.Namespace) -> PollOptions:
 
 
 def rest_client(args: argparse.Namespace) -> RestClient:
-    """The client of `--rest`, bounded by `--timeout`."""
+    """The client of `--rest`, bounded by `--timeout`, and with `--for` by the recording's end: no
+    request (finding the job's vertices included) outlives the time the recording was given."""
     deadline_ms = duration_option_ms(args.timeout, "--timeout")
     if deadline_ms < 100:
         raise ValueError("--timeout must be at least 100ms")
     if args.give_up_after < 1:
         raise ValueError("--give-up-after must be at least 1")
-    return RestClient(args.rest, timeout_s=min(10.0, deadline_ms / 1000), deadline_s=deadline_ms / 1000)
+    client = RestClient(args.rest, timeout_s=min(10.0, deadline_ms / 1000), deadline_s=deadline_ms / 1000)
+    if args.duration:
+        client.stop_at = time.monotonic() + duration_option_ms(args.duration, "--for") / 1000
+    return client

@@ -73,6 +73,15 @@ class RestClient:
         self.deadline_s = deadline_s
         """The whole request, from connecting to the last byte of the body."""
         self.retries = retries
+        self.stop_at: float | None = None
+        """When the recording ends (`time.monotonic()`; `--for`), if it has an end: no request
+        outlives it, and none is retried past it."""
+
+    def _limit_s(self) -> float:
+        """How long the next request may take: its deadline, cut to the time the recording has left."""
+        if self.stop_at is None:
+            return self.deadline_s
+        return max(0.0, min(self.deadline_s, self.stop_at - time.monotonic()))
 
     def get(self, path: str, params: dict[str, str] | None = None) -> Any:
         """The decoded JSON of `path`; RecordError naming the URL on any failure."""
@@ -83,7 +92,7 @@ class RestClient:
             try:
                 return self._follow(url)
             except RecordError as err:
-                if not err.passing or attempt == self.retries:
+                if not err.passing or attempt == self.retries or self._limit_s() == 0:
                     tries = f" (asked {attempt + 1} times)" if attempt else ""
                     raise RecordError(f"{err}{tries}", err.status, err.passing, err.final) from None
             time.sleep(min(0.2 * 2**attempt, 1.0))
@@ -117,7 +126,8 @@ class RestClient:
         # it to the response and forgets it when the answer closes the connection.
         held: list[socket.socket] = []
         expired = threading.Event()
-        timer = threading.Timer(self.deadline_s, _shut, (held, expired))
+        limit_s = self._limit_s()
+        timer = threading.Timer(limit_s, _shut, (held, expired))
         timer.daemon = True
         timer.start()
         try:
@@ -138,9 +148,7 @@ class RestClient:
                 return response.status, None, _body(url, response, expired)
         except (OSError, http.client.HTTPException) as err:
             if expired.is_set():
-                raise RecordError(
-                    f"GET {url}: no whole answer within {self.deadline_s:g} s", passing=True
-                ) from None
+                raise RecordError(f"GET {url}: no whole answer within {limit_s:g} s", passing=True) from None
             if isinstance(err, TimeoutError | socket.timeout):
                 reason = f"no answer within {self.timeout_s:g} s"
             else:
