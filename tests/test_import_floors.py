@@ -135,3 +135,58 @@ def test_an_import_up_or_sideways_is_found(path: str, source: str):
 )
 def test_an_import_down_or_within_the_folder_is_allowed(path: str, source: str):
     assert violations(ROOT / path, source) == []
+
+
+# --- no circle of modules, inside a folder either -----------------------------------------------
+
+
+def module_of(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts)
+
+
+def imported_modules(path: Path, known: set[str]) -> set[str]:
+    """The wmviz modules `path` imports anywhere in it (a name a `from` import takes counts when it
+    is itself a module); package faces (`__init__`) are left out, as they only hand names on."""
+    package = list(path.relative_to(ROOT).parent.parts)
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(node, package)
+            found |= {base} | {f"{base}.{alias.name}" for alias in node.names}
+    return {name for name in found if name in known} - {module_of(path)}
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = list(graph.get(start, ()))
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo.extend(graph.get(node, ()))
+    return seen
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every group of more than one module that reach each other through imports."""
+    reach = {node: reachable(graph, node) for node in graph}
+    groups = {tuple(sorted({node} | {o for o in reach[node] if node in reach.get(o, ())})) for node in graph}
+    return sorted(list(group) for group in groups if len(group) > 1)
+
+
+def module_graph() -> dict[str, set[str]]:
+    faces = [p for p in WMVIZ.rglob("*.py") if p.name != "__init__.py"]
+    known = {module_of(p) for p in faces}
+    return {module_of(p): imported_modules(p, known) for p in faces}
+
+
+def test_no_two_modules_import_each_other_even_lazily():
+    assert circles(module_graph()) == []
+
+
+def test_a_circle_through_a_lazy_import_is_found():
+    graph = module_graph()
+    graph["wmviz.cli.options"] = graph["wmviz.cli.options"] | {"wmviz.cli.record"}
+    assert any({"wmviz.cli.options", "wmviz.cli.record"} <= set(group) for group in circles(graph))

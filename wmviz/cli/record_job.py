@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from wmviz.cli.errors import BadInput
-from wmviz.cli.options import poll_options
+from wmviz.cli.options import poll_options, rest_client
 from wmviz.disk.atomic import OutputError, cannot_write
 from wmviz.disk.overlap import Named, refuse_overlap
 from wmviz.record.job import JobFormatError, JobRecording, write_recording
@@ -74,7 +74,6 @@ def import_prometheus_job(args: argparse.Namespace) -> None:
 
 def record_job(args: argparse.Namespace) -> None:
     """`record --rest URL --job ID --out OUT.json` without --vertex: every vertex of the job."""
-    from wmviz.cli.record import rest_client
     from wmviz.record.rest import RecordError
     from wmviz.record.rest_job import JobPoller
 
