@@ -88,3 +88,21 @@ def require_flink(what: str, suite: str, unavailable=None) -> None:
         if in_ci:
             pytest.fail(f"CI is set, so {suite} must run; {message}", pytrace=False)
         pytest.skip(message)
+
+
+@pytest.fixture
+def serve():
+    """Start scripted fake JobManagers (tests/fake_jobmanager.py) on 127.0.0.1; each is shut down
+    when the test ends. `serve(job)` returns its base URL."""
+    from tests.fake_jobmanager import start_server, url_of
+
+    servers = []
+
+    def start(job) -> str:
+        servers.append(start_server(job))
+        return url_of(servers[-1])
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()

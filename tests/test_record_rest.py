@@ -8,24 +8,8 @@ import subprocess
 import sys
 import time
 
-import pytest
-
-from tests.fake_jobmanager import JOB, T0, FakeJob, start_server, url_of
+from tests.fake_jobmanager import JOB, T0, FakeJob
 from wmviz.trace.readers import read_trace
-
-
-@pytest.fixture
-def serve():
-    servers = []
-
-    def start(job: FakeJob) -> str:
-        servers.append(start_server(job))
-        return url_of(servers[-1])
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
 
 
 def _record(url: str, out, *extra) -> list[str]:
