@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_output_safety import assert_whole_samples, work_items
-from tests.test_record_rest import FakeJob, _record, serve  # noqa: F401 (serve is a fixture)
+from tests.test_record_rest import FakeJob, _record
 from wmviz.cli import commands as cli
 from wmviz.timeline.store import Timeline
 from wmviz.trace.readers import read_trace
@@ -97,7 +97,7 @@ def test_a_killed_simulate_leaves_the_earlier_timeline_or_the_whole_new_one(tmp_
     capsys.readouterr()
 
 
-def test_a_killed_recording_holds_whole_samples(serve, tmp_path):  # noqa: F811
+def test_a_killed_recording_holds_whole_samples(serve, tmp_path):
     url = serve(FakeJob(["RUNNING"]))
     out, samples = tmp_path / "r.csv", tmp_path / "s.jsonl"
     rng = random.Random(3)

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.kafka_dump import FILE as DUMP
-from tests.test_record_rest import FakeJob, _record, serve  # noqa: F401 (serve is a fixture)
+from tests.test_record_rest import FakeJob, _record
 from wmviz.cli import commands as cli
 from wmviz.timeline.store import Timeline
 from wmviz.trace.readers import read_trace
@@ -81,7 +81,7 @@ def test_an_extension_that_names_no_trace_format_is_refused_before_anything_is_r
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_recording_writes_csv_as_it_goes_and_parquet_when_it_ends(serve, tmp_path):  # noqa: F811
+def test_a_recording_writes_csv_as_it_goes_and_parquet_when_it_ends(serve, tmp_path):
     for name in ("r.csv", "r.parquet"):
         url = serve(FakeJob(["RUNNING"] * 6 + ["FINISHED"]))
         proc = subprocess.run(_record(url, tmp_path / name), capture_output=True, text=True, timeout=60)
@@ -173,7 +173,7 @@ def test_a_write_the_system_refuses_ends_in_exit_2_with_the_old_output_intact(tm
     assert work_items(tmp_path) == []
 
 
-def test_a_recording_the_disk_stops_holds_whole_samples_and_exits_2(serve, tmp_path):  # noqa: F811
+def test_a_recording_the_disk_stops_holds_whole_samples_and_exits_2(serve, tmp_path):
     out = tmp_path / "r.jsonl"
     proc = subprocess.run(_record(serve(FakeJob(["RUNNING"])), out), capture_output=True, text=True,
                           timeout=60, preexec_fn=_file_size_limit(6000))  # fmt: skip
