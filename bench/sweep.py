@@ -9,7 +9,9 @@ Two ratios, each measured as A against B in one run, interleaved:
 - the engines: `wmviz sweep`'s work in this process (read the file, then `run_sweep`) against
   `spark_sweep_file` on the same file, in wall time, each repeat running both.
 
-`python -m bench.sweep --rows 1000000` is the issue's size; docs/sweep.md has figures.
+`python -m bench.sweep --rows 1000000` is the issue's size; `--cluster-workers 2` runs the Spark side on
+a standalone cluster of two 1-core workers started here (tools/spark_cluster.py) instead of
+`--master`; `--skip-per-combination` leaves out the first ratio. docs/sweep.md has figures.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 from bench.gen_trace import write_trace
@@ -68,27 +71,15 @@ def per_combination(trace: Trace) -> None:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--instances", type=int, default=6)
-    parser.add_argument("--channels", type=int, default=4)
-    parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--out", type=Path, default=Path("/tmp/wmviz-bench"))
-    args = parser.parse_args()
-    paths = write_trace(args.out, args.rows, args.instances, args.channels, scenario="window")
-    shape = f"{args.instances} instances x {args.channels} channels"
-    print(f"trace: {args.rows:,} rows, {shape}; 24 combinations; load average {os.getloadavg()[0]:.1f}")
-    per_combination(read_trace(paths["parquet"], paths["config"]))
-
+def engines(paths: dict, master: str, repeats: int) -> None:
+    """In-process against Spark on `master`, in wall time, each repeat running both."""
     from wmviz.spark.session import get_spark
     from wmviz.spark.sweep import spark_sweep_file
 
-    spark = get_spark(args.master)
+    spark = get_spark(master)
     spark.range(4).count()  # the JVM and its workers up before any timing
     quiet = lambda report: None  # noqa: E731
-    for repeat in range(args.repeats):
+    for repeat in range(repeats):
         started = time.perf_counter()
         local = run_sweep(read_trace(paths["parquet"], paths["config"]), VARIES)
         local_s = time.perf_counter() - started
@@ -97,9 +88,36 @@ def main() -> None:
         spark_s = time.perf_counter() - started
         assert remote == local, "the engines disagree"
         print(
-            f"run {repeat + 1}: in-process {local_s:.1f} s; Spark {args.master} {spark_s:.1f} s "
+            f"run {repeat + 1}: in-process {local_s:.1f} s; Spark {master} {spark_s:.1f} s "
             f"({spark_s / local_s:.2f} x in-process); load average {os.getloadavg()[0]:.1f}"
         )
+    spark.stop()  # before a cluster started for the run goes, so its executors are not lost mid-job
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--instances", type=int, default=6)
+    parser.add_argument("--channels", type=int, default=4)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--cluster-workers", type=int, default=0, help="N 1-core workers")
+    parser.add_argument("--skip-per-combination", action="store_true")
+    parser.add_argument("--out", type=Path, default=Path("/tmp/wmviz-bench"))
+    args = parser.parse_args()
+    paths = write_trace(args.out, args.rows, args.instances, args.channels, scenario="window")
+    shape = f"{args.instances} instances x {args.channels} channels"
+    print(f"trace: {args.rows:,} rows, {shape}; 24 combinations; load average {os.getloadavg()[0]:.1f}")
+    if not args.skip_per_combination:
+        per_combination(read_trace(paths["parquet"], paths["config"]))
+    if args.cluster_workers:
+        from tools.spark_cluster import standalone_cluster
+
+        cluster = standalone_cluster(args.out / "cluster", workers=args.cluster_workers, memory="2g")
+    else:
+        cluster = nullcontext(args.master)
+    with cluster as master:
+        engines(paths, master, args.repeats)
 
 
 if __name__ == "__main__":

@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.corpus import valid_cases
 from tests.test_engines import assert_same_timeline
-from tools.appserver import free_port
+from tools.spark_cluster import standalone_cluster
 from wmviz.timeline.store import Timeline
 
 pytestmark = pytest.mark.spark_cluster
@@ -29,80 +27,11 @@ pytestmark = pytest.mark.spark_cluster
 CASES = [c for c in valid_cases() if c.name in ("seeded-6", "conformance-csv", "sample-early-fire-left-join")]
 
 
-def _spark_class() -> Path:
-    import pyspark
-
-    return Path(pyspark.__file__).parent / "bin" / "spark-class"
-
-
-def _wait_for(port: int, process: subprocess.Popen, seconds: float = 90) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{process.args[1]} exited with {process.returncode}")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.5)
-    raise TimeoutError(f"nothing listens on port {port} after {seconds} s")
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """A standalone master and one worker (1 core, 1 GB), stopped after the module."""
-    logs = tmp_path_factory.mktemp("cluster")
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
-    port = free_port()
-    processes = []
-    try:
-        master = subprocess.Popen(
-            [
-                str(_spark_class()),
-                "org.apache.spark.deploy.master.Master",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--webui-port",
-                str(free_port()),
-            ],
-            env=env,
-            stdout=open(logs / "master.log", "w"),  # noqa: SIM115 (open while the master runs)
-            stderr=subprocess.STDOUT,
-        )
-        processes.append(master)
-        _wait_for(port, master)
-        url = f"spark://127.0.0.1:{port}"
-        worker = subprocess.Popen(
-            [
-                str(_spark_class()),
-                "org.apache.spark.deploy.worker.Worker",
-                url,
-                "--host",
-                "127.0.0.1",
-                "--cores",
-                "1",
-                "--memory",
-                "1g",
-                "--webui-port",
-                str(free_port()),
-                "--work-dir",
-                str(logs / "work"),
-            ],
-            env=env,
-            stdout=open(logs / "worker.log", "w"),  # noqa: SIM115 (open while the worker runs)
-            stderr=subprocess.STDOUT,
-        )
-        processes.append(worker)
-        time.sleep(3)  # the worker registers with the master
+    with standalone_cluster(tmp_path_factory.mktemp("cluster"), workers=1) as url:
         yield url
-    finally:
-        for process in reversed(processes):
-            process.terminate()
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
