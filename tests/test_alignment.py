@@ -115,3 +115,29 @@ def test_the_pages_split_table_shows_paused_splits_and_subtasks():
     assert table is not None
     status = dict(zip(table["split"], table["status"], strict=True))
     assert status == {"orders-0": "PAUSED", "orders-1": "PAUSED", "orders-5": "ACTIVE"}
+
+
+def _paused_at(buffer_size: int) -> list[int]:
+    """The steps after which subtask 0 is paused: it gets 40 s ahead at 500 ms, updates run every
+    second, one clock tick a second."""
+    pipeline = _pipeline(buffer_size=buffer_size)
+    rows = [
+        _record(1, 0, "orders-0", 100_000, 500),
+        _record(2, 0, "orders-1", 100_000, 500),
+        _record(3, 1, "orders-5", 60_000, 500),
+    ]
+    rows += [TraceRow(4 + i, Kind.PROCTIME, proc_ms=1000 * (i + 1)) for i in range(5)]
+    out = []
+    for step, row in enumerate(rows):
+        pipeline.process(step, row, explain=False)
+        if pipeline.generators[("0", 0)].paused:
+            out.append(step)
+    return out
+
+
+def test_the_sampling_ring_pauses_a_subtask_only_after_it_has_been_ahead_for_buffer_size_updates():
+    """Flink 2.3's pipeline.watermark-alignment.buffer-size: the watermark of `buffer_size` updates
+    ago is compared (the first watermark is sent at the 1000 ms probe, sampled at that update)."""
+    assert _paused_at(0)[0] == 3
+    assert _paused_at(1)[0] == 3
+    assert _paused_at(3)[0] == 5
