@@ -86,6 +86,31 @@ def test_stopping_every_split_clock_while_the_subtask_waits_is_caught(flink, mon
 
 
 @pytest.mark.flink
+def test_pausing_only_at_updates_is_caught(flink, monkeypatch):
+    """Flink also pauses between updates: a split that turns active while ahead, and (without a
+    sampling ring) a watermark that passes the allowance."""
+    monkeypatch.setattr(SplitReader, "maybe_pause", lambda self: None)
+    assert len(_differences(flink)) >= 10
+
+
+@pytest.mark.flink
+def test_pausing_and_resuming_idle_splits_is_caught(flink, monkeypatch):
+    """Flink leaves an idle split as it is at an update; wmviz did not."""
+    align = SplitReader.align
+
+    def idle_too(self, announcement, now_ms, group, drift_ms):
+        idle = {name: state.partial_idle for name, state in self.splits.items()}
+        for state in self.splits.values():
+            state.partial_idle = False
+        align(self, announcement, now_ms, group, drift_ms)
+        for name, was in idle.items():
+            self.splits[name].partial_idle = was
+
+    monkeypatch.setattr(SplitReader, "align", idle_too)
+    assert len(_differences(flink)) >= 10
+
+
+@pytest.mark.flink
 def test_the_harness_fails_on_what_flink_refuses(harness):
     """The harness reports Flink's exceptions (here: the clock sent backwards) as failures."""
     assert harness.ask("N 0 - 3 200 1000 a") == ["ok"]
