@@ -1,6 +1,7 @@
 """Watermark alignment (wmviz/core/alignment.py): the coordinator's step, who is PAUSED and why,
 records held back until resumed, and the idleness clock stopped while paused (FLINK-35886).
-Modelled, not run against Flink (wmviz/view/checked.py says so)."""
+The subtask and split side is checked against Flink's SourceOperator in
+tests/test_flink_alignment.py; the coordinator's step is modelled (wmviz/view/checked.py says so)."""
 
 from __future__ import annotations
 
@@ -20,12 +21,13 @@ def test_the_coordinator_takes_the_minimum_report_plus_the_drift_saturating_at_m
     assert announce([], 30_000) == Announcement(MAX_MS, MAX_MS, None)
 
 
-def _pipeline(idle_timeout_ms: int | None = None) -> InstancePipeline:
+def _pipeline(idle_timeout_ms: int | None = None, buffer_size: int = 0) -> InstancePipeline:
+    """Sampling off by default (buffer 0, Flink before 2.3): each update compares the latest."""
     generator = GeneratorConfig.flip27(
         interval_ms=1000,
         idle_timeout_ms=idle_timeout_ms,
         splits=((0, ("orders-0", "orders-1")), (1, ("orders-5",))),
-        alignment=AlignmentConfig(group="orders", max_drift_ms=30_000),
+        alignment=AlignmentConfig(group="orders", max_drift_ms=30_000, buffer_size=buffer_size),
     )
     config = ScenarioConfig(channels={"0": 2}, generator=generator)
     return InstancePipeline("0", config, Profile.FLINK_1X_2X, {"0": 2}, set())
@@ -88,10 +90,12 @@ def test_a_paused_subtask_does_not_go_idle_because_it_was_told_to_wait(monkeypat
     assert _idles(_pipeline(idle_timeout_ms=3000), _quiet_while_paused()) != []
 
 
-def test_the_page_and_explain_say_alignment_is_modelled_not_checked():
+def test_the_page_and_explain_say_what_of_alignment_is_checked_and_what_is_modelled():
     config = _pipeline().config
     claim = next(c for c in scenario_claims(config) if c.subject == "watermark alignment")
-    assert not claim.verified and "not run against Flink" in claim.statement
+    assert claim.verified and claim.suite == "tests/test_flink_alignment.py"
+    assert "SourceOperator" in claim.statement and "coordinator's step" in claim.statement
+    assert "modelled" in claim.statement
 
 
 def test_the_pages_split_table_shows_paused_splits_and_subtasks():
@@ -111,3 +115,29 @@ def test_the_pages_split_table_shows_paused_splits_and_subtasks():
     assert table is not None
     status = dict(zip(table["split"], table["status"], strict=True))
     assert status == {"orders-0": "PAUSED", "orders-1": "PAUSED", "orders-5": "ACTIVE"}
+
+
+def _paused_at(buffer_size: int) -> list[int]:
+    """The steps after which subtask 0 is paused: it gets 40 s ahead at 500 ms, updates run every
+    second, one clock tick a second."""
+    pipeline = _pipeline(buffer_size=buffer_size)
+    rows = [
+        _record(1, 0, "orders-0", 100_000, 500),
+        _record(2, 0, "orders-1", 100_000, 500),
+        _record(3, 1, "orders-5", 60_000, 500),
+    ]
+    rows += [TraceRow(4 + i, Kind.PROCTIME, proc_ms=1000 * (i + 1)) for i in range(5)]
+    out = []
+    for step, row in enumerate(rows):
+        pipeline.process(step, row, explain=False)
+        if pipeline.generators[("0", 0)].paused:
+            out.append(step)
+    return out
+
+
+def test_the_sampling_ring_pauses_a_subtask_only_after_it_has_been_ahead_for_buffer_size_updates():
+    """Flink 2.3's pipeline.watermark-alignment.buffer-size: the watermark of `buffer_size` updates
+    ago is compared (the first watermark is sent at the 1000 ms probe, sampled at that update)."""
+    assert _paused_at(0)[0] == 3
+    assert _paused_at(1)[0] == 3
+    assert _paused_at(3)[0] == 5

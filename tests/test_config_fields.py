@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
-from wmviz.core.fieldrules import Check, DeclaredField, declared_fields, is_required
+from wmviz.core.fieldrules import UNIT_WORDS, Check, DeclaredField, declared_fields, is_required
 from wmviz.core.scenario import (
     AlignmentConfig,
     GeneratorConfig,
@@ -73,7 +73,7 @@ def test_judging_orders_name_only_declared_fields() -> None:
 def test_the_generic_check_judges_every_millisecond_field_by_its_own_rule(field: DeclaredField) -> None:
     path = field.path
     assert _errors(lambda: parse_config(_section_with(field, "10s"), "c.json")) == [
-        f'c.json: field {path}: "10s" is not an integer (milliseconds)'
+        f'c.json: field {path}: "10s" is not an integer ({UNIT_WORDS[field.rule.unit]})'
     ]
     assert _errors(lambda: parse_config(_section_with(field, -(2**63) - 1), "c.json")) == [
         f"c.json: field {path}: -9223372036854775809 is outside the signed 64-bit range of Flink's long"

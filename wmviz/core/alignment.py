@@ -1,24 +1,28 @@
 """Watermark alignment (FLIP-182 across source subtasks, FLIP-217 per split): who is PAUSED and why.
 
-Restated from Flink 2.3.0's SourceOperator and SourceCoordinator; modelled, not run against Flink
-(wmviz/view/checked.py says so on the page):
+Restated from Flink 2.3.0's SourceOperator; its subtask and split side is checked against the real
+operator (tests/test_flink_alignment.py), the coordinator's step (`announce`) is modelled from the
+SourceCoordinator (wmviz/view/checked.py says which is which on the page):
 
-1. every `update_interval_ms` each source subtask reports its watermark to the coordinator: the
-   last it emitted, or MAX while it is idle; a subtask that has emitted none yet reports nothing;
+1. every `update_interval_ms` each source subtask samples its watermarks (`WatermarkSampler`: the
+   one it last emitted and each split's) and reports the last it emitted, or MAX while it is idle;
+   a subtask that has emitted none yet reports nothing;
 2. the coordinator takes the group watermark, the minimum over the reports, and announces the
    highest watermark any member may reach: group watermark + `max_drift_ms` (MAX when that would
    pass MAX, and MAX before any report);
-3. a subtask whose last emitted watermark is above the announcement stops reading: PAUSED, its
-   records held back, until an announcement lets it go on; a split whose own watermark is above it
-   is PAUSED the same way while its siblings go on (FLIP-217). A paused split's idleness clock
-   stops (FLINK-35886), so it cannot go idle merely because it was told to wait; the clock of a
-   paused subtask stops for all its splits.
+3. a subtask whose sampled watermark (the oldest of the last `buffer_size` samples; the latest
+   with 0) is above the announcement stops reading: PAUSED, its records held back, until an
+   announcement lets it go on; a split whose sampled watermark is above it is PAUSED the same way
+   while its siblings go on (FLIP-217). A split that is idle is left as it is (neither paused nor
+   resumed) and is checked again the moment it turns active. A paused split's idleness clock
+   stops (FLINK-35886); a paused subtask stops only the clock of its own (main) output, so its
+   splits' clocks run on and they may go idle while it waits.
 
 wmviz runs these steps at every multiple of the update interval on the processing clock, reports
 and the announcement in the same instant (in Flink they travel as RPCs on two timers, so a real job
-applies each announcement a little later). The subtasks are the channels of an instance that
-read splits; each instance runs its own coordinator over them, so both engines, which replay an
-instance on its own, run this one implementation.
+applies each announcement a little later; the sampling ring exists to absorb that delay). The
+subtasks are the channels of an instance that read splits; each instance runs its own coordinator
+over them, so both engines, which replay an instance on its own, run this one implementation.
 """
 
 from __future__ import annotations
@@ -70,6 +74,32 @@ def report_of(subtask: int, sent_ms: int, idle: bool, holder: str | None) -> Rep
     if sent_ms == MIN_MS:
         return None
     return Report(subtask, MAX_MS if idle else sent_ms, holder)
+
+
+class WatermarkSampler:
+    """Flink 2.3's smoothing of alignment (pipeline.watermark-alignment.buffer-size): the latest
+    watermark, and a ring of the values it had at the last `capacity` updates (the minimum before
+    any). Pausing compares the oldest of those, so a member is paused only once it has been ahead
+    for `capacity` updates, which covers the reports' and announcements' round trip; with capacity
+    0 the latest is compared, as before 2.3."""
+
+    __slots__ = ("latest_ms", "ring")
+
+    def __init__(self, capacity: int) -> None:
+        self.latest_ms = MIN_MS
+        self.ring: list[int] = [MIN_MS] * capacity
+
+    def sample(self) -> None:
+        """An update: the latest value joins the ring, the oldest leaves it."""
+        if self.ring:
+            self.ring = [*self.ring[1:], self.latest_ms]
+
+    def oldest_ms(self) -> int:
+        """The value pausing compares with the highest allowed watermark."""
+        return self.ring[0] if self.ring else self.latest_ms
+
+    def snapshot(self) -> tuple:
+        return (self.latest_ms, tuple(self.ring))
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,13 +52,18 @@ class Rule:
     sections: tuple[type, ...] = ()
 
 
-UNIT_WORDS = {"ms": "milliseconds"}
+UNIT_WORDS = {"ms": "milliseconds", "": "a count"}
 """How messages spell a unit."""
 
 
 def millis(meaning: str, *, minimum: int | None = None) -> Mapping[str, Rule]:
     """An integer of milliseconds: a time, a duration or a bound."""
     return {RULE: Rule(Check.MILLIS, meaning, minimum=minimum, unit="ms")}
+
+
+def count(meaning: str, *, minimum: int | None = None) -> Mapping[str, Rule]:
+    """An integer that counts something (read as `millis` is, with no unit)."""
+    return {RULE: Rule(Check.MILLIS, meaning, minimum=minimum)}
 
 
 def choice(options: Any, meaning: str) -> Mapping[str, Rule]:

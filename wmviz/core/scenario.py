@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Literal
 from wmviz.core.fieldrules import (
     channel_counts,
     choice,
+    count,
     flag,
     millis,
     profile_name,
@@ -79,6 +80,14 @@ class AlignmentConfig:
     )
     update_interval_ms: int = field(
         default=1000, metadata=millis("how often subtasks report and the coordinator announces", minimum=1)
+    )
+    buffer_size: int = field(
+        default=3,
+        metadata=count(
+            "pipeline.watermark-alignment.buffer-size: pausing compares the watermark of this many "
+            "updates ago (0: the latest, as before Flink 2.3)",
+            minimum=0,
+        ),
     )
 
 

@@ -36,8 +36,9 @@ and `active` are the split output's markIdle / markActive, which reach the multi
 A reader may have zero splits: with nothing to combine, the multiplexer keeps its last status.
 With `emit: per-record` each split's generator is punctuated: every record writes its candidate
 to the split's immediate output (clearing the split's idle flag, even when not higher) and the
-combination is redone at once when the candidate passes it. Watermark alignment, which pauses
-splits (and their idleness clocks), is not modelled.
+combination is redone at once when the candidate passes it. Watermark alignment pauses splits
+and the subtask (wmviz/core/alignment.py): each split's partial watermark, when it rises, and the
+reader's sent watermark feed the samplers that pausing compares.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from wmviz.core.alignment import (
     PauseEvent,
     ReleasedRecords,
     Report,
+    WatermarkSampler,
     announce,
     report_of,
 )
@@ -98,7 +100,9 @@ class SplitState:
         self.paused = False
         """Watermark alignment paused the split (its watermark is ahead of the group's allowance)."""
         self.clock = PauseClock()
-        """The split's idleness clock, stopped while the split or its subtask is paused."""
+        """The split's idleness clock, stopped while the split is paused."""
+        self.sampler = WatermarkSampler(_buffer_size(config))
+        """The split's watermark as alignment samples it (fed when the partial watermark rises)."""
 
     def on_record(self, event_ms: int) -> None:
         """The generator sees the record; the wrapper forgets it was idle."""
@@ -111,6 +115,7 @@ class SplitState:
         self.partial_idle = False
         if watermark_ms > self.partial_ms:
             self.partial_ms = watermark_ms
+            self.sampler.latest_ms = watermark_ms
             return True
         return False
 
@@ -136,6 +141,7 @@ class SplitState:
             self.partial_idle,
             self.paused,
             self.clock.snapshot(),
+            self.sampler.snapshot(),
         )
 
 
@@ -163,6 +169,12 @@ class SplitReader:
         """Watermark alignment paused the whole subtask: it reads nothing until resumed."""
         self.held: list[TraceRow] = []
         """Records that arrived while their subtask or split was paused, in arrival order."""
+        self.sampled = WatermarkSampler(_buffer_size(config))
+        """The subtask's sent watermark as alignment samples it."""
+        self.announcement: Announcement | None = None
+        """The coordinator's last announcement (none yet: nothing is paused)."""
+        self.now_ms = MIN_MS
+        """The processing time of the last probe or update: when a pause between them starts."""
         self.events: list[SplitEvent | PauseEvent] = []
 
     # ---- the interface the pipeline drives (as for ChannelGenerator) ----------------------------
@@ -192,6 +204,7 @@ class SplitReader:
                 max_seen_ms=generator.max_seen_ms,
             )
         )
+        self.maybe_pause()
         return out
 
     def change(self, split: str, what: str) -> list[ValveInput]:
@@ -207,14 +220,18 @@ class SplitReader:
             del self.splits[split]  # the combination is redone at the next periodic emission
             return self.told(split, "finished", [])
         self.splits[split].partial_idle = what == "idle"
-        return self.told(split, f"marked {what}", self.combine())
+        out = self.combine()
+        self.maybe_pause()
+        return self.told(split, f"marked {what}", out)
 
     def probe(self, now_ms: int) -> ProbeResult:
         """One periodic emission: every split reports, the reader combines, then its own output."""
+        self.now_ms = now_ms
         saw_activity = self.has_unseen_activity()
         changed = [s for s in self.splits.values() if s.periodic(now_ms)]
         emitted = self.combine()
         emitted.extend(self.main_periodic(now_ms))
+        self.maybe_pause()
         for state in changed:
             self.events.append(self.split_event(state))
         quiet = [s.generator.countdown_start_ms for s in (*self.splits.values(), self.main)]
@@ -255,6 +272,9 @@ class SplitReader:
             self.idle,
             self.paused,
             tuple(row.row for row in self.held),
+            self.sampled.snapshot(),
+            self.announcement,
+            self.now_ms,
         )
 
     # ---- watermark alignment (wmviz/core/alignment.py) --------------------------------------------
@@ -268,28 +288,67 @@ class SplitReader:
         state = self.splits.get(split)
         return self.paused or (state is not None and state.paused)
 
+    def sample(self) -> None:
+        """An update's first step: every split's sampler and the subtask's take their sample."""
+        for state in self.splits.values():
+            state.sampler.sample()
+        self.sampled.sample()
+
     def align(self, announcement: Announcement, now_ms: int, group: str, drift_ms: int) -> None:
-        """Apply an announcement: pause or resume the subtask and each split; the idleness clocks
-        stop while paused."""
+        """Apply an announcement: pause or resume the subtask and each split that is not idle; a
+        paused split's idleness clock stops, a paused subtask stops its main output's."""
+        self.now_ms = now_ms
+        self.announcement = announcement
         allowed = announcement.max_allowed_ms
 
         def event(split: str | None, paused: bool, watermark_ms: int) -> PauseEvent:
             return PauseEvent(self.channel, split, paused, watermark_ms, group, announcement, drift_ms)
 
-        paused = self.sent_ms != MIN_MS and self.sent_ms > allowed
+        paused = self.sampled.oldest_ms() > allowed
         if paused != self.paused:
-            self.paused = paused
+            self.set_paused(None, paused)
             self.events.append(event(None, paused, self.sent_ms))
         for state in self.splits.values():
-            split_paused = state.partial_ms != MIN_MS and state.partial_ms > allowed
+            if state.partial_idle:
+                continue  # an idle split is left as it is until it turns active
+            split_paused = state.sampler.oldest_ms() > allowed
             if split_paused != state.paused:
-                state.paused = split_paused
+                self.set_paused(state, split_paused)
                 self.events.append(event(state.split, split_paused, state.partial_ms))
-        for state in (*self.splits.values(), self.main):
-            if self.paused or state.paused:
-                state.clock.pause(now_ms)
-            else:
-                state.clock.resume(now_ms)
+
+    def maybe_pause(self) -> None:
+        """Between updates Flink only pauses: a split that is not idle, or the subtask, whose
+        sampled watermark is above the last announcement (with a sampling ring this happens when a
+        split turns active again; without one, as soon as a watermark passes the allowance)."""
+        told, alignment = self.announcement, self.config.alignment
+        if told is None or alignment is None:
+            return
+        allowed = told.max_allowed_ms
+
+        def event(split: str | None, watermark_ms: int) -> PauseEvent:
+            return PauseEvent(
+                self.channel, split, True, watermark_ms, alignment.group, told, alignment.max_drift_ms
+            )
+
+        if not self.paused and self.sampled.oldest_ms() > allowed:
+            self.set_paused(None, True)
+            self.events.append(event(None, self.sent_ms))
+        for state in self.splits.values():
+            if not state.partial_idle and not state.paused and state.sampler.oldest_ms() > allowed:
+                self.set_paused(state, True)
+                self.events.append(event(state.split, state.partial_ms))
+
+    def set_paused(self, state: SplitState | None, paused: bool) -> None:
+        """Pause or resume a split (None: the subtask) and the idleness clock it stops."""
+        target = self.main if state is None else state
+        if state is None:
+            self.paused = paused
+        else:
+            state.paused = paused
+        if paused:
+            target.clock.pause(self.now_ms)
+        else:
+            target.clock.resume(self.now_ms)
 
     def release(self) -> list[TraceRow]:
         """The held records that may be read now, in arrival order; the rest keep waiting."""
@@ -353,6 +412,7 @@ class SplitReader:
         if watermark_ms <= self.sent_ms:
             return []
         self.sent_ms = watermark_ms
+        self.sampled.latest_ms = watermark_ms
         out: list[ValveInput] = []
         if self.idle:
             self.idle = False
@@ -402,6 +462,8 @@ def align_readers(
     announces, each subtask and split is paused or resumed; returns what that told and the held
     records that may be read now, reader by reader in arrival order."""
     notes: list[SplitEvent | PauseEvent | ReleasedRecords] = []
+    for reader in readers:
+        reader.sample()
     announcement = announce((r for g in readers if (r := g.report()) is not None), alignment.max_drift_ms)
     for reader in readers:
         reader.align(announcement, time_ms, alignment.group, alignment.max_drift_ms)
@@ -418,3 +480,8 @@ def align_readers(
 def _split_cell(row: TraceRow) -> str:
     """The `split` cell of a held record (it was checked when the record arrived)."""
     return str(dict(row.payload).get("split"))
+
+
+def _buffer_size(config: GeneratorConfig) -> int:
+    """How many updates alignment's samplers look back (none without alignment)."""
+    return config.alignment.buffer_size if config.alignment is not None else 0

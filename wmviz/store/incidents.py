@@ -30,6 +30,7 @@ READING_ORDER = (
     "order-dependent-final-watermark",
     "resumed-partition-records-late",
     "late-data-allowed-lateness",
+    "late-click-merges-sessions",
     "future-dated-record-makes-everything-late",
     "early-fire-left-join",
 )

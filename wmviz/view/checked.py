@@ -42,6 +42,8 @@ SPLIT_SEED_BASE = 6_000_000
 
 LIFECYCLE_TRACES = 600
 LIFECYCLE_SEED_BASE = 6_500_000
+ALIGNMENT_TRACES = 300
+ALIGNMENT_SEED_BASE = 7_300_000
 """tests/test_flink_splits.py: seeded traces where splits are added, finish and are marked idle or
 active, with records and clock ticks (tools/flinkrecord/split_lifecycle.py)."""
 
@@ -104,10 +106,15 @@ def claims() -> tuple[Claim, ...]:
         ),
         Claim(
             "watermark alignment",
-            False,
-            "modelled on Flink 2.3.0's SourceOperator and SourceCoordinator (FLIP-182 subtasks, FLIP-217 "
-            "splits, FLINK-35886's idleness clock stopped while paused), reports and announcement in "
-            "one instant every update interval; not run against Flink",
+            True,
+            f"the source subtask's and its splits' side equal to {release}'s SourceOperator (FLIP-182 "
+            "subtask, FLIP-217 splits, the sampling ring pipeline.watermark-alignment.buffer-size, idle "
+            "splits left as they are, FLINK-35886's paused idleness clocks) on 8 named and "
+            f"{ALIGNMENT_TRACES:,} random traces of 1-3 subtasks: same watermarks, IDLE and ACTIVE, same "
+            "records read or held back, same paused splits and waiting subtasks after every row, same "
+            "reported watermark. The coordinator's step (the group minimum + max drift) is modelled "
+            "from the SourceCoordinator, not run; reports and announcement in one instant",
+            "tests/test_flink_alignment.py",
         ),
         Claim(
             "resume eager",
