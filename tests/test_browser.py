@@ -291,6 +291,7 @@ INCIDENT_SLUGS = [
     "late-data-allowed-lateness",
     "future-dated-record-makes-everything-late",
     "early-fire-left-join",
+    "late-click-merges-sessions",
 ]
 
 

@@ -39,6 +39,7 @@ REQUIRED = (
     "future-dated-record-makes-everything-late",
     "early-fire-left-join",
     "order-dependent-final-watermark",
+    "late-click-merges-sessions",
 )
 
 
