@@ -1,14 +1,19 @@
 """`wmviz record` without `--vertex` against a real Flink 2.3.0 job, then `wmviz blame`.
 
-tools/flinkrecord/WmvizWholeJob.java: two FLIP-27 sources (orders, payments; 2 subtasks each),
-hash edges into a keyed two-input operator (join), a hash edge into a keyed 1 s event-time window
-chained to a discarding sink. Orders' subtask 1 goes silent 4 s after it starts and stays silent
-(no idleness configured): it holds the join, the window and the sink. The whole job is recorded
-through REST for 11 s; blame must name that subtask and the split Flink reports it reading.
+tools/flinkrecord/WmvizWholeJob.java: two FLIP-27 sources (orders, payments; 2 subtasks each);
+orders feeds a keyed two-input operator (join) over a hash edge, payments feeds it through a
+rescale edge into a 4-subtask map (widen) and a hash edge; a hash edge leads from the join into a
+keyed 1 s event-time window chained to a discarding sink. Payments' subtask 0 runs 1.5 s behind
+the clock; orders' subtask 1 goes silent 4 s after it starts and stays silent (no idleness
+configured), so it holds the join, the window and the sink from then on. The whole job is recorded
+through REST for 11 s; blame must name that subtask and the split Flink reports it reading, and
+payments' subtask 0 at an early moment.
 
-This job's join lists no `currentInput{N}Watermark` over REST, so the recorder reads its two
-edges as one input: the culprit is the same (the minimum over non-idle inputs of each input's
-minimum is the minimum over all non-idle channels), only the hop's `input` number is 1.
+Flink 2.3.0's two-input task registers no `currentInput{N}Watermark` (only the minimum over both
+inputs, `currentInputWatermark`), and the plan does not say which input an edge feeds, so the
+recorder reads the join's two edges as one input: the culprit is the same (the minimum over
+non-idle inputs of each input's minimum is the minimum over all non-idle channels), only the hop's
+`input` number is 1 (docs/whole-job.md, Limits).
 """
 
 from __future__ import annotations
@@ -45,12 +50,16 @@ def whole_job(tmp_path_factory):
 def test_the_whole_job_is_recorded_with_its_plan_and_split_metrics(whole_job):
     rec = read_recording(whole_job)
     names = {v.name: v for v in rec.vertices}
-    assert set(names) == {"Source: orders", "Source: payments", "join", "window -> discard: Writer"}
+    assert set(names) == {"Source: orders", "Source: payments", "widen", "join", "window -> discard: Writer"}
     assert names["window -> discard: Writer"].operators == ("window", "discard: Writer")
-    join = names["join"].id
-    assert sorted(rec.vertex(e.source).name for e in rec.edges if e.target == join) == [
-        "Source: orders", "Source: payments"]  # fmt: skip
-    assert all(e.strategy == "HASH" for e in rec.edges)
+    assert names["widen"].parallelism == 4
+    strategies = {(rec.vertex(e.source).name, rec.vertex(e.target).name): e.strategy for e in rec.edges}
+    assert strategies == {
+        ("Source: orders", "join"): "HASH",
+        ("Source: payments", "widen"): "RESCALE",
+        ("widen", "join"): "HASH",
+        ("join", "window -> discard: Writer"): "HASH",
+    }
     orders = names["Source: orders"].id
     assert rec.splits_of(orders, 0) and rec.splits_of(orders, 1)
     assert len(rec.times()) >= 20
@@ -89,7 +98,7 @@ def test_the_real_jobs_recording_opens_on_its_graph_and_each_vertex_replays_as_i
     names = {v.id: v.name for v in graph.vertices}
     assert [names[h.vertex] for h in graph.chain] == ["window -> discard: Writer", "join", "Source: orders"]
     assert graph.chain[-1].subtask == 1 and graph.chain[-1].held_by.startswith("split ")
-    assert len({v.layer for v in graph.vertices}) == 3
+    assert len({v.layer for v in graph.vertices}) == 4  # sources, widen, join, window
     for vertex in rec.vertices:
         if not rec.inputs_of(vertex.id):
             continue
@@ -101,3 +110,55 @@ def test_the_real_jobs_recording_opens_on_its_graph_and_each_vertex_replays_as_i
         # vertex's metrics read a moment after another's (a whole-job sample is several REST
         # calls): 5 % of them on a quiet run, 12-17 % with the whole suite running beside the job.
         assert check.share >= 0.75, (vertex.name, check.summary(TimeFormat()))
+
+
+@pytest.mark.flink
+def test_the_rescale_edge_maps_upstream_subtasks_as_the_job_reads_them(whole_job):
+    """Payments' two subtasks run 1.5 s apart; each widen subtask reports the input watermark of
+    the one it reads. wmviz's pointwise mapping must name that one: at (nearly) every sample the
+    reported value is nearer the mapped subtask's output than the other's."""
+    rec = read_recording(whole_job)
+    names = {v.name: v.id for v in rec.vertices}
+    payments, widen = names["Source: payments"], names["widen"]
+    (edge,) = rec.inputs_of(widen)[1]
+    mapping = [rec.channels(edge, j) for j in range(4)]
+    assert mapping == [[0], [0], [1], [1]]  # Flink's pointwise pattern for 2 -> 4
+    nearer = farther = 0
+    for t in rec.times():
+        outs = [rec.output_at(payments, s, t) for s in (0, 1)]
+        if None in outs or abs(outs[0] - outs[1]) < 500:  # type: ignore[operator]
+            continue
+        for j, (up,) in enumerate(mapping):
+            reported = rec.value_at((widen, j, "currentInputWatermark", None), t)
+            if reported is None:
+                continue
+            if abs(reported - outs[up]) < abs(reported - outs[1 - up]):  # type: ignore[operator]
+                nearer += 1
+            else:
+                farther += 1
+    assert nearer >= 60, (nearer, farther)
+    assert farther <= nearer // 10, (nearer, farther)
+
+
+@pytest.mark.flink
+def test_blame_names_another_culprit_early_on_through_the_rescale_edge(whole_job):
+    """Before orders' subtask 1 falls silent, payments' subtask 0 (1.5 s behind) holds the job:
+    blame at such a moment walks join -> widen (a subtask reading payments' 0) -> payments."""
+    rec = read_recording(whole_job)
+    names = {v.name: v.id for v in rec.vertices}
+    orders, payments = names["Source: orders"], names["Source: payments"]
+
+    def running(t: int) -> bool:
+        outs = [rec.output_at(v, s, t) for v in (orders, payments) for s in (0, 1)]
+        return all(o is not None and o > 0 for o in outs)
+
+    start = next(t for t in rec.times() if running(t))
+    # One second on, every reader has been emitting for a while and orders' 1 is not silent yet.
+    at = next(t for t in rec.times() if t >= start + 1000)
+    proc = subprocess.run([sys.executable, "-m", "wmviz", "blame", str(whole_job), "--json",
+                           "--vertex", "join", "--at", str(at)], capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    chain = json.loads(proc.stdout)["chain"]
+    assert [h["vertex"] for h in chain] == ["join", "widen", "Source: payments"], chain
+    assert chain[1]["subtask"] in (0, 1)
+    assert chain[-1]["subtask"] == 0 and chain[-1]["behind_ms"] >= 1000

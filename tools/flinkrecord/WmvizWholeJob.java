@@ -3,13 +3,18 @@
  * endpoint on 127.0.0.1 (a free port) runs
  *
  *   Source: orders (FLIP-27, parallelism 2, one split per reader) --hash--> join input 1
- *   Source: payments (FLIP-27, parallelism 2)                     --hash--> join input 2
+ *   Source: payments (FLIP-27, parallelism 2) --rescale--> widen (a map, parallelism 4)
+ *     --hash--> join input 2
  *   join (a keyed two-input process function, parallelism 2)
  *     --hash--> window (keyed 1 s tumbling event-time windows) -> Sink: discard (chained)
  *
- * Readers emit one record every 100 ms stamped with the wall clock minus a small skew; orders'
- * subtask 1 goes silent SILENT_FROM_MS after it starts and stays silent (no idleness is
- * configured), so it holds the join, the window and the sink. Every reader ends after <seconds>.
+ * Readers emit one record every 100 ms stamped with the wall clock minus a skew; orders' subtask
+ * 1 goes silent SILENT_FROM_MS after it starts and stays silent (no idleness is configured), so
+ * from a little later on it holds the join, the window and the sink. Until then payments' subtask
+ * 0, PAYMENTS_SKEW_MS behind the clock, holds them. The skew also tells the rescale edge's
+ * channels apart: widen's subtasks 0 and 1 read payments' subtask 0, its subtasks 2 and 3 read
+ * payments' subtask 1 (Flink's pointwise pattern), so their input watermarks differ by the skew.
+ * Every reader ends after <seconds>.
  *
  * Arguments: <seconds>. Prints "REST <url>" and "JOB <job id>" once the job is submitted,
  * "FINISHED <status>" when it ends, and exits when its standard input closes. No Flink code is
@@ -53,6 +58,7 @@ public final class WmvizWholeJob {
 
     static final long SILENT_FROM_MS = 4000;
     static final long EVERY_MS = 100;
+    static final long PAYMENTS_SKEW_MS = 1500;
 
     /** NumberSequenceSource's enumerator and serializers (one split per reader), a paced reader. */
     static final class PacedSource
@@ -200,7 +206,7 @@ public final class WmvizWholeJob {
                         new MiniClusterConfiguration.Builder()
                                 .setConfiguration(conf)
                                 .setNumTaskManagers(1)
-                                .setNumSlotsPerTaskManager(2)
+                                .setNumSlotsPerTaskManager(4)
                                 .build());
         cluster.start();
 
@@ -215,8 +221,14 @@ public final class WmvizWholeJob {
                 env.fromSource(new PacedSource(durationMs, new long[] {0, 0}, 1), strategy, "orders")
                         .setParallelism(2);
         DataStream<Long> payments =
-                env.fromSource(new PacedSource(durationMs, new long[] {500, 0}, -1), strategy, "payments")
-                        .setParallelism(2);
+                env.fromSource(
+                                new PacedSource(durationMs, new long[] {PAYMENTS_SKEW_MS, 0}, -1), strategy, "payments")
+                        .setParallelism(2)
+                        .rescale()
+                        .map(v -> v)
+                        .returns(Long.class)
+                        .name("widen")
+                        .setParallelism(4);
         orders.keyBy(v -> v % 4)
                 .connect(payments.keyBy(v -> v % 4))
                 .process(
