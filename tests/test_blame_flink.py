@@ -3,17 +3,19 @@
 tools/flinkrecord/WmvizWholeJob.java: two FLIP-27 sources (orders, payments; 2 subtasks each);
 orders feeds a keyed two-input operator (join) over a hash edge, payments feeds it through a
 rescale edge into a 4-subtask map (widen) and a hash edge; a hash edge leads from the join into a
-keyed 1 s event-time window chained to a discarding sink. Payments' subtask 0 runs 1.5 s behind
-the clock; orders' subtask 1 goes silent 4 s after it starts and stays silent (no idleness
-configured), so it holds the join, the window and the sink from then on. The whole job is recorded
-through REST for 11 s; blame must name that subtask and the split Flink reports it reading, and
-payments' subtask 0 at an early moment.
+keyed 1 s event-time window chained to a discarding sink. Beside it, a multiple-input operator
+(merge, chained to a sink) reads widen as input 1 and orders as input 2 over rebalance edges.
+Payments' subtask 0 runs 1.5 s behind the clock; orders' subtask 1 goes silent 4 s after it starts
+and stays silent (no idleness configured), so it holds the join, the window, the sink and merge
+from then on. The whole job is recorded through REST for 11 s; blame must name that subtask and
+the split Flink reports it reading, and payments' subtask 0 at an early moment.
 
 Flink 2.3.0's two-input task registers no `currentInput{N}Watermark` (only the minimum over both
 inputs, `currentInputWatermark`), and the plan does not say which input an edge feeds, so the
 recorder reads the join's two edges as one input: the culprit is the same (the minimum over
 non-idle inputs of each input's minimum is the minimum over all non-idle channels), only the hop's
-`input` number is 1 (docs/whole-job.md, Limits).
+`input` number is 1 (docs/whole-job.md, Limits). The multiple-input task reports each input's
+watermark, and the recording reads from those values which input each of merge's edges feeds.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ def whole_job(tmp_path_factory):
 def test_the_whole_job_is_recorded_with_its_plan_and_split_metrics(whole_job):
     rec = read_recording(whole_job)
     names = {v.name: v for v in rec.vertices}
-    assert set(names) == {"Source: orders", "Source: payments", "widen", "join", "window -> discard: Writer"}
+    sinks = {"window -> discard: Writer", "merge -> drop: Writer"}
+    assert set(names) == {"Source: orders", "Source: payments", "widen", "join", *sinks}
     assert names["window -> discard: Writer"].operators == ("window", "discard: Writer")
     assert names["widen"].parallelism == 4
     strategies = {(rec.vertex(e.source).name, rec.vertex(e.target).name): e.strategy for e in rec.edges}
@@ -59,6 +62,8 @@ def test_the_whole_job_is_recorded_with_its_plan_and_split_metrics(whole_job):
         ("Source: payments", "widen"): "RESCALE",
         ("widen", "join"): "HASH",
         ("join", "window -> discard: Writer"): "HASH",
+        ("Source: orders", "merge -> drop: Writer"): "REBALANCE",
+        ("widen", "merge -> drop: Writer"): "REBALANCE",
     }
     orders = names["Source: orders"].id
     assert rec.splits_of(orders, 0) and rec.splits_of(orders, 1)
@@ -162,3 +167,33 @@ def test_blame_names_another_culprit_early_on_through_the_rescale_edge(whole_job
     assert [h["vertex"] for h in chain] == ["join", "widen", "Source: payments"], chain
     assert chain[1]["subtask"] in (0, 1)
     assert chain[-1]["subtask"] == 0 and chain[-1]["behind_ms"] >= 1000
+
+
+@pytest.mark.flink
+def test_each_input_of_the_multiple_input_operator_is_read_from_its_watermarks(whole_job):
+    """The plan lists merge's edges orders first (`num` 0), but its input 1 is widen's: the
+    recording must take each edge's input from merge's `currentInput{N}Watermark`, and the join,
+    whose task reports no per-input watermark, reads its edges as one input."""
+    rec = read_recording(whole_job)
+    names = {v.name: v.id for v in rec.vertices}
+    merge, join = names["merge -> drop: Writer"], names["join"]
+    in_plan_order = [rec.vertex(e.source).name for e in rec.edges if e.target == merge]
+    assert in_plan_order == ["Source: orders", "widen"]  # `num` 0, 1: not the inputs' order
+    inputs = {rec.vertex(e.source).name: e.input for e in rec.edges if e.target == merge}
+    assert inputs == {"widen": 1, "Source: orders": 2}, rec.notes
+    assert {e.input for e in rec.edges if e.target == join} == {1}
+    assert not [
+        k
+        for k in rec.series
+        if k[0] == join and k[2].startswith("currentInput") and k[2] != "currentInputWatermark"
+    ]
+    assert not rec.notes
+    command = [sys.executable, "-m", "wmviz", "blame", str(whole_job), "--json", "--vertex", "merge"]
+    proc = subprocess.run(command, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    chain = json.loads(proc.stdout)["chain"]
+    assert [(h["vertex"], h["input"]) for h in chain] == [
+        ("merge -> drop: Writer", 2),
+        ("Source: orders", None),
+    ]
+    assert chain[-1]["subtask"] == 1

@@ -7,7 +7,13 @@
  *     --hash--> join input 2
  *   join (a keyed two-input process function, parallelism 2)
  *     --hash--> window (keyed 1 s tumbling event-time windows) -> Sink: discard (chained)
+ *   widen --rebalance--> merge input 1, Source: orders --rebalance--> merge input 2
+ *   merge (a pass-through operator of two inputs, parallelism 2) -> Sink: drop (chained)
  *
+ * The join runs in a two-input task, which reports only the minimum of its inputs' watermarks;
+ * merge runs in a multiple-input task, which reports each one's (`currentInput{N}Watermark`).
+ * merge's input 1 is payments' side and input 2 orders', the reverse of the order in which the
+ * plan lists its edges (orders' first).
  * Readers emit one record every 100 ms stamped with the wall clock minus a skew; orders' subtask
  * 1 goes silent SILENT_FROM_MS after it starts and stays silent (no idleness is configured), so
  * from a little later on it holds the join, the window and the sink. Until then payments' subtask
@@ -22,6 +28,7 @@
  */
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.source.Boundedness;
 import org.apache.flink.api.connector.source.ReaderOutput;
 import org.apache.flink.api.connector.source.Source;
@@ -41,6 +48,15 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.streaming.api.operators.AbstractInput;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperatorFactory;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperatorV2;
+import org.apache.flink.streaming.api.operators.Input;
+import org.apache.flink.streaming.api.operators.MultipleInputStreamOperator;
+import org.apache.flink.streaming.api.operators.StreamOperator;
+import org.apache.flink.streaming.api.operators.StreamOperatorParameters;
+import org.apache.flink.streaming.api.transformations.MultipleInputTransformation;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
 import org.apache.flink.util.Collector;
 
@@ -193,6 +209,43 @@ public final class WmvizWholeJob {
         }
     }
 
+    /** Forwards every record of its two inputs; run by a MultipleInputStreamTask. */
+    static final class Merge extends AbstractStreamOperatorV2<Long> implements MultipleInputStreamOperator<Long> {
+        Merge(StreamOperatorParameters<Long> parameters) {
+            super(parameters, 2);
+        }
+
+        @Override
+        @SuppressWarnings("rawtypes")
+        public List<Input> getInputs() {
+            List<Input> inputs = new ArrayList<>();
+            for (int id = 1; id <= 2; id++) {
+                inputs.add(
+                        new AbstractInput<Long, Long>(this, id) {
+                            @Override
+                            public void processElement(StreamRecord<Long> element) {
+                                output.collect(element);
+                            }
+                        });
+            }
+            return inputs;
+        }
+    }
+
+    static final class MergeFactory extends AbstractStreamOperatorFactory<Long> {
+        @Override
+        @SuppressWarnings("unchecked")
+        public <T extends StreamOperator<Long>> T createStreamOperator(StreamOperatorParameters<Long> parameters) {
+            return (T) new Merge(parameters);
+        }
+
+        @Override
+        @SuppressWarnings("rawtypes")
+        public Class<? extends StreamOperator> getStreamOperatorClass(ClassLoader loader) {
+            return Merge.class;
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         long seconds = Long.parseLong(args[0]);
         Configuration conf = new Configuration();
@@ -253,6 +306,12 @@ public final class WmvizWholeJob {
                 .sinkTo(new DiscardingSink<>())
                 .name("discard")
                 .setParallelism(2);
+        MultipleInputTransformation<Long> merge =
+                new MultipleInputTransformation<>("merge", new MergeFactory(), Types.LONG, 2);
+        merge.addInput(payments.rebalance().getTransformation());
+        merge.addInput(orders.rebalance().getTransformation());
+        env.addOperator(merge);
+        new DataStream<>(env, merge).sinkTo(new DiscardingSink<>()).name("drop").setParallelism(2);
         JobGraph job = env.getStreamGraph().getJobGraph();
         cluster.submitJob(job).get();
         System.out.println("REST " + cluster.getRestAddress().get());
