@@ -4,10 +4,11 @@ tools/flinkrecord/WmvizWholeJob.java: two FLIP-27 sources (orders, payments; 2 s
 orders feeds a keyed two-input operator (join) over a hash edge, payments feeds it through a
 rescale edge into a 4-subtask map (widen) and a hash edge; a hash edge leads from the join into a
 keyed 1 s event-time window chained to a discarding sink. Beside it, a multiple-input operator
-(merge, chained to a sink) reads widen as input 1 and orders as input 2 over rebalance edges.
-Payments' subtask 0 runs 1.5 s behind the clock; orders' subtask 1 goes silent 4 s after it starts
+(merge, chained to a sink) reads widen as input 1 over a rescale edge (4 subtasks into 2) and
+orders as input 2 over a rebalance edge.
+Payments' subtask 0 runs 1.5 s behind the clock; orders' subtask 1 goes silent 8 s after it starts
 and stays silent (no idleness configured), so it holds the join, the window, the sink and merge
-from then on. The whole job is recorded through REST for 11 s; blame must name that subtask and
+from then on. The whole job is recorded through REST for 14 s; blame must name that subtask and
 the split Flink reports it reading, and payments' subtask 0 at an early moment.
 
 Flink 2.3.0's two-input task registers no `currentInput{N}Watermark` (only the minimum over both
@@ -30,7 +31,7 @@ from tests.conftest import require_flink
 from tools.flinkrecord.job import start_job
 from wmviz.record.job import read_recording
 
-JOB_SECONDS = 14
+JOB_SECONDS = 18
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +41,7 @@ def whole_job(tmp_path_factory):
     job = start_job(JOB_SECONDS, job_class="WmvizWholeJob")
     try:
         command = [sys.executable, "-m", "wmviz", "record", "--rest", job.rest, "--job", job.job,
-                   "--every", "250ms", "--for", "11s", "--out", str(out)]  # fmt: skip
+                   "--every", "250ms", "--for", "14s", "--out", str(out)]  # fmt: skip
         proc = subprocess.run(command, capture_output=True, text=True, timeout=90)
     finally:
         job.stop()
@@ -63,7 +64,7 @@ def test_the_whole_job_is_recorded_with_its_plan_and_split_metrics(whole_job):
         ("widen", "join"): "HASH",
         ("join", "window -> discard: Writer"): "HASH",
         ("Source: orders", "merge -> drop: Writer"): "REBALANCE",
-        ("widen", "merge -> drop: Writer"): "REBALANCE",
+        ("widen", "merge -> drop: Writer"): "RESCALE",
     }
     orders = names["Source: orders"].id
     assert rec.splits_of(orders, 0) and rec.splits_of(orders, 1)
@@ -83,7 +84,7 @@ def test_blame_names_the_silent_source_subtask_and_its_split(whole_job):
     orders = next(v.id for v in rec.vertices if v.name == "Source: orders")
     assert (root["vertex"], root["subtask"]) == ("Source: orders", 1)
     assert root["split"] in rec.splits_of(orders, 1)
-    # It stopped 4 s in; the others kept going: by the end it is seconds behind them.
+    # It stopped 8 s in; the others kept going: by the end it is seconds behind them.
     assert root["behind_ms"] >= 3000
 
 
@@ -117,32 +118,49 @@ def test_the_real_jobs_recording_opens_on_its_graph_and_each_vertex_replays_as_i
         assert check.share >= 0.75, (vertex.name, check.summary(TimeFormat()))
 
 
-@pytest.mark.flink
-def test_the_rescale_edge_maps_upstream_subtasks_as_the_job_reads_them(whole_job):
-    """Payments' two subtasks run 1.5 s apart; each widen subtask reports the input watermark of
-    the one it reads. wmviz's pointwise mapping must name that one: at (nearly) every sample the
-    reported value is nearer the mapped subtask's output than the other's."""
-    rec = read_recording(whole_job)
-    names = {v.name: v.id for v in rec.vertices}
-    payments, widen = names["Source: payments"], names["widen"]
-    (edge,) = rec.inputs_of(widen)[1]
-    mapping = [rec.channels(edge, j) for j in range(4)]
-    assert mapping == [[0], [0], [1], [1]]  # Flink's pointwise pattern for 2 -> 4
+def _mapped_nearer(rec, edge, metric: str) -> tuple[int, int]:
+    """Over the samples at which the upstream subtasks a target subtask reads (by wmviz's mapping
+    of the edge) and the ones it does not read differ by 500 ms or more: how often the target's
+    reported `metric` is nearer the minimum of the ones it reads, and how often not."""
+    target, upstream = rec.vertex(edge.target), rec.vertex(edge.source)
     nearer = farther = 0
     for t in rec.times():
-        outs = [rec.output_at(payments, s, t) for s in (0, 1)]
-        if None in outs or abs(outs[0] - outs[1]) < 500:  # type: ignore[operator]
+        outs = [rec.output_at(upstream.id, s, t) for s in range(upstream.parallelism)]
+        if None in outs:
             continue
-        for j, (up,) in enumerate(mapping):
-            reported = rec.value_at((widen, j, "currentInputWatermark", None), t)
-            if reported is None:
+        for j in range(target.parallelism):
+            read = rec.channels(edge, j)
+            mine = min(outs[s] for s in read)
+            others = min(outs[s] for s in range(upstream.parallelism) if s not in read)
+            reported = rec.value_at((target.id, j, metric, None), t)
+            if reported is None or abs(mine - others) < 500:
                 continue
-            if abs(reported - outs[up]) < abs(reported - outs[1 - up]):  # type: ignore[operator]
+            if abs(reported - mine) < abs(reported - others):
                 nearer += 1
             else:
                 farther += 1
-    assert nearer >= 60, (nearer, farther)
-    assert farther <= nearer // 10, (nearer, farther)
+    return nearer, farther
+
+
+@pytest.mark.flink
+def test_rescale_edges_map_upstream_subtasks_as_the_job_reads_them(whole_job):
+    """Payments' two subtasks run 1.5 s apart, so do the widen subtasks reading each, and so do
+    merge's two subtasks reading two widen subtasks each. Each target subtask reports the input
+    watermark of the ones it reads: wmviz's pointwise mapping (2 -> 4 and 4 -> 2) must name them,
+    at (nearly) every sample the reported value being nearer their minimum than the others'."""
+    rec = read_recording(whole_job)
+    names = {v.name: v.id for v in rec.vertices}
+    (widening,) = rec.inputs_of(names["widen"])[1]
+    (narrowing,) = [e for e in rec.edges if e.source == names["widen"] and e.strategy == "RESCALE"]
+    # Flink's pointwise pattern: 2 -> 4 one upstream subtask each, 4 -> 2 two each.
+    assert [rec.channels(widening, j) for j in range(4)] == [[0], [0], [1], [1]]
+    assert [rec.channels(narrowing, j) for j in range(2)] == [[0, 1], [2, 3]]
+    for edge, metric in (
+        (widening, "currentInputWatermark"),
+        (narrowing, f"currentInput{narrowing.input}Watermark"),
+    ):
+        nearer, farther = _mapped_nearer(rec, edge, metric)
+        assert nearer >= 30 and farther <= nearer // 10, (edge, nearer, farther)
 
 
 @pytest.mark.flink
@@ -153,13 +171,17 @@ def test_blame_names_another_culprit_early_on_through_the_rescale_edge(whole_job
     names = {v.name: v.id for v in rec.vertices}
     orders, payments = names["Source: orders"], names["Source: payments"]
 
-    def running(t: int) -> bool:
-        outs = [rec.output_at(v, s, t) for v in (orders, payments) for s in (0, 1)]
-        return all(o is not None and o > 0 for o in outs)
+    def payments_behind(t: int) -> bool:
+        outs = {(v, s): rec.output_at(v, s, t) for v in (orders, payments) for s in (0, 1)}
+        if any(o is None or o < 0 for o in outs.values()):
+            return False  # a reader has not emitted yet
+        slow = outs.pop((payments, 0))
+        return all(slow + 500 <= o for o in outs.values())  # type: ignore[operator]
 
-    start = next(t for t in rec.times() if running(t))
-    # One second on, every reader has been emitting for a while and orders' 1 is not silent yet.
-    at = next(t for t in rec.times() if t >= start + 1000)
+    # The readers start together; orders' subtask 1 falls silent 8 s later, so the first seconds
+    # of the recording have payments' subtask 0 the slowest source subtask by far.
+    at = next((t for t in rec.times() if payments_behind(t)), None)
+    assert at is not None, "no sample with payments' subtask 0 the slowest (the recording began late?)"
     proc = subprocess.run([sys.executable, "-m", "wmviz", "blame", str(whole_job), "--json",
                            "--vertex", "join", "--at", str(at)], capture_output=True, text=True)  # fmt: skip
     assert proc.returncode == 0, proc.stderr

@@ -7,7 +7,7 @@
  *     --hash--> join input 2
  *   join (a keyed two-input process function, parallelism 2)
  *     --hash--> window (keyed 1 s tumbling event-time windows) -> Sink: discard (chained)
- *   widen --rebalance--> merge input 1, Source: orders --rebalance--> merge input 2
+ *   widen --rescale--> merge input 1, Source: orders --rebalance--> merge input 2
  *   merge (a pass-through operator of two inputs, parallelism 2) -> Sink: drop (chained)
  *
  * The join runs in a two-input task, which reports only the minimum of its inputs' watermarks;
@@ -19,7 +19,9 @@
  * from a little later on it holds the join, the window and the sink. Until then payments' subtask
  * 0, PAYMENTS_SKEW_MS behind the clock, holds them. The skew also tells the rescale edge's
  * channels apart: widen's subtasks 0 and 1 read payments' subtask 0, its subtasks 2 and 3 read
- * payments' subtask 1 (Flink's pointwise pattern), so their input watermarks differ by the skew.
+ * payments' subtask 1 (Flink's pointwise pattern), so their input watermarks differ by the skew;
+ * merge's subtask 0 reads widen's 0 and 1, its subtask 1 widen's 2 and 3, so merge's input 1
+ * watermarks differ by it too.
  * Every reader ends after <seconds>.
  *
  * Arguments: <seconds>. Prints "REST <url>" and "JOB <job id>" once the job is submitted,
@@ -72,7 +74,7 @@ import java.util.concurrent.TimeUnit;
 
 public final class WmvizWholeJob {
 
-    static final long SILENT_FROM_MS = 4000;
+    static final long SILENT_FROM_MS = 8000;
     static final long EVERY_MS = 100;
     static final long PAYMENTS_SKEW_MS = 1500;
 
@@ -308,7 +310,7 @@ public final class WmvizWholeJob {
                 .setParallelism(2);
         MultipleInputTransformation<Long> merge =
                 new MultipleInputTransformation<>("merge", new MergeFactory(), Types.LONG, 2);
-        merge.addInput(payments.rebalance().getTransformation());
+        merge.addInput(payments.rescale().getTransformation());
         merge.addInput(orders.rebalance().getTransformation());
         env.addOperator(merge);
         new DataStream<>(env, merge).sinkTo(new DiscardingSink<>()).name("drop").setParallelism(2);
