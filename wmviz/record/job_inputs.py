@@ -52,8 +52,15 @@ def votes(rec: JobRecording, vertex_id: str, edges: list[Edge], numbers: list[in
             up: [rec.output_at(up, s, t) for s in range(rec.vertex(up).parallelism)]
             for up in {e.source for e in edges}
         }
+        # An all-to-all edge gives every subtask the same channels: their values are taken once.
+        taken: dict[tuple[str, tuple[int, ...]], set[int | None]] = {}
         for subtask in range(rec.vertex(vertex_id).parallelism):
-            carried = [{outputs[e.source][up] for up in rec.channels(e, subtask)} - {None} for e in edges]
+            carried = []
+            for edge in edges:
+                read = (edge.source, tuple(rec.channels(edge, subtask)))
+                if read not in taken:
+                    taken[read] = {outputs[edge.source][up] for up in read[1]} - {None}
+                carried.append(taken[read])
             for number in numbers:
                 value = rec.value_at((vertex_id, subtask, input_metric(number), None), t)
                 holders = [i for i, values in enumerate(carried) if value in values]
