@@ -24,6 +24,7 @@ from wmviz.record.job import (
     read_recording,
     write_recording,
 )
+from wmviz.record.job_inputs import assign_inputs
 from wmviz.record.names import name_key
 
 DATA = Path("tests/data/prometheus")
@@ -66,16 +67,56 @@ def test_names_meet_as_typed_and_as_the_reporter_filters_them():
 
 
 def test_the_plan_reads_vertices_chains_and_inputs():
-    vertices, edges = plan_of(js.plan(), {js.JOIN})
+    vertices, edges = plan_of(js.plan())
     window = next(v for v in vertices if v.id == js.WINDOW)
     assert window.name == "Window: revenue -> Sink: warehouse"
     assert window.operators == ("Window: revenue", "Sink: warehouse")
-    assert [(e.source, e.input) for e in edges if e.target == js.JOIN] == [(js.ORDERS, 1), (js.PAYMENTS, 2)]
-    # Without the two-input hint, both edges feed one input (a union).
-    _, union = plan_of(js.plan())
-    assert {e.input for e in union if e.target == js.JOIN} == {1}
+    # The plan does not say which input an edge feeds: every edge is read into input 1 ...
+    assert [(e.source, e.input) for e in edges if e.target == js.JOIN] == [(js.ORDERS, 1), (js.PAYMENTS, 1)]
+    # ... until the join's own per-input watermarks name them.
+    rec = JobRecording("j", vertices, edges, dict(js.series()))
+    assign_inputs(rec)
+    assert [(e.source, e.input) for e in rec.edges if e.target == js.JOIN] == [
+        (js.ORDERS, 1),
+        (js.PAYMENTS, 2),
+    ]
+    assert not rec.notes
     with pytest.raises(JobFormatError, match="nodes"):
         plan_of({"vertices": []})
+
+
+def _two_inputs(first: list[int], second: list[int], reported: dict[int, list[int]]) -> JobRecording:
+    """Sources a and b (one subtask each) into vertex j (input edges a, b in the plan's order),
+    which reports `currentInput{N}Watermark` at each of the samples given."""
+    vertices = (Vertex("a", "a", 1), Vertex("b", "b", 1), Vertex("j", "j", 1))
+    rec = JobRecording("x", vertices, (Edge("a", "j", "HASH"), Edge("b", "j", "HASH")))
+    for t, (wa, wb) in enumerate(zip(first, second, strict=True)):
+        rec.add(("a", 0, "currentOutputWatermark", None), t, wa)
+        rec.add(("b", 0, "currentOutputWatermark", None), t, wb)
+        for number, values in reported.items():
+            rec.add(("j", 0, f"currentInput{number}Watermark", None), t, values[t])
+    return rec
+
+
+def test_each_edge_feeds_the_input_whose_watermark_it_carries():
+    # b is input 1 although the plan lists a first (as a real job can: docs/whole-job.md).
+    rec = _two_inputs([10, 20, 30], [5, 15, 25], {1: [5, 15, 25], 2: [10, 20, 30]})
+    assign_inputs(rec)
+    assert [(e.source, e.input) for e in rec.edges] == [("a", 2), ("b", 1)]
+    assert not rec.notes
+
+
+def test_inputs_the_values_cannot_tell_apart_are_read_as_one_with_a_note():
+    same = _two_inputs([10, 20, 30], [10, 20, 30], {1: [10, 20, 30], 2: [10, 20, 30]})
+    assign_inputs(same)
+    assign_inputs(same)  # the note is written once
+    assert [e.input for e in same.edges] == [1, 1]
+    assert same.notes == ["'j' reports 2 input watermarks, but its values do not tell which input each "
+                          "of its edges feeds: its edges are read as one input"]  # fmt: skip
+    # A single agreeing sample is not enough evidence.
+    once = _two_inputs([10], [5], {1: [5], 2: [10]})
+    assign_inputs(once)
+    assert [e.input for e in once.edges] == [1, 1] and once.notes
 
 
 def test_blame_at_the_end_names_the_silent_split(imported):
@@ -155,8 +196,10 @@ def test_every_input_idle_is_said_so():
 
 
 def test_a_recording_survives_writing_and_reading(tmp_path):
-    vertices, edges = plan_of(js.plan(), {js.JOIN})
+    vertices, edges = plan_of(js.plan())
     rec = JobRecording("j", vertices, edges, dict(js.series()), idleness_ms=30_000, notes=["n"])
+    assign_inputs(rec)
+    assert {e.input for e in rec.edges} == {1, 2}
     write_recording(rec, tmp_path / "r.json")
     again = read_recording(tmp_path / "r.json")
     assert again.series == rec.series and again.edges == rec.edges and again.vertices == rec.vertices

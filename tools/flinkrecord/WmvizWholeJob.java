@@ -3,13 +3,26 @@
  * endpoint on 127.0.0.1 (a free port) runs
  *
  *   Source: orders (FLIP-27, parallelism 2, one split per reader) --hash--> join input 1
- *   Source: payments (FLIP-27, parallelism 2)                     --hash--> join input 2
+ *   Source: payments (FLIP-27, parallelism 2) --rescale--> widen (a map, parallelism 4)
+ *     --hash--> join input 2
  *   join (a keyed two-input process function, parallelism 2)
  *     --hash--> window (keyed 1 s tumbling event-time windows) -> Sink: discard (chained)
+ *   widen --rescale--> merge input 1, Source: orders --rebalance--> merge input 2
+ *   merge (a pass-through operator of two inputs, parallelism 2) -> Sink: drop (chained)
  *
- * Readers emit one record every 100 ms stamped with the wall clock minus a small skew; orders'
- * subtask 1 goes silent SILENT_FROM_MS after it starts and stays silent (no idleness is
- * configured), so it holds the join, the window and the sink. Every reader ends after <seconds>.
+ * The join runs in a two-input task, which reports only the minimum of its inputs' watermarks;
+ * merge runs in a multiple-input task, which reports each one's (`currentInput{N}Watermark`).
+ * merge's input 1 is payments' side and input 2 orders', the reverse of the order in which the
+ * plan lists its edges (orders' first).
+ * Readers emit one record every 100 ms stamped with the wall clock minus a skew; orders' subtask
+ * 1 goes silent SILENT_FROM_MS after it starts and stays silent (no idleness is configured), so
+ * from a little later on it holds the join, the window and the sink. Until then payments' subtask
+ * 0, PAYMENTS_SKEW_MS behind the clock, holds them. The skew also tells the rescale edge's
+ * channels apart: widen's subtasks 0 and 1 read payments' subtask 0, its subtasks 2 and 3 read
+ * payments' subtask 1 (Flink's pointwise pattern), so their input watermarks differ by the skew;
+ * merge's subtask 0 reads widen's 0 and 1, its subtask 1 widen's 2 and 3, so merge's input 1
+ * watermarks differ by it too.
+ * Every reader ends after <seconds>.
  *
  * Arguments: <seconds>. Prints "REST <url>" and "JOB <job id>" once the job is submitted,
  * "FINISHED <status>" when it ends, and exits when its standard input closes. No Flink code is
@@ -17,6 +30,7 @@
  */
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.source.Boundedness;
 import org.apache.flink.api.connector.source.ReaderOutput;
 import org.apache.flink.api.connector.source.Source;
@@ -36,6 +50,15 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.streaming.api.operators.AbstractInput;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperatorFactory;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperatorV2;
+import org.apache.flink.streaming.api.operators.Input;
+import org.apache.flink.streaming.api.operators.MultipleInputStreamOperator;
+import org.apache.flink.streaming.api.operators.StreamOperator;
+import org.apache.flink.streaming.api.operators.StreamOperatorParameters;
+import org.apache.flink.streaming.api.transformations.MultipleInputTransformation;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
 import org.apache.flink.util.Collector;
 
@@ -51,8 +74,9 @@ import java.util.concurrent.TimeUnit;
 
 public final class WmvizWholeJob {
 
-    static final long SILENT_FROM_MS = 4000;
+    static final long SILENT_FROM_MS = 8000;
     static final long EVERY_MS = 100;
+    static final long PAYMENTS_SKEW_MS = 1500;
 
     /** NumberSequenceSource's enumerator and serializers (one split per reader), a paced reader. */
     static final class PacedSource
@@ -187,6 +211,43 @@ public final class WmvizWholeJob {
         }
     }
 
+    /** Forwards every record of its two inputs; run by a MultipleInputStreamTask. */
+    static final class Merge extends AbstractStreamOperatorV2<Long> implements MultipleInputStreamOperator<Long> {
+        Merge(StreamOperatorParameters<Long> parameters) {
+            super(parameters, 2);
+        }
+
+        @Override
+        @SuppressWarnings("rawtypes")
+        public List<Input> getInputs() {
+            List<Input> inputs = new ArrayList<>();
+            for (int id = 1; id <= 2; id++) {
+                inputs.add(
+                        new AbstractInput<Long, Long>(this, id) {
+                            @Override
+                            public void processElement(StreamRecord<Long> element) {
+                                output.collect(element);
+                            }
+                        });
+            }
+            return inputs;
+        }
+    }
+
+    static final class MergeFactory extends AbstractStreamOperatorFactory<Long> {
+        @Override
+        @SuppressWarnings("unchecked")
+        public <T extends StreamOperator<Long>> T createStreamOperator(StreamOperatorParameters<Long> parameters) {
+            return (T) new Merge(parameters);
+        }
+
+        @Override
+        @SuppressWarnings("rawtypes")
+        public Class<? extends StreamOperator> getStreamOperatorClass(ClassLoader loader) {
+            return Merge.class;
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         long seconds = Long.parseLong(args[0]);
         Configuration conf = new Configuration();
@@ -200,7 +261,7 @@ public final class WmvizWholeJob {
                         new MiniClusterConfiguration.Builder()
                                 .setConfiguration(conf)
                                 .setNumTaskManagers(1)
-                                .setNumSlotsPerTaskManager(2)
+                                .setNumSlotsPerTaskManager(4)
                                 .build());
         cluster.start();
 
@@ -215,8 +276,14 @@ public final class WmvizWholeJob {
                 env.fromSource(new PacedSource(durationMs, new long[] {0, 0}, 1), strategy, "orders")
                         .setParallelism(2);
         DataStream<Long> payments =
-                env.fromSource(new PacedSource(durationMs, new long[] {500, 0}, -1), strategy, "payments")
-                        .setParallelism(2);
+                env.fromSource(
+                                new PacedSource(durationMs, new long[] {PAYMENTS_SKEW_MS, 0}, -1), strategy, "payments")
+                        .setParallelism(2)
+                        .rescale()
+                        .map(v -> v)
+                        .returns(Long.class)
+                        .name("widen")
+                        .setParallelism(4);
         orders.keyBy(v -> v % 4)
                 .connect(payments.keyBy(v -> v % 4))
                 .process(
@@ -241,6 +308,12 @@ public final class WmvizWholeJob {
                 .sinkTo(new DiscardingSink<>())
                 .name("discard")
                 .setParallelism(2);
+        MultipleInputTransformation<Long> merge =
+                new MultipleInputTransformation<>("merge", new MergeFactory(), Types.LONG, 2);
+        merge.addInput(payments.rescale().getTransformation());
+        merge.addInput(orders.rebalance().getTransformation());
+        env.addOperator(merge);
+        new DataStream<>(env, merge).sinkTo(new DiscardingSink<>()).name("drop").setParallelism(2);
         JobGraph job = env.getStreamGraph().getJobGraph();
         cluster.submitJob(job).get();
         System.out.println("REST " + cluster.getRestAddress().get());

@@ -13,6 +13,7 @@ from wmviz.cli.options import poll_options, rest_client
 from wmviz.disk.atomic import OutputError, cannot_write
 from wmviz.disk.overlap import Named, refuse_overlap
 from wmviz.record.job import JobFormatError, JobRecording, write_recording
+from wmviz.record.job_inputs import assign_inputs
 from wmviz.record.output import duration_option_ms
 
 
@@ -29,7 +30,9 @@ def check_out(path: Path, reads: list[Named]) -> None:
 
 
 def save(rec: JobRecording, path: Path) -> None:
-    """Write the recording, or a one-line error (exit 2)."""
+    """Write the recording, or a one-line error (exit 2). Every write first reads which input each
+    edge feeds from the values taken so far (the plan cannot say; `wmviz.record.job_inputs`)."""
+    assign_inputs(rec)
     try:
         write_recording(rec, path)
     except JobFormatError as err:

@@ -2,9 +2,10 @@
 
 The plan is what `/jobs/:jid/plan` says: vertices (with their parallelism and chained operators)
 and edges (with their ship strategy). Each edge also names the *logical input* of its target it
-feeds: a two-input operator has two (its metrics are `currentInput1Watermark` and
-`currentInput2Watermark`), a union feeds several edges into one input (one valve over all their
-channels).
+feeds: a two-input operator has two (a multiple-input task reports `currentInput1Watermark`,
+`currentInput2Watermark`, ...), a union feeds several edges into one input (one valve over all
+their channels). The plan does not say which; `wmviz.record.job_inputs` reads it from the values
+where the vertex reports each input's watermark, else every edge feeds input 1.
 
 The samples are series of Flink's own metrics, keyed by (vertex, subtask, metric, split):
 `currentInputWatermark`, `currentInput{N}Watermark`, `currentOutputWatermark` (the vertex's
@@ -68,6 +69,12 @@ class JobFormatError(ValueError):
 def input_metric(number: int) -> str:
     """Flink's metric of one logical input's watermark (numbered from 1, as Flink does)."""
     return f"currentInput{number}Watermark"
+
+
+def input_number(metric: str) -> int | None:
+    """N of `currentInput{N}Watermark`; None for any other metric."""
+    match = _INPUT_N.fullmatch(metric)
+    return int(match.group(1)) if match else None
 
 
 def is_operator_metric(metric: str) -> bool:
@@ -355,16 +362,13 @@ def _plan_name(node: dict[str, Any]) -> str:
     return " -> ".join(line for line in lines if line)
 
 
-def plan_of(
-    body: Any, multi_input: set[str] | None = None, where: str = "plan"
-) -> tuple[tuple[Vertex, ...], tuple[Edge, ...]]:
+def plan_of(body: Any, where: str = "plan") -> tuple[tuple[Vertex, ...], tuple[Edge, ...]]:
     """The vertices and edges of a `/jobs/:jid/plan` response, or of a `/jobs/:jid` response
     (whose `vertices` carry the names, and whose `plan` the edges).
 
-    The plan does not say which logical input an edge feeds. An edge's `num` is its place among
-    the target's input edges; a vertex in `multi_input` (one that reports `currentInput2Watermark`)
-    takes edge `num` as input `num + 1`, any other vertex takes every edge into its one input (a
-    union). A two-input operator with a union on one side is beyond this rule.
+    The plan does not say which logical input an edge feeds: an edge's `num` is its input gate's
+    place, which on a real job is not its input's number (`wmviz.record.job_inputs`). Every edge
+    is read into input 1 here; `job_inputs.assign_inputs` sets the inputs from the recorded values.
     """
     if not isinstance(body, dict):
         raise JobFormatError(f"{where}: expected a JSON object")
@@ -375,23 +379,14 @@ def plan_of(
             f'{where}: expected the /jobs/<id>/plan response, {{"plan": {{"nodes": [...]}}}}'
         )
     names = {str(v["id"]): str(v["name"]) for v in body.get("vertices", []) if isinstance(v, dict)}
-    multi_input = multi_input or set()
     vertices, edges = [], []
     try:
         for node in nodes:
             vid = str(node["id"])
             name = names.get(vid) or _plan_name(node)
             vertices.append(Vertex(vid, name, int(node["parallelism"]), tuple(chain_parts(name))))
-            for place, item in enumerate(node.get("inputs", [])):
-                num = int(item.get("num", place))
-                edges.append(
-                    Edge(
-                        str(item["id"]),
-                        vid,
-                        str(item.get("ship_strategy", "")).upper(),
-                        num + 1 if vid in multi_input else 1,
-                    )
-                )
+            for item in node.get("inputs", []):
+                edges.append(Edge(str(item["id"]), vid, str(item.get("ship_strategy", "")).upper()))
     except (KeyError, TypeError, ValueError) as err:
         raise JobFormatError(
             f"{where}: a plan node lacks {err} (each needs id, parallelism, inputs)"

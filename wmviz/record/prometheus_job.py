@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from wmviz.record.job import JobFormatError, JobRecording, input_metric, plan_of
+from wmviz.record.job import JobFormatError, JobRecording, plan_of
 from wmviz.record.names import chain_parts, name_key
 from wmviz.record.prometheus import PrometheusError, Series, tasks_by_metric
 from wmviz.trace.config import MAX_CHANNELS, channel_budget_reason
@@ -24,14 +24,14 @@ from wmviz.trace.jsonline import JsonLineError, loads_strict
 _TAIL_METRICS = ("currentOutputWatermark",)
 
 
-def read_plan(path: Path, multi_input: set[str]) -> JobRecording:
+def read_plan(path: Path) -> JobRecording:
     """An empty recording of the plan in `path`."""
     try:
         body = loads_strict(path.read_text(encoding="utf-8"))
     except (OSError, JsonLineError, UnicodeDecodeError) as err:
         raise JobFormatError(f"--plan {path.name}: cannot be read as JSON ({err})") from None
     try:
-        vertices, edges = plan_of(body, multi_input, where=f"--plan {path.name}")
+        vertices, edges = plan_of(body, where=f"--plan {path.name}")
     except (AttributeError, KeyError, TypeError) as err:
         # plan_of reads a REST answer's shape; a plan file of any other shape is the file's fault.
         raise JobFormatError(f"--plan {path.name}: not a /jobs/<id>/plan response ({err!r})") from None
@@ -49,10 +49,7 @@ def job_of(
     series: list[Series], plan: Path, idleness_ms: int | None, interval_ms: int, source: str
 ) -> JobRecording:
     """Every vertex of the plan, per subtask, input and split, from the series."""
-    two_input_tasks = {name_key(s.task) for s in series if s.name == input_metric(2)}
-    empty = read_plan(plan, set())
-    multi = {v.id for v in empty.vertices if name_key(v.name) in two_input_tasks}
-    rec = read_plan(plan, multi)
+    rec = read_plan(plan)
     rec.source, rec.idleness_ms, rec.watermark_interval_ms = source, idleness_ms, interval_ms
     by_key = {name_key(v.name): v for v in rec.vertices}
     unmatched = sorted({s.task for s in series if name_key(s.task) not in by_key})

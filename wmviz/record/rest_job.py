@@ -23,7 +23,6 @@ from wmviz.record.job import (
     TASK_FINISHED,
     JobRecording,
     SeriesKey,
-    input_metric,
     is_operator_metric,
     plan_of,
 )
@@ -86,17 +85,15 @@ class JobPoller:
         if not vertices:
             raise RecordError(f"job {job} has no vertices")
         listed = {v["id"]: poller_ids(client, job, v["id"]) for v in vertices}
-        # Tasks register their metrics as they start: wait (a little) until every vertex has some,
-        # since the two-input vertices are told by their metrics.
+        # Tasks register their metrics as they start: wait (a little) until every vertex has some.
         for _ in range(40):
             if all(listed.values()):
                 break
             time.sleep(0.25)
             listed = {v["id"]: poller_ids(client, job, v["id"]) for v in vertices}
-        multi = {vid for vid, ids in listed.items() if any(i.endswith("." + input_metric(2)) for i in ids)}
         try:
             plan = obj(client.get(f"/jobs/{job}/plan"), f"/jobs/{job}/plan")
-            names, edges = plan_of({"vertices": vertices, **plan}, multi)
+            names, edges = plan_of({"vertices": vertices, **plan})
         except ValueError as err:
             raise RecordError(str(err)) from None
         for vertex in names:
