@@ -216,3 +216,22 @@ def test_a_rescale_that_changes_the_channels_ends_the_recording(serve, tmp_path)
         assert "the job was rescaled" in err and out.exists()
         if vertex is None:
             assert any("rescaled" in note for note in json.loads(out.read_text())["notes"])
+
+
+@pytest.mark.parametrize("vertex", [None, "window"], ids=["whole job", "one vertex"])
+def test_a_sample_cut_short_by_the_end_of_for_ends_the_recording_without_a_failure(serve, tmp_path, vertex):
+    """The last sample runs into `--for`'s end (its answers trickle in): the recording ends there,
+    with every earlier sample, and says nothing of a skipped sample or a failure."""
+    job = FakeJob(["RUNNING"])
+
+    def trickle_later(job: FakeJob, path: str, query: dict) -> Reply | None:
+        if job.polls < 3 or "metrics" not in path:
+            return None
+        return Reply(json.dumps(job.answer(path, query)).encode(), drip_s=0.05)
+
+    job.hook = trickle_later
+    out = tmp_path / ("job.json" if vertex is None else "r.jsonl")
+    proc = _run(_record(serve(job), out, "--for", "2s", vertex=vertex))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "sample skipped" not in proc.stderr and "failed" not in proc.stderr, proc.stderr[-2000:]
+    assert out.is_file()

@@ -169,6 +169,8 @@ class SampleLoop:
         try:
             sample = poller.sample(wall_clock_ms)
         except RecordError as err:
+            if poller.client.time_up():
+                return False  # a sample cut short by the end of --for is the recording's end, not a failure
             self.failed += 1
             if err.final or self.failed >= self.give_up:
                 self.ended = (

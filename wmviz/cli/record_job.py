@@ -111,6 +111,8 @@ def poll_job(poller, args: argparse.Namespace, every_ms: int, until_ms: int | No
                 taken = poller.sample()
                 failed = 0
             except RecordError as err:
+                if poller.client.time_up():
+                    break  # a sample cut short by the end of --for is the recording's end, not a failure
                 failed += 1
                 if err.final or failed >= max(1, args.give_up_after):
                     why = str(err) if err.final else f"{failed} polls in a row failed, the last: {err}"

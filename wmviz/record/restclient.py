@@ -83,6 +83,10 @@ class RestClient:
             return self.deadline_s
         return max(0.0, min(self.deadline_s, self.stop_at - time.monotonic()))
 
+    def time_up(self) -> bool:
+        """Whether the recording's time (`--for`) has run out: a request failing now was cut by it."""
+        return self.stop_at is not None and time.monotonic() >= self.stop_at
+
     def get(self, path: str, params: dict[str, str] | None = None) -> Any:
         """The decoded JSON of `path`; RecordError naming the URL on any failure."""
         # A job id is the user's text: quoted, a space or a "?" in it stays in the path.
