@@ -35,7 +35,7 @@ from wmviz.timeline.cursor import InstanceCursor
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.timecells import parse_time_ms
 from wmviz.ui import loading, panels, state
-from wmviz.view import model
+from wmviz.view import model, step_view
 from wmviz.view import operator_model as om
 from wmviz.view.plain import literal
 from wmviz.view.step_chart import step_chart
@@ -130,10 +130,13 @@ def _side(side: Side, column_key: str, t: TimeFormat) -> None:
     panels.output_panel(model.output_cards(views, pipeline, om.operator_watermark(cursor, step), t))
     short = replace(t, short=True)
     panels.narration_panel(explain_parts(result, short), short, step_rules(result), key=f"{column_key}_")
-    panels.channel_tables(views, key=f"{column_key}_")
+    panels.channel_tables(step_view.channel_tables(views), key=f"{column_key}_")
     panels.watermark_chart(chart_figure(cursor, step, views, t, compact=True), key=f"{column_key}_chart")
     if pipeline.operator is not None or not cursor.timers.empty:
-        panels.operator_panel(cursor, pipeline, step, t, key=f"{column_key}_")
+        moment = (str(getattr(cursor.timeline, "path", "")), cursor.instance, step)
+        panels.operator_panel(
+            step_view.operator_view(cursor, pipeline, step, t), moment, key=f"{column_key}_"
+        )
 
 
 def chart_figure(cursor: InstanceCursor, step: int, views, t: TimeFormat, *, compact: bool = False):
