@@ -180,7 +180,7 @@ def viewers(args, timer: StepTimer) -> dict[str, list[float]]:
             if a.button(key="fwd").disabled:
                 break
             for app, name in ((a, "first viewer"), (b, "second viewer")):
-                timer.profiling = name == "first viewer"
+                timer.profiling = name == f"{args.profiled} viewer"
                 app.button(key="fwd").click().run()
                 assert not app.exception, app.exception
                 results[name].append(timer.last or 0.0)
@@ -204,7 +204,7 @@ def report(results: dict[str, list[float]], title: str) -> None:
 
 
 def profile_report(timer: StepTimer, lines: int) -> None:
-    """The first viewer's step time by function (cumulative), as fractions of the whole."""
+    """The profiled viewer's step time by function (cumulative), as fractions of the whole."""
     import pstats
 
     entries = pstats.Stats(timer.profiler).stats  # type: ignore[attr-defined]
@@ -212,7 +212,7 @@ def profile_report(timer: StepTimer, lines: int) -> None:
     if not whole:
         return
     ours = sorted(((v[3], f"{Path(k[0]).name}:{k[2]}") for k, v in entries.items()), reverse=True)
-    print(f"first viewer's server steps, profiled (cumulative share of {whole:.2f} s):")
+    print(f"the profiled viewer's server steps (cumulative share of {whole:.2f} s):")
     for took, name in ours[:lines]:
         print(f"  {100 * took / whole:5.1f} %  {name}")
 
@@ -225,7 +225,7 @@ def measure(args) -> dict[str, list[float]]:
     timer = StepTimer(profile=bool(args.profile))
     results = viewers(args, timer) if args.viewers else actions(args, timer)
     if args.profile:
-        profile_report(timer, args.profile)
+        profile_report(timer, args.profile)  # the viewer --profiled names
     return results
 
 
@@ -264,6 +264,9 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/wmviz-bench"))
     parser.add_argument("--viewers", action="store_true", help="two sessions on the same steps")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="print the N largest parts")
+    parser.add_argument(
+        "--profiled", choices=("first", "second"), default="first", help="whose steps --profile times"
+    )
     parser.add_argument("--baseline", type=Path, help="another checkout, measured alternately")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--app-root", type=Path, default=ROOT, help=argparse.SUPPRESS)

@@ -9,7 +9,7 @@ import pandas as pd
 
 from wmviz.core.pipeline import InstancePipeline, StepResult
 from wmviz.core.splits import SplitReader, SplitState
-from wmviz.record.agreement import reported_of
+from wmviz.trace.cellrules import reported_ms
 from wmviz.view.timefmt import TimeFormat
 
 
@@ -58,7 +58,7 @@ def replay_check_text(
     result: StepResult, pipeline: InstancePipeline, t: TimeFormat
 ) -> tuple[bool, str] | None:
     """(agrees, sentence) when the step's row carries the job's reported watermark."""
-    reported = reported_of(result)
+    reported = reported_ms(result.row.payload)
     if reported is None:
         return None
     replay = pipeline.output_watermark_ms
