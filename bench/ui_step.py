@@ -184,6 +184,7 @@ def viewers(args, timer: StepTimer) -> dict[str, list[float]]:
                 app.button(key="fwd").click().run()
                 assert not app.exception, app.exception
                 results[name].append(timer.last or 0.0)
+                results.setdefault(f"{name}: {slug}", []).append(timer.last or 0.0)
             timer.profiling = False
     return results
 
@@ -191,15 +192,15 @@ def viewers(args, timer: StepTimer) -> dict[str, list[float]]:
 def report(results: dict[str, list[float]], title: str) -> None:
     print(title)
     everything = [
-        v for name, values in results.items() if "server step" in name or "viewer" in name for v in values
+        v for name, values in results.items() if name.endswith(("server step", "viewer")) for v in values
     ]
     for name, values in results.items():
         print(
-            f"  {name:46} n {len(values):3}  p50 {statistics.median(values):6.1f}"
+            f"  {name:62} n {len(values):3}  p50 {statistics.median(values):6.1f}"
             f"  p95 {percentile(values, 0.95):6.1f}  max {max(values):6.1f}"
         )
     if everything:
-        print(f"  {'every server step':46} n {len(everything):3}  p50 {statistics.median(everything):6.1f}"
+        print(f"  {'every server step':62} n {len(everything):3}  p50 {statistics.median(everything):6.1f}"
               f"  p95 {percentile(everything, 0.95):6.1f}")  # fmt: skip
 
 
