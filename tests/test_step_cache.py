@@ -205,9 +205,23 @@ def test_two_sessions_on_one_step_share_one_entry_and_other_views_do_not(monkeyp
     assert not _channels(other).equals(_channels(first))
     first.button(key="fwd").click().run()
     assert len(_keys()) == 4
-    assert {key[2] for key in _keys()} == {4, 5}
+    assert {key[3] for key in _keys()} == {4, 5}
     # The first session stepping on changed nothing the second one shows when it draws again.
     before = _channels(second)
     second.run()
     assert any(h.value.startswith("Step 4 ") for h in second.subheader)
     assert _channels(second).equals(before)
+
+
+def test_compare_mode_shares_each_side_and_keeps_the_two_runs_apart():
+    step_cache.shared().clear()
+    first = _open("flink-38477-zero-output", 7, compare="flip-38477")
+    sides = {key for key in _keys() if key[0] == "side"}
+    assert len(sides) == 2 and len({key[1] for key in sides}) == 2  # two runs: two timelines
+    hits = step_cache.shared().stats().hits
+    second = _open("flink-38477-zero-output", 7, compare="flip-38477")
+    assert {key for key in _keys() if key[0] == "side"} == sides
+    assert step_cache.shared().stats().hits >= hits + 2
+    tables = [[d.value for d in app.dataframe if "minimum" in d.value.columns] for app in (first, second)]
+    assert len(tables[0]) == 2 and all(a.equals(b) for a, b in zip(*tables, strict=True))
+    assert not tables[0][0].equals(tables[0][1])  # the two profiles' valves differ at this step

@@ -22,7 +22,7 @@ from wmviz.report.html import markdown_html
 from wmviz.spark.service import SparkService, SparkStatus
 from wmviz.store.incidents import story_sections
 from wmviz.ui import state
-from wmviz.view import figures, model, widths
+from wmviz.view import figures, model
 from wmviz.view import operator_model as om
 from wmviz.view.figures import STATUS_COLORS
 from wmviz.view.plain import literal
@@ -131,14 +131,10 @@ def output_panel(cards: Sequence[model.OutputCard]) -> None:
             column.metric(literal(card.label), card.value, help=f"raw: {card.raw} (ms)")
 
 
-def sized(table: pd.DataFrame, config: dict | None = None, possible: dict | None = None) -> dict:
-    """`config` with a width for every column it leaves unsized, from the longest value the column
-    holds or may hold (`wmviz.view.widths`): the grid keeps the widths of the first step drawn."""
-    return sized_by(tuple(widths.column_widths(table, possible).items()), config)
-
-
 def sized_by(px: tuple[tuple[str, int], ...], config: dict | None = None) -> dict:
-    """`config` with the width `px` gives for every column it leaves unsized."""
+    """`config` with the width `px` gives for every column it leaves unsized (from the longest
+    value the column holds or may hold, `wmviz.view.widths`): the grid keeps the widths of the
+    first step drawn."""
     out = dict(config or {})
     for name, width in px:
         if name not in out:
@@ -148,7 +144,7 @@ def sized_by(px: tuple[tuple[str, int], ...], config: dict | None = None) -> dic
     return out
 
 
-def table(shown: ShownTable, key: str, config: dict | None = None, **layout) -> None:
+def table(shown: ShownTable, key: str, config: dict | None = None) -> None:
     """A table built with the step (`wmviz.view.step_view`): Arrow as it is, each column sized."""
     st.dataframe(
         shown.data,
@@ -156,7 +152,6 @@ def table(shown: ShownTable, key: str, config: dict | None = None, **layout) -> 
         width="stretch",
         key=key,
         column_config=sized_by(shown.widths, config),
-        **layout,
     )
 
 

@@ -1,7 +1,8 @@
 """The step views every session of this server shares (`wmviz.view.step_view`).
 
 A step's view depends on the run's timeline (its cache path names the trace, config, profile and
-engine), the instance, the step and the time format, and on nothing a session holds: one cache per
+engine), the instance, the step and the time format, and on nothing a session holds; so does each
+side of compare mode (the other run is its own timeline). One cache per
 server process, least recently used out first, bounded in bytes by `WMVIZ_STEP_CACHE_MB` (default
 64; 0 keeps nothing). A live run's timeline grows at every step: its views are built each time.
 """
@@ -36,8 +37,8 @@ def bound_bytes() -> int:
 
 
 @st.cache_resource(show_spinner=False)
-def shared() -> SharedCache[views.StepView]:
-    """The server's one cache of step views."""
+def shared() -> SharedCache[views.StepView | views.SideView]:
+    """The server's one cache of step views (and compare mode's sides)."""
     return SharedCache(bound_bytes(), lambda view: view.nbytes)
 
 
@@ -54,4 +55,22 @@ def step_view(
 
     if path is None:
         return build()
-    return shared().get((path, cursor.instance, step, profile, t), build)
+    found = shared().get(("step", path, cursor.instance, step, profile, t), build)
+    assert isinstance(found, views.StepView)
+    return found
+
+
+def side_view(cursor: InstanceCursor, step: int, profile: Profile, t: TimeFormat) -> views.SideView:
+    """One run of compare mode at `step`: shared like a step's view. The other run (another
+    profile's, a what-if's, another trace's) has its own timeline, so its own entries."""
+    path = getattr(cursor.timeline, "path", None)  # None: a live run's timeline, in memory
+
+    def build() -> views.SideView:
+        histories = loading.histories(str(path), cursor.instance) if path is not None else None
+        return views.side_view(cursor, step, profile, t, histories)
+
+    if path is None:
+        return build()
+    found = shared().get(("side", str(path), cursor.instance, step, profile, t), build)
+    assert isinstance(found, views.SideView)
+    return found

@@ -236,3 +236,47 @@ def step_view(
 
 def _arrow(table: pd.DataFrame | None) -> pa.Table | None:
     return None if table is None else pa.Table.from_pandas(table)
+
+
+@dataclass(frozen=True)
+class SideView:
+    """One run of compare mode at its step: what arrived, the output, the narration, the channels,
+    a shorter chart without a title, the operator panel."""
+
+    caption: str
+    cards: tuple[model.OutputCard, ...]
+    narration: tuple[str, ...]
+    rules: tuple[Rule, ...]
+    channels: tuple[ShownTable, ...]
+    chart: str
+    operator: OperatorView | None
+
+    @property
+    def nbytes(self) -> int:
+        tables = [*self.channels, *(self.operator.tables() if self.operator is not None else [])]
+        return len(self.chart) + sum(len(p) for p in self.narration) + sum(t.nbytes for t in tables) + 4096
+
+
+def side_view(
+    cursor: InstanceCursor,
+    step: int,
+    profile: Profile,
+    t: TimeFormat,
+    histories: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+) -> SideView:
+    """One run of a comparison at `step` (`histories` as for `step_view`)."""
+    result, pipeline, _ = cursor.explain(step)
+    views = model.valve_views(cursor, pipeline, step, profile, t)
+    short = replace(t, short=True)
+    chart = step_chart(cursor, step, views, t, histories=histories, title="")
+    chart.update_layout(height=min(chart.layout.height, 520), margin={"t": 30})
+    has_operator = pipeline.operator is not None or not cursor.timers.empty
+    return SideView(
+        caption=f"step {step} · {literal(model.input_summary(cursor.row(step), t))}",
+        cards=tuple(model.output_cards(views, pipeline, om.operator_watermark(cursor, step), t)),
+        narration=tuple(explain_parts(result, short)),
+        rules=tuple(step_rules(result)),
+        channels=channel_tables(views),
+        chart=figure_json(chart),
+        operator=operator_view(cursor, pipeline, step, t) if has_operator else None,
+    )
