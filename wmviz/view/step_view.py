@@ -66,8 +66,10 @@ def shown(
 
 
 def figure_json(fig: go.Figure) -> str:
-    """The figure's JSON as Streamlit sends it, built once."""
-    return pio.to_json(fig, validate=False)
+    """The figure's JSON, built once. Streamlit reads it back and encodes it again as it would the
+    figure itself (`wmviz.ui.panels`), so any lossless encoder does: the standard library's is two to
+    three times quicker here than Plotly's default (orjson, after walking every value to clean it)."""
+    return pio.to_json(fig, validate=False, engine="json")
 
 
 @dataclass(frozen=True)
