@@ -12,8 +12,6 @@ from functools import partial
 
 import streamlit as st
 
-from wmviz.core.rules import step_rules
-from wmviz.core.story import explain_parts
 from wmviz.core.types import MIN_MS, Profile
 from wmviz.store.incidents import DEFAULT_INCIDENT
 from wmviz.store.runs import RunRequest
@@ -32,17 +30,15 @@ from wmviz.ui import (
     loading,
     panels,
     state,
+    step_cache,
     tune_view,
 )
-from wmviz.view import operator_model as om
-from wmviz.view import stall
 from wmviz.view.checked import scenario_claims
 from wmviz.view.checked import summary as claims_summary
-from wmviz.view.model import holders, input_summary, output_cards, valve_views
+from wmviz.view.model import input_summary
 from wmviz.view.plain import literal
 from wmviz.view.timefmt import TimeFormat
 from wmviz.view.url import UPLOAD_PREFIX, ShownView, ViewParams, parse_view, view_query
-from wmviz.view.widths import channel_possible, latest_time
 
 
 def main() -> None:
@@ -188,41 +184,35 @@ def step_panels(
 ) -> dict | None:
     """Everything about one step: what arrived and what happened, the output, the channels (and
     `beside` them, live mode's inputs), the operator panel that matters now; then the chart, the
-    heap and input row, the overview. Returns the what-if edit the person asked for, if any."""
+    heap and input row, the overview. What the step shows is built once for every session looking
+    at it (`step_cache`); the page adds the widgets. Returns the what-if edit asked for, if any."""
     record = cursor.row(step)
     left, right = st.columns([5, 7], gap="medium")
     with left:  # the heading first: it reaches the browser before the step's state is rebuilt
         panels.step_heading(step, cursor.count - 1, input_summary(record, t))
-    result, pipeline, before = cursor.explain(step)
-    views = valve_views(cursor, pipeline, step, Profile.parse(meta["profile"]), t)
+    view = step_cache.step_view(cursor, path, step, meta, t)
     with left:
-        panels.output_panel(output_cards(views, pipeline, om.operator_watermark(cursor, step), t))
-        import_views.replay_check(result, pipeline, t)
-        found = stall.stall_at(cursor, step, holders(views))
-        if found is not None:
-            st.info(literal(stall.stall_text(found, cursor.count, t)), icon=":material/pause_circle:")
-        short = replace(t, short=True)
-        panels.narration_panel(explain_parts(result, short), short, step_rules(result))
+        panels.output_panel(view.cards)
+        import_views.replay_check(view.inferred, view.replay)
+        if view.stall is not None:
+            st.info(view.stall, icon=":material/pause_circle:")
+        panels.narration_panel(list(view.narration), replace(t, short=True), view.rules)
         ask = compare_view.whatif_form(cursor, step, t)
     with right:
-        import_views.split_stage(pipeline, t)
-        finishes = bool(cursor.finished_by(cursor.count - 1))
-        panels.channel_tables(views, possible=channel_possible(t, latest_time(cursor), finishes))
+        import_views.split_stage(view.splits.frame())
+        panels.channel_tables(view.channels)
         if beside is not None:
             beside()
-        if pipeline.operator is not None or not cursor.timers.empty:
-            panels.operator_panel(cursor, pipeline, step, t)
-    panels.watermark_chart(compare_view.chart_figure(cursor, step, views, t))
-    changed = record.get("channel")
-    panels.heap_and_input(views, changed, record, t)
+        if view.operator is not None:
+            moment = (str(getattr(cursor.timeline, "path", "")), cursor.instance, step)
+            panels.operator_panel(view.operator, moment)
+    panels.watermark_chart(view.chart)
+    panels.heap_and_input(view.heaps, view.input_row)
     if len(meta["instances"]) > 1 and path is not None:
         st.subheader("Every instance's output watermark", anchor=False)
         matrix, frontier = loading.overview_matrix(path)
         panels.overview_panel(matrix, frontier, int(record["order"]), t)
-    st.caption(
-        f"state rebuilt from the keyframe at step {before.keyframe_step} (one every "
-        f"{meta['keyframe_every']:,} steps); {cursor.count:,} steps in instance {literal(cursor.instance)}"
-    )
+    st.caption(view.caption)
     return ask
 
 

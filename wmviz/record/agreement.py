@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 
 from wmviz.core.pipeline import StepResult
 from wmviz.core.types import MAX_MS, MIN_MS, EmittedWatermark
-from wmviz.trace.cellrules import RULES
-from wmviz.trace.columns import CHECK_COLUMNS, REPORTED_MS
+from wmviz.trace.cellrules import reported_ms
+from wmviz.trace.columns import REPORTED_MS
 from wmviz.view.timefmt import TimeFormat
 
 CHECK_COLUMN = REPORTED_MS
@@ -56,10 +56,7 @@ class Check:
 
 def reported_of(result: StepResult) -> int | None:
     """The check column of the step's row, if it has one."""
-    for name, value in result.row.payload:
-        if name == CHECK_COLUMN and value not in (None, ""):
-            return RULES[CHECK_COLUMNS[CHECK_COLUMN]](value)
-    return None
+    return reported_ms(result.row.payload)
 
 
 @dataclass

@@ -17,7 +17,7 @@ from typing import Any
 
 from wmviz.core.scenario import Kind
 from wmviz.core.types import Status, fits_long
-from wmviz.trace.columns import KIND_NAMES, Parse
+from wmviz.trace.columns import CHECK_COLUMNS, KIND_NAMES, REPORTED_MS, Parse
 from wmviz.trace.config import MAX_CHANNELS, channel_budget_reason
 from wmviz.trace.quote import show
 from wmviz.trace.timecells import ASCII_SPACE, parse_time_ms
@@ -193,3 +193,12 @@ RULES: dict[Parse, Callable[[Any], Any]] = {
     Parse.TEXT: text,
 }
 """The scalar rule of every parse kind except VALUE (it depends on the format: see `value_json`)."""
+
+
+def reported_ms(payload) -> int | None:
+    """The watermark the job itself reported on a row (its check column, `reported_ms`), read by
+    the column's rule; None when the row carries none. `payload` is a row's (name, value) pairs."""
+    for name, value in payload:
+        if name == REPORTED_MS and value not in (None, ""):
+            return RULES[CHECK_COLUMNS[REPORTED_MS]](value)
+    return None

@@ -25,20 +25,15 @@ from wmviz.analysis.whatif import (
     encode_edit,
     whatif_file,
 )
-from wmviz.core.rules import step_rules
 from wmviz.core.scenario import Kind
-from wmviz.core.story import explain_parts
 from wmviz.core.types import Profile, Status
 from wmviz.store import uploads
 from wmviz.store.runs import RunRequest, cache_root, enforce_budget, file_digest, whatifs_root
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.timecells import parse_time_ms
-from wmviz.ui import loading, panels, state
-from wmviz.view import model
-from wmviz.view import operator_model as om
+from wmviz.ui import loading, panels, state, step_cache
 from wmviz.view.plain import literal
-from wmviz.view.step_chart import step_chart
 from wmviz.view.timefmt import TimeFormat, editable_time
 from wmviz.view.url import TRACE_PREFIX, WHATIF_PREFIX
 
@@ -124,27 +119,15 @@ def _side(side: Side, column_key: str, t: TimeFormat) -> None:
         st.info("This step's row does not exist in this run (the what-if deleted it).")
         return
     cursor, step = side.cursor, side.step
-    result, pipeline, _ = cursor.explain(step)
-    views = model.valve_views(cursor, pipeline, step, side.profile, t)
-    st.caption(f"step {step} · {literal(model.input_summary(cursor.row(step), t))}")
-    panels.output_panel(model.output_cards(views, pipeline, om.operator_watermark(cursor, step), t))
-    short = replace(t, short=True)
-    panels.narration_panel(explain_parts(result, short), short, step_rules(result), key=f"{column_key}_")
-    panels.channel_tables(views, key=f"{column_key}_")
-    panels.watermark_chart(chart_figure(cursor, step, views, t, compact=True), key=f"{column_key}_chart")
-    if pipeline.operator is not None or not cursor.timers.empty:
-        panels.operator_panel(cursor, pipeline, step, t, key=f"{column_key}_")
-
-
-def chart_figure(cursor: InstanceCursor, step: int, views, t: TimeFormat, *, compact: bool = False):
-    """The watermark chart of one run at `step` (`wmviz.view.step_chart`), its histories cached."""
-    path = cursor.timeline.path  # None for a live run, which grows at every step
-    histories = loading.histories(str(path), cursor.instance) if path is not None else None
-    title = "" if compact else "Watermarks over steps"
-    fig = step_chart(cursor, step, views, t, histories=histories, title=title)
-    if compact:
-        fig.update_layout(height=min(fig.layout.height, 520), margin={"t": 30})
-    return fig
+    view = step_cache.side_view(cursor, step, side.profile, t)
+    st.caption(view.caption)
+    panels.output_panel(view.cards)
+    panels.narration_panel(list(view.narration), replace(t, short=True), view.rules, key=f"{column_key}_")
+    panels.channel_tables(view.channels, key=f"{column_key}_")
+    panels.watermark_chart(view.chart, key=f"{column_key}_chart")
+    if view.operator is not None:
+        moment = (str(getattr(cursor.timeline, "path", "")), cursor.instance, step)
+        panels.operator_panel(view.operator, moment, key=f"{column_key}_")
 
 
 # --- what-if -----------------------------------------------------------------------------------------

@@ -9,22 +9,24 @@ never as Streamlit markdown, which would follow links and load images.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from dataclasses import replace
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
+from plotly.basedatatypes import BaseFigure
 
 from wmviz.core.rules import Rule
 from wmviz.report.html import markdown_html
 from wmviz.spark.service import SparkService, SparkStatus
 from wmviz.store.incidents import story_sections
-from wmviz.timeline.cursor import InstanceCursor
 from wmviz.ui import state
-from wmviz.view import figures, model, widths
+from wmviz.view import figures, model
 from wmviz.view import operator_model as om
 from wmviz.view.figures import STATUS_COLORS
 from wmviz.view.plain import literal
+from wmviz.view.step_view import HeapView, OperatorView, ShownTable
 from wmviz.view.timefmt import TimeFormat
 
 # One screen (1440×900) must hold the step controls, the narration, the output and the channels:
@@ -118,7 +120,7 @@ def narration_panel(parts: list[str], t: TimeFormat, rules: Sequence[Rule] = (),
             st.caption("Each rule at length, with the method that implements it: docs/rules.md")
 
 
-def output_panel(cards: list[model.OutputCard]) -> None:
+def output_panel(cards: Sequence[model.OutputCard]) -> None:
     """The emitted output watermark(s), readable, the raw number one hover away."""
     per_row = 2 if len(cards) > 2 else len(cards)
     if any(c.dated for c in cards):  # a date in the label: one card a line, nothing cut
@@ -129,145 +131,135 @@ def output_panel(cards: list[model.OutputCard]) -> None:
             column.metric(literal(card.label), card.value, help=f"raw: {card.raw} (ms)")
 
 
-def sized(table: pd.DataFrame, config: dict | None = None, possible: dict | None = None) -> dict:
-    """`config` with a width for every column it leaves unsized, from the longest value the column
-    holds or may hold (`wmviz.view.widths`): the grid keeps the widths of the first step drawn."""
+def sized_by(px: tuple[tuple[str, int], ...], config: dict | None = None) -> dict:
+    """`config` with the width `px` gives for every column it leaves unsized (from the longest
+    value the column holds or may hold, `wmviz.view.widths`): the grid keeps the widths of the
+    first step drawn."""
     out = dict(config or {})
-    for name, px in widths.column_widths(table, possible).items():
+    for name, width in px:
         if name not in out:
-            out[name] = st.column_config.Column(name, width=px)
+            out[name] = st.column_config.Column(name, width=width)
         elif out[name] is not None and not out[name].get("width"):
-            out[name] = {**out[name], "width": px}
+            out[name] = {**out[name], "width": width}
     return out
 
 
-def channel_tables(views: list[model.ValveView], key: str = "", possible: dict | None = None) -> None:
-    """One channel table per valve: watermark readable and raw, status coloured, the channel(s)
-    holding the minimum marked; each column as wide as what it may hold at any step (`possible`)."""
-    # Several valves (a two-input operator) share one table with an `input` column: one header
-    # instead of one per valve keeps the step on one screen.
-    if len(views) > 1:
-        tables = [("Channels of every input", model.merged_channels(views), "all")]
-    else:
-        tables = [("Channels", v.channels, v.input) for v in views]
+def table(shown: ShownTable, key: str, config: dict | None = None) -> None:
+    """A table built with the step (`wmviz.view.step_view`): Arrow as it is, each column sized."""
+    st.dataframe(
+        shown.data,
+        hide_index=True,
+        width="stretch",
+        key=key,
+        column_config=sized_by(shown.widths, config),
+    )
+
+
+_CHANNEL_COLUMNS = {
+    "channel": st.column_config.NumberColumn("channel", width=62),
+    "input": st.column_config.TextColumn("input", width=50),
+    "minimum": st.column_config.TextColumn(  # its one value is bold: wider than text_px says
+        "minimum", width=150, help="The channel(s) the valve's output waits on"
+    ),
+    "raw (ms)": st.column_config.TextColumn("raw (ms)", help="The watermark as Flink logs it"),
+}
+
+
+def channel_tables(tables: Sequence[ShownTable], key: str = "") -> None:
+    """One channel table per valve (`wmviz.view.step_view.channel_tables`): watermark readable and
+    raw, status coloured, the channel(s) holding the minimum marked; each column as wide as what it
+    may hold at any step."""
     box = st.container(key=f"{key}channels")
-    for title, table, name in tables:
-        box.markdown(f"**{title}**")
-        styled = table.style.map(_status_style, subset=["status"]).map(_holds_style, subset=["minimum"])
+    for shown in tables:
+        frame = shown.frame()
+        assert frame is not None, "a valve always has its channel table"
+        box.markdown(f"**{shown.title}**")
+        styled = frame.style.map(_status_style, subset=["status"]).map(_holds_style, subset=["minimum"])
         box.dataframe(
             styled,
             hide_index=True,
             width="stretch",
-            key=f"{key}channels_{name}",
-            column_config=sized(
-                table,
-                {
-                    "channel": st.column_config.NumberColumn("channel", width=62),
-                    "input": st.column_config.TextColumn("input", width=50),
-                    "minimum": st.column_config.TextColumn(  # its one value is bold: wider than text_px says
-                        "minimum", width=150, help="The channel(s) the valve's output waits on"
-                    ),
-                    "raw (ms)": st.column_config.TextColumn(
-                        "raw (ms)", help="The watermark as Flink logs it"
-                    ),
-                },
-                possible,
-            ),
+            key=f"{key}channels_{shown.name}",
+            column_config=sized_by(shown.widths, _CHANNEL_COLUMNS),
         )
 
 
 # --- the operator ----------------------------------------------------------------------------------
 
 
-def operator_panel(cursor: InstanceCursor, pipeline, step: int, t: TimeFormat, key: str = "") -> None:
-    """Timers, windows, the join changelog and drops as tabs; the tab that matters at this step
-    (a retraction, a firing, a drop, a timer) is the one shown, each with its cumulative view."""
-    choice = om.panel_choice(cursor, pipeline, step)
+def operator_panel(view: OperatorView, moment: tuple, key: str = "") -> None:
+    """Timers, windows, the join changelog and drops as tabs (`wmviz.view.step_view.operator_view`);
+    the tab that matters at this step (a retraction, a firing, a drop, a timer) is the one shown
+    when the step (`moment`: timeline, instance, step) changes, each with its cumulative view."""
+    choice = view.choice
     box = st.container(key=f"{key}operator")
     if choice.reason:
         box.caption(f"Operator: {choice.shown} shown because {literal(choice.reason)}.")
     else:
         box.caption("Operator")
     tab_key = f"{key}{state.OPERATOR_TAB}"
-    _follow_the_step(tab_key, (str(getattr(cursor.timeline, "path", "")), cursor.instance, step), choice)
+    _follow_the_step(tab_key, moment, choice)
     # A tab that tracks its state, so the page can select it: a tab's `default` applies only when
     # the tabs are first drawn, and stepping on would keep the tab of the first step shown.
     drawn = box.tabs(list(choice.names), key=tab_key, on_change="rerun")
     tabs = dict(zip(choice.names, drawn, strict=True))
     with tabs[om.TIMERS]:
-        st.caption(literal(om.timers_so_far(cursor, step)))
-        timers = om.timers_table(cursor, pipeline, step, t)
-        if timers.empty:
+        st.caption(view.timers_caption)
+        if view.timers.empty:
             st.caption("No timer is pending, registered or fired at this step.")
-        st.dataframe(
-            timers, hide_index=True, width="stretch", key=f"{key}timers_table", column_config=sized(timers)
-        )
-    if om.WINDOWS in tabs:
+        table(view.timers, f"{key}timers_table")
+    if om.WINDOWS in tabs and view.firings is not None and view.panes is not None:
         with tabs[om.WINDOWS]:
-            st.caption(
-                literal(om.firings_so_far(cursor, step))
-                + f" · operator event time {literal(t(pipeline.operator.watermark_ms))}"
-            )
-            firings = om.window_firings_table(cursor, step, t)
-            st.dataframe(
-                firings, hide_index=True, width="stretch", key=f"{key}firings", column_config=sized(firings)
-            )
-            st.markdown(f"**{om.panes_heading(pipeline)}**")
-            panes = om.panes_table(pipeline, t)
-            st.dataframe(
-                panes, hide_index=True, width="stretch", key=f"{key}panes_table", column_config=sized(panes)
-            )
+            st.caption(view.windows_caption)
+            table(view.firings, f"{key}firings")
+            st.markdown(f"**{view.panes_heading}**")
+            table(view.panes, f"{key}panes_table")
     if om.CHANGELOG in tabs:
         with tabs[om.CHANGELOG]:
-            st.caption(literal(om.changelog_so_far(cursor, step)))
-            log = om.changelog_table(cursor, step, t)
-            now = log[log["now"] != ""]
-            if not now.empty:
-                st.markdown("**Emitted at this step**")
-                st.dataframe(
-                    now.drop(columns="now").style.map(_kind_style, subset=["kind"]),
-                    hide_index=True,
-                    width="stretch",
-                    key=f"{key}changelog_now",
-                )
-                st.markdown("**The changelog so far**")
-            styled = log.style.map(_kind_style, subset=["kind"]) if not log.empty else log
-            st.dataframe(
-                styled,
-                hide_index=True,
-                width="stretch",
-                key=f"{key}changelog_table",
-                column_config={
-                    "trace rows": st.column_config.TextColumn(help="The trace rows each side came from"),
-                    "corrects": st.column_config.TextColumn(help="The # of the row a -U retracts"),
-                },
-            )
-            st.markdown("**Rows the join still caches**")
-            st.dataframe(
-                om.join_cache_table(pipeline, t),
-                hide_index=True,
-                width="stretch",
-                key=f"{key}join_cache",
-                column_config={"matched (outer only)": st.column_config.TextColumn(help=om.MATCHED_HELP)},
-            )
-            st.caption(om.MATCHED_HELP)
+            _changelog_tab(view, key)
     with tabs[om.DROPPED]:
-        now = om.dropped_table(cursor, step, t)
-        st.caption(f"dropped at this step: {len(now)} · dropped so far: {om.dropped_so_far(cursor, step)}")
-        if not now.empty:
-            st.dataframe(
-                now, hide_index=True, width="stretch", key=f"{key}dropped_table", column_config=sized(now)
-            )
-        so_far = om.dropped_table(cursor, step, t, so_far=True)
-        if not so_far.empty:
+        st.caption(view.dropped_caption)
+        if not view.dropped_now.empty:
+            table(view.dropped_now, f"{key}dropped_table")
+        if not view.dropped_so_far.empty:
             st.markdown("**Dropped so far**")
-            st.dataframe(
-                so_far,
-                hide_index=True,
-                width="stretch",
-                key=f"{key}dropped_so_far",
-                column_config=sized(so_far),
-            )
+            table(view.dropped_so_far, f"{key}dropped_so_far")
+
+
+def _changelog_tab(view: OperatorView, key: str) -> None:
+    """The join's changelog: what it emitted at this step, the changelog so far, its cache."""
+    st.caption(view.changelog_caption)
+    now = view.changelog_now.frame() if view.changelog_now is not None else None
+    if now is not None:
+        st.markdown("**Emitted at this step**")
+        st.dataframe(
+            now.style.map(_kind_style, subset=["kind"]),
+            hide_index=True,
+            width="stretch",
+            key=f"{key}changelog_now",
+        )
+        st.markdown("**The changelog so far**")
+    log = view.changelog.frame() if view.changelog is not None else None
+    styled = log.style.map(_kind_style, subset=["kind"]) if log is not None and not log.empty else log
+    st.dataframe(
+        styled,
+        hide_index=True,
+        width="stretch",
+        key=f"{key}changelog_table",
+        column_config={
+            "trace rows": st.column_config.TextColumn(help="The trace rows each side came from"),
+            "corrects": st.column_config.TextColumn(help="The # of the row a -U retracts"),
+        },
+    )
+    st.markdown("**Rows the join still caches**")
+    st.dataframe(
+        view.join_cache.data if view.join_cache is not None else None,
+        hide_index=True,
+        width="stretch",
+        key=f"{key}join_cache",
+        column_config={"matched (outer only)": st.column_config.TextColumn(help=om.MATCHED_HELP)},
+    )
+    st.caption(om.MATCHED_HELP)
 
 
 def _follow_the_step(tab_key: str, moment: tuple, choice: om.PanelChoice) -> None:
@@ -290,24 +282,44 @@ def _kind_style(value: str) -> str:
 # --- below the fold ------------------------------------------------------------------------------------
 
 
-def watermark_chart(fig, key: str = "watermark_chart") -> None:
-    """Every channel's watermark and the output over steps (built by `figures.watermark_figure`)."""
-    st.plotly_chart(fig, width="stretch", key=key)
+def watermark_chart(fig: go.Figure | str, key: str = "watermark_chart") -> None:
+    """Every channel's watermark and the output over steps (built by `figures.watermark_figure`):
+    a figure, or its JSON built once with the step."""
+    st.plotly_chart(_figure(fig), width="stretch", key=key)
 
 
-def heap_and_input(views: list[model.ValveView], changed: int | None, record: dict, t: TimeFormat) -> None:
+class _Built(BaseFigure):
+    """A Plotly figure whose JSON was built once (`wmviz.view.step_view`). `st.plotly_chart` takes
+    any Plotly figure and asks it for its dict: this one gives a new copy of the built one, so a
+    shared view is never changed by a reader, and Plotly never builds and validates it again."""
+
+    def __init__(self, spec: str) -> None:  # no BaseFigure state: only to_dict is asked
+        self._spec = spec
+
+    def to_dict(self) -> dict:
+        return json.loads(self._spec)
+
+
+def _figure(fig: go.Figure | str) -> go.Figure | BaseFigure:
+    return _Built(fig) if isinstance(fig, str) else fig
+
+
+def heap_and_input(heaps: Sequence[HeapView], row: ShownTable) -> None:
     """The aligned min-heap of each valve as a tree, and every field of the input row."""
     left, right = st.columns([3, 2])
     with left:
-        for view in views:
-            where = "" if view.input == "0" else f" of input {literal(view.input)}"
+        for heap in heaps:
+            where = "" if heap.input == "0" else f" of input {literal(heap.input)}"
             st.markdown(f"**Aligned min-heap{where}** (the root is the output candidate)")
-            fig = figures.heap_figure(view.heap, highlight=changed, t=replace(t, short=True))
-            st.plotly_chart(fig, width="stretch", key=f"heap_{view.input}", config={"displayModeBar": False})
+            st.plotly_chart(
+                _figure(heap.spec),
+                width="stretch",
+                key=f"heap_{heap.input}",
+                config={"displayModeBar": False},
+            )
     with right:
         st.markdown("**The input row, every field**")
-        row = model.input_table(record, t)
-        st.dataframe(row, hide_index=True, width="stretch", key="input_table", column_config=sized(row))
+        table(row, "input_table")
 
 
 def overview_panel(matrix: pd.DataFrame, frontier, cursor_order: int, t: TimeFormat) -> None:

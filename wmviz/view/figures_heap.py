@@ -34,18 +34,20 @@ def heap_figure(
     side by side (planned for an 800 px plot: 13-digit epoch times from 16 slots on, small
     numbers from 64) each label is drawn vertically under its node as an annotation instead.
     """
-    fig = go.Figure()
-    fig.update_xaxes(visible=False, range=[-0.03, 1.03])
-    fig.update_yaxes(visible=False)
-    fig.update_layout(showlegend=False, margin={"t": 30, "b": 10, "l": 10, "r": 10}, hovermode="closest")
+    # The figure is made once from plain dicts: each add_trace, add_annotation or update validates
+    # the figure again, which cost more than the rest of the drawing.
+    layout: dict = {
+        "xaxis": {"visible": False, "range": [-0.03, 1.03]},
+        "yaxis": {"visible": False},
+        "showlegend": False,
+        "margin": {"t": 30, "b": 10, "l": 10, "r": 10},
+        "hovermode": "closest",
+    }
     nodes = list(heap)
     if not nodes:
-        fig.add_annotation(
-            text=EMPTY_HEAP_TEXT, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
-            font={"size": 15},
-        )  # fmt: skip
-        fig.update_layout(height=160)
-        return fig
+        empty = {"text": EMPTY_HEAP_TEXT, "x": 0.5, "y": 0.5, "xref": "paper", "yref": "paper",
+                 "showarrow": False, "font": {"size": 15}}  # fmt: skip
+        return go.Figure(layout={**layout, "annotations": [empty], "height": 160})
 
     n = len(nodes)
     channels = [c for c, _ in nodes]
@@ -76,12 +78,8 @@ def heap_figure(
         parent = (child - 1) // 2
         edge_x += [x[parent], x[child], None]
         edge_y += [y[parent], y[child], None]
-    fig.add_trace(
-        go.Scatter(
-            x=edge_x, y=edge_y, mode="lines", name="edges", hoverinfo="skip",
-            line={"color": "#999999", "width": 1},
-        )
-    )  # fmt: skip
+    edges = {"type": "scatter", "x": edge_x, "y": edge_y, "mode": "lines", "name": "edges",
+             "hoverinfo": "skip", "line": {"color": "#999999", "width": 1}}  # fmt: skip
 
     colors = [ROOT_COLOR if i == 0 else STATUS_COLORS["ACTIVE"] for i in range(n)]
     ring = [highlight is not None and c == highlight for c in channels]
@@ -92,40 +90,35 @@ def heap_figure(
         + ("<br>just changed" if ring[i] else "")
         for i, c in enumerate(channels)
     ]
-    fig.add_trace(
-        go.Scatter(
-            x=x, y=y, mode="markers+text", name="nodes", text=texts, textposition="bottom center",
-            # Every node keeps its text here; on crowded levels it is drawn by the vertical
-            # annotations below instead, so it is transparent in the trace.
-            textfont={"size": sizes.tolist(),
-                      "color": ["rgba(0,0,0,0)" if c else "#222222" for c in crowded]},
-            marker={
-                "size": np.maximum(8, 26 - 3 * depth).tolist(), "color": colors,
-                "line": {"width": [4 if r else 1 for r in ring],
-                         "color": [HIGHLIGHT_COLOR if r else "#ffffff" for r in ring]},
-            },
-            hovertext=hover, hovertemplate="%{hovertext}<extra></extra>",
-        )
-    )  # fmt: skip
-    # One layout update for all of them: add_annotation re-validates every earlier one each time.
-    fig.update_layout(
-        annotations=[
-            {"x": x[i], "y": y[i], "text": texts[i].replace("<br>", " "), "textangle": -90,
-             "showarrow": False, "xanchor": "center", "yanchor": "top", "yshift": -7,
-             "font": {"size": int(sizes[i]), "color": "#222222"}}
-            for i in np.flatnonzero(crowded)
-        ]
-    )  # fmt: skip
-    fig.add_annotation(
-        x=x[0], y=y[0], text="minimum", showarrow=True, ax=60, ay=-18, font={"color": ROOT_COLOR}
-    )
+    points = {
+        "type": "scatter", "x": x, "y": y, "mode": "markers+text", "name": "nodes", "text": texts,
+        "textposition": "bottom center",
+        # Every node keeps its text here; on crowded levels it is drawn by the vertical
+        # annotations below instead, so it is transparent in the trace.
+        "textfont": {"size": sizes.tolist(),
+                     "color": ["rgba(0,0,0,0)" if c else "#222222" for c in crowded]},
+        "marker": {
+            "size": np.maximum(8, 26 - 3 * depth).tolist(), "color": colors,
+            "line": {"width": [4 if r else 1 for r in ring],
+                     "color": [HIGHLIGHT_COLOR if r else "#ffffff" for r in ring]},
+        },
+        "hovertext": hover, "hovertemplate": "%{hovertext}<extra></extra>",
+    }  # fmt: skip
+    notes = [
+        {"x": x[i], "y": y[i], "text": texts[i].replace("<br>", " "), "textangle": -90,
+         "showarrow": False, "xanchor": "center", "yanchor": "top", "yshift": -7,
+         "font": {"size": int(sizes[i]), "color": "#222222"}}
+        for i in np.flatnonzero(crowded)
+    ]  # fmt: skip
+    notes.append({"x": x[0], "y": y[0], "text": "minimum", "showarrow": True, "ax": 60, "ay": -18,
+                  "font": {"color": ROOT_COLOR}})  # fmt: skip
     if highlight is not None and not any(ring):
-        fig.add_annotation(
-            text=f"{label(highlight)} is not in the heap (not aligned)", x=0, y=0, xref="paper",
-            yref="paper", xanchor="left", yanchor="bottom", showarrow=False,
-            font={"color": HIGHLIGHT_COLOR},
+        notes.append(
+            {"text": f"{label(highlight)} is not in the heap (not aligned)", "x": 0, "y": 0, "xref": "paper",
+             "yref": "paper", "xanchor": "left", "yanchor": "bottom", "showarrow": False,
+             "font": {"color": HIGHLIGHT_COLOR}}
         )  # fmt: skip
     bottom = level_y[-1] - (_LABEL_DROP - 0.4 if crowded_level[-1] else 0.6)
-    fig.update_yaxes(range=[bottom, 0.6])
-    fig.update_layout(height=int(120 + _UNIT_PX * (0.6 - bottom)))
-    return fig
+    layout["yaxis"]["range"] = [bottom, 0.6]
+    layout.update(annotations=notes, height=int(120 + _UNIT_PX * (0.6 - bottom)))
+    return go.Figure(data=[edges, points], layout=layout)

@@ -1,0 +1,76 @@
+"""The step views every session of this server shares (`wmviz.view.step_view`).
+
+A step's view depends on the run's timeline (its cache path names the trace, config, profile and
+engine), the instance, the step and the time format, and on nothing a session holds; so does each
+side of compare mode (the other run is its own timeline). One cache per
+server process, least recently used out first, bounded in bytes by `WMVIZ_STEP_CACHE_MB` (default
+64; 0 keeps nothing). A live run's timeline grows at every step: its views are built each time.
+"""
+
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+from wmviz.core.types import Profile
+from wmviz.timeline.cursor import InstanceCursor
+from wmviz.ui import loading
+from wmviz.view import step_view as views
+from wmviz.view.shared_cache import SharedCache
+from wmviz.view.timefmt import TimeFormat
+
+DEFAULT_MB = 64
+BOUND_ENV = "WMVIZ_STEP_CACHE_MB"
+
+
+def bound_bytes() -> int:
+    """The cache's bound from `WMVIZ_STEP_CACHE_MB` (megabytes, a number >= 0)."""
+    text = os.environ.get(BOUND_ENV, "").strip()
+    try:
+        mb = float(text) if text else DEFAULT_MB
+    except ValueError:
+        raise ValueError(f"{BOUND_ENV}={text!r}: a number of megabytes (0 keeps nothing)") from None
+    if mb < 0:
+        raise ValueError(f"{BOUND_ENV}={text!r}: a number of megabytes (0 keeps nothing)")
+    return int(mb * 1024 * 1024)
+
+
+@st.cache_resource(show_spinner=False)
+def shared() -> SharedCache[views.StepView | views.SideView]:
+    """The server's one cache of step views (and compare mode's sides)."""
+    return SharedCache(bound_bytes(), lambda view: view.nbytes)
+
+
+def step_view(
+    cursor: InstanceCursor, path: str | None, step: int, meta: dict, t: TimeFormat
+) -> views.StepView:
+    """The view of `step` of `cursor`'s instance, from the shared cache when its timeline is kept at
+    `path` (None: a live run, built now)."""
+    profile = Profile.parse(meta["profile"])
+
+    def build() -> views.StepView:
+        histories = loading.histories(path, cursor.instance) if path is not None else None
+        return views.step_view(cursor, step, profile, int(meta["keyframe_every"]), t, histories)
+
+    if path is None:
+        return build()
+    found = shared().get(("step", path, cursor.instance, step, profile, t), build)
+    assert isinstance(found, views.StepView)
+    return found
+
+
+def side_view(cursor: InstanceCursor, step: int, profile: Profile, t: TimeFormat) -> views.SideView:
+    """One run of compare mode at `step`: shared like a step's view. The other run (another
+    profile's, a what-if's, another trace's) has its own timeline, so its own entries."""
+    path = getattr(cursor.timeline, "path", None)  # None: a live run's timeline, in memory
+
+    def build() -> views.SideView:
+        histories = loading.histories(str(path), cursor.instance) if path is not None else None
+        return views.side_view(cursor, step, profile, t, histories)
+
+    if path is None:
+        return build()
+    found = shared().get(("side", str(path), cursor.instance, step, profile, t), build)
+    assert isinstance(found, views.SideView)
+    return found
