@@ -172,6 +172,8 @@ def figures(phase: Phase) -> dict:
         "client_p50": statistics.median(tally.presses) if tally.presses else float("nan"),
         "client_p95": pct(tally.presses, 0.95),
         "server_cpu": [cpu / wall for cpu in usage.server_cpu_s],
+        # CPU per script run (steps and page loads): what a run costs, whatever else the machine does
+        "cpu_per_run": sum(usage.server_cpu_s) / len(runs) if runs else float("nan"),
         "proxy_cpu": usage.proxy_cpu_s / wall,
         "chromium_cpu": usage.chromium_cpu_s / wall,
         "machine_busy": usage.machine_busy,
@@ -229,6 +231,7 @@ def report(phase: Phase, client: str) -> None:
     print(f"CPU (CPU seconds / wall, of one core): app servers {cpu}; proxy {f['proxy_cpu']:.0%}; "
           f"Chromium {f['chromium_cpu']:.0%}; the whole machine busy {f['machine_busy']:.0%} of "
           f"{os.cpu_count()} cores")  # fmt: skip
+    print(f"app servers' CPU per script run (steps and page loads): {_ms(f['cpu_per_run'])}")
     m = f["memory"]
     if m["start"] is not None:
         drift = "n/a (run too short)" if m["drift"] is None else f"{m['drift']:+.1%}"
@@ -242,9 +245,11 @@ def report(phase: Phase, client: str) -> None:
 
 def compare(phases: list[Phase]) -> None:
     """The phases side by side, as a Markdown table (for docs/benchmarks.md)."""
-    print("\n| phase | steps | errors / cross-talk | server step p50 / p95 | client step p50 / p95 "
-          "| CPU per app server | proxy CPU | machine busy | memory start / peak / end | load |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    columns = ["phase", "steps", "errors / cross-talk", "server step p50 / p95", "client step p50 / p95",
+               "CPU per app server", "CPU per run", "proxy CPU", "machine busy", "memory start / peak / end",
+               "load"]  # fmt: skip
+    print(f"\n| {' | '.join(columns)} |")
+    print("|---" * len(columns) + "|")
     for phase in phases:
         f = figures(phase)
         m, load_range = f["memory"], f["load"]
@@ -256,6 +261,7 @@ def compare(phases: list[Phase]) -> None:
             f"{_ms(f['server_p50'])} / {_ms(f['server_p95'])}",
             f"{_ms(f['client_p50'])} / {_ms(f['client_p95'])}",
             ", ".join(f"{c:.0%}" for c in f["server_cpu"]) or "n/a",
+            _ms(f["cpu_per_run"]),
             f"{f['proxy_cpu']:.0%}",
             f"{f['machine_busy']:.0%}",
             memory,

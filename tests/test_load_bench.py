@@ -77,6 +77,7 @@ def test_a_phases_figures_are_its_runs_and_samples_put_together():
     assert f["server_p50"] == 0.03 and f["server_p95"] == 0.5  # the full run is not a step
     assert f["server_errors"] == 1 and f["full_runs"] == [2.0]
     assert f["server_cpu"] == [0.6, 0.9] and f["proxy_cpu"] == 0.05 and f["load"] == (1.0, 3.0)
+    assert f["cpu_per_run"] == pytest.approx(150.0 / 21)  # 20 steps and one page load
     assert f["memory"]["start"] == 200.0 and f["memory"]["peak"] == 202.0 and abs(f["memory"]["drift"]) < 0.01
     held = dict(goals(f))
     assert held["0 errors"] is False and held["0 cross-talk"] is True
