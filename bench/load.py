@@ -208,6 +208,7 @@ async def measure(
     ticks = machine_ticks()
     cpu_at_start = [cpu_seconds([pid, *descendants(pid)]) for pid in servers]
     proxy_at_start = cpu_seconds([proxy]) if proxy else 0.0
+    clients_at_start = cpu_seconds([os.getpid()])  # the ws clients run in this process
 
     async def sample() -> None:
         chromium: dict[int, float] = {}  # Chromium's processes come and go: sum their last reading
@@ -230,6 +231,7 @@ async def measure(
         cpu_seconds([pid, *descendants(pid)]) - at for pid, at in zip(servers, cpu_at_start, strict=True)
     ]
     usage.proxy_cpu_s = cpu_seconds([proxy]) - proxy_at_start if proxy else 0.0
+    usage.clients_cpu_s = cpu_seconds([os.getpid()]) - clients_at_start
     busy, total = (now - then for now, then in zip(machine_ticks(), ticks, strict=True))
     usage.machine_busy = busy / total if total else float("nan")
     usage.wall_s = time.monotonic() - began

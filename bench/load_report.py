@@ -95,13 +95,14 @@ def load() -> str:
 
 @dataclass
 class Usage:
-    """What a phase cost the machine: CPU seconds per app server, of the proxy and of Chromium,
+    """What a phase cost the machine: CPU seconds per app server, of the proxy, the clients and Chromium,
     over `wall_s`; the app servers' memory summed, sampled as (seconds in, MB) from before the
     first session; the 1-minute load average sampled alike; the machine's busy share."""
 
     wall_s: float = 0.0
     server_cpu_s: list[float] = field(default_factory=list)
     proxy_cpu_s: float = 0.0
+    clients_cpu_s: float = 0.0  # this benchmark's own process: the ws clients, the sampling
     chromium_cpu_s: float = 0.0
     memory: list[tuple[float, float]] = field(default_factory=list)
     load: list[float] = field(default_factory=list)
@@ -175,6 +176,7 @@ def figures(phase: Phase) -> dict:
         # CPU per script run (steps and page loads): what a run costs, whatever else the machine does
         "cpu_per_run": sum(usage.server_cpu_s) / len(runs) if runs else float("nan"),
         "proxy_cpu": usage.proxy_cpu_s / wall,
+        "clients_cpu": usage.clients_cpu_s / wall,
         "chromium_cpu": usage.chromium_cpu_s / wall,
         "machine_busy": usage.machine_busy,
         "memory": memory_figures(usage.memory, usage.wall_s),
@@ -229,8 +231,8 @@ def report(phase: Phase, client: str) -> None:
     print(f"{client} client page open (link -> step 0 read back): {spread(tally.switches)}")
     cpu = ", ".join(f"{c:.0%}" for c in f["server_cpu"]) or "not measured"
     print(f"CPU (CPU seconds / wall, of one core): app servers {cpu}; proxy {f['proxy_cpu']:.0%}; "
-          f"Chromium {f['chromium_cpu']:.0%}; the whole machine busy {f['machine_busy']:.0%} of "
-          f"{os.cpu_count()} cores")  # fmt: skip
+          f"this process (the ws clients) {f['clients_cpu']:.0%}; Chromium {f['chromium_cpu']:.0%}; "
+          f"the whole machine busy {f['machine_busy']:.0%} of {os.cpu_count()} cores")  # fmt: skip
     print(f"app servers' CPU per script run (steps and page loads): {_ms(f['cpu_per_run'])}")
     m = f["memory"]
     if m["start"] is not None:
@@ -246,8 +248,8 @@ def report(phase: Phase, client: str) -> None:
 def compare(phases: list[Phase]) -> None:
     """The phases side by side, as a Markdown table (for docs/benchmarks.md)."""
     columns = ["phase", "steps", "errors / cross-talk", "server step p50 / p95", "client step p50 / p95",
-               "CPU per app server", "CPU per run", "proxy CPU", "machine busy", "memory start / peak / end",
-               "load"]  # fmt: skip
+               "CPU per app server", "CPU per run", "proxy CPU", "clients CPU", "machine busy",
+               "memory start / peak / end", "load"]  # fmt: skip
     print(f"\n| {' | '.join(columns)} |")
     print("|---" * len(columns) + "|")
     for phase in phases:
@@ -263,6 +265,7 @@ def compare(phases: list[Phase]) -> None:
             ", ".join(f"{c:.0%}" for c in f["server_cpu"]) or "n/a",
             _ms(f["cpu_per_run"]),
             f"{f['proxy_cpu']:.0%}",
+            f"{f['clients_cpu']:.0%}",
             f"{f['machine_busy']:.0%}",
             memory,
             "n/a" if not load_range else f"{load_range[0]:.1f}–{load_range[1]:.1f}",
