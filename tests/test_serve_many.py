@@ -4,10 +4,11 @@ server its first request reached, steps stay its own, and a file upload for its 
 only that server knows) is accepted, while the same upload sent with the other client's server
 cookie is refused by the other server, so the cookie, not luck, keeps them apart. The two servers
 open the same incident at the same moment into one shared data root: one whole timeline, no
-work folder left behind, no traceback in either log."""
+work folder left behind, no traceback in either log. `bench/load.py --servers 2` measures both."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import sys
@@ -25,7 +26,7 @@ from wmviz.store.incidents import built_in_incidents
 from wmviz.store.runs import cached_timeline
 
 sys.path.append(str(REPO / "bench"))  # bench/ is scripts, not a package
-from load_sessions import Tally, WsPage, check
+from load_sessions import Crowd, Tally, WsPage, check
 
 
 def needs_haproxy() -> None:
@@ -112,3 +113,21 @@ def test_two_clients_stay_on_their_own_server_and_the_servers_share_the_cache_sa
     assert len(entries) == 1 and cached_timeline(entries[0]) is not None, entries
     for log in ("app1.log", "app2.log"):
         assert "Traceback" not in (tmp_path / log).read_text(errors="replace"), log
+
+
+def test_the_load_bench_measures_two_servers_behind_the_proxy():
+    # `bench/load.py --servers 2`: its timed servers behind the same proxy, both servers' runs
+    # and CPU counted, the pages split between them by the cookie.
+    needs_haproxy()
+    from load import run_phase
+
+    args = argparse.Namespace(client="ws", url=None)
+    phase = run_phase(2, args, Crowd(sessions=2, seconds=10, think=0.1, ramp=0.3))
+    tally, runs = phase.tally, phase.runs or []
+    assert not tally.errors and not tally.crosstalk, (tally.errors, tally.crosstalk)
+    assert set(tally.servers) == {"app1", "app2"} and len(tally.presses) >= 4
+    assert len({run["session"] for run in runs}) >= 2 and len([r for r in runs if r["fragment"]]) >= len(
+        tally.presses
+    )
+    assert len(phase.usage.server_cpu_s) == 2 and min(phase.usage.server_cpu_s) > 0
+    assert phase.label == "2 servers behind haproxy, spread"
