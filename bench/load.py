@@ -72,7 +72,7 @@ from load_report import (  # noqa: E402
 from load_sessions import MODES, Crowd, Tally, drive  # noqa: E402
 
 from tools.appserver import free_port, stop_group  # noqa: E402 (the checkout on the path first)
-from tools.serve_many import farm, wait_healthy  # noqa: E402
+from tools.serve_many import farm, free_ports, wait_healthy  # noqa: E402
 
 SAMPLE_EVERY_S = 2.0
 
@@ -187,13 +187,13 @@ def servers_of(count: int, work: Path):
         finally:
             server.stop()
         return
-    ports = [free_port() for _ in range(count)]
+    front, *ports = free_ports(count + 1)
     logs = [work / f"runs-{port}.jsonl" for port in ports]
 
     def launch(port: int, err: Path) -> subprocess.Popen:
         return start_timed_server(port, work / f"runs-{port}.jsonl", work / "data", err)
 
-    with farm(free_port(), ports, work, launch=launch) as (url, processes, proxy):
+    with farm(front, ports, work, launch=launch) as (url, processes, proxy):
         yield url, processes, proxy, logs
 
 

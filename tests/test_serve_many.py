@@ -20,8 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, truthy_env
-from tools.appserver import free_port
-from tools.serve_many import STICKY_COOKIE, farm, haproxy, proxy_config, start_app_server
+from tools.serve_many import STICKY_COOKIE, farm, free_ports, haproxy, proxy_config, start_app_server
 from wmviz.store.incidents import built_in_incidents
 from wmviz.store.runs import cached_timeline
 
@@ -96,7 +95,8 @@ def test_two_clients_stay_on_their_own_server_and_the_servers_share_the_cache_sa
     data = tmp_path / "data"
     env = {**os.environ, "WMVIZ_CACHE": str(data), "WMVIZ_SPARK_START": "lazy"}
     slug, incident = next(iter(built_in_incidents().items()))
-    with farm(free_port(), [free_port(), free_port()], tmp_path,
+    front, *ports = free_ports(3)
+    with farm(front, ports, tmp_path,
               launch=lambda port, log: start_app_server(port, env, log)) as (url, _, _):  # fmt: skip
         pages, tally, uploads = asyncio.run(two_clients(url, slug, incident.title))
 

@@ -17,6 +17,7 @@ import argparse
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -32,6 +33,16 @@ PROXY_CONFIG = REPO / "deploy" / "haproxy.cfg"
 STICKY_COOKIE = "WMVIZ_SERVER"
 SERVER_HEADER = "X-Wmviz-Server"  # which app server answered, set by the proxy
 STARTUP_TIMEOUT_S = 90
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` different TCP ports on 127.0.0.1 that nothing listens on right now (all held
+    open while choosing, so no port comes twice)."""
+    with ExitStack() as stack:
+        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
 
 
 def haproxy() -> str | None:
