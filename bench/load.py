@@ -1,29 +1,43 @@
-"""Many people on one server: N sessions step through different incidents for a set time.
+"""Many people on one server, or on N servers behind a proxy: sessions step through incidents
+for a set time.
 
     python bench/load.py --sessions 20 --minutes 10                   # the goal, Streamlit's protocol
+    python bench/load.py --sessions 50 --minutes 2 --mode same-link   # a team on one incident link
+    python bench/load.py --sessions 20 --minutes 1 --servers 1,2 --rounds 2   # 1 vs 2 servers, interleaved
     python bench/load.py --sessions 5 --minutes 3 --client browser    # the same walk in Chromium
+    python bench/load.py --sessions 20 --minutes 1 --url http://127.0.0.1:8501   # a server already running
 
 Each session opens an incident by its link, steps to its last step with `--think` seconds between
-steps (a person reading), opens the next incident, and so on, each session starting at another
-incident. After every step it checks the page is its own: the title is its incident's, the one
-step heading is the step it expects of that incident's step count, the link carries that step,
-and no exception is on the page. Anything else is an error (cross-talk when the page shows another
-incident's title, step or step count). The clients (`bench/load_sessions.py`): `ws` speaks
-Streamlit's websocket protocol as the page does (no rendering: light enough for 20 on 2 cores);
-`browser` drives pages in their own contexts of one Debian Chromium with the Right key.
+steps (a person reading), opens the next incident, and so on: in `--mode spread` (the default)
+each session starts at another incident, in `--mode same-link` all open the one link (`--incident`,
+else the first built-in) and step the same steps. After every step a session checks the page is
+its own: the title is its incident's, the one step heading is the step it expects of that
+incident's step count, the link carries that step, and no exception is on the page. Anything else
+is an error (cross-talk when the page shows another incident's title, step or step count). The
+clients (`bench/load_sessions.py`): `ws` speaks Streamlit's websocket protocol as the page does
+(no rendering: light enough for 50 on 2 cores); `browser` drives pages in their own contexts of
+one Debian Chromium with the Right key.
 
-Measured:
+`--servers N` starts N app servers; past one they sit behind HAProxy with sticky sessions
+(`tools/serve_many.py`, `deploy/haproxy.cfg`), sharing one data root. A list (`1,2`) runs a phase
+of each in turn, `--rounds` times, each phase `--minutes` long with fresh servers, and ends with
+the phases side by side.
+
+Measured, per phase:
 * server step time: one timed script run per step (the step area's fragment, callbacks
   included, from its start to its last element sent), by a timer wrapped around Streamlit's
-  script execution in the server process this benchmark starts; full runs (page loads) apart;
+  script execution in the servers this benchmark starts (not with `--url`); full runs apart;
 * client step time: the step asked for -> the new step read back (over the websocket, or on the
-  page in Chromium); what it adds to the server's time is the client's: the websocket, waiting
-  for a CPU, and in a browser the rendering;
-* the server's and Chromium's CPU seconds, and the server's resident memory every 10 s.
+  page in Chromium); what it adds to the server's time is the client's: the websocket, the
+  proxy, waiting for a CPU, and in a browser the rendering;
+* CPU: each app server's, the proxy's and Chromium's CPU seconds over the wall time (from
+  /proc), and how busy the whole machine was (/proc/stat);
+* memory: the app servers' resident memory every 2 s, from before the first session (start,
+  peak, end, and whether it stays flat after warm-up); the load average alike.
 
-The server runs with WMVIZ_SPARK_START=lazy and the in-process engine (the incidents are small:
-`auto` picks it too): Spark is not what this measures. The load average is printed before and
-after: the machine is shared.
+The servers run with WMVIZ_SPARK_START=lazy and the in-process engine (the incidents are small:
+`auto` picks it too): Spark is not what this measures. The machine is shared: the load average
+is printed before and after, and sampled during each phase.
 """
 
 from __future__ import annotations
@@ -34,7 +48,6 @@ import contextlib
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -44,9 +57,24 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
-from tools.appserver import free_port, healthy, stop_group  # noqa: E402 (the checkout on the path first)
+from load_report import (  # noqa: E402
+    Phase,
+    Usage,
+    chromium_pids,
+    compare,
+    cpu_seconds,
+    descendants,
+    load,
+    machine_ticks,
+    report,
+    rss_mb,
+)
+from load_sessions import MODES, Crowd, Tally, drive  # noqa: E402
 
-GOAL_P95_S = 1.0
+from tools.appserver import free_port, stop_group  # noqa: E402 (the checkout on the path first)
+from tools.serve_many import farm, free_ports, wait_healthy  # noqa: E402
+
+SAMPLE_EVERY_S = 2.0
 
 
 # --- the server, with a timer on every script run --------------------------------------------------
@@ -108,113 +136,137 @@ def _profiled(run, func, ctx, profiled: list, path: str, lock) -> tuple:
                 pstats.Stats(*profiled).dump_stats(path)
 
 
+def start_timed_server(port: int, log: Path, data: Path, stderr: Path) -> subprocess.Popen:
+    """This file run as a server (`--serve`) on `port`, its script runs timed into `log`, its
+    data root `data` (shared by the servers of a phase), in a session of its own."""
+    env = {**os.environ, "WMVIZ_CACHE": str(data), "WMVIZ_SPARK_START": "lazy"}
+    with open(stderr, "ab") as err:
+        return subprocess.Popen(
+            [sys.executable, __file__, "--serve", str(port), str(log)],
+            cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+        )  # fmt: skip
+
+
+def read_runs(log: Path) -> list[dict]:
+    if not log.is_file():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+
+
 class Server:
-    """This file run as the server (`--serve`), in its own data root, stopped at the end."""
+    """One timed server in its own data root under `work`, stopped at the end."""
 
     def __init__(self, work: Path) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = work / "runs.jsonl"
-        env = {**os.environ, "WMVIZ_CACHE": str(work / "data"), "WMVIZ_SPARK_START": "lazy"}
-        self.process = subprocess.Popen(
-            [sys.executable, __file__, "--serve", str(self.port), str(self.log)],
-            cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=open(work / "server.err", "w"),  # noqa: SIM115
-            start_new_session=True,
-        )  # fmt: skip
+        self.process = start_timed_server(self.port, self.log, work / "data", work / "server.err")
 
     def wait_healthy(self) -> None:
-        for _ in range(600):
-            if healthy(self.url, timeout=1):
-                return
-            time.sleep(0.1)
-        raise RuntimeError("the server did not start")
+        wait_healthy(self.url, self.process, "the app server")
 
     def runs(self) -> list[dict]:
-        if not self.log.is_file():
-            return []
-        return [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+        return read_runs(self.log)
 
     def stop(self) -> None:
         stop_group(self.process, 15, 15)
 
 
-# --- processes: memory and CPU from /proc -----------------------------------------------------------
+# --- a phase: its servers, the crowd, and what it cost -------------------------------------------------
 
 
-def rss_mb(pid: int) -> float:
-    """Resident memory of `pid` and its descendants (a JVM, if one started), in MB."""
-    total = 0
-    for p in [pid, *descendants(pid)]:
+@contextlib.contextmanager
+def servers_of(count: int, work: Path):
+    """`count` timed servers (past one, behind the proxy) sharing a data root under `work`;
+    yields the URL to open, the servers' processes, the proxy's (or None) and their run logs."""
+    if count == 1:
+        server = Server(work)
         try:
-            for line in Path(f"/proc/{p}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        except OSError:
-            continue
-    return total / 1024
+            server.wait_healthy()
+            yield server.url, [server.process], None, [server.log]
+        finally:
+            server.stop()
+        return
+    front, *ports = free_ports(count + 1)
+    logs = [work / f"runs-{port}.jsonl" for port in ports]
+
+    def launch(port: int, err: Path) -> subprocess.Popen:
+        return start_timed_server(port, work / f"runs-{port}.jsonl", work / "data", err)
+
+    with farm(front, ports, work, launch=launch) as (url, processes, proxy):
+        yield url, processes, proxy, logs
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU seconds of these processes so far."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for p in pids:
-        try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-        except (OSError, IndexError):
-            continue
-    return total / tick
+async def measure(
+    url: str, client: str, crowd: Crowd, servers: list[int], proxy: int | None
+) -> tuple[Tally, Usage]:
+    """The crowd against `url`, with the servers' (pids) and proxy's CPU, the servers' memory,
+    the load average and the machine's busy share sampled over it."""
+    usage = Usage()
+    stop = asyncio.Event()
+    began = time.monotonic()
+    ticks = machine_ticks()
+    cpu_at_start = [cpu_seconds([pid, *descendants(pid)]) for pid in servers]
+    proxy_at_start = cpu_seconds([proxy]) if proxy else 0.0
+    clients_at_start = cpu_seconds([os.getpid()])  # the ws clients run in this process
+
+    async def sample() -> None:
+        chromium: dict[int, float] = {}  # Chromium's processes come and go: sum their last reading
+        while not stop.is_set():
+            usage.load.append(os.getloadavg()[0])
+            if servers:
+                usage.memory.append((time.monotonic() - began, sum(rss_mb(pid) for pid in servers)))
+            if client == "browser":
+                for pid in chromium_pids():
+                    chromium[pid] = cpu_seconds([pid])
+                usage.chromium_cpu_s = sum(chromium.values())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), SAMPLE_EVERY_S)
+
+    if servers:  # the first sample before the first session arrives
+        usage.memory.append((0.0, sum(rss_mb(pid) for pid in servers)))
+    sampler = asyncio.create_task(sample())
+    tally = await drive(url, client, crowd)
+    usage.server_cpu_s = [
+        cpu_seconds([pid, *descendants(pid)]) - at for pid, at in zip(servers, cpu_at_start, strict=True)
+    ]
+    usage.proxy_cpu_s = cpu_seconds([proxy]) - proxy_at_start if proxy else 0.0
+    usage.clients_cpu_s = cpu_seconds([os.getpid()]) - clients_at_start
+    busy, total = (now - then for now, then in zip(machine_ticks(), ticks, strict=True))
+    usage.machine_busy = busy / total if total else float("nan")
+    usage.wall_s = time.monotonic() - began
+    stop.set()
+    await sampler
+    return tally, usage
 
 
-def descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int(entry.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
+def run_phase(count: int | None, args: argparse.Namespace, crowd: Crowd) -> Phase:
+    """One phase: `count` fresh servers (None: the outside server at --url) and the crowd."""
+    if count is None:
+        tally, usage = asyncio.run(measure(args.url, args.client, crowd, [], None))
+        return Phase(f"outside server {args.url}", crowd.sessions, tally, None, usage)
+    work = Path(tempfile.mkdtemp(prefix="wmviz-load-"))
+    label = "1 server" if count == 1 else f"{count} servers behind haproxy"
+    try:
+        with servers_of(count, work) as (url, processes, proxy, logs):
+            tally, usage = asyncio.run(
+                measure(url, args.client, crowd, [p.pid for p in processes], proxy.pid if proxy else None)
+            )
+            time.sleep(0.5)  # the last runs' lines
+            runs = [run for log in logs for run in read_runs(log)]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return Phase(f"{label}, {crowd.mode}", crowd.sessions, tally, runs, usage)
 
 
-def chromium_pids() -> list[int]:
-    """Chromium's processes started under this benchmark (Playwright's driver starts them)."""
-    pids = []
-    for p in descendants(os.getpid()):
-        try:
-            if "chromium" in Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")[0].decode(errors="replace"):
-                pids.append(p)
-        except OSError:
-            continue
-    return pids
-
-
-# --- the report -------------------------------------------------------------------------------------
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else float("nan")
-
-
-def spread(values: list[float]) -> str:
-    if not values:
-        return "none"
-    return (
-        f"p50 {statistics.median(values) * 1000:,.0f} ms, p95 {pct(values, 0.95) * 1000:,.0f} ms, "
-        f"max {max(values) * 1000:,.0f} ms (n={len(values):,})"
-    )
-
-
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+def plan(args: argparse.Namespace) -> list[int | None]:
+    """The phases in order: each server count of --servers, --rounds times (None: --url)."""
+    if args.url:
+        return [None] * args.rounds
+    counts = [int(c) for c in str(args.servers).split(",") if c.strip()]
+    if not counts or min(counts) < 1:
+        raise SystemExit("--servers: one or more counts of at least 1, such as 2 or 1,2")
+    return counts * args.rounds
 
 
 def main() -> None:
@@ -222,109 +274,38 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--sessions", type=int, default=20)
-    parser.add_argument("--minutes", type=float, default=10)
+    parser.add_argument("--minutes", type=float, default=10, help="each phase's length (fractions allowed)")
     parser.add_argument("--think", type=float, default=1.0, help="seconds between a session's key presses")
     parser.add_argument("--ramp", type=float, default=1.0, help="seconds between sessions' arrivals")
+    parser.add_argument("--mode", choices=MODES, default="spread",
+                        help="spread: each session its own incident first; same-link: everyone "
+                        "on one incident link, stepping the same steps")  # fmt: skip
+    parser.add_argument("--incident", help="the incident (slug) opened first, the one link of same-link")
     parser.add_argument(
         "--client", choices=("ws", "browser"), default="ws", help="see bench/load_sessions.py"
     )
+    parser.add_argument(
+        "--servers", default="1", help="app servers: 1, 2 (behind haproxy), or 1,2 to compare"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="how many times the --servers phases run, in turn"
+    )
+    parser.add_argument("--url", help="an app (or proxy) already running: only the clients' figures")
     parser.add_argument("--serve", nargs=2, metavar=("PORT", "LOG"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    from load_sessions import drive
-
     if args.serve:
         serve(int(args.serve[0]), args.serve[1])
         return
-    print(f"load average before: {load()}", flush=True)
-    work = Path(tempfile.mkdtemp(prefix="wmviz-load-"))
-    server = Server(work)
-    memory: list[tuple[float, float]] = []
-    try:
-        server.wait_healthy()
-        began = time.monotonic()
-        stop = asyncio.Event()
-
-        async def sample() -> None:
-            while not stop.is_set():
-                memory.append((time.monotonic() - began, rss_mb(server.process.pid)))
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), 10)
-
-        async def run() -> tuple:
-            sampler = asyncio.create_task(sample())
-            server_cpu = cpu_seconds([server.process.pid])
-            chromium_cpu = [0.0]
-
-            async def watch_chromium() -> None:  # Chromium's processes come and go: sum their last reading
-                seen: dict[int, float] = {}
-                while not stop.is_set():
-                    for pid in chromium_pids():
-                        seen[pid] = cpu_seconds([pid])
-                    chromium_cpu[0] = sum(seen.values())
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(stop.wait(), 2)
-
-            watcher = asyncio.create_task(watch_chromium())
-            tally = await drive(
-                server.url, args.client, args.sessions, args.minutes * 60, args.think, args.ramp
-            )
-            server_cpu = cpu_seconds([server.process.pid]) - server_cpu
-            stop.set()
-            await sampler
-            await watcher
-            return tally, server_cpu, chromium_cpu[0]
-
-        tally, server_cpu, chromium_cpu = asyncio.run(run())
-        wall = time.monotonic() - began
-        runs = server.runs()
-    finally:
-        server.stop()
-    report(args, tally, runs, memory, server_cpu, chromium_cpu, wall)
-    shutil.rmtree(work, ignore_errors=True)
-    print(f"load average after: {load()}", flush=True)
-
-
-def report(args, tally, runs: list[dict], memory, server_cpu: float, chromium_cpu: float,
-           wall: float) -> None:  # fmt: skip
-    steps = [r["s"] for r in runs if r["fragment"]]
-    full = [r["s"] for r in runs if not r["fragment"]]
-    server_errors = [r["error"] for r in runs if "error" in r]
-    print(
-        f"{args.sessions} sessions for {args.minutes:g} min ({wall:,.0f} s), {args.think:g} s between presses"
-    )
-    print(f"steps pressed: {len(tally.presses):,}; incident switches: {len(tally.switches):,}; "
-          f"page checks: {tally.checks:,}")  # fmt: skip
-    print(f"errors: {len(tally.errors) + len(server_errors)} ({len(tally.errors)} in clients, "
-          f"{len(server_errors)} script exceptions on the server); "
-          f"cross-talk: {len(tally.crosstalk)}")  # fmt: skip
-    for line in (tally.errors + server_errors + tally.crosstalk)[:15]:
-        print(f"  {line}")
-    print(f"server step (one fragment run per press): {spread(steps)}")
-    print(f"server full runs (page loads, incident switches): {spread(full)}")
-    print(f"{args.client} client step (asked -> new step read back): {spread(tally.presses)}")
-    if tally.presses and steps:
-        client_part = statistics.median(tally.presses) - statistics.median(steps)
-        print(f"  outside the script run (p50 client - p50 server: the websocket, the wait for a script "
-              f"thread and a CPU, {'rendering' if args.client == 'browser' else 'reading the messages'}): "
-              f"{client_part * 1000:,.0f} ms")  # fmt: skip
-    print(f"{args.client} client page open (link -> step 0 read back): {spread(tally.switches)}")
-    print(f"CPU over the run: server {server_cpu:,.0f} s ({server_cpu / wall:.0%} of one core), "
-          f"Chromium {chromium_cpu:,.0f} s ({chromium_cpu / wall:.0%} of one core), "
-          f"{os.cpu_count()} cores")  # fmt: skip
-    if memory:
-        series = ", ".join(f"{t / 60:.1f}m {mb:,.0f}" for t, mb in memory[:: max(1, len(memory) // 12)])
-        print(f"server memory (MB): {series}")
-        settled = [mb for t, mb in memory if t >= min(120, wall / 3)]
-        if len(settled) >= 2:
-            half = len(settled) // 2
-            first, second = statistics.mean(settled[:half]), statistics.mean(settled[half:])
-            peak = max(mb for _, mb in memory)
-            print(f"  after warm-up: mean of the first half {first:,.0f} MB, of the second "
-                  f"{second:,.0f} MB ({(second - first) / first:+.1%}); peak {peak:,.0f} MB")  # fmt: skip
-    clean = not tally.errors and not server_errors and not tally.crosstalk
-    held = clean and bool(steps) and pct(steps, 0.95) <= GOAL_P95_S
-    verdict = "held" if held else "NOT held"
-    print(f"goal (0 errors, no cross-talk, server step p95 <= {GOAL_P95_S:g} s): {verdict}")
+    crowd = Crowd(args.sessions, args.minutes * 60, args.think, args.ramp, args.mode, args.incident)
+    print(f"load average before: {load()}; {args.sessions} sessions, {args.mode}, {args.minutes:g} min "
+          f"per phase, {args.think:g} s between presses, {args.client} clients", flush=True)  # fmt: skip
+    phases = []
+    for count in plan(args):
+        phases.append(run_phase(count, args, crowd))
+        report(phases[-1], args.client)
+        print(f"load average now: {load()}", flush=True)
+    if len(phases) > 1:
+        compare(phases)
 
 
 if __name__ == "__main__":

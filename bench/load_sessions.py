@@ -9,19 +9,31 @@ Two kinds of client, the same walk:
   and almost nothing else on a 2-core machine.
 * `browser`: a page in its own context of one Chromium, Right pressed on the keyboard, the page's
   DOM read back. The whole path, rendering included; Chromium's CPU competes with the server's.
+
+Two ways to share the incidents (`MODES`): `spread`, each person starting at another incident;
+`same-link`, everyone opening the one incident link (a team sent the same link) and stepping the
+same steps, then the same next incident. Behind the proxy of `tools/serve_many.py` a `ws` page
+does what a browser does first, a health check that brings the proxy's cookie, and sends the
+cookie with its websocket; the server that answered each is noted, and a websocket that reaches
+another server than its page's check is an error.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import re
 import time
+import urllib.request
 from dataclasses import dataclass, field
+from http.cookiejar import CookieJar
 from urllib.parse import urlencode
 
 from tools.chromium import CHROMIUM, CHROMIUM_ARGS, IDLE  # the checkout is on the path (load.py)
+from tools.serve_many import SERVER_HEADER
 
 WAIT_S = 60
+MODES = ("spread", "same-link")
 
 
 @dataclass
@@ -33,6 +45,7 @@ class Tally:
     errors: list[str] = field(default_factory=list)
     crosstalk: list[str] = field(default_factory=list)
     checks: int = 0
+    servers: collections.Counter[str] = field(default_factory=collections.Counter)  # pages per app server
 
 
 @dataclass
@@ -108,25 +121,48 @@ async def walk(open_page, order: list[tuple[str, str]], deadline: float, think: 
 # --- the websocket client -----------------------------------------------------------------------------
 
 
+def health_check(base: str) -> tuple[dict[str, str], str]:
+    """What a page asks first: Streamlit's health check, which sets its XSRF cookie (and, behind
+    the proxy, the proxy's server cookie). The cookies it set, and the server that answered
+    ("" when no proxy says)."""
+    cookies = CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(cookies))
+    with opener.open(f"{base}/_stcore/health", timeout=WAIT_S) as response:
+        server = response.headers.get(SERVER_HEADER, "")
+    return {cookie.name: cookie.value or "" for cookie in cookies}, server
+
+
 class WsPage:
     """A page spoken to in Streamlit's protocol: a websocket to /_stcore/stream, BackMsg out,
     ForwardMsg in."""
 
-    def __init__(self, ws) -> None:
+    def __init__(self, ws, cookies: dict[str, str], server: str) -> None:
         self.ws = ws
+        self.cookies, self.server = cookies, server  # from the health check
         self.state = Screen()
         self.forward_id = ""
         self.fragment = ""
         self.main_hash = ""
         self.query = ""
+        self.session_id = ""
 
     @classmethod
-    async def open(cls, base: str, slug: str) -> WsPage:
+    async def open(cls, base: str, slug: str, cookies: dict[str, str] | None = None) -> WsPage:
+        """The page of `slug`'s link. `cookies` replace the health check's (a test sends one
+        page's cookies with another's websocket)."""
         from websockets.asyncio.client import connect
 
+        checked, server = await asyncio.to_thread(health_check, base)
+        cookies = checked if cookies is None else cookies
+        header = "; ".join(f"{name}={value}" for name, value in cookies.items())
         ws = await connect(f"{base.replace('http', 'ws', 1)}/_stcore/stream", subprotocols=["streamlit"],
-                           max_size=None, open_timeout=WAIT_S)  # fmt: skip
-        page = cls(ws)
+                           max_size=None, open_timeout=WAIT_S,
+                           additional_headers={"Cookie": header} if header else None)  # fmt: skip
+        page = cls(ws, cookies, server)
+        answered = ws.response.headers.get(SERVER_HEADER, "") if ws.response else ""
+        if answered != server:
+            await ws.close()
+            raise RuntimeError(f"the websocket reached server {answered!r}, the page's check {server!r}")
         page.query = link(slug)
         await page._run(fragment=None)
         return page
@@ -159,6 +195,7 @@ class WsPage:
             kind = message.WhichOneof("type")
             if kind == "new_session":
                 self.main_hash = message.new_session.main_script_hash
+                self.session_id = message.new_session.initialize.session_id
             elif kind == "page_info_changed":
                 self.query = self.state.search = message.page_info_changed.query_string
             elif kind == "delta":
@@ -233,24 +270,55 @@ class BrowserPage:
         await self.context.close()
 
 
-async def drive(url: str, client: str, sessions: int, seconds: float, think: float, ramp: float) -> Tally:
-    """`sessions` people, arriving `ramp` seconds apart, each starting at another incident."""
+def orders(incidents: list[tuple[str, str]], sessions: int, mode: str) -> list[list[tuple[str, str]]]:
+    """Each session's incidents in turn: in `spread` mode session i starts at the i-th incident
+    (round the list); in `same-link` mode all start at the first and go on together."""
+    if mode not in MODES:
+        raise ValueError(f"mode {mode!r}: one of {', '.join(MODES)}")
+    starts = [i % len(incidents) if mode == "spread" else 0 for i in range(sessions)]
+    return [incidents[start:] + incidents[:start] for start in starts]
+
+
+@dataclass(frozen=True)
+class Crowd:
+    """Who comes: `sessions` people arriving `ramp` seconds apart, for `seconds`, `think` seconds
+    between a person's steps, on the incidents as `mode` shares them; `first` (a slug) puts that
+    incident first in the list (the one link of `same-link`)."""
+
+    sessions: int
+    seconds: float
+    think: float = 1.0
+    ramp: float = 1.0
+    mode: str = "spread"
+    first: str | None = None
+
+
+async def drive(url: str, client: str, crowd: Crowd) -> Tally:
+    """The crowd's walks against the app at `url`, with `client` pages."""
     from wmviz.store.incidents import built_in_incidents
 
     incidents = [(slug, incident.title) for slug, incident in built_in_incidents().items()]
+    if crowd.first is not None:
+        at = [slug for slug, _ in incidents].index(crowd.first)
+        incidents = incidents[at:] + incidents[:at]
     tally = Tally()
-    deadline = time.monotonic() + seconds
+    deadline = time.monotonic() + crowd.seconds
 
     async def people(open_page) -> None:
         tasks = []
-        for i in range(sessions):
-            order = incidents[i % len(incidents) :] + incidents[: i % len(incidents)]
-            tasks.append(asyncio.create_task(walk(open_page, order, deadline, think, tally, f"s{i}")))
-            await asyncio.sleep(ramp)  # people arrive one after another, not in the same millisecond
+        for i, order in enumerate(orders(incidents, crowd.sessions, crowd.mode)):
+            tasks.append(asyncio.create_task(walk(open_page, order, deadline, crowd.think, tally, f"s{i}")))
+            await asyncio.sleep(crowd.ramp)  # people arrive one after another, not in the same millisecond
         await asyncio.gather(*tasks)
 
     if client == "ws":
-        await people(lambda slug: WsPage.open(url, slug))
+
+        async def open_ws(slug: str) -> WsPage:
+            page = await WsPage.open(url, slug)
+            tally.servers[page.server or "(direct)"] += 1
+            return page
+
+        await people(open_ws)
         return tally
     from playwright.async_api import async_playwright
 
