@@ -210,8 +210,7 @@ def step_panels(
     panels.heap_and_input(view.heaps, view.input_row)
     if len(meta["instances"]) > 1 and path is not None:
         st.subheader("Every instance's output watermark", anchor=False)
-        matrix, frontier = loading.overview_matrix(path)
-        panels.overview_panel(matrix, frontier, int(record["order"]), t)
+        panels.overview_chart(step_cache.overview(path, int(record["order"]), panels.lag_mode_choice(), t))
     st.caption(view.caption)
     return ask
 

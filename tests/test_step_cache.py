@@ -19,6 +19,7 @@ from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.store import Timeline
 from wmviz.trace.readers import read_trace
 from wmviz.ui import step_cache
+from wmviz.view import figures
 from wmviz.view.shared_cache import SharedCache
 from wmviz.view.step_view import step_view
 from wmviz.view.timefmt import TimeFormat
@@ -249,3 +250,22 @@ def test_compare_mode_shares_each_side_and_keeps_the_two_runs_apart():
     tables = [[d.value for d in app.dataframe if "minimum" in d.value.columns] for app in (first, second)]
     assert len(tables[0]) == 2 and all(a.equals(b) for a, b in zip(*tables, strict=True))
     assert not tables[0][0].equals(tables[0][1])  # the two profiles' valves differ at this step
+
+
+def test_the_overview_heatmap_is_shared_and_follows_its_lag_mode():
+    """The overview of every instance (an incident with two) is built once per (step, lag mode):
+    the second viewer reads it, and the other lag mode is its own entry with its own colours."""
+    step_cache.shared().clear()
+    first = _open("idle-partition-pins-watermark", 3)
+    overviews = {key for key in _keys() if key[0] == "overview"}
+    assert len(overviews) == 1
+    hits = step_cache.shared().stats().hits
+    second = _open("idle-partition-pins-watermark", 3)
+    assert {key for key in _keys() if key[0] == "overview"} == overviews
+    assert step_cache.shared().stats().hits >= hits + 2  # the step's view and its overview
+    second.radio(key="lag_mode").set_value(figures.LAG_MODES[1]).run()
+    modes = {key[3] for key in _keys() if key[0] == "overview"}
+    assert modes == set(figures.LAG_MODES)
+    specs = [step_cache.shared()._entries[key][0].spec for key in _keys() if key[0] == "overview"]
+    assert specs[0] != specs[1]
+    assert not first.exception and not second.exception

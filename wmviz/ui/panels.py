@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 from plotly.basedatatypes import BaseFigure
@@ -322,9 +321,10 @@ def heap_and_input(heaps: Sequence[HeapView], row: ShownTable) -> None:
         table(row, "input_table")
 
 
-def overview_panel(matrix: pd.DataFrame, frontier, cursor_order: int, t: TimeFormat) -> None:
-    """Every instance's output watermark over arrival order, to find the stuck subtask."""
-    mode = st.radio(
+def lag_mode_choice() -> str:
+    """How the overview colours each instance: by lag behind the leading instance or (absolute)
+    behind the newest input time."""
+    return st.radio(
         "Colour each instance by its lag",
         figures.LAG_MODES,
         horizontal=True,
@@ -332,9 +332,12 @@ def overview_panel(matrix: pd.DataFrame, frontier, cursor_order: int, t: TimeFor
         help="Behind the leading instance finds the one stuck subtask; behind the newest input time "
         "(absolute) also shows a stall of every instance at once.",
     )
-    chosen = frontier if mode == figures.LAG_MODES[1] else None
-    fig = figures.instance_heatmap(matrix, cursor_order, frontier=chosen, t=t)
-    st.plotly_chart(fig, width="stretch", key="overview")
+
+
+def overview_chart(spec: str) -> None:
+    """Every instance's output watermark over arrival order, to find the stuck subtask (built once
+    for every session: `step_cache.overview`)."""
+    st.plotly_chart(_figure(spec), width="stretch", key="overview")
 
 
 def spark_status(service: SparkService) -> bool:

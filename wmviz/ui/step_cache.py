@@ -37,8 +37,8 @@ def bound_bytes() -> int:
 
 
 @st.cache_resource(show_spinner=False)
-def shared() -> SharedCache[views.StepView | views.SideView]:
-    """The server's one cache of step views (and compare mode's sides)."""
+def shared() -> SharedCache[views.StepView | views.SideView | views.FigureView]:
+    """The server's one cache of step views (and compare mode's sides, and the overview)."""
     return SharedCache(bound_bytes(), lambda view: view.nbytes)
 
 
@@ -74,3 +74,15 @@ def side_view(cursor: InstanceCursor, step: int, profile: Profile, t: TimeFormat
     found = shared().get(("side", str(path), cursor.instance, step, profile, t), build)
     assert isinstance(found, views.SideView)
     return found
+
+
+def overview(path: str, cursor_order: int, lag_mode: str, t: TimeFormat) -> str:
+    """The overview heatmap's JSON at the step arriving at `cursor_order`, shared like a step's view."""
+
+    def build() -> views.FigureView:
+        matrix, frontier = loading.overview_matrix(path)
+        return views.overview_view(matrix, frontier, cursor_order, lag_mode, t)
+
+    found = shared().get(("overview", path, cursor_order, lag_mode, t), build)
+    assert isinstance(found, views.FigureView)
+    return found.spec

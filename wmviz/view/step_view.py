@@ -55,6 +55,26 @@ class ShownTable:
         return 0 if self.data is None else self.data.nbytes
 
 
+@dataclass(frozen=True)
+class FigureView:
+    """One figure as its Plotly JSON, built once and shared (the overview heatmap at a step)."""
+
+    spec: str
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.spec)
+
+
+def overview_view(
+    matrix: pd.DataFrame, frontier, cursor_order: int, lag_mode: str, t: TimeFormat
+) -> FigureView:
+    """The overview heatmap of every instance, with the step's column marked; coloured by lag
+    behind the leading instance, or (the second lag mode) behind the newest input time."""
+    chosen = frontier if lag_mode == figures.LAG_MODES[1] else None
+    return FigureView(figure_json(figures.instance_heatmap(matrix, cursor_order, frontier=chosen, t=t)))
+
+
 def shown(
     table: pd.DataFrame | None, *, possible: dict | None = None, title: str = "", name: str = ""
 ) -> ShownTable:
