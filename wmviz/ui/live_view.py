@@ -37,6 +37,7 @@ from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.timecells import parse_time_ms
 from wmviz.trace.writers import write_trace_bytes
 from wmviz.ui import loading, state
+from wmviz.ui.live_clicks import Button, ButtonRow, ClickLog, click_panel, take_clicks
 from wmviz.view.plain import literal
 
 
@@ -57,6 +58,8 @@ class LiveRun:
     """A click is stepping: the page shows the newest step when it lands."""
     clicks: StepQueue[Click] = field(init=False)
     """The clicks waiting for their micro-batch, stepped in order on a worker thread."""
+    click_logs: dict[str, ClickLog] = field(default_factory=dict)
+    """Per input panel, the browser's click numbers taken so far (`live_clicks`)."""
 
     def __post_init__(self) -> None:
         self.clicks = StepQueue(self._run_click, queue_limit())
@@ -269,6 +272,13 @@ def _offer(run: LiveRun, click: Click) -> None:
         run.follow = True
 
 
+def _take_clicks(run: LiveRun) -> None:
+    """Queue (or refuse) every click the browser counted on the input panels since the last run."""
+    for key, log in run.click_logs.items():
+        for click in take_clicks(key, log):
+            _offer(run, click)
+
+
 # ---- the live panel ------------------------------------------------------------------------------
 
 
@@ -276,7 +286,8 @@ def live_header(run: LiveRun) -> None:
     """What runs, the micro-batch of the newest step and how long it took, and what became of the
     clicks: stepped, waiting or refused."""
     session = run.session
-    busy = run.clicks.busy  # first: when idle here, every step taken in below has fully landed
+    _take_clicks(run)  # the clicks that came with this run, queued first
+    busy = run.clicks.busy  # then: when idle here, every step taken in below has fully landed
     landed = run.steps
     session.timeline.take_in()
     if run.follow:  # a click's step landed (or is landing): show the newest step
@@ -344,37 +355,45 @@ def inject_panel(run: LiveRun, instance: str, latest_output: int) -> None:
             "Click a channel's input: the watermark (or a record's event time) is the value on the left. "
             "Each click runs one micro-batch of the live query."
         )
-        for name, count in inputs.items():
-            for channel in range(count):
-                label = f"ch {channel}" if len(inputs) == 1 else f"{name} ch {channel}"
-                row = st.container(horizontal=True, gap="small", key=f"live_ch_{name}_{channel}")
-                row.markdown(f"**{literal(label)}**")
-                cells = {"input": name, "instance": instance}
-                row.button(
-                    "watermark",
-                    key=f"live_w_{name}_{channel}",
-                    on_click=inject,
-                    args=(run, "watermark", channel),
-                    kwargs={**cells, "watermark_ms": value},
-                    disabled=value is None,
-                )
-                for status in ("IDLE", "ACTIVE", "FINISHED"):
-                    row.button(
-                        status,
-                        key=f"live_{status}_{name}_{channel}",
-                        on_click=inject,
-                        args=(run, "status", channel),
-                        kwargs={**cells, "status": status},
-                    )
-                if records:
-                    row.button(
-                        "record",
-                        key=f"live_r_{name}_{channel}",
-                        on_click=inject,
-                        args=(run, Kind.RECORD.value, channel),
-                        kwargs={**cells, "event_ms": value, "key": "k"},
-                        disabled=value is None or value in (MIN_MS, MAX_MS),
-                    )
+        rows = [
+            _channel_row(name, channel, len(inputs) == 1, instance, value, records)
+            for name, count in inputs.items()
+            for channel in range(count)
+        ]
+        key = f"live_inputs_{run.work.name}_{instance}"
+        click_panel(key, rows, run.click_logs.setdefault(key, ClickLog()))
+
+
+def _channel_row(
+    name: str, channel: int, alone: bool, instance: str, value: int | None, records: bool
+) -> ButtonRow:
+    """A channel's buttons: a watermark, IDLE, ACTIVE, FINISHED (and a record)."""
+    cells = {"input": name, "instance": instance}
+    buttons = [
+        Button(
+            f"live_w_{name}_{channel}",
+            "watermark",
+            Click("watermark", channel, {**cells, "watermark_ms": value}),
+            disabled=value is None,
+        )
+    ]
+    buttons += [
+        Button(
+            f"live_{status}_{name}_{channel}", status, Click("status", channel, {**cells, "status": status})
+        )
+        for status in ("IDLE", "ACTIVE", "FINISHED")
+    ]
+    if records:
+        buttons.append(
+            Button(
+                f"live_r_{name}_{channel}",
+                "record",
+                Click(Kind.RECORD.value, channel, {**cells, "event_ms": value, "key": "k"}),
+                disabled=value is None or value in (MIN_MS, MAX_MS),
+            )
+        )
+    label = f"ch {channel}" if alone else f"{name} ch {channel}"
+    return ButtonRow(f"live_ch_{name}_{channel}", label, buttons)  # drawn as text, not markdown
 
 
 def _next_value(output: int) -> int:
