@@ -94,7 +94,12 @@ def run_live(spark, trace, options: dict[str, Any], pause_s: float) -> dict[str,
             live.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return {"latencies": live.latencies_ms, "progress": progress, "same": got == expected}
+    return {
+        "latencies": live.latencies_ms,
+        "progress": progress,
+        "same": got == expected,
+        "startup": live.startup_ms,
+    }
 
 
 def run_floor(spark, steps: int, options: dict[str, Any], pause_s: float) -> dict[str, Any]:
@@ -137,7 +142,7 @@ def run_floor(spark, steps: int, options: dict[str, Any], pause_s: float) -> dic
         query.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return {"latencies": latencies, "progress": progress, "same": True}
+    return {"latencies": latencies, "progress": progress, "same": True, "startup": float("nan")}
 
 
 def split(progress: list[Any], skip: int) -> dict[str, list[float]]:
@@ -184,7 +189,9 @@ def main() -> None:
     spark = get_spark()
     trace = demo_trace(args.steps)
     load_before = os.getloadavg()[0]
-    results: dict[str, dict[str, Any]] = {n: {"latencies": [], "split": {}, "same": True} for n in names}
+    results: dict[str, dict[str, Any]] = {
+        n: {"latencies": [], "split": {}, "same": True, "startup": []} for n in names
+    }
     failed: dict[str, str] = {}
     skip = 2  # the first batches start the Python workers and load the state store
     for round_ in range(args.rounds):
@@ -200,11 +207,12 @@ def main() -> None:
                 else:
                     got = run_live(spark, trace, options, pause)
             except Exception as exc:  # a variant Spark refuses here: say why, keep the others
-                failed[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+                failed[name] = f"{type(exc).__name__}: {' '.join(str(exc).split())[:600]}"
                 continue
             result = results[name]
             result["latencies"] += got["latencies"][skip:]
             result["same"] &= got["same"]
+            result["startup"].append(got["startup"])
             for phase, values in split(got["progress"], skip).items():
                 result["split"].setdefault(phase, []).extend(values)
             print(
@@ -213,7 +221,7 @@ def main() -> None:
             )
     load_after = os.getloadavg()[0]
     print(f"\nload average {load_before:.1f} -> {load_after:.1f}; {args.rounds} rounds x {args.steps} steps")
-    header = "| variant | step p50 / p90 | same as pure | " + " | ".join(
+    header = "| variant | step p50 / p90 | query start | same as pure | " + " | ".join(
         (*PHASES, "state commit", "state updates")
     )
     print(header + " |")
@@ -229,9 +237,9 @@ def main() -> None:
             f"{statistics.median(r['split'][k]):.0f}" if r["split"].get(k) else "-"
             for k in ("state commit", "state updates")
         ]
-        print(
-            f"| {name} | {p(lat, 0.5):.0f} / {p(lat, 0.9):.0f} ms | {r['same']} | " + " | ".join(cells) + " |"
-        )
+        start = f"{statistics.median(r['startup']):,.0f} ms"
+        row = f"| {name} | {p(lat, 0.5):.0f} / {p(lat, 0.9):.0f} ms | {start} | {r['same']} | "
+        print(row + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -23,18 +23,24 @@ this many from one message (a forged one could send millions): far more than wai
 
 _JS = """
 export default function (component) {
-  const { data, key, parentElement, setStateValue } = component;
-  // Per mounted instance, across the page's reruns: the clicks numbered so far and a log of the
-  // newest ones (the server takes each number once).
+  const { data, parentElement, setStateValue } = component;
+  // Per panel, across the page's reruns and the component's remounts (a mount's own key is new
+  // each time): the clicks numbered so far and a log of the newest ones (the server takes each
+  // number once, so the numbering must never restart).
   const memory = (window.__wmvizLiveClicks ??= {});
-  const mine = (memory[key] ??= { seq: 0, log: [] });
+  const mine = (memory[data.panel] ??= { seq: 0, log: [] });
   mine.send = setStateValue;
   let box = parentElement.querySelector(".wmviz-live-inputs");
   if (!box) {
     box = document.createElement("div");
     box.className = "wmviz-live-inputs";
+    box.dataset.panel = data.panel;
     parentElement.appendChild(box);
   }
+  // The page may still hold an earlier mount of this panel for a moment (the panel moved): only
+  // the newest is shown, so a person (or a test) never sees the buttons twice.
+  const selector = '.wmviz-live-inputs[data-panel="' + CSS.escape(data.panel) + '"]';
+  for (const other of document.querySelectorAll(selector)) if (other !== box) other.remove();
   // Buttons are updated in place, never rebuilt: a button replaced between a click's press and
   // its release would lose that click.
   const keep = new Set();
@@ -74,6 +80,8 @@ export default function (component) {
     for (const child of [...line.children]) if (!mineHere.has(child)) child.remove();
   }
   for (const child of [...box.children]) if (!keep.has(child)) child.remove();
+  // Drawn into the page's own tree (isolate_styles=False): what this mount added leaves with it.
+  return () => box.remove();
 }
 """
 
@@ -165,6 +173,7 @@ def click_panel(key: str, rows: Sequence[ButtonRow], log: ClickLog) -> None:
     # The same data on every run (no acknowledgement in it): Streamlit resets a component's state
     # when its data changes, and clicks sent meanwhile were lost.
     data = {
+        "panel": key,
         "keep": MAX_LOG,
         "rows": [
             {
