@@ -10,7 +10,8 @@ shared, compared and exported like any other.
 Live queries hold a JVM thread and Python workers: at most `WMVIZ_MAX_LIVE` run or start at once,
 and one left alone for `WMVIZ_LIVE_IDLE_S` seconds is stopped by a timer
 (`wmviz.spark.live_limits`). A click is queued at once and stepped on a worker thread, so the page
-never holds a micro-batch; the header counts every click: stepped, waiting or refused.
+never holds a micro-batch; the input buttons count their clicks in the browser (`live_clicks`),
+so the header accounts for every click made: stepped, waiting or refused.
 """
 
 from __future__ import annotations
@@ -266,8 +267,8 @@ def inject(run: LiveRun, kind: str, channel: int, **cells: Any) -> None:
 
 
 def _offer(run: LiveRun, click: Click) -> None:
-    """Take the click at once (the page's script is never held by a micro-batch, so the browser's
-    next clicks are not merged into one rerun); the page shows what became of every click."""
+    """Take the click at once (the page's script is never held by a micro-batch); the page shows
+    what became of every click."""
     if run.clicks.offer(click):
         run.follow = True
 
@@ -319,8 +320,9 @@ def live_header(run: LiveRun) -> None:
 
 
 REDRAW_S = 2.0
-"""While clicks keep coming, the page is redrawn at most this often: a redraw of the whole page
-holds the clicks that arrive meanwhile, which Streamlit merges into one per button."""
+"""While clicks keep coming, the page is redrawn at most this often: a redraw costs the server a
+whole step's drawing, and the input panel counts the clicks that arrive meanwhile in the browser
+(`live_clicks`), so none is lost to it."""
 
 
 @st.fragment(run_every=0.5)
