@@ -45,6 +45,12 @@ QUERY_CONF = {
 checkpoint (offsets, commits, state deltas: a few small files per step, in a folder removed when
 the run stops) written without Hadoop's checksum side files, which cost ~40 % of a step
 (bench/live_step.py: 364 → 231 ms p50 at load 10-17; same transcripts)."""
+ROCKSDB = {
+    "spark.sql.streaming.stateStore.providerClass": (
+        "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+    )
+}
+"""The state store `transformWithStateInPandas` needs (`applyInPandasWithState` may use it too)."""
 
 
 class LiveError(RuntimeError):
@@ -158,7 +164,8 @@ class LiveStream:
         started = time.perf_counter()
         # A private session: its conf (one state partition) and source registration stay here.
         session = spark.newSession()
-        for key, value in {**QUERY_CONF, **spec.conf}.items():
+        needs = ROCKSDB if spec.stateful_api == "transformWithStateInPandas" else {}
+        for key, value in {**QUERY_CONF, **needs, **spec.conf}.items():
             session.conf.set(key, value)
         query = (
             stepped_frame(session, spec, input_dir)
