@@ -15,7 +15,8 @@ is compared with the pure engine's, so a faster variant is known to give the sam
 
 The `floor` variant is the same source and sink with nothing in between (no state, no Python
 function): what a micro-batch costs here before wmviz does anything. `realtime` tries Spark's
-real-time trigger on that floor query and reports why it does not run, if it does not.
+real-time trigger on that floor query and reports why it does not run, if it does not
+(`realtime-unchecked` with its allowlist check off).
 """
 
 from __future__ import annotations
@@ -61,6 +62,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "transformWithState": {"stateful_api": "transformWithStateInPandas"},
     "floor": {"floor": True},
     "realtime": {"floor": True, "trigger": {"realTime": "5 seconds"}},
+    "realtime-unchecked": {
+        "floor": True,
+        "trigger": {"realTime": "5 seconds"},
+        "conf": {"spark.sql.streaming.realTimeMode.allowlistCheck": "false"},
+    },
 }
 PHASES = ("latestOffset", "walCommit", "queryPlanning", "addBatch", "commitOffsets")
 
@@ -99,7 +105,7 @@ def run_floor(spark, steps: int, options: dict[str, Any], pause_s: float) -> dic
     """The same source and foreachBatch sink with nothing between: Spark's own per-batch cost."""
     work = work_dir(True)
     session = spark.newSession()
-    for key, value in QUERY_CONF.items():
+    for key, value in {**QUERY_CONF, **options.get("conf", {})}.items():
         session.conf.set(key, value)
     session.dataSource.register(LiveStepSource)
     arrived = threading.Event()
