@@ -65,6 +65,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "realtime-unchecked": {
         "floor": True,
         "trigger": {"realTime": "5 seconds"},
+        "output_mode": "update",  # the mode refuses append
         "conf": {"spark.sql.streaming.realTimeMode.allowlistCheck": "false"},
     },
 }
@@ -118,6 +119,8 @@ def run_floor(spark, steps: int, options: dict[str, Any], pause_s: float) -> dic
         .writeStream.foreachBatch(lambda batch, _id: batch.collect() and arrived.set())
         .option("checkpointLocation", str(work / "checkpoint"))
     )
+    if "output_mode" in options:
+        writer = writer.outputMode(options["output_mode"])
     if "trigger" in options:
         writer = writer.trigger(**options["trigger"])
     (work / "input").mkdir(parents=True)

@@ -43,8 +43,8 @@ QUERY_CONF = {
 }
 """The live query's own settings: one state partition (a step is one row of one instance), and its
 checkpoint (offsets, commits, state deltas: a few small files per step, in a folder removed when
-the run stops) written without Hadoop's checksum side files, which cost ~40 % of a step
-(bench/live_step.py: 364 → 231 ms p50 at load 10-17; same transcripts)."""
+the run stops) written without Hadoop's checksum side files, which cost over a third of a step
+(bench/live_step.py: 351 → 224 ms p50 at load 12 → 5; the same transcripts)."""
 ROCKSDB = {
     "spark.sql.streaming.stateStore.providerClass": (
         "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
