@@ -2,6 +2,7 @@
 
     python bench/app_latency.py                 # every measurement, 60 key presses, 20 live steps
     python bench/app_latency.py --presses 100 --live-steps 30
+    python bench/app_latency.py --live-only --live-steps 30
 
 Measured (each from the browser's side: the moment the new content is on the page):
 
@@ -117,8 +118,17 @@ def first_page(browser, cache: Path, query: str) -> float:
         server.stop()
 
 
-def session_measures(browser, cache: Path, presses: int, live_steps: int) -> dict[str, object]:
-    """On one warm server: incident switches (in-process, Spark), key presses, live steps."""
+SWITCHES = (
+    ("local", "order-dependent-final-watermark", "Order-dependent"),
+    ("spark", "late-data-allowed-lateness", "Late data"),
+)
+
+
+def session_measures(
+    browser, cache: Path, presses: int, live_steps: int, live_only: bool = False
+) -> dict[str, object]:
+    """On one warm server: incident switches (in-process, Spark), key presses, live steps (only
+    the live steps with `live_only`)."""
     from playwright.sync_api import expect
 
     server = Server(cache)
@@ -132,10 +142,8 @@ def session_measures(browser, cache: Path, presses: int, live_steps: int) -> dic
         page.goto(f"{server.url}/?scenario=flink-38477-zero-output&engine=local&step=0")
         page.get_by_role("heading", name="Step 0 of 7").wait_for()
         expect(page.locator(".st-key-spark_status")).to_contain_text("Spark ready")
-        for engine, incident, title in (
-            ("local", "order-dependent-final-watermark", "Order-dependent"),
-            ("spark", "late-data-allowed-lateness", "Late data"),
-        ):
+        switches = () if live_only else SWITCHES
+        for engine, incident, title in switches:
             page.goto(f"{server.url}/?scenario=flink-38477-zero-output&engine={engine}&step=0")
             page.get_by_role("heading", name="Step 0 of 7").wait_for()
             page.locator(IDLE).wait_for()
@@ -146,7 +154,8 @@ def session_measures(browser, cache: Path, presses: int, live_steps: int) -> dic
             page.get_by_role("heading", level=1, name=re.compile(title)).wait_for()
             page.get_by_role("heading", name=re.compile(r"^Step 0 of \d+$")).wait_for()
             out[f"switch ({engine}, {incident})"] = time.perf_counter() - started
-        out.update(_presses(page, server, presses))
+        if not live_only:
+            out.update(_presses(page, server, presses))
         out.update(_live(page, live_steps))
         page.close()
     finally:
@@ -210,6 +219,7 @@ def main() -> None:
     )
     parser.add_argument("--presses", type=int, default=60)
     parser.add_argument("--live-steps", type=int, default=20)
+    parser.add_argument("--live-only", action="store_true", help="only the live steps (no first page)")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -219,11 +229,13 @@ def main() -> None:
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            cold = first_page(browser, cache, query)
-            print(f"first page, cold cache: {cold:.1f} s", flush=True)
-            warm = first_page(browser, cache, query)
-            print(f"first page, warm cache: {warm:.1f} s", flush=True)
-            for name, value in session_measures(browser, cache, args.presses, args.live_steps).items():
+            if not args.live_only:
+                cold = first_page(browser, cache, query)
+                print(f"first page, cold cache: {cold:.1f} s", flush=True)
+                warm = first_page(browser, cache, query)
+                print(f"first page, warm cache: {warm:.1f} s", flush=True)
+            measures = session_measures(browser, cache, args.presses, args.live_steps, args.live_only)
+            for name, value in measures.items():
                 if isinstance(value, list):
                     print(f"{name}: {percentiles(value)}", flush=True)
                 else:

@@ -168,10 +168,25 @@ def live_app(tmp_path, monkeypatch):
     slots.stop(key)
 
 
+def _button(run, button: str) -> tuple[str, str, bool]:
+    """A live input button as drawn: its panel's key, its id in the panel, whether disabled."""
+    ((panel, log),) = run.click_logs.items()
+    return panel, *log.drawn[button]
+
+
+def _click(app, run, button: str) -> None:
+    """A click as the browser's input panel sends it: the newest click, numbered after the last."""
+    panel, action, disabled = _button(run, button)
+    assert not disabled
+    seq = run.click_logs[panel].seen + 1
+    app.session_state[panel] = {"clicks": {"seq": seq, "log": [[seq, action]]}}
+    app.run()
+
+
 def _send(app, run, value: str, button: str = "live_w_0_0") -> None:
     app.text_input(key=f"live_value_{run.steps}").input(value).run()
     assert not app.exception, app.exception
-    app.button(key=button).click().run()
+    _click(app, run, button)
     assert not app.exception, app.exception
     assert run.clicks.wait_idle(30)
     app.run()
@@ -194,11 +209,12 @@ def test_a_watermark_past_2_53_typed_in_the_page_is_sent_and_the_panel_stays(liv
 
 
 def test_a_value_that_is_not_a_time_disables_the_send_and_says_why(live_app):
-    app, _ = live_app
+    app, run = live_app
     app.run()
+    assert not _button(run, "live_w_0_0")[2]
     app.text_input(key="live_value_0").input("9223372036854775808").run()  # past Long.MAX
     assert not app.exception, app.exception
-    assert app.button(key="live_w_0_0").disabled
+    assert _button(run, "live_w_0_0")[2]
     assert any("Not a time" in e.value for e in app.error)
 
 
@@ -244,3 +260,20 @@ def test_a_start_past_the_limit_is_refused_with_the_limit_named(page):
     finally:
         for key in held:
             slots.release(key)
+
+
+# --- clicks counted in the browser --------------------------------------------------------------------
+
+
+def test_every_click_in_a_merged_log_is_taken_once_and_in_order():
+    from wmviz.ui.live_clicks import ClickLog
+
+    log = ClickLog(actions={"0.0": "w", "0.1": "idle"})
+    # Streamlit kept only the newest of three messages: it still names all three clicks.
+    assert log.take({"seq": 3, "log": [[1, "0.0"], [2, "0.1"], [3, "0.0"]]}) == ["w", "idle", "w"]
+    assert log.take({"seq": 3, "log": [[1, "0.0"], [2, "0.1"], [3, "0.0"]]}) == []  # sent again
+    assert log.take({"seq": 5, "log": [[3, "0.0"], [4, "0.1"], [5, "0.0"]]}) == ["idle", "w"]
+    # What a forged message holds is not taken: unknown ids, odd entries, no log at all.
+    for forged in (None, "x", {"log": "x"}, {"log": [[6, "9.9"], ["7", "0.0"], [True, "0.0"], [8]]}):
+        assert log.take(forged) == []
+    assert log.seen == 5

@@ -204,3 +204,14 @@ def test_generated_and_manual_channels_match_the_batch_split(open_live):
     with pytest.raises(TraceValidationError, match="takes no records"):
         live.inject("record", channel=1, event_ms=40)
     assert len(live.latencies_ms) == len(rows)
+
+
+def test_transform_with_state_steps_the_same_as_apply_in_pandas_with_state(open_live):
+    """The newer stateful API (bench/live_step.py measures it) runs the one stateful function:
+    the same transcript and state as the pure engine."""
+    trace = read_trace(SAMPLES / "flink-38477-zero-output.jsonl")
+    trace = Trace(trace.source, trace.rows[:8], trace.config, trace.valve_channels)
+    expected, sim = pure_run(trace)
+    live = open_live(trace, stateful_api="transformWithStateInPandas")
+    assert step_all(live, trace.rows) == expected
+    assert live.state_of("0").snapshot() == sim.pipelines["0"].snapshot()

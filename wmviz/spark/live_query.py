@@ -29,12 +29,28 @@ from wmviz.spark.live_worker import (
     LiveStepSource,
     ManualChannels,
     live_group,
+    live_processor,
     step_file,
 )
 from wmviz.timeline.runner import RunSpec
 from wmviz.trace.rowtable import ROW_COLUMNS, ROW_SCHEMA
 
 SOURCES = ("python", "files")
+STATEFUL_APIS = ("applyInPandasWithState", "transformWithStateInPandas")
+QUERY_CONF = {
+    "spark.sql.shuffle.partitions": "1",
+    "fs.AbstractFileSystem.file.impl": "org.apache.hadoop.fs.local.RawLocalFs",
+}
+"""The live query's own settings: one state partition (a step is one row of one instance), and its
+checkpoint (offsets, commits, state deltas: a few small files per step, in a folder removed when
+the run stops) written without Hadoop's checksum side files, which cost over a third of a step
+(bench/live_step.py: 351 → 224 ms p50 at load 12 → 5; the same transcripts)."""
+ROCKSDB = {
+    "spark.sql.streaming.stateStore.providerClass": (
+        "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+    )
+}
+"""The state store `transformWithStateInPandas` needs (`applyInPandasWithState` may use it too)."""
 
 
 class LiveError(RuntimeError):
@@ -62,12 +78,22 @@ class LiveSpec:
     wait_ms: int = 200
     """How long the Python source waits for the next step's file before it ends a trigger."""
     step_timeout_s: float = 120.0
+    stateful_api: str = "applyInPandasWithState"
+    """Which of Spark's Python stateful APIs runs `live_group` (`STATEFUL_APIS`)."""
+    conf: Mapping[str, str] = field(default_factory=dict)
+    """SQL settings for the query's private Spark session, over `QUERY_CONF` (bench/live_step.py
+    tries them one against another)."""
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
             raise ValueError(f"source must be one of {', '.join(SOURCES)}, not {self.source!r}")
+        if self.stateful_api not in STATEFUL_APIS:
+            raise ValueError(
+                f"stateful_api must be one of {', '.join(STATEFUL_APIS)}, not {self.stateful_api!r}"
+            )
         # Private copies: the caller's dicts may change later, the session's scenario must not.
         object.__setattr__(self, "valve_channels", dict(self.valve_channels))
+        object.__setattr__(self, "conf", dict(self.conf))
         manual = {i: frozenset(pairs) for i, pairs in self.manual_channels.items()}
         object.__setattr__(self, "manual_channels", manual)
 
@@ -138,7 +164,9 @@ class LiveStream:
         started = time.perf_counter()
         # A private session: its conf (one state partition) and source registration stay here.
         session = spark.newSession()
-        session.conf.set("spark.sql.shuffle.partitions", "1")
+        needs = ROCKSDB if spec.stateful_api == "transformWithStateInPandas" else {}
+        for key, value in {**QUERY_CONF, **needs, **spec.conf}.items():
+            session.conf.set(key, value)
         query = (
             stepped_frame(session, spec, input_dir)
             .writeStream.foreachBatch(inbox.on_batch)
@@ -190,14 +218,17 @@ def stepped_frame(session: SparkSession, spec: LiveSpec, input_dir: Path) -> Dat
     job = RunSpec.of(spec.config, spec.profile, spec.valve_channels, keyframe_every=1)
     # The row crosses into pandas as JSON: a nullable long column would arrive as float64 and
     # lose Long.MAX_VALUE watermarks; to_json keeps every long exact and drops the nulls.
-    return (
-        rows.select("instance", "order", F.to_json(F.struct(*ROW_COLUMNS)).alias("record"))
-        .groupBy("instance")
-        .applyInPandasWithState(
-            live_group(job, spec.manual_channels, with_input=spec.with_input, operator=spec.operator),
-            OUTPUT_DDL,
-            STATE_DDL,
-            "append",
-            GroupStateTimeout.NoTimeout,
-        )
+    grouped = rows.select("instance", "order", F.to_json(F.struct(*ROW_COLUMNS)).alias("record")).groupBy(
+        "instance"
+    )
+    flags = {"with_input": spec.with_input, "operator": spec.operator}
+    if spec.stateful_api == "transformWithStateInPandas":
+        processor = live_processor(job, spec.manual_channels, **flags)
+        return grouped.transformWithStateInPandas(processor, OUTPUT_DDL, "append", "None")
+    return grouped.applyInPandasWithState(
+        live_group(job, spec.manual_channels, **flags),
+        OUTPUT_DDL,
+        STATE_DDL,
+        "append",
+        GroupStateTimeout.NoTimeout,
     )

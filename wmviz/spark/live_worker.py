@@ -158,3 +158,42 @@ def live_group(job: RunSpec, manual: ManualChannels, *, with_input: bool, operat
         yield pd.DataFrame(out, columns=["instance", "step", "order", "line", "state", "tables"])
 
     return run
+
+
+class _ValueStateAsGroupState:
+    """A `transformWithStateInPandas` value state seen as `applyInPandasWithState`'s group state,
+    so both stateful APIs run the one `live_group` function."""
+
+    def __init__(self, value_state) -> None:
+        self._state = value_state
+
+    @property
+    def exists(self) -> bool:
+        return self._state.exists()
+
+    @property
+    def get(self) -> tuple:
+        return self._state.get()
+
+    def update(self, value: tuple) -> None:
+        self._state.update(value)
+
+
+def live_processor(job: RunSpec, manual: ManualChannels, *, with_input: bool, operator: bool):
+    """`live_group` as a `transformWithStateInPandas` processor (the newer stateful API; it needs
+    the RocksDB state store). Made here, so Spark pickles the class with the job it closes over."""
+    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
+
+    run = live_group(job, manual, with_input=with_input, operator=operator)
+
+    class LiveProcessor(StatefulProcessor):
+        def init(self, handle) -> None:
+            self.state = _ValueStateAsGroupState(handle.getValueState("pipeline", STATE_DDL))
+
+        def handleInputRows(self, key, rows, timerValues):
+            yield from run(key, rows, self.state)
+
+        def close(self) -> None:
+            pass
+
+    return LiveProcessor()

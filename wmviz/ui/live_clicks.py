@@ -1,0 +1,190 @@
+"""Live mode's input buttons, counted in the browser so that no click is lost.
+
+Streamlit merges the clicks on a button that arrive while the page's script runs into one (a
+button's value is "pressed", not "pressed N times"), before any code of ours sees them: 150 quick
+clicks reached the page as 4-16. These buttons are one small component instead: the browser
+numbers every click and sends the log of its newest clicks with each one. However Streamlit
+merges what it sends, the newest log holds every click, so the server takes each one exactly once
+(by its number) and queues or refuses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+MAX_LOG = 1000
+"""The browser keeps the newest this many clicks in the log it sends, and the server reads at most
+this many from one message (a forged one could send millions): far more than wait for their step
+(`WMVIZ_LIVE_QUEUE`) or than the clicks of one rerun."""
+
+_JS = """
+export default function (component) {
+  const { data, parentElement, setStateValue } = component;
+  // Per panel, across the page's reruns and the component's remounts (a mount's own key is new
+  // each time): the clicks numbered so far and a log of the newest ones (the server takes each
+  // number once, so the numbering must never restart).
+  const memory = (window.__wmvizLiveClicks ??= {});
+  const mine = (memory[data.panel] ??= { seq: 0, log: [] });
+  mine.send = setStateValue;
+  let box = parentElement.querySelector(".wmviz-live-inputs");
+  if (!box) {
+    box = document.createElement("div");
+    box.className = "wmviz-live-inputs";
+    box.dataset.panel = data.panel;
+    parentElement.appendChild(box);
+  }
+  // The page may still hold an earlier mount of this panel for a moment (the panel moved): only
+  // the newest is shown, so a person (or a test) never sees the buttons twice.
+  const selector = '.wmviz-live-inputs[data-panel="' + CSS.escape(data.panel) + '"]';
+  for (const other of document.querySelectorAll(selector)) if (other !== box) other.remove();
+  // Buttons are updated in place, never rebuilt: a button replaced between a click's press and
+  // its release would lose that click.
+  const keep = new Set();
+  for (const row of data.rows) {
+    let line = box.querySelector(":scope > .st-key-" + row.key);
+    if (!line) {
+      line = document.createElement("div");
+      line.className = "wmviz-live-row st-key-" + row.key;
+      line.appendChild(document.createElement("strong"));
+    }
+    box.appendChild(line);  // in the order given (moving a node keeps it, and its listeners)
+    keep.add(line);
+    line.firstChild.textContent = row.label;
+    const mineHere = new Set([line.firstChild]);
+    for (const spec of row.buttons) {
+      let holder = line.querySelector(":scope > .st-key-" + spec.key);
+      if (!holder) {
+        holder = document.createElement("div");
+        holder.className = "st-key-" + spec.key;
+        const button = document.createElement("button");
+        button.type = "button";
+        button.onclick = () => {
+          mine.seq += 1;
+          mine.log.push([mine.seq, button.dataset.action]);
+          mine.log.splice(0, mine.log.length - data.keep);
+          mine.send("clicks", { seq: mine.seq, log: mine.log.slice() });
+        };
+        holder.appendChild(button);
+      }
+      line.appendChild(holder);
+      mineHere.add(holder);
+      const button = holder.firstChild;
+      button.textContent = spec.text;
+      button.disabled = spec.disabled;
+      button.dataset.action = spec.action;
+    }
+    for (const child of [...line.children]) if (!mineHere.has(child)) child.remove();
+  }
+  for (const child of [...box.children]) if (!keep.has(child)) child.remove();
+  // Drawn into the page's own tree (isolate_styles=False): what this mount added leaves with it.
+  return () => box.remove();
+}
+"""
+
+_CSS = """
+.wmviz-live-inputs { display: flex; flex-direction: column; gap: 0.5rem; }
+.wmviz-live-row { display: flex; flex-wrap: wrap; align-items: center; gap: 0.5rem; }
+.wmviz-live-row strong { margin-right: 0.25rem; }
+.wmviz-live-row button {
+  font: inherit; padding: 0.25rem 0.75rem; min-height: 2.5rem; cursor: pointer;
+  color: var(--st-text-color, inherit); background: var(--st-background-color, transparent);
+  border: 1px solid var(--st-border-color, rgba(49, 51, 63, 0.2));
+  border-radius: var(--st-base-radius, 0.5rem);
+}
+.wmviz-live-row button:hover:enabled {
+  border-color: var(--st-primary-color, #ff4b4b); color: var(--st-primary-color, #ff4b4b);
+}
+.wmviz-live-row button:disabled { cursor: not-allowed; opacity: 0.4; }
+"""
+
+_COMPONENT: Callable[..., Any] | None = None
+
+
+def _component() -> Callable[..., Any]:
+    """Registered once per process, on first use (registering needs Streamlit's runtime)."""
+    global _COMPONENT
+    if _COMPONENT is None:
+        _COMPONENT = st.components.v2.component("wmviz_live_inputs", js=_JS, css=_CSS, isolate_styles=False)
+    return _COMPONENT
+
+
+@dataclass(frozen=True)
+class Button:
+    """One button: its key (the page's `st-key-…` class), its text, and what a click asks for."""
+
+    key: str
+    text: str
+    action: Any
+    disabled: bool = False
+
+
+@dataclass(frozen=True)
+class ButtonRow:
+    key: str
+    label: str
+    buttons: Sequence[Button]
+
+
+@dataclass
+class ClickLog:
+    """The clicks the server has taken from one mounted button panel (numbered by the browser),
+    and what each of its buttons asked for when it was last drawn."""
+
+    seen: int = 0
+    actions: dict[str, Any] = field(default_factory=dict)
+    """By the id the browser sends: what the button asks for."""
+    drawn: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    """By the button's page key: its id and whether it was drawn disabled."""
+
+    def take(self, message: Any) -> list[Any]:
+        """The actions of the clicks in `message` not taken before, in click order."""
+        actions = self.actions
+        log = message.get("log") if isinstance(message, dict) else None
+        if not isinstance(log, list):
+            return []
+        new = []
+        for entry in log[:MAX_LOG]:
+            if not (isinstance(entry, list) and len(entry) == 2 and type(entry[0]) is int):
+                continue
+            number, name = entry
+            if number > self.seen and isinstance(name, str) and name in actions:
+                self.seen = number
+                new.append(actions[name])
+        return new
+
+
+def take_clicks(key: str, log: ClickLog) -> list[Any]:
+    """The actions of the clicks on panel `key` that reached this run and were not taken before
+    (the page calls it first, so what it draws counts them)."""
+    result = st.session_state.get(key)
+    return log.take(result.get("clicks") if isinstance(result, Mapping) else None)
+
+
+def click_panel(key: str, rows: Sequence[ButtonRow], log: ClickLog) -> None:
+    """Draw the rows of buttons; a click reruns the page, and `take_clicks` then hands it over."""
+    log.actions = {f"{i}.{j}": b.action for i, row in enumerate(rows) for j, b in enumerate(row.buttons)}
+    log.drawn = {
+        b.key: (f"{i}.{j}", b.disabled) for i, row in enumerate(rows) for j, b in enumerate(row.buttons)
+    }
+    # The same data on every run (no acknowledgement in it): Streamlit resets a component's state
+    # when its data changes, and clicks sent meanwhile were lost.
+    data = {
+        "panel": key,
+        "keep": MAX_LOG,
+        "rows": [
+            {
+                "key": row.key,
+                "label": row.label,
+                "buttons": [
+                    {"key": b.key, "text": b.text, "action": f"{i}.{j}", "disabled": b.disabled}
+                    for j, b in enumerate(row.buttons)
+                ],
+            }
+            for i, row in enumerate(rows)
+        ],
+    }
+    _component()(key=key, data=data, default={"clicks": None}, on_clicks_change=lambda: None)
