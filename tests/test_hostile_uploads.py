@@ -170,6 +170,20 @@ def test_a_bundle_member_with_a_bad_crc_is_a_clean_error():
         uploads.open_bundle("b.zip", bytes(data))
 
 
+def test_a_broken_lzma_member_is_a_clean_error():
+    data = bytearray(_zip({"t.jsonl": INCIDENT}, zipfile.ZIP_LZMA))
+    data[30 + len("t.jsonl") + 20] ^= 0xFF  # inside the LZMA stream (after its 4-byte header)
+    with pytest.raises(UploadError, match=r"^b\.zip: t\.jsonl is damaged or unreadable \(Corrupt input"):
+        uploads.open_bundle("b.zip", bytes(data))
+
+
+def test_a_zip_needing_a_later_zip_version_is_a_clean_error():
+    data = bytearray(_zip({"t.jsonl": INCIDENT}))
+    struct.pack_into("<H", data, data.find(b"PK\x01\x02") + 6, 174)  # "version needed": 17.4
+    with pytest.raises(UploadError, match=r"^b\.zip: not a zip file \(zip file version 17\.4"):
+        uploads.open_bundle("b.zip", bytes(data))
+
+
 @pytest.mark.parametrize(
     ("view", "message"),
     [

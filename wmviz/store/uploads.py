@@ -17,6 +17,7 @@ import functools
 import hashlib
 import io
 import json
+import lzma
 import os
 import re
 import time
@@ -346,7 +347,15 @@ def open_bundle(name: str, data: bytes, limit: int | None = None) -> Bundle:
     _check_zip_end(name, data)  # before zipfile builds an object per member of the directory
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError) as exc:
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        ValueError,
+        OSError,
+        EOFError,
+        NotImplementedError,
+    ) as exc:
+        # NotImplementedError: a member's "version needed to extract" is past what zipfile reads.
         raise UploadError(f"{name}: not a zip file ({exc})") from None
     with zf:
         if len(zf.infolist()) > max_bundle_members():
@@ -441,6 +450,7 @@ def _member(
     except (
         zipfile.BadZipFile,
         zlib.error,
+        lzma.LZMAError,  # an LZMA member's broken stream (zlib.error is deflate's)
         EOFError,
         OSError,
         RuntimeError,
