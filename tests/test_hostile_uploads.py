@@ -177,6 +177,14 @@ def test_a_broken_lzma_member_is_a_clean_error():
         uploads.open_bundle("b.zip", bytes(data))
 
 
+def test_an_lzma_member_asking_for_a_huge_dictionary_is_refused_before_it_is_allocated():
+    data = bytearray(_zip({"t.jsonl": INCIDENT}, zipfile.ZIP_LZMA))
+    struct.pack_into("<I", data, 30 + len("t.jsonl") + 5, 3_313_500_160)  # a 3.3 GB dictionary
+    with pytest.raises(UploadError, match=r"^b\.zip: t\.jsonl is damaged .*LZMA dictionary of 3,313,500,160"):
+        uploads.open_bundle("b.zip", bytes(data))
+    assert uploads.open_bundle("b.zip", _zip({"t.jsonl": INCIDENT}, zipfile.ZIP_LZMA)).trace_bytes == INCIDENT
+
+
 def test_a_zip_needing_a_later_zip_version_is_a_clean_error():
     data = bytearray(_zip({"t.jsonl": INCIDENT}))
     struct.pack_into("<H", data, data.find(b"PK\x01\x02") + 6, 174)  # "version needed": 17.4

@@ -20,6 +20,7 @@ import json
 import lzma
 import os
 import re
+import struct
 import time
 import zipfile
 import zlib
@@ -363,6 +364,7 @@ def open_bundle(name: str, data: bytes, limit: int | None = None) -> Bundle:
         members = [i for i in zf.infolist() if not i.is_dir()]
         if sum(i.file_size for i in members) > budget[0]:
             raise UploadError(f"{name}: {_over_limit(budget[0])}")
+        _check_lzma_dictionaries(data, members, name, budget[0])
         traces = [
             i
             for i in members
@@ -425,6 +427,28 @@ def _over_limit(limit: int) -> str:
         f"the bundle unpacks to more than the upload limit of {limit / 2**20:,.0f} MB "
         "(set WMVIZ_MAX_UPLOAD_MB to change it)"
     )
+
+
+LZMA_MOST_DICTIONARY = 64 << 20
+"""The largest dictionary LZMA's presets use (preset 9)."""
+
+
+def _check_lzma_dictionaries(data: bytes, members: list[zipfile.ZipInfo], name: str, limit: int) -> None:
+    """Refuse an LZMA member whose header asks for a dictionary larger than both the presets' largest
+    and the upload limit: the decompressor allocates it whole before reading a byte (up to 4 GB)."""
+    for info in members:
+        if info.compress_type != zipfile.ZIP_LZMA or len(data) < info.header_offset + 30:
+            continue  # a header cut short: zipfile refuses the member when it is read
+        name_length, extra_length = struct.unpack_from("<HH", data, info.header_offset + 26)
+        # zip's LZMA data opens with a version (2 bytes), the properties' size (2), then the
+        # properties: one byte of lc/lp/pb and the dictionary size (4, little-endian).
+        start = info.header_offset + 30 + name_length + extra_length
+        dictionary = int.from_bytes(data[start + 5 : start + 9], "little")
+        if dictionary > max(limit, LZMA_MOST_DICTIONARY):
+            raise UploadError(
+                f"{name}: {info.filename} is damaged or unreadable (its LZMA dictionary of "
+                f"{dictionary:,} bytes is larger than anything it may unpack to)"
+            )
 
 
 def _member(
