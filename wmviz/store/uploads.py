@@ -437,8 +437,8 @@ def _check_lzma_dictionaries(data: bytes, members: list[zipfile.ZipInfo], name: 
     """Refuse an LZMA member whose header asks for a dictionary larger than both the presets' largest
     and the upload limit: the decompressor allocates it whole before reading a byte (up to 4 GB)."""
     for info in members:
-        if info.compress_type != zipfile.ZIP_LZMA or len(data) < info.header_offset + 30:
-            continue  # a header cut short: zipfile refuses the member when it is read
+        if info.compress_type != zipfile.ZIP_LZMA or not 0 <= info.header_offset <= len(data) - 30:
+            continue  # a header cut short or out of place: zipfile refuses the member when it is read
         name_length, extra_length = struct.unpack_from("<HH", data, info.header_offset + 26)
         # zip's LZMA data opens with a version (2 bytes), the properties' size (2), then the
         # properties: one byte of lc/lp/pb and the dictionary size (4, little-endian).
