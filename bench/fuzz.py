@@ -2,6 +2,7 @@
 
     python bench/fuzz.py --n 100000 [--targets reader] [--seed 1] [--jobs 1] [--time-limit 10]
     python bench/fuzz.py --targets all --seconds 1800 --n 100000 --jobs 2   # a long run, all surfaces
+    python bench/fuzz.py --targets new --n 100000 --jobs 2 --wait-jobs 4    # record's waits beside
 
 Targets (input `i` of a run goes to target `i mod k` of the `k` named; each is a pure function of
 seed and index, so any input can be made again from its number):
@@ -30,9 +31,11 @@ Each input ends in one class:
     unreadable output  a command exited 0 but its trace does not validate (or its recording does
                        not read)
 
-The pool (bench/fuzz_pool.py) runs the inputs in forked, limited workers; the first examples of
-each bad class are saved to --out (the input's files, its arguments, what happened), and the
-counts are printed per class and per target with the load average.
+The pool (bench/fuzz_pool.py) runs the inputs in forked, limited workers (with --wait-jobs, the
+recorder's inputs, which mostly sleep and wait on the fake JobManager, in workers of their own
+beside the --jobs ones); the first examples of each bad class are saved to --out (the input's
+files, its arguments, what happened), and the counts are printed per class and per target with
+the load average and the mean time an input of each target took in its worker.
 """
 
 from __future__ import annotations
@@ -94,6 +97,8 @@ class Surface:
     name: str
     maker: Callable[[int, int], SurfaceCase]
     runner: Callable[[SurfaceCase, str], Outcome]
+    waiting: bool = False
+    """Its inputs mostly wait, not compute (they may run in the pool's wait workers)."""
 
     def make(self, seed: int, index: int) -> SurfaceCase:
         return self.maker(seed, index)
@@ -110,7 +115,7 @@ class Surface:
 SURFACES: dict[str, Target] = {
     "kafka": Surface("kafka", make_kafka, _command),
     "prometheus": Surface("prometheus", make_prometheus, _command),
-    "record": Surface("record", make_record, run_record),
+    "record": Surface("record", make_record, run_record, waiting=True),
     "blame": Surface("blame", make_blame, _command),
     "sweep": Surface("sweep", make_sweep, _command),
     "url": Surface("url", make_url, run_url),
@@ -134,6 +139,15 @@ class Mixed:
         return self.parts[case.index % len(self.parts)].run(case, folder)
 
 
+def waits(target: Target) -> Callable[[int], bool]:
+    """Whether input `i` of `target` is of a surface whose inputs mostly wait."""
+    if isinstance(target, Mixed):
+        parts = target.parts
+        return lambda i: getattr(parts[i % len(parts)], "waiting", False)
+    waiting = getattr(target, "waiting", False)
+    return lambda i: waiting
+
+
 def target(names: str, reader: Reader = default_reader) -> Target:
     """The target(s) named, comma-separated (`all`: the reader and every surface; `new`: the
     surfaces)."""
@@ -151,7 +165,8 @@ def run_fuzz(
     reader: Reader = default_reader,
 ) -> Summary:
     """Run inputs [0, n) of `seed` of the named targets."""
-    return run_pool(target(targets, reader), n, seed, options)
+    chosen = target(targets, reader)
+    return run_pool(chosen, n, seed, options, waits=waits(chosen))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -161,6 +176,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--start", type=int, default=0, help="first input index (to rerun a slice)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes at once")
+    parser.add_argument(
+        "--wait-jobs",
+        type=int,
+        default=0,
+        help="more workers, only for the inputs that mostly wait (record's); 0: they share --jobs",
+    )
     parser.add_argument(
         "--time-limit", type=float, default=10.0, help="CPU seconds per input (wall: 3 times)"
     )
@@ -176,8 +197,13 @@ def main(argv: list[str] | None = None) -> int:
             rate = done / (time.perf_counter() - started)
             print(f"  … {done:,} done ({rate:.0f}/s), {summary.bad} bad", file=sys.stderr, flush=True)
 
-    options = PoolOptions(args.jobs, args.time_limit, args.memory_mb, args.out, args.keep, args.seconds)
-    summary = run_pool(target(args.targets), args.n, args.seed, options, start=args.start, progress=progress)
+    options = PoolOptions(
+        args.jobs, args.time_limit, args.memory_mb, args.out, args.keep, args.seconds, args.wait_jobs
+    )
+    chosen = target(args.targets)
+    summary = run_pool(
+        chosen, args.n, args.seed, options, start=args.start, progress=progress, waits=waits(chosen)
+    )
     print(report(summary, args.out))
     return 1 if summary.bad else 0
 

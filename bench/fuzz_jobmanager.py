@@ -30,6 +30,10 @@ from fuzz_pool import Outcome
 from fuzz_surfaces import DURATIONS, JSON_BAD
 
 JOB, SRC, OP = "j1", "v-src", "v-op"
+TIMEOUTS = ["200ms", "500ms", "1s", "100ms", "99ms", "0ms", "-1s", "1" * 400 + "ms", "٥s", "x"]
+"""`record --timeout`: below a second, so a slow answer (a delay or trickle of up to 2.5 s) passes
+the per-request timeout within the recording's 0.3-2 s, as it would pass the default 30 s in a
+longer one; and values the option refuses."""
 T0 = 1_795_600_000_000
 PATHS = ("job", "plan", "subtasks", "metrics", "any")
 FAULTS = ("status", "body", "delay", "trickle", "redirect", "elsewhere", "closed", "drop", "big")
@@ -96,8 +100,8 @@ def _fault_value(rng: random.Random, fault: str) -> Any:
         return (
             value.text if isinstance(value, Raw) else (value if isinstance(value, str) else json.dumps(value))
         )
-    if fault in ("delay", "trickle"):  # past the recorder's 10 s timeout now and then
-        return rng.choice((0.05, 0.05, 0.3, 0.3, 1.0, 12.0))
+    if fault in ("delay", "trickle"):  # now and then past --timeout and the recording's end
+        return rng.choice((0.05, 0.05, 0.3, 0.3, 1.0, 2.5))
     if fault == "big":
         return rng.choice((1 << 20, 8 << 20, (64 << 20) + 1))
     return 0
@@ -295,6 +299,8 @@ def make_record(seed: int, index: int) -> SurfaceCase:
         args += ["--idleness", rng.choice(DURATIONS)]
     if rng.random() < 0.1:
         args += ["--rest", rng.choice(["ftp://x", "http://", "http://127.0.0.1:9", "REST/..", "http://[::1"])]
+    if rng.random() < 0.3:  # drawn last: the choices above stay those of the inputs made before it
+        args += ["--timeout", rng.choice(TIMEOUTS)]
     return SurfaceCase(
         index, "record", (("script.json", script.to_json().encode()),), tuple(args), tuple(notes)
     )

@@ -7,6 +7,11 @@ start-up size + the memory limit) and arms a CPU-time and a wall-clock timer per
 measures the input, not how busy the shared machine is); the parent kills a worker that does not
 answer within the wall limit plus a grace period, and starts another after the input that killed
 it. The first examples of each bad class are saved to the output folder.
+
+Inputs that mostly wait (the recorder's polls against the fake JobManager: its sleeps between
+polls, its retries, answers that are slow on purpose) use little CPU, so a run may give them their
+own workers (`PoolOptions.wait_jobs`) beside the `jobs` workers of the others: the same inputs
+under the same limits, only no longer queued behind each other's waits.
 """
 
 from __future__ import annotations
@@ -100,6 +105,8 @@ class PoolOptions:
     keep: int = 5
     seconds: float | None = None
     """Stop starting inputs after this long (the run counts what it finished)."""
+    wait_jobs: int = 0
+    """Workers at once for the inputs `run_pool`'s `waits` names (0: they share the `jobs` workers)."""
 
 
 # ---- workers --------------------------------------------------------------------------------------
@@ -152,8 +159,9 @@ def _worker(conn: Any, target: Target, seed: int, indexes: list[int], options: P
     with tempfile.TemporaryDirectory(prefix="wmviz-fuzz-", dir=_scratch_root()) as folder:
         for index in indexes:
             case = target.make(seed, index)
+            began = time.perf_counter()
             outcome = _one(target, case, folder, options.time_limit, unraisable)
-            conn.send((index, case.fmt, *outcome))
+            conn.send((index, case.fmt, *outcome, time.perf_counter() - began))
             if outcome[0] in (HANG, MEMORY):
                 conn.close()
                 os._exit(0)  # state may be half-built: the parent starts a fresh worker
@@ -186,12 +194,15 @@ class Summary:
     seconds: float = 0.0
     signatures: dict[str, list[int]] = field(default_factory=dict)
     """Each distinct bad outcome (`signature`): the inputs that ended in it."""
+    busy: dict[str, float] = field(default_factory=dict)
+    """Wall-clock seconds the inputs of each format or target took in their workers."""
 
-    def add(self, index: int, fmt: str, cls: str, detail: str, keep: int) -> bool:
-        """Count one outcome; True when it is a bad one worth saving as an example (one of the
-        first `keep` of its class, or the first of its signature)."""
+    def add(self, index: int, fmt: str, cls: str, detail: str, keep: int, seconds: float = 0.0) -> bool:
+        """Count one outcome (that took `seconds` in its worker); True when it is a bad one worth
+        saving as an example (one of the first `keep` of its class, or the first of its signature)."""
         self.counts[cls] += 1
         self.by_format.setdefault(fmt, Counter())[cls] += 1
+        self.busy[fmt] = self.busy.get(fmt, 0.0) + seconds
         if cls in GOOD:
             return False
         seen = self.signatures.setdefault(signature(fmt, cls, detail), [])
@@ -219,6 +230,8 @@ class _Slot:
     conn: Any
     left: list[int]
     last: float
+    waiting: bool = False
+    """A worker of the inputs that mostly wait (`PoolOptions.wait_jobs`)."""
 
 
 class _Pool:
@@ -232,21 +245,25 @@ class _Pool:
         self.slots: list[_Slot] = []
         self.progress: Callable[[Summary, int], None] | None = None
 
-    def start(self, indexes: list[int]) -> None:
+    def start(self, indexes: list[int], waiting: bool = False) -> None:
         parent, child = self.context.Pipe(duplex=False)
         process = self.context.Process(
             target=_worker, args=(child, self.target, self.seed, indexes, self.options), daemon=True
         )
         process.start()
         child.close()
-        self.slots.append(_Slot(process, parent, list(indexes), time.monotonic()))
+        self.slots.append(_Slot(process, parent, list(indexes), time.monotonic(), waiting))
 
-    def record(self, index: int, cls: str, detail: str, fmt: str | None = None) -> None:
+    def running(self, waiting: bool) -> int:
+        """Workers of the one kind now running."""
+        return sum(1 for slot in self.slots if slot.waiting == waiting)
+
+    def record(self, index: int, cls: str, detail: str, fmt: str | None = None, seconds: float = 0.0) -> None:
         """Count one outcome (the input is made again here only to learn its format or to save it)."""
         case = self.target.make(self.seed, index) if fmt is None else None
         fmt = case.fmt if case is not None else fmt
         assert fmt is not None
-        if self.summary.add(index, fmt, cls, detail, self.options.keep) and self.options.out:
+        if self.summary.add(index, fmt, cls, detail, self.options.keep, seconds) and self.options.out:
             save(self.options.out, cls, case or self.target.make(self.seed, index), detail)
         if self.progress is not None:
             self.progress(self.summary, self.summary.done)
@@ -256,16 +273,17 @@ class _Pool:
         got = False
         while slot.conn.poll(wait):
             try:
-                index, fmt, cls, detail = slot.conn.recv()
+                index, fmt, cls, detail, seconds = slot.conn.recv()
             except EOFError:
                 break
             got = True
             slot.left.remove(index)
-            self.record(index, cls, detail, fmt)
+            self.record(index, cls, detail, fmt, seconds)
         return got
 
     def ended(self, slot: _Slot, stuck: bool) -> list[int]:
-        """A worker ended or is stuck: the input it was on gets its class; the rest to run again."""
+        """A worker ended or is stuck: the input it was on gets its class; the rest to run again
+        (on a worker of the same kind)."""
         if stuck:
             slot.process.kill()
         slot.process.join()
@@ -276,29 +294,30 @@ class _Pool:
             return []
         culprit, rest = slot.left[0], slot.left[1:]
         code = slot.process.exitcode
+        took = time.monotonic() - slot.last
         if stuck:
             wall = self.options.time_limit * WALL_FACTOR + GRACE_S
-            self.record(culprit, HANG, f"no answer in {wall:g} s (killed)")
+            self.record(culprit, HANG, f"no answer in {wall:g} s (killed)", seconds=took)
         elif code == 0:
             rest = slot.left  # it stopped on purpose after a hang or over memory: already counted
         elif code in (-signal.SIGKILL, -signal.SIGSEGV, -signal.SIGABRT, -signal.SIGBUS):
             what = MEMORY if code == -signal.SIGKILL else CRASH
-            self.record(culprit, what, f"worker died with signal {-code}")
+            self.record(culprit, what, f"worker died with signal {-code}", seconds=took)
         else:
-            self.record(culprit, CRASH, f"worker exited with {code}")
+            self.record(culprit, CRASH, f"worker exited with {code}", seconds=took)
         return rest
 
-    def poll_once(self) -> list[int] | None:
-        """Wait a little for each worker; the indexes to run again when one ended (else None)."""
+    def poll_once(self) -> tuple[bool, list[int]] | None:
+        """Wait a little for each worker; when one ended, its kind and the indexes to run again."""
         wall = self.options.time_limit * WALL_FACTOR + GRACE_S
         for i, slot in enumerate(self.slots):
-            if self.drain(slot, 0.05):
+            if self.drain(slot, 0.05 / len(self.slots)):
                 slot.last = time.monotonic()
                 continue
             stuck = time.monotonic() - slot.last > wall
             if not slot.process.is_alive() or stuck:
                 self.slots.pop(i)
-                return self.ended(slot, stuck)
+                return slot.waiting, self.ended(slot, stuck)
         return None
 
 
@@ -310,30 +329,46 @@ def run_pool(
     *,
     start: int = 0,
     progress: Callable[[Summary, int], None] | None = None,
+    waits: Callable[[int], bool] | None = None,
 ) -> Summary:
-    """Run inputs [start, start + n) of `seed` in forked workers; the classes counted."""
+    """Run inputs [start, start + n) of `seed` in forked workers; the classes counted. With
+    `options.wait_jobs`, the inputs `waits` names run in workers of their own."""
     options = options or PoolOptions()
     summary = Summary(n, seed)
     began = time.perf_counter()
     deadline = None if options.seconds is None else time.monotonic() + options.seconds
     pending = list(range(start, start + n))
-    # Small shares when the run has a time budget, so it stops near it.
-    most = 100 if deadline is not None else 2000
-    share = max(1, min(most, -(-len(pending) // max(options.jobs, 1))))
-    queue = [pending[i : i + share] for i in range(0, len(pending), share)]
+    split = waits is not None and options.wait_jobs > 0
+    waiting = [i for i in pending if waits(i)] if split and waits is not None else []
+    chosen = set(waiting)
+    queues = {
+        False: _shares([i for i in pending if i not in chosen], options.jobs, deadline is not None),
+        True: _shares(waiting, options.wait_jobs, deadline is not None),
+    }
+    most = {False: options.jobs, True: options.wait_jobs}
     pool = _Pool(target, seed, options, summary)
     pool.progress = progress
-    while queue or pool.slots:
+    while queues[False] or queues[True] or pool.slots:
         if deadline is not None and time.monotonic() > deadline:
-            queue.clear()
-        while queue and len(pool.slots) < options.jobs:
-            pool.start(queue.pop(0))
-        rest = pool.poll_once()
-        if rest:
-            queue.insert(0, rest)
+            queues[False].clear()
+            queues[True].clear()
+        for kind, queue in queues.items():
+            while queue and pool.running(kind) < most[kind]:
+                pool.start(queue.pop(0), kind)
+        ended = pool.poll_once()
+        if ended and ended[1]:
+            queues[ended[0]].insert(0, ended[1])
     summary.seconds = time.perf_counter() - began
     summary.n = summary.done
     return summary
+
+
+def _shares(pending: list[int], jobs: int, budgeted: bool) -> list[list[int]]:
+    """The indexes in runs of consecutive shares, one worker's each (small ones when the run has a
+    time budget, so it stops near it)."""
+    most = 100 if budgeted else 2000
+    share = max(1, min(most, -(-len(pending) // max(jobs, 1))))
+    return [pending[i : i + share] for i in range(0, len(pending), share)]
 
 
 def save(out: str, cls: str, case: Case, detail: str) -> None:
@@ -358,7 +393,8 @@ def report(summary: Summary, out: str | None) -> str:
         lines.append(f"  {cls:<17} {summary.counts.get(cls, 0):>8,}")
     for fmt, counts in sorted(summary.by_format.items()):
         parts = ", ".join(f"{cls} {counts[cls]:,}" for cls in CLASSES if counts.get(cls))
-        lines.append(f"  [{fmt}] {parts}")
+        each = summary.busy.get(fmt, 0.0) / max(sum(counts.values()), 1)
+        lines.append(f"  [{fmt}] {parts}; {each * 1000:.0f} ms an input in its worker")
     for cls, examples in summary.examples.items():
         for index, detail in examples[:3]:
             lines.append(f"  {cls} #{index}: {detail[:300]}")

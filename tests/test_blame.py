@@ -195,6 +195,20 @@ def test_every_input_idle_is_said_so():
     assert Walker(rec).blame(None, 0).chain[-1].vertex == "src"  # before it went idle
 
 
+def test_a_plan_with_a_cycle_through_idle_inputs_ends_the_walk_saying_so():
+    # The issue-24 fuzz run (seed 1 #94419): an edge's source renamed into a cycle made the
+    # idleness of a subtask ask itself without end (RecursionError).
+    vertices = (Vertex("s", "src", 1), Vertex("a", "op", 1), Vertex("b", "sink", 1))
+    edges = (Edge("s", "a", "FORWARD"), Edge("a", "b", "FORWARD"), Edge("b", "a", "FORWARD"))
+    rec = JobRecording("j", vertices, edges, idleness_ms=1000)
+    for t in (0, 10_000):
+        rec.add(("s", 0, "currentOutputWatermark", None), t, 5)
+        rec.add(("s", 0, "sourceIdleTime", None), t, t)
+        for vid in ("a", "b"):
+            rec.add((vid, 0, "currentOutputWatermark", None), t, 3)
+    assert Walker(rec).blame(None, None).ending == "the plan has a cycle"
+
+
 def test_a_recording_survives_writing_and_reading(tmp_path):
     vertices, edges = plan_of(js.plan())
     rec = JobRecording("j", vertices, edges, dict(js.series()), idleness_ms=30_000, notes=["n"])

@@ -78,6 +78,57 @@ def test_a_planted_hang_allocation_or_crash_is_its_own_class_and_the_run_goes_on
     assert summary.counts == {cls: 3}
 
 
+def _raising_main(argv):
+    raise KeyError("planted")
+
+
+def _planted_traceback(case, folder):  # a command whose main raises (patched in the test)
+    from fuzz_cli import SurfaceCase, run_cli
+
+    return run_cli(SurfaceCase(case.index, case.fmt, (), ("sweep",), ()), folder)
+
+
+def _planted_hang(case, folder):
+    time.sleep(30)
+
+
+def _planted_allocation(case, folder):
+    return bytearray(4 << 30)
+
+
+def _planted_death(case, folder):
+    os._exit(3)
+
+
+@pytest.mark.parametrize(
+    ("runner", "cls"),
+    [
+        (_planted_traceback, fuzz.TRACEBACK),
+        (_planted_hang, fuzz.HANG),
+        (_planted_allocation, fuzz.MEMORY),
+        (_planted_death, fuzz.CRASH),
+    ],
+    ids=["traceback", "hang", "memory", "crash"],
+)
+def test_a_planted_failure_of_a_waiting_target_is_classed_alike_in_the_wait_workers(runner, cls, monkeypatch):
+    from fuzz_links import make_url
+
+    monkeypatch.setattr("wmviz.cli.commands.main", _raising_main)  # the workers fork with it
+    planted = fuzz.Surface("url", make_url, lambda case, folder: runner(case, folder), waiting=True)
+    # Beside it, inputs that need no CPU (a real surface's could pass the 1.5 s wall limit on a
+    # loaded machine and blur the counts).
+    idle = fuzz.Surface("url", make_url, lambda case, folder: (fuzz.ACCEPTED, ""))
+    mixed = fuzz.Mixed((planted, idle))
+    got = []
+    for wait_jobs in (0, 2):
+        options = fuzz.PoolOptions(jobs=1, time_limit=0.5, memory_mb=512, wait_jobs=wait_jobs)
+        summary = fuzz.run_pool(mixed, 6, 1, options, waits=fuzz.waits(mixed))
+        assert summary.counts[cls] == 3 and summary.bad == 3, fuzz.report(summary, None)
+        got.append(summary.counts)
+    assert got[0] == got[1]
+    assert [fuzz.waits(mixed)(i) for i in range(4)] == [True, False, True, False]
+
+
 def _shrinking_reader(path, config_path):
     trace = fuzz.default_reader(path, config_path)
     if Path(path).stem == "again" and len(trace.rows) > 1:
@@ -101,7 +152,7 @@ PER_TARGET = 120  # 960 inputs over the eight surfaces: about a minute in two wo
 @pytest.fixture(scope="module")
 def surfaces_slice(tmp_path_factory):
     out = tmp_path_factory.mktemp("fuzz-surfaces")
-    options = fuzz.PoolOptions(jobs=2, time_limit=3, memory_mb=2048, out=str(out))
+    options = fuzz.PoolOptions(jobs=2, time_limit=3, memory_mb=2048, out=str(out), wait_jobs=2)
     summary = fuzz.run_fuzz(PER_TARGET * len(fuzz.NEW_SURFACES), 5, options, targets="new")
     return summary, str(out)
 

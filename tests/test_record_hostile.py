@@ -109,6 +109,7 @@ ODD_ANSWERS = {
         ),
     ),
     "a vertex id as a number": (f"/jobs/{JOB}", _json({"state": "RUNNING", "vertices": [{"id": 5}]})),
+    "a job without vertices": (f"/jobs/{JOB}", _json({"state": "RUNNING", "a": {"a": 1}})),
     "a plan without nodes": (f"/jobs/{JOB}/plan", _json({"plan": 3})),
     "a plan input without an id": (
         f"/jobs/{JOB}/plan",

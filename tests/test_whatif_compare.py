@@ -257,6 +257,8 @@ def test_deleting_the_only_row_of_the_highest_channel_keeps_the_valves_channel_c
         (Delete("3", 0), r"instance '3' is not in this trace \(its instances: 0\)"),
         (Change("0", 1, {"instance": "1"}), "cannot change instance"),
         (Change("0", 1, {"kind": "late"}), "kind 'late' is not one of"),
+        (Change("0", 1, {"kind": None}), "kind cannot be removed"),
+        (Change("0", 1, {"input": None}), "input cannot be removed"),  # was KeyError in the writer
     ],
 )
 def test_a_step_that_does_not_exist_or_a_field_that_cannot_change_is_a_clear_value_error(

@@ -81,6 +81,8 @@ class Walker:
             raise BlameError("the recording has no samples")
         self._by_id = {v.id: v for v in rec.vertices}
         self.idle = cache(self._idle)
+        self._asking: set[tuple[str, int, int]] = set()
+        """The subtasks whose idleness is being worked out (a plan with a cycle leads back to one)."""
         self.choose = cache(self._choose)
 
     def sample_time(self, at_ms: int | None) -> int:
@@ -115,12 +117,18 @@ class Walker:
             return False  # it sent MAX: it holds nothing, and is no idle channel either
         inputs = self.rec.inputs_of(vid)
         if inputs:
-            return all(
-                self.idle(e.source, up, t)
-                for edges in inputs.values()
-                for e in edges
-                for up in self.rec.channels(e, subtask)
-            )
+            if (vid, subtask, t) in self._asking:
+                return False  # a cycle back to itself: nothing upstream says this channel is idle
+            self._asking.add((vid, subtask, t))
+            try:
+                return all(
+                    self.idle(e.source, up, t)
+                    for edges in inputs.values()
+                    for e in edges
+                    for up in self.rec.channels(e, subtask)
+                )
+            finally:
+                self._asking.discard((vid, subtask, t))
         splits = self.rec.splits_of(vid, subtask)
         if splits:
             return all(self.split_idle(vid, subtask, s, t) for s in splits)

@@ -365,9 +365,10 @@ def _changed_row(row: TraceRow, fields: Mapping[str, Any]) -> TraceRow:
             f"cannot change {', '.join(bad)}; changeable fields: {', '.join(sorted(CHANGEABLE))}"
         )
     values = dict(fields)
+    for needed in ("kind", "input"):
+        if needed in values and values[needed] is None:
+            raise ValueError(f"{needed} cannot be removed; every row needs one")
     if "kind" in values:
-        if values["kind"] is None:
-            raise ValueError("kind cannot be removed; every row needs one")
         values["kind"] = _enum(Kind, values["kind"], "kind")
     if "status" in values:
         values["status"] = _enum(Status, values["status"], "status")

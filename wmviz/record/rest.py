@@ -127,7 +127,8 @@ def resolve(client: RestClient, job: str, vertex: str, idleness_ms: int | None, 
     path = f"/jobs/{job}"
     details = client.get(path)
     vertices = vertices_of(details, path)
-    chosen = resolve_vertex(details["vertices"], vertex)
+    # The vertices as read above (checked), not the raw answer: it may have no "vertices" at all.
+    chosen = resolve_vertex([{"id": v.id, "name": v.name} for v in vertices], vertex)
     upstream_id, edge = edge_of(client.get(f"{path}/plan"), chosen["id"], f"{path}/plan")
     by_id = {v.id: v for v in vertices}
     if upstream_id not in by_id:

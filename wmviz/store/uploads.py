@@ -17,8 +17,10 @@ import functools
 import hashlib
 import io
 import json
+import lzma
 import os
 import re
+import struct
 import time
 import zipfile
 import zlib
@@ -346,7 +348,15 @@ def open_bundle(name: str, data: bytes, limit: int | None = None) -> Bundle:
     _check_zip_end(name, data)  # before zipfile builds an object per member of the directory
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError) as exc:
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        ValueError,
+        OSError,
+        EOFError,
+        NotImplementedError,
+    ) as exc:
+        # NotImplementedError: a member's "version needed to extract" is past what zipfile reads.
         raise UploadError(f"{name}: not a zip file ({exc})") from None
     with zf:
         if len(zf.infolist()) > max_bundle_members():
@@ -354,6 +364,7 @@ def open_bundle(name: str, data: bytes, limit: int | None = None) -> Bundle:
         members = [i for i in zf.infolist() if not i.is_dir()]
         if sum(i.file_size for i in members) > budget[0]:
             raise UploadError(f"{name}: {_over_limit(budget[0])}")
+        _check_lzma_dictionaries(data, members, name, budget[0])
         traces = [
             i
             for i in members
@@ -418,6 +429,28 @@ def _over_limit(limit: int) -> str:
     )
 
 
+LZMA_MOST_DICTIONARY = 64 << 20
+"""The largest dictionary LZMA's presets use (preset 9)."""
+
+
+def _check_lzma_dictionaries(data: bytes, members: list[zipfile.ZipInfo], name: str, limit: int) -> None:
+    """Refuse an LZMA member whose header asks for a dictionary larger than both the presets' largest
+    and the upload limit: the decompressor allocates it whole before reading a byte (up to 4 GB)."""
+    for info in members:
+        if info.compress_type != zipfile.ZIP_LZMA or not 0 <= info.header_offset <= len(data) - 30:
+            continue  # a header cut short or out of place: zipfile refuses the member when it is read
+        name_length, extra_length = struct.unpack_from("<HH", data, info.header_offset + 26)
+        # zip's LZMA data opens with a version (2 bytes), the properties' size (2), then the
+        # properties: one byte of lc/lp/pb and the dictionary size (4, little-endian).
+        start = info.header_offset + 30 + name_length + extra_length
+        dictionary = int.from_bytes(data[start + 5 : start + 9], "little")
+        if dictionary > max(limit, LZMA_MOST_DICTIONARY):
+            raise UploadError(
+                f"{name}: {info.filename} is damaged or unreadable (its LZMA dictionary of "
+                f"{dictionary:,} bytes is larger than anything it may unpack to)"
+            )
+
+
 def _member(
     zf: zipfile.ZipFile, info: zipfile.ZipInfo | None, name: str, budget: list[int], cap: int | None = None
 ) -> bytes | None:
@@ -441,6 +474,7 @@ def _member(
     except (
         zipfile.BadZipFile,
         zlib.error,
+        lzma.LZMAError,  # an LZMA member's broken stream (zlib.error is deflate's)
         EOFError,
         OSError,
         RuntimeError,
