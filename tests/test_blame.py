@@ -83,6 +83,11 @@ def test_the_plan_reads_vertices_chains_and_inputs():
     assert not rec.notes
     with pytest.raises(JobFormatError, match="nodes"):
         plan_of({"vertices": []})
+    # An input naming no node of the plan is refused here, not left for the input vote to trip on.
+    body = js.plan()
+    body["plan"]["nodes"][-1]["inputs"][0]["id"] = "100000"
+    with pytest.raises(JobFormatError, match="input '100000' is not a node of the plan"):
+        plan_of(body)
 
 
 def _two_inputs(first: list[int], second: list[int], reported: dict[int, list[int]]) -> JobRecording:

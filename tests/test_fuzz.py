@@ -152,7 +152,8 @@ PER_TARGET = 120  # 960 inputs over the eight surfaces: about a minute in two wo
 @pytest.fixture(scope="module")
 def surfaces_slice(tmp_path_factory):
     out = tmp_path_factory.mktemp("fuzz-surfaces")
-    options = fuzz.PoolOptions(jobs=2, time_limit=3, memory_mb=2048, out=str(out), wait_jobs=2)
+    # A 6 s CPU limit (18 s of wall time): at load 20 a 3 s limit classed slow clean inputs as hangs.
+    options = fuzz.PoolOptions(jobs=2, time_limit=6, memory_mb=2048, out=str(out), wait_jobs=2)
     summary = fuzz.run_fuzz(PER_TARGET * len(fuzz.NEW_SURFACES), 5, options, targets="new")
     return summary, str(out)
 

@@ -391,4 +391,10 @@ def plan_of(body: Any, where: str = "plan") -> tuple[tuple[Vertex, ...], tuple[E
         raise JobFormatError(
             f"{where}: a plan node lacks {err} (each needs id, parallelism, inputs)"
         ) from None
+    ids = {v.id for v in vertices}
+    for edge in edges:
+        if edge.source not in ids:
+            raise JobFormatError(
+                f"{where}: node {edge.target}'s input {edge.source!r} is not a node of the plan"
+            )
     return tuple(vertices), tuple(edges)
