@@ -28,11 +28,12 @@ from tools.flinkvalve.jar import (
     java_command,
     unavailable_reason,
 )
+from tools.flinkwindow.idleness import sent_tokens
 from wmviz.core.alignment import HeldRecord, ReleasedRecords, Report, announce, report_of
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import AlignmentConfig, GeneratorConfig, Kind, ScenarioConfig, TraceRow
 from wmviz.core.splits import SplitReader
-from wmviz.core.types import MIN_MS, Profile, Status, StatusInput, WatermarkInput
+from wmviz.core.types import MIN_MS, Profile
 
 HARNESS = Path(__file__).with_name("WmvizAlignmentHarness.java")
 
@@ -100,13 +101,7 @@ def wmviz_steps(trace: AlignTrace) -> list[Step]:
     steps = []
     for step, row in enumerate(align_rows(trace)):
         result = pipeline.process(step, row, explain=False)
-        sent = []
-        for vs in result.valve_steps:
-            inp = vs.valve_input
-            if isinstance(inp, WatermarkInput):
-                sent.append(f"{inp.channel}:W{inp.watermark_ms}")
-            elif isinstance(inp, StatusInput):
-                sent.append(f"{inp.channel}:S:{'IDLE' if inp.status is Status.IDLE else 'ACTIVE'}")
+        sent = sent_tokens(result)
         read = []
         for event in result.events:
             if isinstance(event, ReleasedRecords):

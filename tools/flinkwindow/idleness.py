@@ -70,20 +70,22 @@ def wmviz_emissions(trace: IdleTrace) -> list[list[str]]:
     return valve_tokens(pipeline, trace_rows(trace))
 
 
+def sent_tokens(result) -> list[str]:
+    """What one step of the pipeline sent its valve (watermarks and statuses), in the harnesses'
+    token form: `channel:W<ms>`, `channel:S:IDLE|ACTIVE`."""
+    tokens = []
+    for vs in result.valve_steps:
+        inp = vs.valve_input
+        if isinstance(inp, WatermarkInput):
+            tokens.append(f"{inp.channel}:W{inp.watermark_ms}")
+        elif isinstance(inp, StatusInput):
+            tokens.append(f"{inp.channel}:S:{'IDLE' if inp.status is Status.IDLE else 'ACTIVE'}")
+    return tokens
+
+
 def valve_tokens(pipeline: InstancePipeline, rows) -> list[list[str]]:
     """Per row, what reached the pipeline's valve, in the harnesses' token form."""
-    out = []
-    for step, row in enumerate(rows):
-        result = pipeline.process(step, row, explain=False)
-        tokens = []
-        for vs in result.valve_steps:
-            inp = vs.valve_input
-            if isinstance(inp, WatermarkInput):
-                tokens.append(f"{inp.channel}:W{inp.watermark_ms}")
-            elif isinstance(inp, StatusInput):
-                tokens.append(f"{inp.channel}:S:{'IDLE' if inp.status is Status.IDLE else 'ACTIVE'}")
-        out.append(tokens)
-    return out
+    return [sent_tokens(pipeline.process(step, row, explain=False)) for step, row in enumerate(rows)]
 
 
 def probe_schedule(trace: IdleTrace) -> list[list[int]]:

@@ -51,10 +51,8 @@ class SharedCache(Generic[V]):
 
     def get(self, key: Hashable, build: Callable[[], V]) -> V:
         with self._lock:
-            found = self._entries.get(key)
+            found = self._hit(key)
             if found is not None:
-                self._entries.move_to_end(key)
-                self._hits += 1
                 return found[0]
             waiting = self._building.get(key)
             if waiting is None:
@@ -62,11 +60,9 @@ class SharedCache(Generic[V]):
         if waiting is not None:  # another session builds it now: its value, once it is kept
             waiting.wait()
             with self._lock:
-                found = self._entries.get(key)
-                if found is not None:
-                    self._entries.move_to_end(key)
-                    self._hits += 1
-                    return found[0]
+                found = self._hit(key)
+            if found is not None:
+                return found[0]
             return self._build_alone(build)  # it failed, or was too large to keep
         try:
             value = self._build_alone(build)
@@ -75,6 +71,14 @@ class SharedCache(Generic[V]):
         finally:
             with self._lock:
                 self._building.pop(key).set()
+
+    def _hit(self, key: Hashable) -> tuple[V, int] | None:
+        """The entry of `key`, counted as a hit and made the most recently used (lock held)."""
+        found = self._entries.get(key)
+        if found is not None:
+            self._entries.move_to_end(key)
+            self._hits += 1
+        return found
 
     def _build_alone(self, build: Callable[[], V]) -> V:
         with self._lock:
