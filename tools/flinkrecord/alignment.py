@@ -28,10 +28,10 @@ from tools.flinkvalve.jar import (
     java_command,
     unavailable_reason,
 )
-from tools.flinkwindow.idleness import sent_tokens
+from tools.flinkwindow.idleness import periodic_generator, sent_tokens
 from wmviz.core.alignment import HeldRecord, ReleasedRecords, Report, announce, report_of
 from wmviz.core.pipeline import InstancePipeline
-from wmviz.core.scenario import AlignmentConfig, GeneratorConfig, Kind, ScenarioConfig, TraceRow
+from wmviz.core.scenario import AlignmentConfig, Kind, ScenarioConfig, TraceRow
 from wmviz.core.splits import SplitReader
 from wmviz.core.types import MIN_MS, Profile
 
@@ -60,15 +60,7 @@ def align_config(trace: AlignTrace) -> ScenarioConfig:
         update_interval_ms=trace.update_ms,
         buffer_size=trace.buffer_size,
     )
-    generator = GeneratorConfig(
-        out_of_orderness_ms=trace.out_of_orderness_ms,
-        emit="periodic",
-        interval_ms=trace.interval_ms,
-        idle_timeout_ms=trace.idle_timeout_ms,
-        resume="flip27-released",
-        splits=tuple(enumerate(trace.subtasks)),
-        alignment=alignment,
-    )
+    generator = periodic_generator(trace, splits=tuple(enumerate(trace.subtasks)), alignment=alignment)
     return ScenarioConfig(channels={"0": len(trace.subtasks)}, generator=generator)
 
 

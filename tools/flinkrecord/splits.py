@@ -12,23 +12,22 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from tools.flinkwindow.idleness import IdleTrace, probe_schedule, run_idleness, valve_tokens
+from tools.flinkwindow.idleness import (
+    IdleTrace,
+    periodic_generator,
+    probe_schedule,
+    run_idleness,
+    valve_tokens,
+)
 from wmviz.core.pipeline import InstancePipeline
-from wmviz.core.scenario import GeneratorConfig, Kind, ScenarioConfig, TraceRow
+from wmviz.core.scenario import Kind, ScenarioConfig, TraceRow
 from wmviz.core.types import Profile
 
 HARNESS = (Path(__file__).with_name("WmvizSplitHarness.java"), "WmvizSplitHarness", "splits-")
 
 
 def split_config(trace: IdleTrace) -> ScenarioConfig:
-    generator = GeneratorConfig(
-        out_of_orderness_ms=trace.out_of_orderness_ms,
-        emit="periodic",
-        interval_ms=trace.interval_ms,
-        idle_timeout_ms=trace.idle_timeout_ms,
-        resume="flip27-released",
-        splits=((0, tuple(f"s{i}" for i in range(trace.channels))),),
-    )
+    generator = periodic_generator(trace, splits=((0, tuple(f"s{i}" for i in range(trace.channels))),))
     return ScenarioConfig(channels={"0": 1}, generator=generator)
 
 

@@ -43,15 +43,21 @@ class IdleTrace:
     rows: tuple[tuple[int, int | None, int | None], ...]
 
 
-def config(trace: IdleTrace) -> ScenarioConfig:
-    generator = GeneratorConfig(
+def periodic_generator(trace, **more) -> GeneratorConfig:
+    """The generator the harnesses drive: Flink's periodic bounded out-of-orderness with idleness,
+    as a FLIP-27 source resumes, from a trace's bound, interval and timeout (plus `more` fields)."""
+    return GeneratorConfig(
         out_of_orderness_ms=trace.out_of_orderness_ms,
         emit="periodic",
         interval_ms=trace.interval_ms,
         idle_timeout_ms=trace.idle_timeout_ms,
         resume="flip27-released",
+        **more,
     )
-    return ScenarioConfig(channels={"0": trace.channels}, generator=generator)
+
+
+def config(trace: IdleTrace) -> ScenarioConfig:
+    return ScenarioConfig(channels={"0": trace.channels}, generator=periodic_generator(trace))
 
 
 def trace_rows(trace: IdleTrace) -> list[TraceRow]:
