@@ -50,13 +50,15 @@ def _paused_steps(results: list[StepResult]) -> list[int]:
     return [r.step for r in results if " PAUSED: " in explain_step(r)]
 
 
-def test_the_fast_subtask_is_paused_with_its_cause_its_records_held_and_resumed_once_the_slow_one_catches_up():
+def test_the_fast_subtask_is_paused_with_its_cause_its_records_held_and_read_once_the_slow_one_catches_up():
     results = _run(_trace())
     texts = [explain_step(r) for r in results]
     assert _paused_steps(results)[0] == PAUSE_STEP
     assert CAUSE in texts[PAUSE_STEP]
     assert "split orders-0 of subtask 0 PAUSED: 20s ahead" in texts[PAUSE_STEP]
-    held = [r.step for r, text in zip(results, texts, strict=True) if "held back: subtask 0 is PAUSED" in text]
+    held = [
+        r.step for r, text in zip(results, texts, strict=True) if "held back: subtask 0 is PAUSED" in text
+    ]
     assert held == [6, 8, 11]  # live-4, live-5 and live-6; orders-1's records are read meanwhile
     resumed = [r.step for r, text in zip(results, texts, strict=True) if "subtask 0 resumed" in text]
     assert resumed == [RESUME_STEP]
