@@ -257,11 +257,13 @@ DATED = re.compile(r"· \d{4}-\d\d-\d\d$")  # ... with its date in the card's la
 
 def key_step(slug: str) -> tuple[int, int]:
     """The step of an incident worth a picture (the first drop, retraction or status change, else
-    the last step) and the number of charts the page then draws."""
+    the first step a source split is PAUSED by watermark alignment, else the last step) and the
+    number of charts the page then draws."""
     from wmviz.store.incidents import built_in_incidents
     from wmviz.timeline.cursor import InstanceCursor
     from wmviz.timeline.local import build_timeline_local
     from wmviz.timeline.store import Timeline
+    from wmviz.view.imported import split_readers
 
     incident = built_in_incidents()[slug]
     out = Path(tempfile.gettempdir()) / f"wmviz-browser-{slug}-{os.getpid()}"
@@ -275,7 +277,15 @@ def key_step(slug: str) -> tuple[int, int]:
             step = int(cursor.events[kind][0])
             break
     else:
-        step = cursor.count - 1
+        paused = (
+            s
+            for s in range(cursor.count)
+            if any(
+                r.paused or any(p.paused for p in r.splits.values())
+                for r in split_readers(cursor.state_at(s).pipeline)
+            )
+        )
+        step = next(paused, cursor.count - 1)
     valves = len(cursor.state_at(-1).pipeline.valves)
     charts = 1 + valves + (1 if len(timeline.meta["instances"]) > 1 else 0)
     return step, charts
@@ -292,6 +302,7 @@ INCIDENT_SLUGS = [
     "future-dated-record-makes-everything-late",
     "early-fire-left-join",
     "late-click-merges-sessions",
+    "fast-partition-paused-by-alignment",
 ]
 
 

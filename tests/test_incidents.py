@@ -40,6 +40,7 @@ REQUIRED = (
     "early-fire-left-join",
     "order-dependent-final-watermark",
     "late-click-merges-sessions",
+    "fast-partition-paused-by-alignment",
 )
 
 

@@ -29,6 +29,7 @@ READING_ORDER = (
     "last-window-never-closes",
     "order-dependent-final-watermark",
     "resumed-partition-records-late",
+    "fast-partition-paused-by-alignment",
     "late-data-allowed-lateness",
     "late-click-merges-sessions",
     "future-dated-record-makes-everything-late",
