@@ -45,10 +45,11 @@ def _incidents(root: str, stamp: tuple) -> dict[str, Incident]:
     return built_in_incidents(Path(root))
 
 
-SPARK_AFTER_PAGE_S = 3.0
-"""How long after the first page's script run the server's Spark starts: the browser draws that
-page's tables and charts meanwhile. A JVM starting takes both of this machine's cores for ~10 s;
-started with the page, it doubled the wait for a usable first page (docs/benchmarks.md)."""
+SPARK_AFTER_PAGE_S = 8.0
+"""How long after the first page's script run the server's Spark starts: the browser loads the
+chart's and the table's code and draws them meanwhile (2-6 s after the run at load 10-15). A JVM
+starting takes both of this machine's cores for ~10 s; started with the page, it added 2-5 s to
+the wait for a usable first page (docs/benchmarks.md)."""
 
 
 @st.cache_resource(show_spinner=False)
