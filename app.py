@@ -242,4 +242,7 @@ def _natural(name: str) -> tuple:
     return (0, int(name), "") if name.isdigit() else (1, 0, name)
 
 
-main()
+try:
+    main()
+finally:  # the page is drawn (or stopped, or rerunning): now Spark may take the cores
+    loading.start_spark_after_page()

@@ -3,10 +3,16 @@
     python bench/app_latency.py                 # every measurement, 60 key presses, 20 live steps
     python bench/app_latency.py --presses 100 --live-steps 30
     python bench/app_latency.py --live-only --live-steps 30
+    python bench/app_latency.py --only-first-page --rounds 3          # first page usable only
+    python bench/app_latency.py --only-first-page --baseline DIR      # against another checkout
 
 Measured (each from the browser's side: the moment the new content is on the page):
 
-* first page from server start, cold cache (a fresh timeline cache) and warm cache (the same
+* first page usable from server start (`bench/app_first_page.py`), the bare URL as a new user opens
+  it: step buttons enabled, channel table and watermark chart drawn, then a Right key press that
+  steps; cold cache (a fresh timeline cache) and warm, `--rounds` rounds, variants interleaved
+  (`--baseline DIR`: another checkout, e.g. `git archive COMMIT | tar -x -C DIR`);
+* first page (heading) from server start, cold cache (a fresh timeline cache) and warm cache (the same
   cache again, new server): `streamlit run` launched → the step heading and narration shown;
 * incident switch on a warm session, in-process and on Spark: the Incident box changed → the new
   incident's step heading shown (each incident not simulated before in that cache);
@@ -14,7 +20,7 @@ Measured (each from the browser's side: the moment the new content is on the pag
 * live step: a click on a channel's watermark button → the live header names the new step, p50/p90,
   beside the query's own latency per micro-batch (file written → result back on the driver).
 
-Targets on a quiet machine: first page ≤ 5 s, switch ≤ 2 s, key press p90 ≤ 200 ms, live step
+Targets on a quiet machine: first page usable ≤ 5 s, switch ≤ 2 s, key press p90 ≤ 200 ms, live step
 p50 ≤ 300 ms. The load average is printed before and after: this machine is shared.
 """
 
@@ -24,6 +30,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -33,28 +40,41 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from bench.app_first_page import first_page_usable  # noqa: E402
+from bench.app_first_page import load as first_page_load  # noqa: E402
+from bench.app_first_page import report as first_page_report  # noqa: E402
 from tools.appserver import free_port, healthy, stop_group, streamlit_command  # noqa: E402
 from tools.chromium import CHROMIUM, CHROMIUM_ARGS, IDLE  # noqa: E402 (the checkout on the path first)
 
 
 class Server:
-    """`streamlit run app.py` with its own timeline cache, stopped with its JVM at the end."""
+    """`streamlit run app.py` (of `root`, this checkout by default) with its own timeline cache,
+    stopped with its JVM at the end."""
 
-    def __init__(self, cache: Path) -> None:
+    def __init__(self, cache: Path, root: Path = REPO, extra: dict | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "WMVIZ_CACHE": str(cache / "timelines")}
+        env = {**os.environ, "WMVIZ_CACHE": str(cache / "timelines"), **(extra or {})}
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
             streamlit_command(self.port),
-            cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )  # fmt: skip
 
     def healthy(self) -> bool:
         return healthy(self.url, timeout=1)
 
     def stop(self) -> None:
+        """Stop the server, then wait for its whole group (its JVM shuts down after it): a JVM
+        still exiting would take the cores from the next server measured."""
         stop_group(self.process, 15, 15)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL if time.monotonic() > deadline - 15 else 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.1)
 
 
 # When the new content is on screen: an observer in the page notes the first DOM change that shows
@@ -96,6 +116,8 @@ def painted_after(page, armed_ms: float) -> float:
 
 
 def percentiles(values: list[float]) -> str:
+    if not values:  # e.g. the live steps after the first, with --live-steps 1 or 2
+        return "none measured (n=0)"
     ordered = sorted(values)
     p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
     return f"median {statistics.median(ordered):,.0f} ms, p90 {p90:,.0f} ms (n={len(ordered)})"
@@ -213,6 +235,34 @@ def _live(page, steps: int) -> dict[str, object]:
     }
 
 
+def first_page_rounds(browser, args) -> None:
+    """First page usable, cold cache then warm, for each variant in turn, round by round."""
+    variants = [("this tree", REPO, {})]
+    if args.baseline is not None:
+        variants.insert(0, (f"baseline {args.baseline}", args.baseline.resolve(), {}))
+    if args.lazy_spark_too:
+        variants.append(("this tree, WMVIZ_SPARK_START=lazy", REPO, {"WMVIZ_SPARK_START": "lazy"}))
+    runs: dict[str, list[dict[str, float]]] = {}
+    for round_no in range(args.rounds):
+        for name, root, env in variants:
+            cache = Path(tempfile.mkdtemp(prefix="wmviz-first-page-"))
+            try:
+                for kind in ("cold", "warm"):
+                    before = first_page_load()
+                    got = first_page_usable(browser, Server, cache, root, env)
+                    runs.setdefault(f"{name}, {kind} cache", []).append(got)
+                    print(
+                        f"round {round_no + 1}, {name}, {kind} cache: usable {got['usable']:.1f} s,"
+                        f" key acted {got['key']:.1f} s (heading {got['heading']:.1f} s;"
+                        f" load {before} -> {first_page_load()})",
+                        flush=True,
+                    )
+            finally:
+                shutil.rmtree(cache, ignore_errors=True)
+    for name, got in runs.items():
+        print(first_page_report(name, got), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -220,30 +270,45 @@ def main() -> None:
     parser.add_argument("--presses", type=int, default=60)
     parser.add_argument("--live-steps", type=int, default=20)
     parser.add_argument("--live-only", action="store_true", help="only the live steps (no first page)")
+    parser.add_argument("--only-first-page", action="store_true", help="first page usable only (~1-2 min)")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of first page usable (cold, warm)")
+    parser.add_argument("--baseline", type=Path, help="another checkout's first page, interleaved")
+    parser.add_argument(
+        "--lazy-spark-too", action="store_true", help="and this tree with Spark not started (its share)"
+    )
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    print(f"load average before: {first_page_load()}", flush=True)
     cache = Path(tempfile.mkdtemp(prefix="wmviz-latency-"))
     query = "scenario=flink-38477-zero-output&step=7"
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             if not args.live_only:
-                cold = first_page(browser, cache, query)
-                print(f"first page, cold cache: {cold:.1f} s", flush=True)
-                warm = first_page(browser, cache, query)
-                print(f"first page, warm cache: {warm:.1f} s", flush=True)
-            measures = session_measures(browser, cache, args.presses, args.live_steps, args.live_only)
-            for name, value in measures.items():
-                if isinstance(value, list):
-                    print(f"{name}: {percentiles(value)}", flush=True)
-                else:
-                    print(f"{name}: {value:.2f} s", flush=True)
+                first_page_rounds(browser, args)
+            if not args.only_first_page:
+                session_run(browser, cache, query, args)
             browser.close()
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    print(f"load average after: {first_page_load()}", flush=True)
+
+
+def session_run(browser, cache: Path, query: str, args) -> None:
+    """The heading-only first page (as measured before), switches, key presses, live steps; with
+    --live-only, the live steps alone."""
+    if not args.live_only:
+        cold = first_page(browser, cache, query)
+        print(f"first page (heading), cold cache: {cold:.1f} s", flush=True)
+        warm = first_page(browser, cache, query)
+        print(f"first page (heading), warm cache: {warm:.1f} s", flush=True)
+    measures = session_measures(browser, cache, args.presses, args.live_steps, args.live_only)
+    for name, value in measures.items():
+        if isinstance(value, list):
+            print(f"{name}: {percentiles(value)}", flush=True)
+        else:
+            print(f"{name}: {value:.2f} s", flush=True)
 
 
 if __name__ == "__main__":

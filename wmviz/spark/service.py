@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 STARTING, WARMING, READY, FAILED, IDLE = "starting", "warming up", "ready", "failed", "not started"
+SOON = "starting soon"
+"""Asked to start a few seconds from now (`start_later`): the first page is drawn first."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class SparkService:
         self._session: Any = None
         self._ready = threading.Event()
         self._thread: threading.Thread | None = None
+        self._timer: threading.Timer | None = None
         self._lock = threading.Lock()
 
     def start(self) -> SparkService:
@@ -65,6 +68,25 @@ class SparkService:
                 self._set(STARTING)
                 self._thread = threading.Thread(target=self._run, name="wmviz-spark-start", daemon=True)
                 self._thread.start()
+        return self
+
+    def will_start(self) -> SparkService:
+        """Say (in `status`) that the session starts soon, before `start_later` is asked."""
+        with self._lock:
+            if self.state == IDLE:
+                self._set(SOON)
+        return self
+
+    def start_later(self, delay_s: float) -> SparkService:
+        """Start the session `delay_s` seconds from now (once; `start` or `session` before then
+        start it at once). Returns at once."""
+        with self._lock:
+            if self._thread is None and self._timer is None:
+                self._set(SOON)
+                self._timer = threading.Timer(delay_s, self.start)
+                self._timer.name = "wmviz-spark-later"
+                self._timer.daemon = True
+                self._timer.start()
         return self
 
     def _run(self) -> None:

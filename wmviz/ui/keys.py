@@ -56,7 +56,13 @@ if (!page.__wmvizKeys) {
   // Timers on the page's window: this frame may be redrawn, and a gone frame's timers never fire.
   const drain = () => {
     while (queue.length && Date.now() - queue[0][1] > WAIT_MS) queue.shift();
-    if (!queue.length) { draining = false; return; }
+    if (!queue.length) {
+      // After a click, watch until its rerun is seen to start: that resets the click's wait, and a
+      // key pressed once the step is drawn then acts at once (unwatched, it waited out the 4 s).
+      if (clickedAt > 0 && busy()) { page.setTimeout(drain, 15); return; }
+      draining = false;
+      return;
+    }
     const button = page.document.querySelector(".st-key-" + queue[0][0] + " button");
     if (busy() || !button) { page.setTimeout(drain, 15); return; }  // still drawing: keep the key
     queue.shift();

@@ -45,13 +45,28 @@ def _incidents(root: str, stamp: tuple) -> dict[str, Incident]:
     return built_in_incidents(Path(root))
 
 
+SPARK_AFTER_PAGE_S = 8.0
+"""How long after the first page's script run the server's Spark starts: the browser loads the
+chart's and the table's code and draws them meanwhile (2-6 s after the run at load 10-15). A JVM
+starting takes both of this machine's cores for ~10 s; started with the page, it added 2-5 s to
+the wait for a usable first page (docs/benchmarks.md)."""
+
+
 @st.cache_resource(show_spinner=False)
 def spark_service() -> SparkService:
-    """The server's Spark, started in the background on the first page (every browser session
-    shares it); a page never waits for it unless a run needs Spark. `WMVIZ_SPARK_START=lazy`
-    starts it only when a run needs it (tests and benchmarks that never use it)."""
+    """The server's Spark (every browser session shares it); a page never waits for it unless a run
+    needs Spark, which starts it at once. Otherwise it starts in the background just after the
+    first page (`start_spark_after_page`); `WMVIZ_SPARK_START=lazy` starts it only when a run
+    needs it (tests and benchmarks that never use it)."""
     service = SparkService()
-    return service if os.environ.get("WMVIZ_SPARK_START", "eager") == "lazy" else service.start()
+    return service if os.environ.get("WMVIZ_SPARK_START", "eager") == "lazy" else service.will_start()
+
+
+def start_spark_after_page() -> None:
+    """Called when a script run is over (drawn or stopped): Spark starts `SPARK_AFTER_PAGE_S`
+    later, once per server (a run that needs it sooner starts it itself)."""
+    if os.environ.get("WMVIZ_SPARK_START", "eager") != "lazy":
+        spark_service().start_later(SPARK_AFTER_PAGE_S)
 
 
 def load_timeline(request: RunRequest, what: str) -> Timeline:

@@ -44,6 +44,12 @@ _STYLE = """
 [data-testid="stSidebarContent"] [data-testid="stVerticalBlock"] { gap: 0.6rem; }
 /* The shortcut listener's frame runs unseen, and its wrapper takes no gap above the title. */
 [data-testid="stLayoutWrapper"]:has(> .st-key-shortcut_keys), .st-key-shortcut_keys { display: none; }
+/* A chart's code loads in the browser after the script run is over, when Streamlit's running sign
+   has gone (seconds on a busy machine): its grey placeholder says what is coming. */
+.st-key-watermark_chart [data-testid="stSkeleton"]::after,
+[class*="st-key-heap_"] [data-testid="stSkeleton"]::after,
+.st-key-overview [data-testid="stSkeleton"]::after {
+  content: "Drawing the chart…"; display: block; padding: 1rem; color: #31333f; opacity: 0.7; }
 </style>
 """
 
@@ -377,9 +383,11 @@ def _spark_timing(status: SparkStatus) -> str:
         return f"after {status.seconds:.0f} s"
     if status.state == "not started":
         return "starts when a run needs it"
+    if status.state == "starting soon":
+        return "starts once the page is drawn"
     return f"{status.seconds:.0f} s so far"
 
 
 def _busy(service: SparkService) -> bool:
     status = service.status()
-    return status.state in ("starting", "warming up") or status.job is not None
+    return status.state in ("starting soon", "starting", "warming up") or status.job is not None
