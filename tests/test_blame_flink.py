@@ -93,7 +93,7 @@ def test_the_real_jobs_recording_opens_on_its_graph_and_each_vertex_replays_as_i
     from wmviz.analysis.blame import Walker
     from wmviz.analysis.job_moment import graph_at
     from wmviz.core.simulate import simulate
-    from wmviz.record.agreement import ReplayCheck
+    from wmviz.record.agreement import UNEXPLAINED, ReplayCheck
     from wmviz.record.job_trace import vertex_trace
     from wmviz.record.output import jsonl_bytes
     from wmviz.trace.readers import read_trace_bytes
@@ -112,10 +112,15 @@ def test_the_real_jobs_recording_opens_on_its_graph_and_each_vertex_replays_as_i
         check = ReplayCheck()
         for result in simulate(read_trace_bytes(jsonl_bytes(config, rows), "vertex.jsonl")):
             check.observe(result)
-        # Most samples agree. The rest were read while a watermark was in flight, or with one
-        # vertex's metrics read a moment after another's (a whole-job sample is several REST
-        # calls): 5 % of them on a quiet run, 12-17 % with the whole suite running beside the job.
-        assert check.share >= 0.75, (vertex.name, check.summary(TimeFormat()))
+        # Most samples agree, and nearly all the others differ for a named reason: read while a
+        # watermark was in flight (the job still behind the replay, at or past its previous
+        # output), or with one vertex's metrics read a moment after another's (a whole-job sample
+        # is several REST calls). How many are in flight follows the machine's load: 5 % on a quiet
+        # run, 12-17 % with the suite beside the job, 35 % of the join's (all in flight, none
+        # unexplained) under the suite and a fuzz run. A wrong channel mapping or valve rule shows
+        # as the job ahead of the replay or behind its previous output: unexplained.
+        explained = sum(c.agrees or c.cause != UNEXPLAINED for c in check.checks) / len(check.checks)
+        assert check.share >= 0.5 and explained >= 0.9, (vertex.name, check.summary(TimeFormat()))
 
 
 def _mapped_nearer(rec, edge, metric: str) -> tuple[int, int]:
