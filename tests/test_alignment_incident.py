@@ -16,11 +16,12 @@ from streamlit.testing.v1 import AppTest
 from tests.conftest import REPO, require_flink
 from tools.flinkrecord.alignment import AlignTrace, Harness, align_config, first_difference, flink_steps
 from tools.flinkvalve.jar import flink_jar_path
+from tools.flinkwindow.idleness import sent_tokens
 from wmviz.core.pipeline import StepResult
 from wmviz.core.scenario import Kind, Trace
 from wmviz.core.simulate import simulate
 from wmviz.core.story import explain_step
-from wmviz.core.types import EmittedWatermark, Status, StatusInput, WatermarkInput
+from wmviz.core.types import EmittedWatermark, StatusInput, WatermarkInput
 from wmviz.store.incidents import built_in_incidents
 
 SLUG = "fast-partition-paused-by-alignment"
@@ -150,18 +151,6 @@ def align_trace_of(trace: Trace) -> AlignTrace:
     return aligned
 
 
-def _sent(result: StepResult) -> list[str]:
-    """What the subtasks sent the valve at one step, in the harness's words."""
-    out = []
-    for vs in result.valve_steps:
-        inp = vs.valve_input
-        if isinstance(inp, WatermarkInput):
-            out.append(f"{inp.channel}:W{inp.watermark_ms}")
-        elif isinstance(inp, StatusInput):
-            out.append(f"{inp.channel}:S:{'IDLE' if inp.status is Status.IDLE else 'ACTIVE'}")
-    return out
-
-
 @pytest.mark.flink
 def test_real_flink_pauses_holds_and_resumes_the_incident_as_wmviz_does():
     require_flink("real Flink {version} SourceOperator", "the alignment incident check")
@@ -174,7 +163,7 @@ def test_real_flink_pauses_holds_and_resumes_the_incident_as_wmviz_does():
     assert first_difference(aligned, steps, problems) is None, first_difference(aligned, steps, problems)
     # The incident itself (its group name, its own pipeline) sends what Flink's subtasks sent...
     results = _run(_trace())
-    assert [_sent(r) for r in results] == [s.sent for s in steps]
+    assert [sent_tokens(r) for r in results] == [s.sent for s in steps]
     # ... and Flink's subtask 0 waits, its split paused, exactly from the pause to the resume.
     waiting = [i for i, s in enumerate(steps) if "0:wait" in s.state]
     assert waiting == list(range(PAUSE_STEP, RESUME_STEP))

@@ -12,25 +12,10 @@ import time
 import pytest
 
 from tests.app_server import chromium, fresh_page, streamlit_app
-from tests.conftest import CHROMIUM, truthy_env
+from tests.test_browser import MISSING  # its import skips without Chromium or Playwright (not under CI)
 from tools.chromium import IDLE
 
 USABLE_WITHIN_S = 120  # from the server's launch; 7-12 s measured at load 12-17 (docs/benchmarks.md)
-
-
-def _missing() -> str | None:
-    if not CHROMIUM.is_file():
-        return f"{CHROMIUM} is missing (apt-get install chromium)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the Python package playwright is missing (pip install playwright)"
-    return None
-
-
-MISSING = _missing()
-if MISSING and not truthy_env("CI"):
-    pytest.skip(f"browser tests need Chromium and Playwright: {MISSING}", allow_module_level=True)
 
 
 def test_a_new_user_s_first_page_is_usable_and_a_key_press_steps(tmp_path):
