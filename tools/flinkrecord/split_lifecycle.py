@@ -23,7 +23,7 @@ from tools.flinkvalve.jar import (
     java_command,
     unavailable_reason,
 )
-from tools.flinkwindow.idleness import valve_tokens
+from tools.flinkwindow.idleness import due_probes, valve_tokens
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import GeneratorConfig, Kind, ScenarioConfig, TraceRow
 from wmviz.core.types import Profile
@@ -75,17 +75,8 @@ def wmviz_lifecycle_emissions(trace: LifecycleTrace) -> list[list[str]]:
 
 
 def _schedule(trace: LifecycleTrace) -> list[list[int]]:
-    interval, schedule, next_probe = trace.interval_ms, [], None
-    for proc, op, _, _ in trace.rows:
-        if next_probe is None:
-            next_probe = max(interval, -(-proc // interval) * interval)
-        last = proc if op is None else proc - 1
-        due = []
-        while next_probe <= last:
-            due.append(next_probe)
-            next_probe += interval
-        schedule.append(due)
-    return schedule
+    """Per row, the probe times due before it (a row without an operation is a tick)."""
+    return due_probes(trace.interval_ms, ((proc, op is None) for proc, op, _, _ in trace.rows))
 
 
 def _commands(trace: LifecycleTrace) -> tuple[str, list[list[str]]]:

@@ -94,21 +94,26 @@ def valve_tokens(pipeline: InstancePipeline, rows) -> list[list[str]]:
     return [sent_tokens(pipeline.process(step, row, explain=False)) for step, row in enumerate(rows)]
 
 
-def probe_schedule(trace: IdleTrace) -> list[list[int]]:
-    """Per row, the probe times due before it (a tick's own time included, a record's not)."""
-    interval = trace.interval_ms
+def due_probes(interval_ms: int, rows) -> list[list[int]]:
+    """Per row `(proc_ms, is_tick)`, the periodic probe times due before it: from the first multiple
+    of the interval at or after the first row's time, a tick's own time included, a record's not."""
     schedule: list[list[int]] = []
     next_probe: int | None = None
-    for proc, channel, _ in trace.rows:
+    for proc, tick in rows:
         if next_probe is None:
-            next_probe = max(interval, -(-proc // interval) * interval)
-        last = proc if channel is None else proc - 1
+            next_probe = max(interval_ms, -(-proc // interval_ms) * interval_ms)
+        last = proc if tick else proc - 1
         due = []
         while next_probe <= last:
             due.append(next_probe)
-            next_probe += interval
+            next_probe += interval_ms
         schedule.append(due)
     return schedule
+
+
+def probe_schedule(trace: IdleTrace) -> list[list[int]]:
+    """Per row, the probe times due before it (a row without a channel is a tick)."""
+    return due_probes(trace.interval_ms, ((proc, channel is None) for proc, channel, _ in trace.rows))
 
 
 def harness_lines(trace: IdleTrace) -> list[list[str]]:
