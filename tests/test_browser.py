@@ -250,6 +250,23 @@ def the_step_is_above_the_fold(page, viewport: dict = VIEWPORT) -> dict[str, str
 
 FLINK_38477 = "scenario=flink-38477-zero-output&engine=local"
 ONE_VALVE_CHARTS = 2  # the watermark chart and the aligned min-heap
+
+
+def drive_an_empty_valve_live(page, app_url: str):
+    """Open FLINK-38477, wait for Spark, and drive an empty two-channel valve live: the live query's
+    caption once it shows (what a step's count is read from)."""
+    from playwright.sync_api import expect
+
+    open_view(page, app_url, f"{FLINK_38477}&step=0", 0, ONE_VALVE_CHARTS)
+    expect(page.locator(".st-key-spark_status")).to_contain_text("Spark ready", timeout=180_000)
+    page.get_by_text("Drive it live (Spark streaming)").click()
+    page.locator(".st-key-live_channels input").fill("2")
+    page.get_by_role("button", name="Drive an empty valve live").click()
+    caption = page.get_by_text(re.compile(r"^Spark Structured Streaming query"))
+    expect(caption).to_be_visible(timeout=180_000)
+    return caption
+
+
 KAFKA = REPO / "tests" / "data" / "kafka-rebalance.csv"
 CLOCK = re.compile(r"^\d\d:\d\d:\d\d\.\d{3}Z$")  # an epoch watermark on a card: its UTC clock time
 DATED = re.compile(r"· \d{4}-\d\d-\d\d$")  # ... with its date in the card's label
@@ -696,15 +713,10 @@ def test_live_mode_runs_micro_batches_and_an_idle_click_moves_the_output(page, a
     streaming query, then IDLE on the channel holding the minimum: the output jumps."""
     from playwright.sync_api import expect
 
-    open_view(page, app_url, f"{FLINK_38477}&step=0", 0, ONE_VALVE_CHARTS)
-    expect(page.locator(".st-key-spark_status")).to_contain_text("Spark ready", timeout=180_000)
-    page.get_by_text("Drive it live (Spark streaming)").click()
-    page.locator(".st-key-live_channels input").fill("2")
-    page.get_by_role("button", name="Drive an empty valve live").click()
+    caption = drive_an_empty_valve_live(page, app_url)
     expect(page.get_by_role("heading", name=re.compile("^Live: An empty valve of 2 channels"))).to_be_visible(
         timeout=180_000
     )
-    caption = page.get_by_text(re.compile(r"^Spark Structured Streaming query"))
     # The suggested value is 10 past the output, so ch 0 then ch 1 raise it by 10 every two steps.
     for step in range(21):
         channel = step % 2

@@ -8,19 +8,12 @@ from __future__ import annotations
 import re
 import time
 
-from tests.test_browser import APP_IDLE, FLINK_38477, ONE_VALVE_CHARTS, app_url, browser, open_view, page  # noqa: F401
+from tests.test_browser import APP_IDLE, app_url, browser, drive_an_empty_valve_live, page  # noqa: F401
 
 
 def test_150_quick_clicks_are_each_stepped_or_said_to_be_refused(page, app_url):  # noqa: F811
-    from playwright.sync_api import expect
 
-    open_view(page, app_url, f"{FLINK_38477}&step=0", 0, ONE_VALVE_CHARTS)
-    expect(page.locator(".st-key-spark_status")).to_contain_text("Spark ready", timeout=180_000)
-    page.get_by_text("Drive it live (Spark streaming)").click()
-    page.locator(".st-key-live_channels input").fill("2")
-    page.get_by_role("button", name="Drive an empty valve live").click()
-    caption = page.get_by_text(re.compile(r"^Spark Structured Streaming query"))
-    expect(caption).to_be_visible(timeout=180_000)
+    caption = drive_an_empty_valve_live(page, app_url)
     button = page.locator(".st-key-live_w_0_0 button")
     for _ in range(150):
         button.click(no_wait_after=True)

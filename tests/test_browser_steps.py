@@ -88,13 +88,7 @@ def test_live_inputs_sit_beside_the_output_and_channels_they_move(page, app_url)
     on one 1440×900 screen (they were ~1,700 px below the output, past the chart and heap)."""
     from playwright.sync_api import expect
 
-    open_view(page, app_url, f"{FLINK_38477}&step=0", 0, 2)
-    expect(page.locator(".st-key-spark_status")).to_contain_text("Spark ready", timeout=180_000)
-    page.get_by_text("Drive it live (Spark streaming)").click()
-    page.locator(".st-key-live_channels input").fill("2")
-    page.get_by_role("button", name="Drive an empty valve live").click()
-    caption = page.get_by_text(re.compile(r"^Spark Structured Streaming query"))
-    expect(caption).to_be_visible(timeout=180_000)
+    caption = tb.drive_an_empty_valve_live(page, app_url)
     page.locator(".st-key-live_w_0_0 button").click()
     expect(caption).to_contain_text("· 1 step(s)", timeout=120_000)
     page.locator(tb.APP_IDLE).wait_for()
