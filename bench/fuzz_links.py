@@ -22,6 +22,7 @@ import io
 import json
 import random
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,25 @@ FIELD_VALUES: list[Any] = [
 FIELD_NAMES = ["kind", "input", "channel", "watermark_ms", "status", "event_ms", "key", "value", "proc_ms",
                "payload", "seq", "row", "instance", "generator.out_of_orderness_ms", "operator.size_ms",
                "profile", "channels.0", "operator", ""]  # fmt: skip
+
+
+def first_line(err: BaseException) -> str:
+    """An error's message as an outcome's note: its first line, cut to 300 characters."""
+    return str(err).splitlines()[0][:300] if str(err) else type(err).__name__
+
+
+def judged(run: Callable[[], object], clean: tuple[type[BaseException], ...]) -> Outcome:
+    """Run one input: the `clean` errors are the page's own notices, MemoryError is over memory,
+    any other exception a traceback, and no error accepted."""
+    try:
+        run()
+    except clean as err:
+        return CLEAN, first_line(err)
+    except MemoryError:
+        return MEMORY, "MemoryError"
+    except Exception as err:
+        return TRACEBACK, describe(err)
+    return ACCEPTED, ""
 
 
 def _rng(target: str, seed: int, index: int) -> random.Random:
@@ -147,14 +167,14 @@ def run_whatif(case: SurfaceCase, folder: str) -> Outcome:
             edited = apply_edit(trace, edit)
             describe_edit(edit, trace)
         except (ValueError, TraceValidationError) as err:
-            return CLEAN, str(err).splitlines()[0][:300] if str(err) else type(err).__name__
+            return CLEAN, first_line(err)
         name, data = whatif_file(edited)
         path = Path(folder, name)
         path.write_bytes(data)
         try:
             read_trace(path)
         except TraceValidationError as err:
-            return UNREADABLE, f"the what-if file is refused: {str(err).splitlines()[0][:300]}"
+            return UNREADABLE, f"the what-if file is refused: {first_line(err)}"
         finally:
             path.unlink()
         return ACCEPTED, ""
@@ -220,15 +240,8 @@ def run_url(case: SurfaceCase, folder: str) -> Outcome:
     from wmviz.trace.errors import TraceValidationError
 
     query = json.loads(case.files()["query.json"].decode("utf-8", errors="surrogatepass"))
-    try:
-        adopt(query)
-    except (ValueError, TraceValidationError) as err:  # the page's notice for a what-if it cannot build
-        return CLEAN, str(err).splitlines()[0][:300] if str(err) else type(err).__name__
-    except MemoryError:
-        return MEMORY, "MemoryError"
-    except Exception as err:
-        return TRACEBACK, describe(err)
-    return ACCEPTED, ""
+    # ValueError and TraceValidationError: the page's notice for a what-if it cannot build.
+    return judged(lambda: adopt(query), (ValueError, TraceValidationError))
 
 
 # ---- bundles ----------------------------------------------------------------------------------------
@@ -301,7 +314,7 @@ def run_bundle(case: SurfaceCase, folder: str) -> Outcome:
     from wmviz.store.uploads import UploadError, open_bundle, store_upload
     from wmviz.trace.errors import TraceValidationError
 
-    try:
+    def run() -> None:
         bundle = open_bundle("bundle.zip", case.files()["bundle.zip"])
         store_upload(
             bundle.trace_name,
@@ -311,10 +324,5 @@ def run_bundle(case: SurfaceCase, folder: str) -> Outcome:
             bundle.story_bytes,
         )
         adopt({key: value for key, value in bundle.view.items() if key not in ("trace", "scenario")})
-    except (UploadError, ValueError, TraceValidationError) as err:
-        return CLEAN, str(err).splitlines()[0][:300] if str(err) else type(err).__name__
-    except MemoryError:
-        return MEMORY, "MemoryError"
-    except Exception as err:
-        return TRACEBACK, describe(err)
-    return ACCEPTED, ""
+
+    return judged(run, (UploadError, ValueError, TraceValidationError))
