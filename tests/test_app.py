@@ -14,6 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
+from tests.html_tables import channel_frames
 from tests.markdown_text import shown
 from wmviz.core.rules import GLOSSARY
 from wmviz.store.incidents import built_in_incidents
@@ -80,8 +81,7 @@ def charts(app: AppTest) -> list[dict]:
 
 
 def channel_table(app: AppTest, index: int = 0):
-    frames = [d.value for d in app.dataframe if "minimum" in getattr(d.value, "columns", [])]
-    return frames[index]
+    return channel_frames(app)[index]
 
 
 # --- opening and the URL -------------------------------------------------------------------------

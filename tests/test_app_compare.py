@@ -6,6 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
+from tests.html_tables import channel_frames
 from tests.markdown_text import shown
 
 
@@ -101,7 +102,7 @@ def _right_side(app: AppTest) -> tuple:
     """What the compared run shows: its output values, its narration, its channel table."""
     metrics = [m.value for m in app.metric]
     texts = [t.value for t in app.text if t.value.startswith("•")]
-    tables = [d.value for d in app.dataframe if "minimum" in d.value.columns]
+    tables = channel_frames(app)
     return metrics[len(metrics) // 2 :], texts[-1], tables[-1].to_dict("list")
 
 

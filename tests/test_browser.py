@@ -237,7 +237,7 @@ def the_step_is_above_the_fold(page, viewport: dict = VIEWPORT) -> dict[str, str
     channels = page.locator(".st-key-channels")
     for element in (heading, narration, output, channels):
         on_screen(page, element, viewport)
-    on_screen(page, channels.get_by_test_id("stDataFrame").first, viewport)
+    on_screen(page, channels.locator("table.wmviz-channels").first, viewport)
     return {
         "heading": heading.inner_text(),
         "narration": narration.inner_text(),

@@ -35,8 +35,7 @@ def test_a_new_user_s_first_page_is_usable_and_a_key_press_steps(tmp_path):
         expect(heading).to_be_visible()
         expect(page.locator(".st-key-fwd button")).to_be_enabled()
         expect(page.locator('.st-key-transport [data-testid="stSkeleton"]')).to_have_count(0)
-        # st.dataframe paints on a canvas; its accessible table carries the cells.
-        expect(page.locator(".st-key-channels table td").filter(has_text="ACTIVE").first).to_be_attached()
+        expect(page.locator(".st-key-channels table td").filter(has_text="ACTIVE").first).to_be_visible()
         expect(page.locator(".st-key-watermark_chart .main-svg .scatterlayer .trace").first).to_be_attached()
         usable = time.monotonic() - launched
         assert usable < USABLE_WITHIN_S, f"usable after {usable:.0f} s"
@@ -67,11 +66,11 @@ def test_a_chart_placeholder_says_the_chart_is_being_drawn(tmp_path):
     placeholder, since the real one may be gone before it can be read)."""
     if MISSING:
         pytest.fail(f"CI is set, so the browser tests must run: {MISSING}", pytrace=False)
-    from wmviz.ui.panels import _STYLE
+    from wmviz.ui.panels import PAGE_CSS
 
     with chromium() as browser, fresh_page(browser, {"width": 1440, "height": 900}, 30_000) as page:
         page.set_content(
-            _STYLE + '<div class="st-key-watermark_chart"><div data-testid="stSkeleton"></div></div>'
+            PAGE_CSS + '<div class="st-key-watermark_chart"><div data-testid="stSkeleton"></div></div>'
             '<div class="st-key-other"><div data-testid="stSkeleton"></div></div>'
         )
         said = page.evaluate(

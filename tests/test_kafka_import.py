@@ -13,6 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
+from tests.html_tables import read_tables, walk
 from tests.kafka_dump import FILE, lines
 from wmviz.core.scenario import ScenarioConfig, Trace
 from wmviz.core.simulate import Simulation
@@ -197,11 +198,11 @@ def test_the_page_draws_the_split_stage_above_the_channels(imported, tmp_path, m
         app.query_params[key] = value
     app.run()
     assert not app.exception, app.exception
-    tables = [d.value for d in app.dataframe]
-    first_splits = next(i for i, t in enumerate(tables) if "split" in t.columns)
-    splits = tables[first_splits]
+    drawn = list(walk(app.main))  # every element in page order
+    first_splits = next(i for i, e in enumerate(drawn) if e.type == "dataframe" and "split" in e.value)
+    splits = drawn[first_splits].value
     assert splits.loc[splits["split"] == "shop.orders-5", "holds"].iloc[0] == "holds subtask 1"
-    first_channels = next(i for i, t in enumerate(tables) if "channel" in t.columns)
+    first_channels = next(i for i, e in enumerate(drawn) if e.type == "html" and read_tables(e.value))
     assert first_splits < first_channels
 
 

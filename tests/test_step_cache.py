@@ -13,6 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
+from tests.html_tables import channel_frames
 from wmviz.core.types import Profile
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.local import build_timeline_local
@@ -205,7 +206,7 @@ def _open(scenario: str, step: int, **query) -> AppTest:
 
 
 def _channels(app: AppTest):
-    return next(d.value for d in app.dataframe if "minimum" in d.value.columns)
+    return channel_frames(app)[0]
 
 
 def _keys() -> set:
@@ -247,7 +248,7 @@ def test_compare_mode_shares_each_side_and_keeps_the_two_runs_apart():
     second = _open("flink-38477-zero-output", 7, compare="flip-38477")
     assert {key for key in _keys() if key[0] == "side"} == sides
     assert step_cache.shared().stats().hits >= hits + 2
-    tables = [[d.value for d in app.dataframe if "minimum" in d.value.columns] for app in (first, second)]
+    tables = [channel_frames(app) for app in (first, second)]
     assert len(tables[0]) == 2 and all(a.equals(b) for a, b in zip(*tables, strict=True))
     assert not tables[0][0].equals(tables[0][1])  # the two profiles' valves differ at this step
 

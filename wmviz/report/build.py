@@ -23,12 +23,11 @@ from pathlib import Path
 import plotly.graph_objects as go
 
 from wmviz.analysis.compare import first_divergence
-from wmviz.core.types import Profile, Status
+from wmviz.core.types import Profile
 from wmviz.report.html import (
     CSS,
     Html,
     esc,
-    frame_table,
     markdown_html,
     paragraphs_html,
     pre_block,
@@ -40,6 +39,7 @@ from wmviz.timeline.cursor import InstanceCursor
 from wmviz.trace.config import parse_config
 from wmviz.view.checked import scenario_claims
 from wmviz.view.figures import heap_figure
+from wmviz.view.html_table import channel_table
 from wmviz.view.model import ValveView, chart_window, valve_views
 from wmviz.view.operator_model import operator_watermark
 from wmviz.view.step_chart import step_chart
@@ -57,7 +57,6 @@ DEFAULT_BROWSER = "/usr/bin/chromium"
 # should not invite a click to the network.
 _PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
 _PNG_WIDTH = {"watermarks": 1200}  # the heap keeps kaleido's default width
-_STATUS_CLASSES = {s.value: f"status-{s.value}" for s in Status}
 _KALEIDO_LOCK = threading.Lock()  # kaleido's sync server is one per process; app sessions share it
 
 
@@ -267,13 +266,7 @@ def _channels_section(
     for view in views:
         if view.input != "0":
             out.append(f"<h3>Input {esc(view.input)}</h3>")
-        frame = view.channels
-        status_at = list(frame.columns).index("status") if "status" in frame.columns else -1
-        cells = [
-            [_STATUS_CLASSES.get(str(v).split(" ")[0], "") if j == status_at else "" for j, v in enumerate(r)]
-            for r in frame.itertuples(index=False, name=None)
-        ]
-        out.append(frame_table(frame, cell_classes=cells))
+        out.append(channel_table(view.channels))
         out.append(
             f"<p>valve output: watermark {esc(t.with_raw(view.output_wm))}, "
             f"status {esc(view.output_status)}</p>"

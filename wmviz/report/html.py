@@ -7,11 +7,12 @@ name) can never become markup by accident.
 
 from __future__ import annotations
 
-import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
-import pandas as pd
+from wmviz.view.html_table import Html, esc, table
+
+__all__ = ["Html", "esc", "table"]  # escaping and tables live in the view layer: the page uses them too
 
 TRACE_LIMIT_BYTES = 2_000_000
 """A trace longer than this (UTF-8 bytes) is cut in the report, with a note saying how much is shown."""
@@ -36,19 +37,10 @@ td ul { margin: 0; padding-left: 1.1rem; }
 .status-IDLE { background: #fde2c4; }
 .status-FINISHED { background: #d9d9f3; }
 .status-ACTIVE { background: #e3f4e1; }
+.holds { font-weight: 600; }
 figure.chart { margin: 1rem 0 2rem; }
 figcaption { font-weight: 600; margin-bottom: 0.3rem; }
 """
-
-
-class Html(str):
-    """Text that is already HTML (built here from escaped parts): `table` puts it in a cell as is."""
-
-
-def esc(text: object) -> str:
-    """`text` as HTML text: `&`, `<`, `>` and both quotes escaped, so it is safe in content and in
-    attribute values alike."""
-    return html.escape("" if text is None else str(text), quote=True)
 
 
 # --- a tiny markdown: escape first, then add the few tags the stories use -------------------------
@@ -167,45 +159,6 @@ def bullet_list(parts: Iterable[str]) -> Html:
 
 
 # --- tables and blocks ------------------------------------------------------------------------------
-
-
-def _cell(value: object) -> str:
-    if isinstance(value, Html):
-        return str(value)
-    if value is None or (isinstance(value, float) and pd.isna(value)):
-        return ""
-    return esc(value)
-
-
-def table(
-    columns: Sequence[str],
-    rows: Iterable[Sequence[object]],
-    *,
-    row_classes: Sequence[str] | None = None,
-    cell_classes: Sequence[Sequence[str]] | None = None,
-    css_class: str = "",
-) -> str:
-    """An HTML table (no header row when `columns` is empty); every cell is escaped text unless it
-    is `Html`. `row_classes` and
-    `cell_classes` must be class names built by the caller from fixed names, never user text."""
-    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
-    thead = f"<thead><tr>{head}</tr></thead>" if head else ""
-    body = []
-    for i, row in enumerate(rows):
-        row_class = f' class="{row_classes[i]}"' if row_classes and row_classes[i] else ""
-        cells = []
-        for j, value in enumerate(row):
-            cls = cell_classes[i][j] if cell_classes else ""
-            attr = f' class="{cls}"' if cls else ""
-            cells.append(f"<td{attr}>{_cell(value)}</td>")
-        body.append(f"<tr{row_class}>{''.join(cells)}</tr>")
-    attr = f' class="{css_class}"' if css_class else ""
-    return f"<table{attr}>{thead}<tbody>{''.join(body)}</tbody></table>"
-
-
-def frame_table(frame: pd.DataFrame, **kwargs) -> str:
-    """A pandas table (a channel table) as an escaped HTML table."""
-    return table([str(c) for c in frame.columns], frame.itertuples(index=False, name=None), **kwargs)
 
 
 def pre_block(text: str, limit_bytes: int = TRACE_LIMIT_BYTES) -> str:

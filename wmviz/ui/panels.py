@@ -3,8 +3,9 @@ from `wmviz.view.model`, `wmviz.view.operator_model`, `wmviz.view.stall` and `wm
 tested without Streamlit.
 
 User text (trace values, keys, payloads, names, an upload's story) is only ever shown through
-`st.dataframe`, `st.text`, `st.code`, or as HTML built by `wmviz.report.html` from escaped text;
-never as Streamlit markdown, which would follow links and load images.
+`st.dataframe`, `st.text`, `st.code`, or as HTML built by `wmviz.view.html_table` and
+`wmviz.report.html` from escaped text; never as Streamlit markdown, which would follow links and
+load images.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from wmviz.ui import state
 from wmviz.view import figures, model
 from wmviz.view import operator_model as om
 from wmviz.view.figures import STATUS_COLORS
+from wmviz.view.html_table import STATUS_CLASSES, esc
 from wmviz.view.plain import literal
 from wmviz.view.step_view import HeapView, OperatorView, ShownTable
 from wmviz.view.timefmt import TimeFormat
@@ -50,24 +52,30 @@ _STYLE = """
 [class*="st-key-heap_"] [data-testid="stSkeleton"]::after,
 .st-key-overview [data-testid="stSkeleton"]::after {
   content: "Drawing the chart…"; display: block; padding: 1rem; color: #31333f; opacity: 0.7; }
-</style>
+/* The channel table (escaped HTML built once per step, `wmviz.view.html_table`): the grid's look,
+   columns as wide as any step needs, a long list scrolls under its header. */
+.wmviz-table-title { font-weight: 600; margin: 0 0 0.3rem; }
+.wmviz-table-box { max-height: 22rem; overflow: auto; border: 1px solid rgba(49, 51, 63, 0.12);
+  border-radius: 0.5rem; }
+table.wmviz-channels { border-collapse: collapse; table-layout: fixed; width: max-content;
+  min-width: 100%; margin: 0; font-size: 0.875rem; border: none; }
+table.wmviz-channels th, table.wmviz-channels td { padding: 0.22rem 0.5rem; text-align: left;
+  white-space: nowrap; overflow: hidden; text-overflow: ellipsis; border: none;
+  border-bottom: 1px solid rgba(49, 51, 63, 0.08); }
+table.wmviz-channels th { position: sticky; top: 0; background: #f6f7f9; font-weight: 400;
+  color: rgba(49, 51, 63, 0.7); }
+table.wmviz-channels td.holds { font-weight: 600; color: #D55E00; }
 """
+_STATUS_CSS = "".join(  # the chart's status colours (no user text)
+    f"table.wmviz-channels td.{STATUS_CLASSES[status]} {{ background-color: {colour}; color: white; }}\n"
+    for status, colour in STATUS_COLORS.items()
+)
+PAGE_CSS = f"{_STYLE}{_STATUS_CSS}</style>"
 
 
 def page_style() -> None:
     """The page's own CSS (no user text in it)."""
-    st.html(_STYLE)
-
-
-def _status_style(value: str) -> str:
-    for status, colour in STATUS_COLORS.items():
-        if isinstance(value, str) and value.startswith(status):
-            return f"background-color: {colour}; color: white"
-    return ""
-
-
-def _holds_style(value: str) -> str:
-    return "font-weight: 600; color: #D55E00" if value else ""
+    st.html(PAGE_CSS)
 
 
 # --- the head of the page ------------------------------------------------------------------------------
@@ -160,32 +168,16 @@ def table(shown: ShownTable, key: str, config: dict | None = None) -> None:
     )
 
 
-_CHANNEL_COLUMNS = {
-    "channel": st.column_config.NumberColumn("channel", width=62),
-    "input": st.column_config.TextColumn("input", width=50),
-    "minimum": st.column_config.TextColumn(  # its one value is bold: wider than text_px says
-        "minimum", width=150, help="The channel(s) the valve's output waits on"
-    ),
-    "raw (ms)": st.column_config.TextColumn("raw (ms)", help="The watermark as Flink logs it"),
-}
-
-
 def channel_tables(tables: Sequence[ShownTable], key: str = "") -> None:
     """One channel table per valve (`wmviz.view.step_view.channel_tables`): watermark readable and
     raw, status coloured, the channel(s) holding the minimum marked; each column as wide as what it
-    may hold at any step."""
+    may hold at any step. Drawn as the escaped HTML built with the step: one element, nothing
+    converted per session."""
     box = st.container(key=f"{key}channels")
     for shown in tables:
-        frame = shown.frame()
-        assert frame is not None, "a valve always has its channel table"
-        box.markdown(f"**{shown.title}**")
-        styled = frame.style.map(_status_style, subset=["status"]).map(_holds_style, subset=["minimum"])
-        box.dataframe(
-            styled,
-            hide_index=True,
-            width="stretch",
-            key=f"{key}channels_{shown.name}",
-            column_config=sized_by(shown.widths, _CHANNEL_COLUMNS),
+        box.html(
+            f'<p class="wmviz-table-title">{esc(shown.title)}</p>'
+            f'<div class="wmviz-table-box">{shown.html}</div>'
         )
 
 

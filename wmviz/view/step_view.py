@@ -23,7 +23,7 @@ from wmviz.core.rules import Rule, step_rules
 from wmviz.core.story import explain_parts
 from wmviz.core.types import Profile
 from wmviz.timeline.cursor import InstanceCursor
-from wmviz.view import figures, model, stall, widths
+from wmviz.view import figures, html_table, model, stall, widths
 from wmviz.view import operator_model as om
 from wmviz.view.imported import inferred_text, replay_check_text, split_table
 from wmviz.view.plain import literal
@@ -41,6 +41,7 @@ class ShownTable:
     widths: tuple[tuple[str, int], ...] = ()
     title: str = ""
     name: str = ""
+    html: str = ""  # the table as escaped HTML, where the page draws it so (`wmviz.view.html_table`)
 
     @property
     def empty(self) -> bool:
@@ -52,7 +53,7 @@ class ShownTable:
 
     @property
     def nbytes(self) -> int:
-        return 0 if self.data is None else self.data.nbytes
+        return len(self.html) + (0 if self.data is None else self.data.nbytes)
 
 
 @dataclass(frozen=True)
@@ -158,17 +159,17 @@ def _bare(table: pd.DataFrame | None) -> ShownTable:
 
 def channel_tables(views: Sequence[model.ValveView], possible: dict | None = None) -> tuple[ShownTable, ...]:
     """One channel table per valve; several valves (a two-input operator) share one table with an
-    `input` column: one header instead of one per valve keeps the step on one screen."""
+    `input` column: one header instead of one per valve keeps the step on one screen. Each also as
+    the HTML the page draws: statuses coloured, the minimum marked, columns sized for any step."""
     if len(views) > 1:
-        return (
-            shown(
-                model.merged_channels(list(views)),
-                possible=possible,
-                title="Channels of every input",
-                name="all",
-            ),
-        )
-    return tuple(shown(v.channels, possible=possible, title="Channels", name=v.input) for v in views)
+        tables = [(model.merged_channels(list(views)), "Channels of every input", "all")]
+    else:
+        tables = [(v.channels, "Channels", v.input) for v in views]
+    out = []
+    for frame, title, name in tables:
+        table = shown(frame, possible=possible, title=title, name=name)
+        out.append(replace(table, html=html_table.channel_table(frame, dict(table.widths))))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
