@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
-from tests.html_tables import channel_frames
+from tests.html_tables import channel_frames, read_tables
 from tests.markdown_text import shown
 from wmviz.core.rules import GLOSSARY
 from wmviz.store.incidents import built_in_incidents
@@ -72,8 +72,11 @@ def narration(app: AppTest) -> str:
 
 
 def frame(app: AppTest, *columns: str):
-    """The first table holding every one of `columns`."""
-    return next(d.value for d in app.dataframe if set(columns) <= set(d.value.columns))
+    """The first table holding every one of `columns` (a data grid, or one of the page's HTML tables)."""
+    tables = [d.value for d in app.dataframe] + [
+        t.frame for h in app.get("html") for t in read_tables(h.value)
+    ]
+    return next(table for table in tables if set(columns) <= set(table.columns))
 
 
 def charts(app: AppTest) -> list[dict]:

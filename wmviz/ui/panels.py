@@ -52,18 +52,22 @@ _STYLE = """
 [class*="st-key-heap_"] [data-testid="stSkeleton"]::after,
 .st-key-overview [data-testid="stSkeleton"]::after {
   content: "Drawing the chart…"; display: block; padding: 1rem; color: #31333f; opacity: 0.7; }
-/* The channel table (escaped HTML built once per step, `wmviz.view.html_table`): the grid's look,
-   columns as wide as any step needs, a long list scrolls under its header. */
+/* The channel table and the input row (escaped HTML built once per step, `wmviz.view.html_table`):
+   the grid's look; the channels' columns as wide as any step needs, a long list scrolls under its
+   header; a long field value wraps. */
 .wmviz-table-title { font-weight: 600; margin: 0 0 0.3rem; }
 .wmviz-table-box { max-height: 22rem; overflow: auto; border: 1px solid rgba(49, 51, 63, 0.12);
   border-radius: 0.5rem; }
-table.wmviz-channels { border-collapse: collapse; table-layout: fixed; width: max-content;
-  min-width: 100%; margin: 0; font-size: 0.875rem; border: none; }
-table.wmviz-channels th, table.wmviz-channels td { padding: 0.22rem 0.5rem; text-align: left;
-  white-space: nowrap; overflow: hidden; text-overflow: ellipsis; border: none;
-  border-bottom: 1px solid rgba(49, 51, 63, 0.08); }
-table.wmviz-channels th { position: sticky; top: 0; background: #f6f7f9; font-weight: 400;
-  color: rgba(49, 51, 63, 0.7); }
+table.wmviz-channels, table.wmviz-fields { border-collapse: collapse; margin: 0; font-size: 0.875rem;
+  border: none; width: 100%; }
+table.wmviz-channels { table-layout: fixed; width: max-content; min-width: 100%; }
+:is(table.wmviz-channels, table.wmviz-fields) :is(th, td) { padding: 0.22rem 0.5rem; text-align: left;
+  border: none; border-bottom: 1px solid rgba(49, 51, 63, 0.08); vertical-align: top; }
+table.wmviz-channels :is(th, td) { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+table.wmviz-fields td { overflow-wrap: anywhere; }
+table.wmviz-fields td:first-child { white-space: nowrap; width: 1%; }
+:is(table.wmviz-channels, table.wmviz-fields) th { position: sticky; top: 0; background: #f6f7f9;
+  font-weight: 400; color: rgba(49, 51, 63, 0.7); }
 table.wmviz-channels td.holds { font-weight: 600; color: #D55E00; }
 """
 _STATUS_CSS = "".join(  # the chart's status colours (no user text)
@@ -315,8 +319,10 @@ def heap_and_input(heaps: Sequence[HeapView], row: ShownTable) -> None:
                 config={"displayModeBar": False},
             )
     with right:
-        st.markdown("**The input row, every field**")
-        table(row, "input_table")
+        st.html(
+            '<p class="wmviz-table-title">The input row, every field</p>'
+            f'<div class="wmviz-table-box">{row.html}</div>'
+        )
 
 
 def lag_mode_choice() -> str:

@@ -19,6 +19,9 @@ from wmviz.core.types import Status
 CHANNEL_TABLE_CLASS = "wmviz-channels"
 """The class of a channel table's `<table>`: the page's and the report's CSS colour its cells."""
 
+FIELDS_TABLE_CLASS = "wmviz-fields"
+"""The class of the input row's table (every field of the row a step received)."""
+
 STATUS_CLASSES = {status.value: f"status-{status.value}" for status in Status}
 """A status cell's class, by the status its text starts with (`ACTIVE (FINISHED, replayed as MAX)`
 is coloured as ACTIVE: that is what the valve holds it as)."""
@@ -113,3 +116,10 @@ def channel_table(frame: pd.DataFrame, widths: Mapping[str, int] | None = None) 
         titles=CHANNEL_HELP,
         widths=sized if sized and all(sized) else None,
     )
+
+
+def fields_table(frame: pd.DataFrame) -> str:
+    """The input row's fields (`wmviz.view.model.input_table`: field, value), each value escaped
+    text that may wrap (a payload can be long)."""
+    columns = [str(c) for c in frame.columns]
+    return table(columns, frame.itertuples(index=False, name=None), css_class=FIELDS_TABLE_CLASS)

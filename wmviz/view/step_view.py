@@ -251,10 +251,14 @@ def step_view(
             HeapView(v.input, figure_json(figures.heap_figure(v.heap, highlight=changed, t=short)))
             for v in views
         ),
-        input_row=shown(model.input_table(record, t)),
+        input_row=_fields(model.input_table(record, t)),
         caption=f"state rebuilt from the keyframe at step {before.keyframe_step} (one every "
         f"{keyframe_every:,} steps); {cursor.count:,} steps in instance {literal(cursor.instance)}",
     )
+
+
+def _fields(table: pd.DataFrame) -> ShownTable:
+    return replace(shown(table), html=html_table.fields_table(table))
 
 
 def _arrow(table: pd.DataFrame | None) -> pa.Table | None:
