@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 from tests.conftest import REPO
 from tests.html_tables import channel_frames
 from tests.markdown_text import shown
+from wmviz.ui import state
 
 
 @pytest.fixture(autouse=True)
@@ -21,6 +22,38 @@ def open_app(**query) -> AppTest:
     app.run()
     assert not app.exception, app.exception
     return app
+
+
+def open_whatif(app: AppTest) -> AppTest:
+    """Open the what-if form's expander, as a click on it does: the step area reruns with it open."""
+    app.session_state[state.WHATIF_OPEN] = True
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def whatif_widgets(app: AppTest) -> list:
+    """The form's widgets on the page now (its submit button, its radio and the step's inputs)."""
+    keys = [w.key for w in (*app.button, *app.radio, *app.selectbox, *app.number_input, *app.text_input)]
+    return [k for k in keys if k and k.startswith("whatif_")]
+
+
+def test_a_closed_what_if_form_draws_none_of_its_widgets_and_an_open_one_stays_open_while_stepping():
+    app = open_app(step="2")
+    labels = [e.label for e in app.expander]
+    assert "What if… (at step 2)" in labels and whatif_widgets(app) == []  # closed: the label alone
+    open_whatif(app)
+    drawn = {"whatif_submit", "whatif_action", "whatif_status"} | {
+        f"whatif_{field}_2" for field in ("kind", "channel", "watermark", "event")
+    }
+    assert sorted(whatif_widgets(app)) == sorted(drawn)
+    # The label names the step (a new step is a new expander), yet it stays open as the step moves.
+    app.slider(key="step").set_value(3).run()
+    assert "What if… (at step 3)" in [e.label for e in app.expander]
+    assert app.session_state[state.WHATIF_OPEN] and "whatif_kind_3" in whatif_widgets(app)
+    app.session_state[state.WHATIF_OPEN] = False  # closed again: the next step draws none of it
+    app.slider(key="step").set_value(4).run()
+    assert whatif_widgets(app) == [] and not app.session_state[state.WHATIF_OPEN]
 
 
 def test_compare_mode_names_the_first_output_divergence_first_and_the_earlier_state_one_second():
@@ -63,13 +96,14 @@ def test_a_profile_compared_with_itself_is_not_offered_and_identical_runs_say_so
 
 
 def test_a_what_if_edit_re_simulates_and_compares_with_the_original():
-    app = open_app(step="2")
+    app = open_whatif(open_app(step="2"))
     app.radio(key="whatif_action").set_value("change this input")
     app.selectbox(key="whatif_kind_2").set_value("status")
     app.selectbox(key="whatif_status").set_value("IDLE")
     app.button(key="whatif_submit").click().run()
     assert not app.exception, app.exception
     assert app.session_state["compare"].startswith("whatif:")
+    assert whatif_widgets(app) == []  # the edit is made: its form closes on the comparison
     assert any("IDLE@2" in shown(i.value) and "first differs at step 2" in i.value for i in app.info)
     app.slider(key="step").set_value(7).run()
     assert [m.value for m in app.metric] == ["MAX", "MAX"]  # idle instead of finished: still MAX
@@ -77,7 +111,7 @@ def test_a_what_if_edit_re_simulates_and_compares_with_the_original():
 
 
 def test_deleting_an_input_shifts_the_other_side_by_one_step():
-    app = open_app(step="2")
+    app = open_whatif(open_app(step="2"))
     app.radio(key="whatif_action").set_value("delete this input")
     app.button(key="whatif_submit").click().run()
     assert not app.exception, app.exception
@@ -89,13 +123,14 @@ def test_deleting_an_input_shifts_the_other_side_by_one_step():
 
 
 def test_an_edit_that_makes_the_trace_invalid_is_refused_with_the_reason():
-    app = open_app(step="0")
+    app = open_whatif(open_app(step="0"))
     app.radio(key="whatif_action").set_value("change this input")
     app.selectbox(key="whatif_kind_0").set_value("watermark")
     app.text_input(key="whatif_watermark_0").set_value("")
     app.button(key="whatif_submit").click().run()
     assert any("cannot be simulated" in e.value and "watermark_ms" in shown(e.value) for e in app.error)
     assert app.sidebar.selectbox(key="compare").value == "nothing"
+    assert "whatif_submit" in whatif_widgets(app)  # still open, to correct the edit
 
 
 def _right_side(app: AppTest) -> tuple:
@@ -107,7 +142,7 @@ def _right_side(app: AppTest) -> tuple:
 
 
 def test_a_what_if_link_opened_in_a_fresh_session_shows_what_its_sender_saw():
-    sender = open_app(step="3")
+    sender = open_whatif(open_app(step="3"))
     sender.radio(key="whatif_action").set_value("insert an input before it")
     sender.selectbox(key="whatif_kind_3").set_value("status")
     sender.selectbox(key="whatif_status").set_value("IDLE")

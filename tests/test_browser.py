@@ -162,6 +162,24 @@ def press(page, key: str, step: int, charts: int) -> None:
     wait_rendered(page, step, charts)
 
 
+def rerun_fragments(page) -> list[str]:
+    """The fragment id of every rerun a person's action asks the server for from now on ("" for
+    the whole page), read from the messages the page sends on its websocket. A fragment's own
+    timer (the Spark box's, while Spark starts) is left out."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    asked: list[str] = []
+
+    def sent(payload) -> None:
+        if isinstance(payload, bytes):
+            message = BackMsg.FromString(payload)
+            if message.WhichOneof("type") == "rerun_script" and not message.rerun_script.is_auto_rerun:
+                asked.append(message.rerun_script.fragment_id)
+
+    page.on("websocket", lambda socket: socket.on("framesent", sent))
+    return asked
+
+
 def quiet(page) -> None:
     """No focus ring and no hover decoration in a picture."""
     page.evaluate("document.activeElement && document.activeElement.blur()")
@@ -498,13 +516,36 @@ def test_a_shared_compare_link_names_the_first_output_divergence_and_jumps_there
     expect(page.get_by_role("combobox", name="Profile")).to_have_value("flip-38477")
 
 
+def open_the_what_if_form_at_step_3(page, asked: list[str]):
+    """Open the what-if form on a page at step 3 (`asked`: its reruns, `rerun_fragments`); on the
+    way, it stays open across a step there and back. Returns the form."""
+    from playwright.sync_api import expect
+
+    whatif = page.get_by_test_id("stExpander").filter(has_text="What if…")
+    form = whatif.get_by_test_id("stForm")
+    expect(form).to_have_count(0)  # closed, the form is not drawn at all
+    # Opening it reruns what a step key reruns, which draws the form: the step area's fragment
+    # (the whole page only while the Spark box refreshes itself, app.py).
+    whatif.get_by_text("What if… (at step 3)", exact=True).click()
+    expect(form).to_be_visible()
+    opened = asked[-1]
+    focus_page(page)
+    press(page, "ArrowRight", 4, ONE_VALVE_CHARTS)
+    assert len(asked) == 3 and asked[-1] == opened, asked  # the page's first run, the click, the key
+    expect(whatif.get_by_text("What if… (at step 4)", exact=True)).to_be_visible()
+    expect(form).to_be_visible()  # it stays open as the step moves
+    press(page, "ArrowLeft", 3, ONE_VALVE_CHARTS)
+    expect(whatif.get_by_text("What if… (at step 3)", exact=True)).to_be_visible()
+    return form
+
+
 def test_a_what_if_link_opened_in_a_fresh_browser_shows_what_its_sender_saw(page, app_url, browser, tmp_path):
     from playwright.sync_api import expect
 
     compare_charts = 2
+    asked = rerun_fragments(page)
     open_view(page, app_url, f"{FLINK_38477}&step=3", 3, ONE_VALVE_CHARTS)
-    page.get_by_text("What if… (at step 3)", exact=True).click()
-    form = page.get_by_test_id("stForm")
+    form = open_the_what_if_form_at_step_3(page, asked)
     form.get_by_text("insert an input before it", exact=True).click()
     kind = form.get_by_role("combobox", name="Kind")
     kind.click()
@@ -517,6 +558,7 @@ def test_a_what_if_link_opened_in_a_fresh_browser_shows_what_its_sender_saw(page
     form.get_by_role("button", name="Re-simulate with this edit").click()
     expect(page).to_have_url(re.compile(r"[?&]compare=whatif%3A[A-Za-z0-9_-]+(&|$)"))
     wait_settled(page, 3, compare_charts)
+    expect(form).to_have_count(0)  # the edit is made: its form closes on the comparison
     focus_page(page)
     page.keyboard.press("ArrowRight")
     wait_settled(page, 4, compare_charts)

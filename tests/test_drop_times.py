@@ -16,6 +16,7 @@ from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.store import Timeline
 from wmviz.trace.readers import read_trace
+from wmviz.ui import state
 from wmviz.view import operator_model as om
 from wmviz.view.timefmt import TimeFormat
 
@@ -95,6 +96,7 @@ def test_the_what_if_forms_times_read_as_the_page_shows_them(tmp_path, monkeypat
     monkeypatch.setenv("WMVIZ_CACHE", str(tmp_path))
     app = AppTest.from_file(str(REPO / "app.py"), default_timeout=180)
     app.query_params.update({"scenario": "idle-partition-pins-watermark", "engine": "local", "step": "1"})
+    app.session_state[state.WHATIF_OPEN] = True  # the form's widgets are drawn while it is open
     app.run()
     assert not app.exception, app.exception
     assert app.text_input(key="whatif_watermark_1").value == "2026-11-21 09:59:58.000Z"

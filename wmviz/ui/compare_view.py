@@ -135,44 +135,58 @@ def _side(side: Side, column_key: str, t: TimeFormat) -> None:
 
 def whatif_form(cursor: InstanceCursor, step: int, t: TimeFormat):
     """The edit a person asks for at this step, as plain values (None until submitted); its times
-    as the page shows them (`t`), when they read back as the same time."""
-    record = cursor.row(step)
-    with st.expander(f"What if… (at step {step})", expanded=False), st.form("whatif"):
-        action = st.radio(
-            "Edit",
-            ["change this input", "delete this input", "insert an input before it"],
-            horizontal=True,
-            key="whatif_action",
-        )
-        # A split row's cells (split, split_event) are not in this form: edit those in the file.
-        kinds = [k.value for k in Kind if k not in (Kind.PROCTIME, Kind.SPLIT)]
-        kind = st.selectbox(
-            "Kind",
-            kinds,
-            index=kinds.index(record["kind"]) if record["kind"] in kinds else 0,
-            key=f"whatif_kind_{step}",  # per step: the defaults follow the row shown
-        )
-        cols = st.columns(4)
-        channel = cols[0].number_input(
-            "Channel",
-            min_value=0,
-            value=int(record.get("channel") or 0),
-            step=1,
-            key=f"whatif_channel_{step}",
-        )
-        status = cols[1].selectbox("Status", [s.value for s in Status], index=1, key="whatif_status")
-        watermark = cols[2].text_input(
-            "Watermark (ms or ISO time)",
-            value=editable_time(record.get("watermark_ms"), t),
-            key=f"whatif_watermark_{step}",
-        )
-        event = cols[3].text_input(
-            "Event time (ms or ISO time)",
-            value=editable_time(record.get("event_ms"), t),
-            key=f"whatif_event_{step}",
-        )
-        submitted = st.form_submit_button("Re-simulate with this edit", key="whatif_submit")
-    if not submitted:
+    as the page shows them (`t`), when they read back as the same time.
+
+    The form's widgets are drawn only while its expander is open: closed, as it nearly always is,
+    a step sends the browser the expander's label alone. Opening or closing it reruns the step
+    area (the fragment it sits in), which then draws the form or leaves it out."""
+    # The label names the step, and a label is part of an expander's identity: each step's is a new
+    # widget, which would start closed. Handing the key's value on keeps the form as the person
+    # left it: open while they step, once opened, until they close it (or an edit is made).
+    st.session_state[state.WHATIF_OPEN] = st.session_state.get(state.WHATIF_OPEN, False)
+    expander = st.expander(f"What if… (at step {step})", key=state.WHATIF_OPEN, on_change="rerun")
+    if not expander.open:
+        return None
+    with expander, st.form("whatif"):
+        return _whatif_fields(cursor.row(step), step, t)
+
+
+def _whatif_fields(record: dict, step: int, t: TimeFormat):
+    """The form's widgets for this step's row; the values asked for once it is submitted."""
+    action = st.radio(
+        "Edit",
+        ["change this input", "delete this input", "insert an input before it"],
+        horizontal=True,
+        key="whatif_action",
+    )
+    # A split row's cells (split, split_event) are not in this form: edit those in the file.
+    kinds = [k.value for k in Kind if k not in (Kind.PROCTIME, Kind.SPLIT)]
+    kind = st.selectbox(
+        "Kind",
+        kinds,
+        index=kinds.index(record["kind"]) if record["kind"] in kinds else 0,
+        key=f"whatif_kind_{step}",  # per step: the defaults follow the row shown
+    )
+    cols = st.columns(4)
+    channel = cols[0].number_input(
+        "Channel",
+        min_value=0,
+        value=int(record.get("channel") or 0),
+        step=1,
+        key=f"whatif_channel_{step}",
+    )
+    status = cols[1].selectbox("Status", [s.value for s in Status], index=1, key="whatif_status")
+    watermark = cols[2].text_input(
+        "Watermark (ms or ISO time)",
+        value=editable_time(record.get("watermark_ms"), t),
+        key=f"whatif_watermark_{step}",
+    )
+    event = cols[3].text_input(
+        "Event time (ms or ISO time)",
+        value=editable_time(record.get("event_ms"), t),
+        key=f"whatif_event_{step}",
+    )
+    if not st.form_submit_button("Re-simulate with this edit", key="whatif_submit"):
         return None
     return {
         "action": action,
@@ -284,10 +298,12 @@ def compare_choice(where, profile: Profile, titles: dict[str, str]) -> str | Non
 
 def compare_titles(incident) -> dict[str, str]:
     """The what-ifs of this session and of the link, and a stored trace a link compares with;
-    applies a what-if just made. A link's what-if that cannot be applied is said, not dropped."""
+    applies a what-if just made (and closes the form that made it). A link's what-if that cannot
+    be applied is said, not dropped."""
     pending = st.session_state.pop(state.PENDING_COMPARE, None)
     if pending is not None:
         st.session_state[state.COMPARE] = pending
+        st.session_state[state.WHATIF_OPEN] = False  # the edit is made: the form closes on the comparison
     known = st.session_state.setdefault(state.WHATIFS, {})
     linked = st.session_state.get(state.COMPARE) or ""
     if linked.startswith(WHATIF_PREFIX) and linked not in known:

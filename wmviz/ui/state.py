@@ -24,6 +24,7 @@ STORY_OPEN = "story_open"  # whether the story strip is open; it stays as the pe
 JOB_AT = "job_at"  # the job graph's time slider: a sample time of the recording (epoch ms)
 JOB_VERTEX = "job_vertex"  # the vertex picked on the job graph (its id, or job_view.STALLED)
 JOB_CLICK = "job_click"  # the job graph's selection (a click on a vertex)
+WHATIF_OPEN = "whatif_open"  # whether the what-if form is open; it stays open as the step moves
 
 # --- the page's memory ---------------------------------------------------------------------------
 PLAYING = "playing"  # autoplay is on (a bool; the Play button's label reads it)
