@@ -33,6 +33,7 @@ def test_the_wheel_installs_and_its_wmviz_command_runs_outside_the_checkout(tmp_
     (wheel,) = wheels.glob("wmviz-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "wmviz/py.typed" in names and "wmviz/_app/app.py" in names
+    assert "wmviz/_app/.streamlit/config.toml" in names  # the page's server settings travel with it
     assert "wmviz/sample_data/flink-38477-zero-output.jsonl" in names
     assert "wmviz/sample_data/jobs/silent-split-holds-the-whole-job.json" in names
     assert not [n for n in names if n.startswith("tests/")]
