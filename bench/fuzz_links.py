@@ -4,7 +4,7 @@
   it names: the time format in its zone, the step clamped, a `compare=whatif:<token>` decoded and
   applied to the incident's trace. A bad value must fall back with a note, or end in the
   ValueError the page shows as a notice.
-* `whatif`: tokens through `wmviz.analysis.whatif.decode_edit` (bodies of every operation with
+* `whatif`: tokens through `wmviz.analysis.whatif_token.decode_edit` (bodies of every operation with
   values of the wrong type, deep JSON, not base64, over the limit), applied, described and written
   as the what-if trace, which must read back; a decoded edit must encode to a token that decodes
   to the same edit (else "round trip").
@@ -153,7 +153,9 @@ def make_whatif(seed: int, index: int) -> SurfaceCase:
 
 def run_whatif(case: SurfaceCase, folder: str) -> Outcome:
     """Decode, apply, describe and write the what-if; it must read back, and encode back."""
-    from wmviz.analysis.whatif import apply_edit, decode_edit, describe_edit, encode_edit, whatif_file
+    from wmviz.analysis.whatif_edit import describe_edit
+    from wmviz.analysis.whatif_token import decode_edit, encode_edit
+    from wmviz.analysis.whatif_trace import apply_edit, whatif_file
     from wmviz.trace.errors import TraceValidationError
     from wmviz.trace.readers import read_trace
 
@@ -220,7 +222,9 @@ def make_url(seed: int, index: int) -> SurfaceCase:
 def adopt(query: dict[str, str]) -> None:
     """What the page does with a link's (or a bundle view's) fields: parse them, show times in the
     zone they name, clamp the step, and build the what-if they compare with."""
-    from wmviz.analysis.whatif import apply_edit, decode_edit, describe_edit
+    from wmviz.analysis.whatif_edit import describe_edit
+    from wmviz.analysis.whatif_token import decode_edit
+    from wmviz.analysis.whatif_trace import apply_edit
     from wmviz.view.timefmt import TimeFormat, trace_origin
     from wmviz.view.url import clamp_step, parse_view
 

@@ -163,7 +163,8 @@ def test_a_what_if_link_opened_in_a_fresh_session_shows_what_its_sender_saw():
 
 
 def test_a_link_with_a_what_if_that_does_not_fit_the_trace_says_so():
-    from wmviz.analysis.whatif import Delete, encode_edit
+    from wmviz.analysis.whatif_edit import Delete
+    from wmviz.analysis.whatif_token import encode_edit
 
     app = open_app(step="0", compare="whatif:" + encode_edit(Delete("0", 999)))
     assert any("cannot be applied" in e.value and "no step 999" in e.value for e in app.error)

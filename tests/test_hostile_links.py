@@ -14,7 +14,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
-from wmviz.analysis.whatif import TOKEN_LIMIT, Change, decode_edit, encode_edit
+from wmviz.analysis.whatif_edit import Change
+from wmviz.analysis.whatif_token import TOKEN_LIMIT, decode_edit, encode_edit
 from wmviz.store import uploads
 from wmviz.store.uploads import UploadError
 from wmviz.store.zipend import ZipEnd, zip_end

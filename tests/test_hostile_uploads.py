@@ -106,7 +106,8 @@ def test_timelines_and_whatifs_share_one_budget_least_recently_used_first(root):
 
 
 def test_a_whatif_is_stored_once_and_made_again_after_eviction(root, monkeypatch):
-    from wmviz.analysis.whatif import Delete, encode_edit
+    from wmviz.analysis.whatif_edit import Delete
+    from wmviz.analysis.whatif_token import encode_edit
     from wmviz.store.incidents import built_in_incidents
     from wmviz.ui import compare_view
 

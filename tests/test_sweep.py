@@ -295,7 +295,9 @@ def test_the_pareto_front_keeps_the_rows_nothing_beats_on_both():
 
 def test_a_combination_opens_as_a_config_what_if_that_a_link_carries():
     from wmviz.analysis.compare import step_map
-    from wmviz.analysis.whatif import Configure, apply_edit, decode_edit, describe_edit, encode_edit
+    from wmviz.analysis.whatif_edit import Configure, describe_edit
+    from wmviz.analysis.whatif_token import decode_edit, encode_edit
+    from wmviz.analysis.whatif_trace import apply_edit
 
     trace = built_in_incidents()["resumed-partition-records-late"].trace()
     varies = [Vary("generator.out_of_orderness_ms", (5000,)), Vary("operator.allowed_lateness_ms", (1000,))]

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from wmviz.analysis.whatif import Configure, decode_edit
+from wmviz.analysis.whatif_edit import Configure
+from wmviz.analysis.whatif_token import decode_edit
 from wmviz.view.tune import tune_figure
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,4 +1,5 @@
-"""What-if edits (`wmviz.analysis.whatif`) and the comparison of two runs (`wmviz.analysis.compare`).
+"""What-if edits (`wmviz.analysis.whatif_edit`, `whatif_trace`, `whatif_token`) and the comparison of
+two runs (`wmviz.analysis.compare`).
 
 The comparison is checked against a naive oracle that rebuilds every step's full pipeline state
 with `InstanceCursor.state_at` (what `compare` deliberately avoids doing) on seeded random traces.
@@ -18,16 +19,9 @@ from hypothesis import strategies as st
 
 from tests.conftest import REPO
 from wmviz.analysis.compare import ONLY_IN_ONE_RUN, divergence_steps, first_divergence, step_map
-from wmviz.analysis.whatif import (
-    Change,
-    Delete,
-    Insert,
-    apply_edit,
-    decode_edit,
-    describe_edit,
-    encode_edit,
-    write_whatif,
-)
+from wmviz.analysis.whatif_edit import Change, Delete, Insert, describe_edit
+from wmviz.analysis.whatif_token import decode_edit, encode_edit
+from wmviz.analysis.whatif_trace import apply_edit, write_whatif
 from wmviz.cli import main as cli_main
 from wmviz.core.scenario import Kind, Trace, TraceRow
 from wmviz.core.types import MIN_MS, Profile, Status

@@ -34,7 +34,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from wmviz.analysis.whatif import Change, Configure, Delete, Edit, Insert
+from wmviz.analysis.whatif_edit import Change, Configure, Delete, Edit, Insert
 from wmviz.core.types import MIN_MS
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.tables import INPUT_COLUMNS

@@ -1,7 +1,7 @@
 """Compare mode and what-if (Streamlit): the same trace under another profile, or the original
 against an edited copy, side by side with one step control and the first divergence one click away.
 
-A what-if travels as its edit: the compare target `whatif:<token>` (`wmviz.analysis.whatif.encode_edit`)
+A what-if travels as its edit: the compare target `whatif:<token>` (`wmviz.analysis.whatif_token.encode_edit`)
 is in the link and in the bundle, and any server that has the original trace re-applies it, so a
 fresh browser shows what the sender saw. `trace:<digest>` compares with another stored upload.
 """
@@ -14,17 +14,9 @@ from pathlib import Path
 import streamlit as st
 
 from wmviz.analysis.compare import first_divergence, step_map
-from wmviz.analysis.whatif import (
-    Change,
-    Delete,
-    Edit,
-    Insert,
-    apply_edit,
-    decode_edit,
-    describe_edit,
-    encode_edit,
-    whatif_file,
-)
+from wmviz.analysis.whatif_edit import Change, Delete, Edit, Insert, describe_edit
+from wmviz.analysis.whatif_token import decode_edit, encode_edit
+from wmviz.analysis.whatif_trace import apply_edit, whatif_file
 from wmviz.core.scenario import Kind
 from wmviz.core.types import Profile, Status
 from wmviz.store import uploads

@@ -15,7 +15,8 @@ import pandas as pd
 import streamlit as st
 
 from wmviz.analysis.sweep import SweepError, parse_vary, recommend, run_sweep
-from wmviz.analysis.whatif import Configure, encode_edit
+from wmviz.analysis.whatif_edit import Configure
+from wmviz.analysis.whatif_token import encode_edit
 from wmviz.store.runs import file_digest
 from wmviz.trace.errors import TraceValidationError
 from wmviz.ui import state

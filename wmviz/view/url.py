@@ -47,7 +47,7 @@ class ViewParams:
     step: int = 0
     compare: str | None = None
     """Compare mode's other run: a profile name, `whatif:<token>` (an edit of this trace, carried
-    in the link itself, `wmviz.analysis.whatif.encode_edit`) or `trace:<digest>` (another upload)."""
+    in the link itself, `wmviz.analysis.whatif_token.encode_edit`) or `trace:<digest>` (another upload)."""
     time: str = "utc"
     """How times read (`wmviz.view.timefmt.MODES`)."""
     zone: str = "UTC"
@@ -99,7 +99,7 @@ def _bounded(query: Mapping[str, str], notes: list[str]) -> dict[str, str]:
 
 def _compare_of(query: Mapping[str, str], notes: list[str]) -> str | None:
     """The compared run: a what-if or a stored trace as named (the page says when one cannot be
-    used: `wmviz.analysis.whatif.decode_edit` reads the token), or a profile this model knows."""
+    used: `wmviz.analysis.whatif_token.decode_edit` reads the token), or a profile this model knows."""
     compare = query.get("compare") or None
     if compare is None or compare.startswith((WHATIF_PREFIX, TRACE_PREFIX)):
         return compare
