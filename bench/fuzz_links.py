@@ -8,7 +8,7 @@
   values of the wrong type, deep JSON, not base64, over the limit), applied, described and written
   as the what-if trace, which must read back; a decoded edit must encode to a token that decodes
   to the same edit (else "round trip").
-* `bundle`: zips through `wmviz.store.uploads.open_bundle` (the reading function, not the page):
+* `bundle`: zips through `wmviz.store.bundles.open_bundle` (the reading function, not the page):
   members missing, doubled, of other compression methods, damaged, inflating past the limit, many
   empty members, and `view.json` with hostile fields; a bundle that opens is stored and its view
   adopted as `_adopt_view` does. An UploadError is the clean error.
@@ -315,7 +315,8 @@ def make_bundle(seed: int, index: int) -> SurfaceCase:
 
 def run_bundle(case: SurfaceCase, folder: str) -> Outcome:
     """Open the bundle, store what it holds, adopt its view (a bad field falls back with a note)."""
-    from wmviz.store.uploads import UploadError, open_bundle, store_upload
+    from wmviz.store.bundles import open_bundle
+    from wmviz.store.uploads import UploadError, store_upload
     from wmviz.trace.errors import TraceValidationError
 
     def run() -> None:

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from tests.conftest import REPO
 from wmviz.analysis.whatif_edit import Change
 from wmviz.analysis.whatif_token import TOKEN_LIMIT, decode_edit, encode_edit
-from wmviz.store import uploads
+from wmviz.store import bundles, uploads
 from wmviz.store.uploads import UploadError
 from wmviz.store.zipend import ZipEnd, zip_end
 from wmviz.view.timefmt import TimeFormat, zone_known
@@ -144,7 +144,7 @@ def bundle_app(view: dict, monkeypatch) -> AppTest:
         runs = st.session_state["test_runs"] = st.session_state.get("test_runs", 0) + 1
         if runs != 2:
             return None
-        bundle = uploads.open_bundle("b.zip", data)
+        bundle = bundles.open_bundle("b.zip", data)
         stored = uploads.store_upload(bundle.trace_name, bundle.trace_bytes, bundle.config_bytes)
         bring._adopt_view(stored, bundle.view)
         return stored
@@ -210,7 +210,7 @@ def _no_zipfile(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("zipfile parsed the directory before the member count was checked")
 
-    monkeypatch.setattr(uploads.zipfile, "ZipFile", refuse)
+    monkeypatch.setattr(bundles.zipfile, "ZipFile", refuse)
 
 
 def test_a_bundle_of_many_members_is_refused_from_its_end_record_before_zipfile_reads_it(monkeypatch):
@@ -220,14 +220,14 @@ def test_a_bundle_of_many_members_is_refused_from_its_end_record_before_zipfile_
     with pytest.raises(
         UploadError, match=r"^b\.zip: the bundle has 2,000 members; a bundle holds at most 64 "
     ):
-        uploads.open_bundle("b.zip", data)
+        bundles.open_bundle("b.zip", data)
 
 
 def test_the_zip64_end_record_is_read_for_the_member_count(zip64_bundle, monkeypatch):
     assert zip_end(zip64_bundle).members == 70_000
     _no_zipfile(monkeypatch)
     with pytest.raises(UploadError, match="the bundle has 70,000 members"):
-        uploads.open_bundle("b.zip", zip64_bundle)
+        bundles.open_bundle("b.zip", zip64_bundle)
 
 
 def test_an_end_record_that_understates_the_members_is_caught_by_the_directory_size(monkeypatch):
@@ -236,7 +236,7 @@ def test_an_end_record_that_understates_the_members_is_caught_by_the_directory_s
     assert zip_end(bytes(data)).members == 3
     _no_zipfile(monkeypatch)
     with pytest.raises(UploadError, match=r"the bundle's directory is [\d,]+ bytes, more than 64 members"):
-        uploads.open_bundle("b.zip", bytes(data))
+        bundles.open_bundle("b.zip", bytes(data))
 
 
 def test_a_zip64_locator_pointing_elsewhere_counts_the_larger_record(zip64_bundle):
@@ -253,16 +253,16 @@ def test_a_zip64_locator_pointing_elsewhere_counts_the_larger_record(zip64_bundl
 
 def test_the_member_budget_is_set_by_its_environment_variable(monkeypatch):
     bundle = _zip({"t.jsonl": INCIDENT, "view.json": b"{}", "config.json": b"{}"})
-    assert uploads.open_bundle("b.zip", bundle).trace_name == "t.jsonl"
+    assert bundles.open_bundle("b.zip", bundle).trace_name == "t.jsonl"
     monkeypatch.setenv("WMVIZ_MAX_BUNDLE_MEMBERS", "2")
     with pytest.raises(
         UploadError, match=r"has 3 members; a bundle holds at most 2 .*WMVIZ_MAX_BUNDLE_MEMBERS"
     ):
-        uploads.open_bundle("b.zip", bundle)
+        bundles.open_bundle("b.zip", bundle)
 
 
 @pytest.mark.parametrize("data", [b"", b"PK", b"not a zip at all" * 10, b"PK\x05\x06" + b"\0" * 10])
 def test_data_without_an_end_record_is_not_a_zip(data):
     assert zip_end(data) is None
     with pytest.raises(UploadError, match="not a zip file"):
-        uploads.open_bundle("b.zip", data)
+        bundles.open_bundle("b.zip", data)

@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
-from wmviz.store import runs, uploads
+from wmviz.store import bundles, runs, uploads
 from wmviz.store.uploads import DamagedUpload, UploadError
 from wmviz.view.url import parse_view
 
@@ -153,14 +153,14 @@ def test_a_bundle_is_bounded_by_the_upload_limit_counted_while_inflating(monkeyp
     monkeypatch.setenv("WMVIZ_MAX_UPLOAD_MB", "1")
     honest = _zip({"t.jsonl": b"\n" * (3 * 2**20)})
     with pytest.raises(UploadError, match=r"unpacks to more than the upload limit of 1 MB"):
-        uploads.open_bundle("b.zip", honest)
+        bundles.open_bundle("b.zip", honest)
     lying = _lie_about_sizes(honest, 100)
     with pytest.raises(UploadError, match=r"^b\.zip: t\.jsonl is damaged or unreadable"):
-        uploads.open_bundle("b.zip", lying)
+        bundles.open_bundle("b.zip", lying)
     # Two members, each under the limit, together over it: the count carries across members.
     pair = _zip({"config.json": b" " * (2**20 - 10), "t.jsonl": b"\n" * (2**20 - 10)})
     with pytest.raises(UploadError, match="unpacks to more than"):
-        uploads.open_bundle("b.zip", pair, limit=2**20 + 100)
+        bundles.open_bundle("b.zip", pair, limit=2**20 + 100)
 
 
 def test_a_bundle_member_with_a_bad_crc_is_a_clean_error():
@@ -168,22 +168,22 @@ def test_a_bundle_member_with_a_bad_crc_is_a_clean_error():
     at = data.find(b'"wm": 10')
     data[at + 6] = ord("9")
     with pytest.raises(UploadError, match=r"^b\.zip: t\.jsonl is damaged or unreadable \(Bad CRC-32"):
-        uploads.open_bundle("b.zip", bytes(data))
+        bundles.open_bundle("b.zip", bytes(data))
 
 
 def test_a_broken_lzma_member_is_a_clean_error():
     data = bytearray(_zip({"t.jsonl": INCIDENT}, zipfile.ZIP_LZMA))
     data[30 + len("t.jsonl") + 20] ^= 0xFF  # inside the LZMA stream (after its 4-byte header)
     with pytest.raises(UploadError, match=r"^b\.zip: t\.jsonl is damaged or unreadable \(Corrupt input"):
-        uploads.open_bundle("b.zip", bytes(data))
+        bundles.open_bundle("b.zip", bytes(data))
 
 
 def test_an_lzma_member_asking_for_a_huge_dictionary_is_refused_before_it_is_allocated():
     data = bytearray(_zip({"t.jsonl": INCIDENT}, zipfile.ZIP_LZMA))
     struct.pack_into("<I", data, 30 + len("t.jsonl") + 5, 3_313_500_160)  # a 3.3 GB dictionary
     with pytest.raises(UploadError, match=r"^b\.zip: t\.jsonl is damaged .*LZMA dictionary of 3,313,500,160"):
-        uploads.open_bundle("b.zip", bytes(data))
-    assert uploads.open_bundle("b.zip", _zip({"t.jsonl": INCIDENT}, zipfile.ZIP_LZMA)).trace_bytes == INCIDENT
+        bundles.open_bundle("b.zip", bytes(data))
+    assert bundles.open_bundle("b.zip", _zip({"t.jsonl": INCIDENT}, zipfile.ZIP_LZMA)).trace_bytes == INCIDENT
     # An end record that places the directory 1,000 bytes later than it is: zipfile takes the
     # bytes before as a prefix, and the member's header lands before the file's start (fuzz seed 1
     # #24967); it is zipfile's refusal, not a struct.error.
@@ -191,14 +191,14 @@ def test_an_lzma_member_asking_for_a_huge_dictionary_is_refused_before_it_is_all
     end = data.rfind(b"PK\x05\x06")
     struct.pack_into("<I", data, end + 16, struct.unpack_from("<I", data, end + 16)[0] + 1000)
     with pytest.raises(UploadError, match=r"^b\.zip: (not a zip file|t\.jsonl is damaged)"):
-        uploads.open_bundle("b.zip", bytes(data))
+        bundles.open_bundle("b.zip", bytes(data))
 
 
 def test_a_zip_needing_a_later_zip_version_is_a_clean_error():
     data = bytearray(_zip({"t.jsonl": INCIDENT}))
     struct.pack_into("<H", data, data.find(b"PK\x01\x02") + 6, 174)  # "version needed": 17.4
     with pytest.raises(UploadError, match=r"^b\.zip: not a zip file \(zip file version 17\.4"):
-        uploads.open_bundle("b.zip", bytes(data))
+        bundles.open_bundle("b.zip", bytes(data))
 
 
 @pytest.mark.parametrize(
@@ -213,7 +213,7 @@ def test_a_zip_needing_a_later_zip_version_is_a_clean_error():
 )
 def test_a_hostile_view_json_is_a_clean_error(view, message):
     with pytest.raises(UploadError, match=r"^b\.zip: ") as err:
-        uploads.open_bundle("b.zip", _zip({"t.jsonl": INCIDENT, "view.json": view}))
+        bundles.open_bundle("b.zip", _zip({"t.jsonl": INCIDENT, "view.json": view}))
     assert message in str(err.value)
 
 
@@ -225,17 +225,17 @@ def test_a_step_that_is_not_ascii_digits_falls_back_to_step_0_with_a_note(step):
 
 def test_a_bundles_view_with_a_bad_step_opens_at_step_0_with_a_notice(root):
     stored = uploads.store_upload("t.jsonl", INCIDENT, None)
-    bundle = uploads.open_bundle("b.zip", uploads.make_bundle(stored, {"step": "²", "profile": ["x"]}))
+    bundle = bundles.open_bundle("b.zip", bundles.make_bundle(stored, {"step": "²", "profile": ["x"]}))
     assert bundle.view == {"step": "²"}  # only plain values travel; the page checks each
 
 
 def test_a_trace_named_config_json_stays_the_trace():
     stored = uploads.store_upload("config.json", b'[{"ch": 0, "wm": 5}]', None)
     assert stored.config_path is None and stored.name == "trace-config.json"
-    bundle = uploads.open_bundle("b.zip", uploads.make_bundle(stored, {}))
+    bundle = bundles.open_bundle("b.zip", bundles.make_bundle(stored, {}))
     assert (bundle.trace_name, bundle.config_bytes) == ("trace-config.json", None)
     with pytest.raises(UploadError, match=r"exactly one trace file, found config\.json"):
-        uploads.open_bundle("b.zip", _zip({"config.json": b'[{"ch": 0, "wm": 5}]'}))
+        bundles.open_bundle("b.zip", _zip({"config.json": b'[{"ch": 0, "wm": 5}]'}))
 
 
 @pytest.mark.parametrize("ext", [".jsonl", ".csv", ".parquet", ".json", ".ndjson"])
@@ -250,7 +250,7 @@ def test_a_bundle_view_is_only_plain_values():
     data = _zip(
         {"t.jsonl": INCIDENT, "view.json": json.dumps({"step": 4, "x": {"a": 1}, "b": True}).encode()}
     )
-    assert uploads.open_bundle("b.zip", data).view == {"step": "4"}
+    assert bundles.open_bundle("b.zip", data).view == {"step": "4"}
 
 
 def test_a_failed_write_leaves_no_half_upload_and_nothing_else_is_touched(root, monkeypatch):

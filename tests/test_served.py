@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
-from wmviz.store import runs, uploads
+from wmviz.store import bundles, runs, uploads
 from wmviz.store.runs import RunRequest, cached_timeline, enforce_budget, run_timeline
 from wmviz.store.uploads import DamagedUpload
 from wmviz.timeline.cursor import InstanceCursor
@@ -78,7 +78,7 @@ def test_a_stored_upload_changed_with_its_size_and_mtime_kept_is_never_served(ro
     with pytest.raises(DamagedUpload):
         uploads.find_upload(stored.digest)
     with pytest.raises(DamagedUpload):
-        uploads.make_bundle(stored, {})  # the StoredUpload in hand does not hand out changed bytes
+        bundles.make_bundle(stored, {})  # the StoredUpload in hand does not hand out changed bytes
 
 
 def test_a_stored_uploads_story_changed_after_its_check_is_not_handed_out(root):

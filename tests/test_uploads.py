@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
 from tests.markdown_text import shown
-from wmviz.store import uploads
+from wmviz.store import bundles, uploads
 from wmviz.store.uploads import UploadError
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace
@@ -84,8 +84,8 @@ def test_every_validation_issue_becomes_a_row_with_file_row_column_and_reason(ca
 
 def test_a_bundle_round_trips_the_trace_the_config_and_the_view(cache):
     stored = uploads.store_upload("t.jsonl", INCIDENT, b'{"profile": "flip-38477"}')
-    data = uploads.make_bundle(stored, {"step": "7", "profile": "flip-38477", "instance": "0"})
-    bundle = uploads.open_bundle("b.zip", data)
+    data = bundles.make_bundle(stored, {"step": "7", "profile": "flip-38477", "instance": "0"})
+    bundle = bundles.open_bundle("b.zip", data)
     assert (bundle.trace_name, bundle.trace_bytes, bundle.config_bytes) == (
         "t.jsonl",
         INCIDENT,
@@ -115,7 +115,7 @@ def _zip(files: dict[str, bytes]) -> bytes:
 )
 def test_a_malformed_bundle_is_refused_with_what_is_wrong(data, message):
     with pytest.raises(UploadError) as err:
-        uploads.open_bundle("b.zip", data)
+        bundles.open_bundle("b.zip", data)
     assert str(err.value).startswith("b.zip: ") and message in str(err.value)
 
 
@@ -228,7 +228,7 @@ def test_a_story_changes_the_uploads_digest_and_a_bad_story_is_refused(cache):
 def test_a_bundle_carries_the_story_and_the_what_if_of_its_view(cache):
     stored = uploads.store_upload("t.jsonl", INCIDENT, None, story_bytes=b"## The fix\nIdle sooner.")
     view = {"trace": stored.digest, "step": "4", "compare": "whatif:eyJvcCI6ImRlbGV0ZSJ9"}
-    bundle = uploads.open_bundle("b.zip", uploads.make_bundle(stored, view))
+    bundle = bundles.open_bundle("b.zip", bundles.make_bundle(stored, view))
     assert bundle.story_bytes == b"## The fix\nIdle sooner." and bundle.view["compare"] == view["compare"]
     again = uploads.store_upload(bundle.trace_name, bundle.trace_bytes, None, story_bytes=bundle.story_bytes)
     assert again.digest == stored.digest

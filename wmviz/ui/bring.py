@@ -16,7 +16,7 @@ from pathlib import Path
 import streamlit as st
 
 from wmviz.record.job import is_recording_bytes
-from wmviz.store import uploads
+from wmviz.store import bundles, uploads
 from wmviz.store.incidents import SAMPLES, Incident
 from wmviz.store.uploads import StoredUpload, UploadError
 from wmviz.trace.errors import TraceValidationError
@@ -112,7 +112,7 @@ def upload_panel() -> StoredUpload | None:
             st.query_params.from_dict({"job": job.digest})  # a job recording opens on its graph
             st.rerun()
         if trace_file.name.lower().endswith(".zip"):
-            bundle = uploads.open_bundle(trace_file.name, trace_file.getvalue())
+            bundle = bundles.open_bundle(trace_file.name, trace_file.getvalue())
             config = config_file.getvalue() if config_file else bundle.config_bytes
             story = story if story is not None else bundle.story_bytes
             stored = uploads.store_upload(bundle.trace_name, bundle.trace_bytes, config, story_bytes=story)
@@ -218,7 +218,7 @@ def bundle_button(upload: StoredUpload, view: Callable[[], dict]) -> None:
     view when uploaded."""
     st.download_button(
         "Download bundle (trace + config + view)",
-        lambda: uploads.make_bundle(upload, view()),
+        lambda: bundles.make_bundle(upload, view()),
         file_name=f"wmviz-{upload.digest}.zip",
         mime="application/zip",
         key="bundle",
