@@ -1,4 +1,4 @@
-"""Differential test: wmviz's watermark alignment (wmviz/core/alignment.py, wmviz/core/splits.py)
+"""Differential test: wmviz's watermark alignment (wmviz/core/alignment.py, split_alignment.py, splits.py)
 against Flink 2.3.0's real SourceOperator, one per source subtask (WmvizAlignmentHarness.java,
 driven by tools/flinkrecord/alignment.py), on named cases and `ALIGNMENT_TRACES` seeded random
 traces. Per row: the watermarks and statuses each subtask sends, the records it reads or holds
@@ -24,6 +24,7 @@ from tools.flinkrecord.alignment import (
     wmviz_steps,
 )
 from tools.flinkvalve.jar import HarnessError, flink_jar_path
+from wmviz.core import split_alignment
 from wmviz.core.alignment import WatermarkSampler
 from wmviz.core.splits import SplitReader
 from wmviz.view.checked import ALIGNMENT_SEED_BASE, ALIGNMENT_TRACES
@@ -96,17 +97,17 @@ def test_pausing_only_at_updates_is_caught(flink, monkeypatch):
 @pytest.mark.flink
 def test_pausing_and_resuming_idle_splits_is_caught(flink, monkeypatch):
     """Flink leaves an idle split as it is at an update; wmviz did not."""
-    align = SplitReader.align
+    align = split_alignment.align
 
-    def idle_too(self, announcement, now_ms, group, drift_ms):
-        idle = {name: state.partial_idle for name, state in self.splits.items()}
-        for state in self.splits.values():
+    def idle_too(reader, announcement, now_ms, group, drift_ms):
+        idle = {name: state.partial_idle for name, state in reader.splits.items()}
+        for state in reader.splits.values():
             state.partial_idle = False
-        align(self, announcement, now_ms, group, drift_ms)
+        align(reader, announcement, now_ms, group, drift_ms)
         for name, was in idle.items():
-            self.splits[name].partial_idle = was
+            reader.splits[name].partial_idle = was
 
-    monkeypatch.setattr(SplitReader, "align", idle_too)
+    monkeypatch.setattr(split_alignment, "align", idle_too)
     assert len(_differences(flink)) >= 10
 
 

@@ -1,5 +1,5 @@
 """Watermark alignment: Flink 2.3.0's real SourceOperator (WmvizAlignmentHarness.java) beside
-wmviz's split readers (wmviz/core/splits.py, wmviz/core/alignment.py), one source subtask per
+wmviz's split readers (wmviz/core/splits.py, split_alignment.py, alignment.py), one source subtask per
 channel, on hand-written and randomised traces of records and clock ticks.
 
 A trace's rows are `(proc_ms, subtask, split, event_ms)`, a clock tick when `subtask` is None.

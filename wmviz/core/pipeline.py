@@ -32,8 +32,9 @@ from wmviz.core.operator_log import (
 from wmviz.core.scenario import IntervalJoinConfig, Kind, ScenarioConfig, TraceRow, WindowConfig
 from wmviz.core.schedule import due_times, ends_of, relevant_probes
 from wmviz.core.sessions import SessionWindowOperator
+from wmviz.core.split_alignment import align_readers
 from wmviz.core.split_rows import apply_split_row, split_of
-from wmviz.core.splits import SplitReader, align_readers
+from wmviz.core.splits import SplitReader
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerRegistration, TimerService
 from wmviz.core.types import (
     Emission,

@@ -37,8 +37,9 @@ A reader may have zero splits: with nothing to combine, the multiplexer keeps it
 With `emit: per-record` each split's generator is punctuated: every record writes its candidate
 to the split's immediate output (clearing the split's idle flag, even when not higher) and the
 combination is redone at once when the candidate passes it. Watermark alignment pauses splits
-and the subtask (wmviz/core/alignment.py): each split's partial watermark, when it rises, and the
-reader's sent watermark feed the samplers that pausing compares.
+and the subtask (wmviz/core/alignment.py; its periodic update is wmviz/core/split_alignment.py,
+and between updates the reader pauses by itself, `maybe_pause`): each split's partial
+watermark, when it rises, and the reader's sent watermark feed the samplers that pausing compares.
 """
 
 from __future__ import annotations
@@ -46,18 +47,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from wmviz.core.alignment import (
-    Announcement,
-    PauseClock,
-    PauseEvent,
-    ReleasedRecords,
-    Report,
-    WatermarkSampler,
-    announce,
-    report_of,
-)
+from wmviz.core.alignment import Announcement, PauseClock, PauseEvent, WatermarkSampler
 from wmviz.core.generator import ChannelGenerator, ProbeResult
-from wmviz.core.scenario import AlignmentConfig, GeneratorConfig, TraceRow
+from wmviz.core.scenario import GeneratorConfig, TraceRow
 from wmviz.core.types import MIN_MS, Status, StatusInput, ValveInput, WatermarkInput
 
 SplitChange = Literal["added", "finished", "idle", "active"]
@@ -277,44 +269,12 @@ class SplitReader:
             self.now_ms,
         )
 
-    # ---- watermark alignment (wmviz/core/alignment.py) --------------------------------------------
-
-    def report(self) -> Report | None:
-        """What the subtask reports to the alignment coordinator."""
-        return report_of(self.channel, self.sent_ms, self.idle, self.holder())
+    # ---- watermark alignment between updates (the update: wmviz/core/split_alignment.py) ----------
 
     def is_held(self, split: str) -> bool:
         """A record of `split` waits: its subtask or the split itself is paused."""
         state = self.splits.get(split)
         return self.paused or (state is not None and state.paused)
-
-    def sample(self) -> None:
-        """An update's first step: every split's sampler and the subtask's take their sample."""
-        for state in self.splits.values():
-            state.sampler.sample()
-        self.sampled.sample()
-
-    def align(self, announcement: Announcement, now_ms: int, group: str, drift_ms: int) -> None:
-        """Apply an announcement: pause or resume the subtask and each split that is not idle; a
-        paused split's idleness clock stops, a paused subtask stops its main output's."""
-        self.now_ms = now_ms
-        self.announcement = announcement
-        allowed = announcement.max_allowed_ms
-
-        def event(split: str | None, paused: bool, watermark_ms: int) -> PauseEvent:
-            return PauseEvent(self.channel, split, paused, watermark_ms, group, announcement, drift_ms)
-
-        paused = self.sampled.oldest_ms() > allowed
-        if paused != self.paused:
-            self.set_paused(None, paused)
-            self.events.append(event(None, paused, self.sent_ms))
-        for state in self.splits.values():
-            if state.partial_idle:
-                continue  # an idle split is left as it is until it turns active
-            split_paused = state.sampler.oldest_ms() > allowed
-            if split_paused != state.paused:
-                self.set_paused(state, split_paused)
-                self.events.append(event(state.split, split_paused, state.partial_ms))
 
     def maybe_pause(self) -> None:
         """Between updates Flink only pauses: a split that is not idle, or the subtask, whose
@@ -349,13 +309,6 @@ class SplitReader:
             target.clock.pause(self.now_ms)
         else:
             target.clock.resume(self.now_ms)
-
-    def release(self) -> list[TraceRow]:
-        """The held records that may be read now, in arrival order; the rest keep waiting."""
-        free = [row for row in self.held if not self.is_held(_split_cell(row))]
-        if free:
-            self.held = [row for row in self.held if self.is_held(_split_cell(row))]
-        return free
 
     # ---- the rules --------------------------------------------------------------------------------
 
@@ -453,33 +406,6 @@ class SplitReader:
             self.holder() == state.split,
             all_idle=self.combined_idle,
         )
-
-
-def align_readers(
-    readers: list[SplitReader], alignment: AlignmentConfig, time_ms: int
-) -> tuple[list[SplitEvent | PauseEvent | ReleasedRecords], list[TraceRow]]:
-    """One alignment update over an instance's split readers: they report, the coordinator
-    announces, each subtask and split is paused or resumed; returns what that told and the held
-    records that may be read now, reader by reader in arrival order."""
-    notes: list[SplitEvent | PauseEvent | ReleasedRecords] = []
-    for reader in readers:
-        reader.sample()
-    announcement = announce((r for g in readers if (r := g.report()) is not None), alignment.max_drift_ms)
-    for reader in readers:
-        reader.align(announcement, time_ms, alignment.group, alignment.max_drift_ms)
-        notes.extend(reader.drain_events())
-    released: list[TraceRow] = []
-    for reader in readers:
-        free = reader.release()
-        if free:
-            notes.append(ReleasedRecords(reader.channel, tuple(r.row for r in free)))
-        released += free
-    return notes, released
-
-
-def _split_cell(row: TraceRow) -> str:
-    """The `split` cell of a held record (it was checked when the record arrived)."""
-    return str(dict(row.payload).get("split"))
 
 
 def _buffer_size(config: GeneratorConfig) -> int:
