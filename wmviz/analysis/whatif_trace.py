@@ -88,8 +88,7 @@ def whatif_file(trace: Trace) -> tuple[str, bytes]:
     """An edited trace as a file's name and bytes (what `write_whatif` writes): the app stores
     these once, as it stores an upload."""
     data = _encode(trace)
-    stem = _WHATIF_SUFFIX.sub("", os.path.splitext(trace.source)[0]) or "trace"
-    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem)[:80]
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", _base_stem(trace.source))[:80]
     return f"{stem}.whatif-{hashlib.sha256(data).hexdigest()[:16]}.jsonl", data
 
 
@@ -108,9 +107,14 @@ def _check_step(trace: Trace, edit: Edit, count: int, *, end_allowed: bool) -> N
         )
 
 
+def _base_stem(source: str) -> str:
+    """The source file's name without its extension and any what-if suffix (an edit of an edit is
+    named after the original)."""
+    return _WHATIF_SUFFIX.sub("", os.path.splitext(source)[0]) or "trace"
+
+
 def _whatif_name(source: str) -> str:
-    stem = _WHATIF_SUFFIX.sub("", os.path.splitext(source)[0]) or "trace"
-    return f"{stem}.whatif.jsonl"  # the extension picks the reader
+    return f"{_base_stem(source)}.whatif.jsonl"  # the extension picks the reader
 
 
 def _validated(rows: list[TraceRow], original: Trace, source: str) -> Trace:
