@@ -179,10 +179,13 @@ def channel_tables(tables: Sequence[ShownTable], key: str = "") -> None:
     converted per session."""
     box = st.container(key=f"{key}channels")
     for shown in tables:
-        box.html(
-            f'<p class="wmviz-table-title">{esc(shown.title)}</p>'
-            f'<div class="wmviz-table-box">{shown.html}</div>'
-        )
+        box.html(_titled(shown.title, shown.html))
+
+
+def _titled(title: str, table_html: str) -> str:
+    """A table built as escaped HTML (`wmviz.view.html_table`) under its title, in the box that
+    scrolls a long one."""
+    return f'<p class="wmviz-table-title">{esc(title)}</p><div class="wmviz-table-box">{table_html}</div>'
 
 
 # --- the operator ----------------------------------------------------------------------------------
@@ -319,10 +322,7 @@ def heap_and_input(heaps: Sequence[HeapView], row: ShownTable) -> None:
                 config={"displayModeBar": False},
             )
     with right:
-        st.html(
-            '<p class="wmviz-table-title">The input row, every field</p>'
-            f'<div class="wmviz-table-box">{row.html}</div>'
-        )
+        st.html(_titled("The input row, every field", row.html))
 
 
 def lag_mode_choice() -> str:
