@@ -179,13 +179,10 @@ def channel_tables(tables: Sequence[ShownTable], key: str = "") -> None:
     converted per session."""
     box = st.container(key=f"{key}channels")
     for shown in tables:
-        box.html(_titled(shown.title, shown.html))
-
-
-def _titled(title: str, table_html: str) -> str:
-    """A table built as escaped HTML (`wmviz.view.html_table`) under its title, in the box that
-    scrolls a long one."""
-    return f'<p class="wmviz-table-title">{esc(title)}</p><div class="wmviz-table-box">{table_html}</div>'
+        box.html(
+            f'<p class="wmviz-table-title">{esc(shown.title)}</p>'
+            f'<div class="wmviz-table-box">{shown.html}</div>'
+        )
 
 
 # --- the operator ----------------------------------------------------------------------------------
@@ -322,7 +319,10 @@ def heap_and_input(heaps: Sequence[HeapView], row: ShownTable) -> None:
                 config={"displayModeBar": False},
             )
     with right:
-        st.html(_titled("The input row, every field", row.html))
+        st.html(
+            '<p class="wmviz-table-title">The input row, every field</p>'
+            f'<div class="wmviz-table-box">{row.html}</div>'
+        )
 
 
 def lag_mode_choice() -> str:

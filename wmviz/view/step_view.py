@@ -258,8 +258,7 @@ def step_view(
 
 
 def _fields(table: pd.DataFrame) -> ShownTable:
-    """The input row as the page draws it: HTML only (no Arrow copy, no column widths: its values wrap)."""
-    return ShownTable(None, html=html_table.fields_table(table))
+    return replace(shown(table), html=html_table.fields_table(table))
 
 
 def _arrow(table: pd.DataFrame | None) -> pa.Table | None:
