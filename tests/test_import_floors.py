@@ -22,7 +22,7 @@ ORDER: tuple[tuple[str, ...], ...] = (
     ("timeline",),
     ("view",),
     ("record",),
-    ("analysis",),
+    ("analysis", "sql"),  # sql: a Flink SQL job's plan, read and replayed (docs/sql.md)
     ("spark", "report"),
     ("store",),
     ("ui", "cli"),

@@ -1,0 +1,129 @@
+"""A SQL watermark expression, as the small typed tree wmviz evaluates (docs/sql.md).
+
+`WATERMARK FOR ts AS ts - INTERVAL '5' SECOND` reaches wmviz in three spellings: the SQL text of a
+`CREATE TABLE`, the RexNode JSON of a `COMPILE PLAN` and the digest of `EXPLAIN` or a REST plan
+(`-(ts, 5000:INTERVAL SECOND)`). Each reader in `wmviz.sql` translates its spelling into this tree
+and refuses any other shape by name; the evaluation below is the one place the arithmetic lives, so
+every engine and every reader agree on what a watermark expression gives.
+
+Values are 64-bit milliseconds in the representation Flink keeps for each type, which is also the
+watermark Flink emits for a rowtime of that type:
+- `TIMESTAMP(p)`: the wall-clock reading taken as if it were UTC (Flink's `TimestampData` of a
+  zone-less timestamp), so `2026-03-29 02:30:00` is the same number in every zone;
+- `TIMESTAMP_LTZ(p)`: the instant, epoch milliseconds;
+- a number (`BIGINT`, `INT`): itself.
+Converting between the first two needs `table.local-time-zone`, as in Flink.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Literal
+from zoneinfo import ZoneInfo
+
+TypeKind = Literal["TIMESTAMP", "TIMESTAMP_LTZ", "NUMBER"]
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A column of the table, by name (the rowtime column, or a physical column a computed one reads)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Shifted:
+    """`operand ± INTERVAL …` (day-to-second intervals only): `by_ms` is negative for a minus."""
+
+    operand: Expr
+    by_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class CastTo:
+    """`CAST(operand AS TIMESTAMP(p))` or `AS TIMESTAMP_LTZ(p)`: crossing the two needs the zone."""
+
+    operand: Expr
+    target: Literal["TIMESTAMP", "TIMESTAMP_LTZ"]
+    precision: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class ToTimestampLtz:
+    """`TO_TIMESTAMP_LTZ(operand, precision)`: epoch seconds (precision 0) or milliseconds (3)."""
+
+    operand: Expr
+    precision: Literal[0, 3] = 3
+
+
+Expr = Column | Shifted | CastTo | ToTimestampLtz
+
+
+class UnsupportedExpression(ValueError):
+    """A watermark expression of a shape wmviz does not evaluate; the message names the shape."""
+
+
+def columns_read(expr: Expr) -> list[str]:
+    """The columns an expression reads, in order of first appearance."""
+    if isinstance(expr, Column):
+        return [expr.name]
+    return columns_read(expr.operand)
+
+
+def result_kind(expr: Expr, column_kinds: Mapping[str, TypeKind]) -> TypeKind:
+    """The type an expression gives, from the types of the columns it reads."""
+    if isinstance(expr, Column):
+        if expr.name not in column_kinds:
+            raise UnsupportedExpression(f"the expression reads column {expr.name!r}, which the table has not")
+        return column_kinds[expr.name]
+    if isinstance(expr, Shifted):
+        return result_kind(expr.operand, column_kinds)
+    if isinstance(expr, CastTo):
+        return expr.target
+    return "TIMESTAMP_LTZ"
+
+
+def evaluate(expr: Expr, row: Mapping[str, int], column_kinds: Mapping[str, TypeKind], zone: str) -> int:
+    """The expression's value for one row, in the millisecond representation of its type.
+
+    `row` holds each column read as milliseconds in its own type's representation (see the module
+    docstring); `zone` is `table.local-time-zone` (an IANA name, or `UTC`).
+    """
+    if isinstance(expr, Column):
+        return row[expr.name]
+    if isinstance(expr, Shifted):
+        return evaluate(expr.operand, row, column_kinds, zone) + expr.by_ms
+    if isinstance(expr, ToTimestampLtz):
+        value = evaluate(expr.operand, row, column_kinds, zone)
+        return value * 1000 if expr.precision == 0 else value
+    value = evaluate(expr.operand, row, column_kinds, zone)
+    source = result_kind(expr.operand, column_kinds)
+    if source == expr.target or source == "NUMBER":
+        return value
+    if expr.target == "TIMESTAMP":
+        return local_ms_of_instant(value, zone)
+    return instant_of_local_ms(value, zone)
+
+
+_EPOCH = datetime(1970, 1, 1)
+
+
+def local_ms_of_instant(epoch_ms: int, zone: str) -> int:
+    """The wall-clock reading in `zone` at an instant, taken as if UTC (LTZ → TIMESTAMP)."""
+    instant = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=epoch_ms)
+    offset = instant.astimezone(ZoneInfo(zone)).utcoffset() or timedelta(0)
+    return epoch_ms + offset // timedelta(milliseconds=1)
+
+
+def instant_of_local_ms(local_ms: int, zone: str) -> int:
+    """The instant a wall-clock reading in `zone` names (TIMESTAMP → LTZ).
+
+    In an overlap (clocks turned back) the earlier instant, and in a gap (clocks turned forward)
+    the reading is moved forward by the gap, as Java's `LocalDateTime.atZone` does; Python's
+    `fold=0` gives the offset before the transition in both cases, which is the same answer.
+    """
+    local = _EPOCH + timedelta(milliseconds=local_ms)
+    offset = local.replace(tzinfo=ZoneInfo(zone), fold=0).utcoffset() or timedelta(0)
+    return local_ms - offset // timedelta(milliseconds=1)
