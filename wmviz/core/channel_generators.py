@@ -9,10 +9,12 @@ source's own watermark rows). The pipeline asks here, so it names no style itsel
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from wmviz.core.generator import ChannelGenerator
 from wmviz.core.operator_log import GeneratorUpdate, StepEvent
 from wmviz.core.scenario import GeneratorConfig
-from wmviz.core.schedule import ends_of
+from wmviz.core.schedule import due_times, ends_of
 from wmviz.core.splits import SplitReader
 from wmviz.core.sql_assigner import WatermarkAssigner, assigner_timer_interval_ms
 from wmviz.core.sql_generator import SqlSourceGenerator
@@ -49,11 +51,25 @@ def record_events(
     return [GeneratorUpdate(channel, generator.max_seen_ms, generator.candidate_watermark_ms(), emitted)]
 
 
-def probe_interval_ms(config: GeneratorConfig) -> int:
-    """How often the channels are probed: the emission interval, or a SQL assigner's timer (SQL-A8)."""
-    if config.style == "sql-assigner":
-        return assigner_timer_interval_ms(config.interval_ms, config.idle_timeout_ms or 0)
-    return config.interval_ms
+def open_assigners(generators: Iterable[AnyGenerator], now_ms: int) -> None:
+    """SQL assigners open when the processing clock first reads (the job's start is not in a trace)."""
+    for generator in generators:
+        if isinstance(generator, WatermarkAssigner):
+            generator.open(now_ms)
+
+
+def probe_times(
+    config: GeneratorConfig, clock_start_ms: int, last_run_ms: int | None, now_ms: int, inclusive: bool
+) -> range:
+    """When the channels are probed by `now_ms`: at the multiples of the emission interval, or a SQL
+    assigner's timer, every timer interval from when it opened (SQL-A8)."""
+    if config.style != "sql-assigner":
+        return due_times(clock_start_ms, last_run_ms, config.interval_ms, now_ms, inclusive)
+    step = assigner_timer_interval_ms(config.interval_ms, config.idle_timeout_ms or 0)
+    if step <= 0:
+        return range(0)  # no auto-watermark interval and no idle timeout: no timer at all
+    first = (clock_start_ms if last_run_ms is None else last_run_ms) + step
+    return range(first, (now_ms if inclusive else now_ms - 1) + 1, step)
 
 
 def assigner_probes(due: range, generators: list[AnyGenerator]) -> list[int]:

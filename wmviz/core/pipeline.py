@@ -23,7 +23,8 @@ from wmviz.core.channel_generators import (
     assigner_probes,
     channel_generator,
     makes_generators,
-    probe_interval_ms,
+    open_assigners,
+    probe_times,
     record_events,
 )
 from wmviz.core.combiner import InputCombiner
@@ -197,6 +198,8 @@ class InstancePipeline:
         if row.proc_ms is not None:
             self.advance_processing_time(row.proc_ms, inclusive=row.kind is Kind.PROCTIME)
         kind = row.kind
+        if kind in (Kind.WATERMARK, Kind.STATUS) and self.through_assigner(row):
+            return
         if kind is Kind.WATERMARK:
             assert row.channel is not None and row.watermark_ms is not None
             self.feed_valve(row.input, WatermarkInput(row.channel, row.watermark_ms), generated=False)
@@ -207,6 +210,23 @@ class InstancePipeline:
             self.record(row)
         elif kind is Kind.SPLIT:
             self.split_change(row)
+
+    def through_assigner(self, row: TraceRow) -> bool:
+        """An upstream watermark or status on a channel with a SQL assigner goes through it (SQL-A6,
+        SQL-A7); False for any other channel. (In a trace a channel carrying watermark rows has no
+        generator: those rows are the source's own, SOURCE_WATERMARK().)"""
+        assigner = self.generators.get((row.input, row.channel)) if row.channel is not None else None
+        if not isinstance(assigner, WatermarkAssigner):
+            return False
+        if row.watermark_ms is not None:
+            out = assigner.upstream_watermark(row.watermark_ms)
+        else:
+            assert row.status is not None
+            out = assigner.upstream_status(row.status)
+        self.step_log.notes.extend(assigner.drain_events())
+        for inp in out:
+            self.feed_valve(row.input, inp, generated=True)
+        return True
 
     def step_result(self, step: int, row: TraceRow) -> StepResult:
         """The StepResult of the row `run_row` just ran."""
@@ -355,6 +375,7 @@ class InstancePipeline:
         """Run the probes and processing-time timers due by `now_ms`, in time order."""
         if self._clock_start_ms is None:
             self._clock_start_ms = now_ms
+            open_assigners(self.generators.values(), now_ms)
         self.proc_ms = now_ms
         if isinstance(self.operator, IntervalJoin):
             self.operator.on_processing_time(now_ms)
@@ -420,9 +441,7 @@ class InstancePipeline:
         if not self.generators or self.config.generator is None or self._clock_start_ms is None:
             return []
         generator = self.config.generator
-        due = due_times(
-            self._clock_start_ms, self._last_probe_ms, probe_interval_ms(generator), now_ms, inclusive
-        )
+        due = probe_times(generator, self._clock_start_ms, self._last_probe_ms, now_ms, inclusive)
         if not due:
             return []
         if len(due) <= _PROBE_BURST and len(due) * len(self.generators) <= _PROBE_VISITS:

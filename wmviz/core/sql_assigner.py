@@ -25,8 +25,8 @@ read; tests/test_sql_model_flink.py drives that very class):
 - of the upstream watermarks only Long.MAX_VALUE (the end of input) passes, once; every upstream
   status passes and becomes the assigner's own.
 
-A wmviz trace has no open time: the assigner opens at processing time 0, so its timer falls on
-the multiples of the timer interval, as wmviz's probes do.
+A wmviz trace has no open time: the assigner opens at the trace's first processing time (the
+first `proc_ms`), and its timer runs every timer interval from then.
 """
 
 from __future__ import annotations
@@ -119,6 +119,11 @@ class WatermarkAssigner:
         self.events: list[AssignerEvent] = []
 
     # ---- the interface the pipeline drives (as for ChannelGenerator) ----------------------------
+
+    def open(self, now_ms: int) -> None:
+        """SQL-A8: the operator opens; its timer and both its clocks start now."""
+        self.last_periodic_ms = now_ms
+        self.quiet_since_ms = now_ms
 
     @property
     def idleness_enabled(self) -> bool:
@@ -249,10 +254,12 @@ class WatermarkAssigner:
 
         times: set[int] = set()
         if self.interval_ms > 0:
-            chain = [on_grid(self.last_periodic_ms + self.interval_ms)]
-            while (following := on_grid(chain[-1] + self.interval_ms)) <= last_ms:
-                chain[1:] = [following]
-            times.update(chain)
+            # Each periodic emission is on the grid, so the next is a whole number of timer
+            # intervals later: ceil(interval / timer interval) of them.
+            first_emission = on_grid(self.last_periodic_ms + self.interval_ms)
+            every = -(-self.interval_ms // step) * step
+            last_emission = first_emission + max(0, (last_ms - first_emission) // every) * every
+            times.update((first_emission, last_emission))
         if self.idleness_enabled:
             start = first_ms if self.has_unseen_activity() else self.quiet_since_ms
             times.add(on_grid(start + self.idle_timeout_ms))
