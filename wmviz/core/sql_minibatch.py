@@ -13,7 +13,8 @@ jar read; tests/test_sql_model_flink.py drives that very class):
 - an upstream watermark raises it (never lowers it); once it reaches the next boundary it is
   forwarded as it stands, and the next boundary becomes the end of the batch that holds it, or
   of the batch after when it sits exactly on an end;
-- Long.MAX_VALUE (the end of input) is forwarded at once, once; statuses pass unchanged;
+- Long.MAX_VALUE (the end of input) is forwarded at once, once; statuses pass unchanged; when the
+  input finishes, the watermark it holds is forwarded (a trace has no such moment: `finish`);
 - batch starts use Java's remainder (`w − (w + interval) % interval`), so a negative watermark
   counts from the batch below zero.
 """
@@ -54,6 +55,10 @@ class MiniBatchAssigner:
         end = wrap_long(start + self.interval_ms - 1)
         self.next_ms = end if end > self.current_ms else wrap_long(end + self.interval_ms)
         return self.current_ms
+
+    def finish(self) -> int:
+        """SQL-M3: at the end of input the watermark it holds is forwarded, whatever the boundary."""
+        return self.advance()
 
     def snapshot(self) -> tuple:
         return (self.current_ms, self.next_ms)
