@@ -138,13 +138,15 @@ class WatermarkAssigner:
         return []
 
     def after_record(self, event_ms: int) -> list[ValveInput]:
-        """SQL-A2, SQL-A3: the row raises the candidate; emitted at once if it rose by more than
-        the interval since the last watermark, else left for the timer."""
-        column = columns_read(self.expression)[0]
-        value = evaluate(
-            self.expression, {column: event_ms}, {column: self.config.column_kind}, self.config.zone
-        )
+        """SQL-A2: the row's expression raises the candidate, whatever partition it came from."""
+        column, config = columns_read(self.expression)[0], self.config
+        value = evaluate(self.expression, {column: event_ms}, {column: config.column_kind}, config.zone)
         self.current_ms = max(self.current_ms, value)
+        return self.eager_emission()
+
+    def eager_emission(self) -> list[ValveInput]:
+        """SQL-A3: emitted at once if the candidate is more than the interval above the last
+        watermark, else left for the timer (so a busy task whose timer is late still moves)."""
         last = self.last_ms
         out = self.advance() if self.current_ms - self.last_ms > self.interval_ms else []
         self.events.append(self.event("row", bool(out), last_ms=last))
