@@ -36,6 +36,8 @@ class Check(Enum):
     """`{input: channel count}` over the inputs the config's operator has."""
     SPLITS = "splits"
     """`{channel: [split id, ...]}`: the channels that are FLIP-27 readers of several splits."""
+    EXPRESSION = "expression"
+    """A SQL watermark expression in the config's JSON spelling (`wmviz.core.sql_expr.expr_from_json`)."""
     SECTION = "section"
     """A nested object of one of `sections` (chosen by its `type` field when there are several)."""
 
@@ -90,6 +92,10 @@ def channel_counts(meaning: str) -> Mapping[str, Rule]:
 
 def split_lists(meaning: str) -> Mapping[str, Rule]:
     return {RULE: Rule(Check.SPLITS, meaning)}
+
+
+def expression(meaning: str) -> Mapping[str, Rule]:
+    return {RULE: Rule(Check.EXPRESSION, meaning)}
 
 
 def section(meaning: str, *types: type) -> Mapping[str, Rule]:

@@ -9,6 +9,8 @@ from typing import Any
 from wmviz.core.alignment import HeldRecord, PauseEvent, ReleasedRecords
 from wmviz.core.scenario import TraceRow
 from wmviz.core.splits import SplitEvent
+from wmviz.core.sql_assigner import AssignerEvent
+from wmviz.core.sql_generator import SqlGeneratorUpdate
 from wmviz.core.timers import FiredTimer, TimerRegistration
 from wmviz.core.timetext import TimedText
 
@@ -142,6 +144,8 @@ StepEvent = (
     | HeldRecord
     | ReleasedRecords
     | SessionMerge
+    | SqlGeneratorUpdate
+    | AssignerEvent
     | str
 )
 

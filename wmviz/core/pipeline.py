@@ -18,12 +18,20 @@ from dataclasses import dataclass
 from wmviz.core.account import StepAccount, account_step
 from wmviz.core.alignment import HeldRecord
 from wmviz.core.budgets import MAX_GENERATED_CHANNELS, generated_channels_reason
+from wmviz.core.channel_generators import (
+    AnyGenerator,
+    assigner_probes,
+    channel_generator,
+    makes_generators,
+    open_assigners,
+    probe_times,
+    record_events,
+)
 from wmviz.core.combiner import InputCombiner
-from wmviz.core.generator import ChannelGenerator, ProbeResult
+from wmviz.core.generator import ProbeResult
 from wmviz.core.interval_join import IntervalJoin
 from wmviz.core.operator_log import (
     Dropped,
-    GeneratorUpdate,
     OperatorOutput,
     OutputWatermark,
     StepEvent,
@@ -35,6 +43,8 @@ from wmviz.core.sessions import SessionWindowOperator
 from wmviz.core.split_alignment import align_readers
 from wmviz.core.split_rows import apply_split_row, split_of
 from wmviz.core.splits import SplitReader
+from wmviz.core.sql_assigner import WatermarkAssigner
+from wmviz.core.sql_minibatch import MiniBatchAssigner
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerRegistration, TimerService
 from wmviz.core.types import (
     Emission,
@@ -138,12 +148,18 @@ class InstancePipeline:
             self.operator = WindowOperator(op, self.timers)
         elif isinstance(op, IntervalJoinConfig):
             self.operator = IntervalJoin(op, self.timers)
-        self.generators: dict[tuple[str, int], ChannelGenerator | SplitReader] = {}
-        if config.generator is not None:
+        self.generators: dict[tuple[str, int], AnyGenerator] = {}
+        self.minibatch: dict[tuple[str, int], MiniBatchAssigner] = {}
+        """A SQL mini-batch assigner after each generated channel's watermarks (SQL-M1..3)."""
+        # SOURCE_WATERMARK(): no generator; the channels carry the source's own watermark rows.
+        if config.generator is not None and makes_generators(config.generator):
+            batch = config.generator.minibatch_interval_ms
             for name, n in channels.items():
                 for ch in range(n):
                     if (name, ch) not in manual_channels:
-                        self.generators[(name, ch)] = self.make_generator(name, ch)
+                        self.generators[(name, ch)] = channel_generator(config.generator, name, ch)
+                        if batch is not None:
+                            self.minibatch[(name, ch)] = MiniBatchAssigner(batch)
         self.proc_ms: int | None = None
         self._clock_start_ms: int | None = None
         self._last_probe_ms: int | None = None
@@ -156,14 +172,10 @@ class InstancePipeline:
         self.step_out: list[Emission] = []
         self.step_probes: list[ProbeResult] = []
 
-    def make_generator(self, input_name: str, channel: int) -> ChannelGenerator | SplitReader:
-        """A channel's generator: a split reader if the config gives the channel splits."""
-        config = self.config.generator
-        assert config is not None
-        splits = config.splits_of(channel) if input_name == "0" else None
-        if splits is not None:
-            return SplitReader(channel, splits, config)
-        return ChannelGenerator(channel, config)
+    def make_generator(self, input_name: str, channel: int) -> AnyGenerator:
+        """A channel's generator, by the config's style (`channel_generators`)."""
+        assert self.config.generator is not None
+        return channel_generator(self.config.generator, input_name, channel)
 
     def process(self, step: int, row: TraceRow, *, explain: bool) -> StepResult:
         """Run one trace row through the instance and return what it caused."""
@@ -186,6 +198,8 @@ class InstancePipeline:
         if row.proc_ms is not None:
             self.advance_processing_time(row.proc_ms, inclusive=row.kind is Kind.PROCTIME)
         kind = row.kind
+        if kind in (Kind.WATERMARK, Kind.STATUS) and self.through_assigner(row):
+            return
         if kind is Kind.WATERMARK:
             assert row.channel is not None and row.watermark_ms is not None
             self.feed_valve(row.input, WatermarkInput(row.channel, row.watermark_ms), generated=False)
@@ -196,6 +210,23 @@ class InstancePipeline:
             self.record(row)
         elif kind is Kind.SPLIT:
             self.split_change(row)
+
+    def through_assigner(self, row: TraceRow) -> bool:
+        """An upstream watermark or status on a channel with a SQL assigner goes through it (SQL-A6,
+        SQL-A7); False for any other channel. (In a trace a channel carrying watermark rows has no
+        generator: those rows are the source's own, SOURCE_WATERMARK().)"""
+        assigner = self.generators.get((row.input, row.channel)) if row.channel is not None else None
+        if not isinstance(assigner, WatermarkAssigner):
+            return False
+        if row.watermark_ms is not None:
+            out = assigner.upstream_watermark(row.watermark_ms)
+        else:
+            assert row.status is not None
+            out = assigner.upstream_status(row.status)
+        self.step_log.notes.extend(assigner.drain_events())
+        for inp in out:
+            self.feed_valve(row.input, inp, generated=True)
+        return True
 
     def step_result(self, step: int, row: TraceRow) -> StepResult:
         """The StepResult of the row `run_row` just ran."""
@@ -283,11 +314,7 @@ class InstancePipeline:
         elif generator is not None:
             assert row.event_ms is not None
             generated = generator.after_record(row.event_ms)
-            self.step_log.generator.append(
-                GeneratorUpdate(
-                    row.channel, generator.max_seen_ms, generator.candidate_watermark_ms(), bool(generated)
-                )
-            )
+            self.step_log.timeline.extend(record_events(row.channel, generator, bool(generated)))
             for inp in generated:
                 self.feed_valve(row.input, inp, generated=True)
 
@@ -302,7 +329,18 @@ class InstancePipeline:
             self.feed_valve(row.input, inp, generated=True)
 
     def feed_valve(self, input_name: str, inp: ValveInput, *, generated: bool) -> None:
-        """One valve input; its emissions flow through the combiner to the operator."""
+        """One valve input; its emissions flow through the combiner to the operator. A generated
+        watermark passes the channel's mini-batch assigner first, if it has one."""
+        batch = self.minibatch.get((input_name, inp.channel)) if generated and self.minibatch else None
+        if batch is not None and isinstance(inp, WatermarkInput):
+            forwarded = batch.on_watermark(inp.watermark_ms)
+            if forwarded is None:
+                self.step_log.notes.append(
+                    f"mini-batch assigner ch{inp.channel} holds W{inp.watermark_ms}: below its next "
+                    f"boundary {batch.next_ms} (SQL-M2)"
+                )
+                return
+            inp = WatermarkInput(inp.channel, forwarded)
         valve = self.valves[input_name]
         if self._explain:
             account = account_step(valve, inp)
@@ -337,6 +375,7 @@ class InstancePipeline:
         """Run the probes and processing-time timers due by `now_ms`, in time order."""
         if self._clock_start_ms is None:
             self._clock_start_ms = now_ms
+            open_assigners(self.generators.values(), now_ms)
         self.proc_ms = now_ms
         if isinstance(self.operator, IntervalJoin):
             self.operator.on_processing_time(now_ms)
@@ -367,7 +406,7 @@ class InstancePipeline:
         self._last_probe_ms = time_ms
         for (input_name, _), generator in self.generators.items():
             result = generator.probe(time_ms)
-            if isinstance(generator, SplitReader):
+            if isinstance(generator, SplitReader | WatermarkAssigner):
                 self.step_log.notes.extend(generator.drain_events())
             self.step_probes.append(result)
             for inp in result.emitted:
@@ -402,11 +441,13 @@ class InstancePipeline:
         if not self.generators or self.config.generator is None or self._clock_start_ms is None:
             return []
         generator = self.config.generator
-        due = due_times(self._clock_start_ms, self._last_probe_ms, generator.interval_ms, now_ms, inclusive)
+        due = probe_times(generator, self._clock_start_ms, self._last_probe_ms, now_ms, inclusive)
         if not due:
             return []
         if len(due) <= _PROBE_BURST and len(due) * len(self.generators) <= _PROBE_VISITS:
             return list(due)
+        if generator.style == "sql-assigner":
+            return assigner_probes(due, list(self.generators.values()))
         countdowns = (c for g in self.generators.values() for c in g.countdowns())
         return relevant_probes(due, generator.idle_timeout_ms, countdowns)
 
@@ -433,6 +474,7 @@ class InstancePipeline:
             tuple((k, g.snapshot()) for k, g in self.generators.items()),
             self.timers.pending(),
             self.operator.snapshot() if self.operator is not None else None,
+            tuple((k, m.snapshot()) for k, m in self.minibatch.items()),
             (self.proc_ms, self._clock_start_ms, self._last_probe_ms, self._last_alignment_ms),
         )
 

@@ -115,7 +115,7 @@ def required_columns(kind: Kind, config: ScenarioConfig | None) -> tuple[str, ..
     if kind is not Kind.RECORD or config is None:
         return tuple(required)
     generator, operator = config.generator, config.operator
-    if generator is not None and generator.emit == "periodic":
+    if generator is not None and generator.emits_periodically:
         required.append("proc_ms")  # periodic emission runs on the proc_ms clock
     if isinstance(operator, IntervalJoinConfig):
         proc_join = operator.join_time == "proctime"
@@ -135,7 +135,7 @@ def missing_reason(column: str, kind: Kind | None, config: ScenarioConfig | None
     why = ""
     if column == "proc_ms" and kind is Kind.RECORD and config is not None:
         generator = config.generator
-        if generator is not None and generator.emit == "periodic":
+        if generator is not None and generator.emits_periodically:
             why = " (the generator emits periodically)"
         else:
             why = " (the interval join takes this record's time from the arrival clock)"

@@ -24,10 +24,12 @@ from wmviz.core.scenario import (
     ScenarioConfig,
     WindowConfig,
 )
+from wmviz.core.sql_expr import UnsupportedExpression, expr_from_json, expr_to_json
 from wmviz.core.types import Profile, fits_long
 from wmviz.core.windows import offset_config_problem, sliding_config_problem
 from wmviz.trace.errors import IssueCollector
 from wmviz.trace.quote import show
+from wmviz.trace.sqlconfig import sql_style_problems
 
 MAX_CHANNELS = int(os.environ.get("WMVIZ_MAX_CHANNELS", "32768"))
 """The most channels a valve may have: Flink's own ceiling on parallelism (32,768, its largest max
@@ -104,9 +106,11 @@ def _interval_join_rules(values: SectionValues, data: dict[str, Any]) -> Iterato
 
 
 def _generator_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    """Watermark alignment pauses subtasks and splits of FLIP-27 readers: it needs `splits`."""
+    """Watermark alignment pauses subtasks and splits of FLIP-27 readers: it needs `splits`; each
+    `style` takes its own fields (`sql_style_problems`)."""
     if values["alignment"] is not None and not values["splits"]:
         yield "alignment", "needs generator.splits: alignment pauses the splits of FLIP-27 source readers"
+    yield from sql_style_problems(values)
 
 
 SECTION_RULES: dict[type, SectionRule] = {
@@ -153,6 +157,7 @@ class _ConfigParser:
             Check.CHANNELS: self.channels,
             Check.SPLITS: self.splits,
             Check.SECTION: self.section,
+            Check.EXPRESSION: self.expression,
         }
 
     def issue(self, path: str, reason: str) -> None:
@@ -243,6 +248,13 @@ class _ConfigParser:
             cls, owner = kinds[name], f"{path} type {name}"
             self.operator_kind = cls
         return self.judge(data, cls, f"{path}.", owner, rule.sections)
+
+    def expression(self, value: Any, path: str, rule: Rule, values: SectionValues) -> Any:
+        try:
+            return expr_from_json(value, path)
+        except UnsupportedExpression as exc:
+            self.issue(path, str(exc).removeprefix(f"{path}: "))
+            return _REFUSED
 
     def text(self, value: Any, path: str, rule: Rule, values: SectionValues) -> Any:
         if isinstance(value, str):
@@ -430,6 +442,8 @@ def _value_to_json(value: Any, rule: Rule) -> Any:
         return dict(value)
     if rule.check is Check.SPLITS:
         return {str(ch): list(ids) for ch, ids in value}
+    if rule.check is Check.EXPRESSION:
+        return expr_to_json(value)
     if rule.check is Check.SECTION:
         return _section_to_dict(value, typed=len(rule.sections) > 1)
     return value
