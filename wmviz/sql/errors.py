@@ -37,7 +37,8 @@ def check_size(size: int) -> None:
     """Refuse a file over MAX_PLAN_BYTES before it is read."""
     if size > MAX_PLAN_BYTES:
         raise PlanError(
-            "", f"the file is {size:,} bytes, more than wmviz reads as a plan: {MAX_PLAN_BYTES:,} (WMVIZ_MAX_PLAN_BYTES)"
+            "",
+            f"the file is {size:,} bytes, more than wmviz reads as a plan: {MAX_PLAN_BYTES:,} (WMVIZ_MAX_PLAN_BYTES)",
         )
 
 
@@ -45,7 +46,8 @@ def check_count(what: str, count: int) -> None:
     """Refuse more nodes or edges than MAX_PLAN_NODES."""
     if count > MAX_PLAN_NODES:
         raise PlanError(
-            "", f"the plan has {count:,} {what}, more than wmviz reads: {MAX_PLAN_NODES:,} (WMVIZ_MAX_PLAN_NODES)"
+            "",
+            f"the plan has {count:,} {what}, more than wmviz reads: {MAX_PLAN_NODES:,} (WMVIZ_MAX_PLAN_NODES)",
         )
 
 

@@ -130,7 +130,9 @@ def read_explain(text: str) -> SqlJob:
     nodes = tuple(digest_node(n.id, n.text, n.line) for n in real)
     edges = tuple(Edge(s, t, i) for s, t, i in pairs if s in by_id and reused_id(by_id[s].text) is None)
     hints = ast_hints(text)
-    notes = [] if section == SECTIONS[0] else [f"read from '{section}': the execution plan section is missing"]
+    notes = (
+        [] if section == SECTIONS[0] else [f"read from '{section}': the execution plan section is missing"]
+    )
     return SqlJob(
         "explain",
         nodes,
@@ -201,7 +203,9 @@ def ast_hints(text: str) -> dict[str, dict[str, str]]:
     return found
 
 
-def digest_sources(nodes: tuple[Node, ...], edges: tuple[Edge, ...], hints: dict[str, dict[str, str]]) -> tuple[SourceTable, ...]:
+def digest_sources(
+    nodes: tuple[Node, ...], edges: tuple[Edge, ...], hints: dict[str, dict[str, str]]
+) -> tuple[SourceTable, ...]:
     """Each scanned table's watermark, read from the digests (EXPLAIN and a REST plan)."""
     consumers: dict[str, list[str]] = {}
     for edge in edges:
@@ -212,8 +216,17 @@ def digest_sources(nodes: tuple[Node, ...], edges: tuple[Edge, ...], hints: dict
         if node.behaviour is not Behaviour.SOURCE:
             continue
         table = node.table or node.id
-        hinted = {k: Setting(v, Origin.HINT) for k, v in hints.get(table, {}).items() if k.startswith("scan.watermark.")}
-        common: dict[str, Any] = {"table": table, "node_id": node.id, "watermark_options": hinted, "parallelism": node.parallelism}
+        hinted = {
+            k: Setting(v, Origin.HINT)
+            for k, v in hints.get(table, {}).items()
+            if k.startswith("scan.watermark.")
+        }
+        common: dict[str, Any] = {
+            "table": table,
+            "node_id": node.id,
+            "watermark_options": hinted,
+            "parallelism": node.parallelism,
+        }
         attrs = scan_attributes(node.digest)
         assigner = _assigner_after(node.id, consumers, by_id)
         if "watermark" in attrs:
@@ -256,7 +269,9 @@ def _expression(text: str, table: str) -> dict[str, Any]:
     return {"expression_text": render(tree), "expression": expr, "column_kinds": kinds}
 
 
-def _pushed_down(common: dict[str, Any], attrs: dict[str, str], hinted: dict[str, Setting[str]]) -> SourceTable:
+def _pushed_down(
+    common: dict[str, Any], attrs: dict[str, str], hinted: dict[str, Setting[str]]
+) -> SourceTable:
     """A scan whose digest carries `watermark=[…]`: what the digest states, with origins only as
     far as it can tell them (a non-default value was set by a hint or the table; a hint the AST
     shows is a hint)."""
@@ -267,9 +282,13 @@ def _pushed_down(common: dict[str, Any], attrs: dict[str, str], hinted: dict[str
     if emit:
         values[sources.EMIT] = Setting(emit, Origin.PLAN if emit == "on-periodic" else Origin.HINT_OR_TABLE)
     idle = attrs.get("idletimeout")
-    idle_setting = Setting(int(idle) if idle and idle.isdigit() else None, Origin.PLAN if idle else Origin.DEFAULT)
+    idle_setting = Setting(
+        int(idle) if idle and idle.isdigit() else None, Origin.PLAN if idle else Origin.DEFAULT
+    )
     if idle_setting.value:
-        idle_setting = Setting(idle_setting.value, Origin.PLAN, "the digest shows the value in effect, not whose it is")
+        idle_setting = Setting(
+            idle_setting.value, Origin.PLAN, "the digest shows the value in effect, not whose it is"
+        )
     align = split_top(attrs.get("watermarkAlignment", ""))
     if len(align) == 3:
         from wmviz.sql.digest import duration_ms
@@ -286,7 +305,9 @@ def _pushed_down(common: dict[str, Any], attrs: dict[str, str], hinted: dict[str
         **common,
         where="source",
         **_expression(attrs["watermark"], common["table"]),
-        emit=sources.emit(values) if emit else Setting("on-periodic", Origin.DEFAULT, "no emit strategy in the digest"),
+        emit=sources.emit(values)
+        if emit
+        else Setting("on-periodic", Origin.DEFAULT, "no emit strategy in the digest"),
         idle_timeout_ms=idle_setting,
         alignment=sources.alignment(values),
     )
@@ -302,5 +323,7 @@ def _assigned(common: dict[str, Any], assigner: Node) -> SourceTable:
         **_expression(attrs.get("watermark", ""), common["table"]),
         rowtime=attrs.get("rowtime"),
         emit=Setting(None, Origin.DEFAULT, "its own periodic timer, and at once on a jump of more than it"),
-        idle_timeout_ms=Setting(None, Origin.UNKNOWN, "table.exec.source.idle-timeout where the job runs: the digest does not say"),
+        idle_timeout_ms=Setting(
+            None, Origin.UNKNOWN, "table.exec.source.idle-timeout where the job runs: the digest does not say"
+        ),
     )

@@ -130,6 +130,7 @@ class WindowSpec:
     time_column: str | None
     time_kind: TypeKind | None
     rowtime: bool | None
+    proctime: bool | None = None
     size_ms: int | None = None
     slide_ms: int | None = None
     step_ms: int | None = None

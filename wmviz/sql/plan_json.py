@@ -231,12 +231,16 @@ class _Reader:
             self.notes.append(f"table {name}: the plan carries its name only (a temporary table)")
         return SourceTable(**common, where=None)
 
-    def _pushed_down(self, common: dict[str, Any], spec: Json, resolved: Json | None, options: Any) -> SourceTable:
+    def _pushed_down(
+        self, common: dict[str, Any], spec: Json, resolved: Json | None, options: Any
+    ) -> SourceTable:
         where = f"node {common['node_id']} ability 'WatermarkPushDown'"
         fields = row_fields(spec.get("producedType"))
         tree = rex_tree(field(spec, "watermarkExpr", dict, where), fields, f"{where} field 'watermarkExpr'")
         global_ms = spec.get("idleTimeoutMillis")
-        global_idle = Setting(global_ms if isinstance(global_ms, int) and global_ms > 0 else None, Origin.GLOBAL)
+        global_idle = Setting(
+            global_ms if isinstance(global_ms, int) and global_ms > 0 else None, Origin.GLOBAL
+        )
         values = _param_values(spec.get("watermarkParams"), options)
         return SourceTable(
             **common,
@@ -251,22 +255,30 @@ class _Reader:
     def _assigned(self, common: dict[str, Any], assigner: Json, resolved: Json | None) -> SourceTable:
         where = f"node {assigner['id']}"
         fields = row_fields(assigner.get("outputType"))
-        tree = rex_tree(field(assigner, "watermarkExpr", dict, where), fields, f"{where} field 'watermarkExpr'")
+        tree = rex_tree(
+            field(assigner, "watermarkExpr", dict, where), fields, f"{where} field 'watermarkExpr'"
+        )
         index = assigner.get("rowtimeFieldIndex")
-        rowtime = fields[index][0] if isinstance(index, int) and 0 <= index < len(fields) else _rowtime(resolved)
+        rowtime = (
+            fields[index][0] if isinstance(index, int) and 0 <= index < len(fields) else _rowtime(resolved)
+        )
         idle = Setting(
             None,
             Origin.UNKNOWN,
             "table.exec.source.idle-timeout where the plan runs (a COMPILE PLAN does not keep it for an assigner)",
         )
         if self.global_idle_ms:
-            idle = Setting(self.global_idle_ms, Origin.GLOBAL, "as the plan's pushed-down sources recorded it")
+            idle = Setting(
+                self.global_idle_ms, Origin.GLOBAL, "as the plan's pushed-down sources recorded it"
+            )
         return SourceTable(
             **common,
             where="assigner",
             **_expression(tree, fields, common["table"]),
             rowtime=rowtime,
-            emit=Setting(None, Origin.DEFAULT, "its own periodic timer, and at once on a jump of more than it"),
+            emit=Setting(
+                None, Origin.DEFAULT, "its own periodic timer, and at once on a jump of more than it"
+            ),
             idle_timeout_ms=idle,
         )
 
@@ -336,8 +348,10 @@ def _param_values(params: object, options: Any) -> dict[str, Setting[Any]]:
         if isinstance(options, dict):
             if key in options:
                 values[key] = Setting(value, Origin.HINT_OR_TABLE)
-        elif value is not None and value != sources.OPTION_RULES[key].default and value != 0:
-            values[key] = Setting(value, Origin.PLAN)
+        elif value is not None and (
+            key == sources.IDLE or value not in (sources.OPTION_RULES[key].default, 0)
+        ):
+            values[key] = Setting(value, Origin.PLAN)  # set, as it differs from Flink's default
     return values
 
 

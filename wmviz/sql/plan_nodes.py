@@ -22,7 +22,13 @@ _JSON_WINDOWS = {
 """A COMPILE PLAN window's type (window TVFs, then the legacy group windows' `kind`), as the SQL
 function and the fields holding its durations."""
 
-_DIGEST_SIZES = {"size": "size_ms", "max_size": "size_ms", "slide": "slide_ms", "step": "step_ms", "gap": "gap_ms"}
+_DIGEST_SIZES = {
+    "size": "size_ms",
+    "max_size": "size_ms",
+    "slide": "slide_ms",
+    "step": "step_ms",
+    "gap": "gap_ms",
+}
 _DIGEST_SIZES["offset"] = "offset_ms"
 
 
@@ -50,7 +56,9 @@ def window_from_json(raw: dict[str, Any], input_fields: list[tuple[str, str]]) -
     return None
 
 
-def _spec(window_type: object, window: dict[str, Any], column: object, time_type: object, rowtime: object) -> WindowSpec:
+def _spec(
+    window_type: object, window: dict[str, Any], column: object, time_type: object, rowtime: object
+) -> WindowSpec:
     kind, sizes = _JSON_WINDOWS.get(str(window_type), (str(window_type), {}))
     values = {}
     for key, attr in sizes.items():
@@ -59,11 +67,13 @@ def _spec(window_type: object, window: dict[str, Any], column: object, time_type
     type_text = time_type.get("type", "") if isinstance(time_type, dict) else str(time_type or "")
     if isinstance(time_type, dict) and rowtime is None:
         rowtime = time_type.get("kind") == "ROWTIME"
+    proctime = isinstance(time_type, dict) and time_type.get("kind") == "PROCTIME"
     return WindowSpec(
         kind,
         str(column) if column is not None else None,
         time_kind(str(type_text)),
         bool(rowtime) if rowtime is not None else None,
+        proctime,
         **values,
     )
 
@@ -102,6 +112,12 @@ def join_bounds_from_digest(attrs: dict[str, str]) -> tuple[JoinBounds | None, i
     event = bounds.get("isRowTime", bounds.get("isEventTime", "")).lower() == "true"
     left, right = bounds.get("leftTimeIndex", ""), bounds.get("rightTimeIndex", "")
     return (
-        JoinBounds(event, lower, upper, int(left) if left.isdigit() else None, int(right) if right.isdigit() else None),
+        JoinBounds(
+            event,
+            lower,
+            upper,
+            int(left) if left.isdigit() else None,
+            int(right) if right.isdigit() else None,
+        ),
         early,
     )

@@ -51,7 +51,9 @@ def read_rest_plan(doc: dict[str, Any]) -> SqlJob:
     check_count("operators", sum(len(c) for c in chains.values()))
     edges = _chain_edges(chains) + _vertex_edges(vertices, chains)
     nodes = tuple(
-        digest_node(n.id, n.text, None, parallelism[vertex_id]) for vertex_id, chain in chains.items() for n in chain
+        digest_node(n.id, n.text, None, parallelism[vertex_id])
+        for vertex_id, chain in chains.items()
+        for n in chain
     )
     return SqlJob(
         "rest-plan",
@@ -105,8 +107,13 @@ def _vertex_edges(vertices: list[Any], chains: dict[str, list[DigestNode]]) -> l
         for number, entry in enumerate(inputs):
             source = entry.get("id") if isinstance(entry, dict) else None
             if source not in chains:
-                raise PlanError(f"nodes[{index}] field 'inputs'[{number}]", f"names vertex {source!r}, which the plan has not")
+                raise PlanError(
+                    f"nodes[{index}] field 'inputs'[{number}]",
+                    f"names vertex {source!r}, which the plan has not",
+                )
             tail = chains[source][-1].id
             num = entry.get("num")
-            edges.append(Edge(tail, head, num if isinstance(num, int) else number, str(entry.get("ship_strategy", ""))))
+            edges.append(
+                Edge(tail, head, num if isinstance(num, int) else number, str(entry.get("ship_strategy", "")))
+            )
     return edges

@@ -1,0 +1,272 @@
+"""What a SQL job silently ignores or gets wrong about event time, said where a person looks.
+
+Each check is declared once, as data (`CHECKS`: its code and its message template, like a
+validation library's named checks), and run by one function over the `SqlJob`; a finding is the
+code and the message filled in. `wmviz plan` prints them and `--json` lists them as
+`{"code", "message"}`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from wmviz.core.sql_expr import result_kind
+from wmviz.sql import sources
+from wmviz.sql.model import Behaviour, Node, Origin, SourceTable, SqlJob
+
+PUSHES_DOWN: dict[str, bool] = {"kafka": True, "upsert-kafka": True, "filesystem": False, "datagen": False}
+"""Whether a connector takes a watermark into its source (Flink's SupportsWatermarkPushDown); a
+connector not listed is unknown to wmviz and said so."""
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One lint: its code and the template of its message (named fields)."""
+
+    code: str
+    template: str
+
+
+CHECKS: dict[str, Check] = {
+    c.code: c
+    for c in (
+        Check(
+            "ignored-watermark-option",
+            "table {table}: {options} {verb} no effect: {why}, and only a watermark pushed into the "
+            "source reads the scan.watermark.* options",
+        ),
+        Check(
+            "unseen-watermark-options",
+            "table {table}: its watermark is made by a separate WatermarkAssigner, so any "
+            "scan.watermark.* option its WITH clause sets has no effect; {input} does not show the "
+            "table's options to check",
+        ),
+        Check(
+            "no-idle-timeout",
+            "table {table}: no idle timeout, and {partitions}: a partition that stops sending holds "
+            "back its subtask's watermark and every window after it; set scan.watermark.idle-timeout "
+            "(or table.exec.source.idle-timeout)",
+        ),
+        Check(
+            "time-attribute-lost",
+            "{node}: {what}; a regular join or aggregation before a window turns the rowtime into a "
+            "plain TIMESTAMP, so the window cannot be planned on it: window each input first, or use "
+            "an interval or window join, which keep the time attribute",
+        ),
+        Check(
+            "ltz-window-dst",
+            "{node}: windows on the TIMESTAMP_LTZ column {column} in table.local-time-zone {zone}, "
+            "which has daylight saving: windows of a day or more follow the zone's clock, so the "
+            "days of the change are 23 and 25 hours long",
+        ),
+        Check(
+            "alignment-without-update-interval",
+            "table {table}: watermark alignment (group {group}) without "
+            "scan.watermark.alignment.update-interval: Flink takes the default 1 s; set it to say "
+            "how often the sources report and are told the group's watermark",
+        ),
+        Check(
+            "alignment-off",
+            "table {table}: watermark alignment is configured but off: Flink aligns only with a "
+            "group, a positive max drift and a positive update interval ({missing})",
+        ),
+        Check(
+            "global-idle-timeout-unused",
+            "table.exec.source.idle-timeout ({value}) has no effect: every source pushes down its "
+            "own scan.watermark.idle-timeout ({tables})",
+        ),
+        Check("expression-refused", "{message}"),
+        Check("planner-error", "the planner refused the script: {message}"),
+    )
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One lint finding: its code and its message."""
+
+    code: str
+    message: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+def finding(code: str, **fields: object) -> Finding:
+    """A finding of the check `code`, its message filled in from `fields`."""
+    return Finding(code, CHECKS[code].template.format(**fields))
+
+
+def lint(job: SqlJob) -> list[Finding]:
+    """Every finding of every check, sources first in their order, then operators, then the job."""
+    found: list[Finding] = [finding("planner-error", message=m) for m in job.planner_errors]
+    for source in job.sources:
+        found.extend(_source_findings(source, job))
+    for node in job.nodes:
+        found.extend(_window_findings(node, job))
+    found.extend(_global_idle_unused(job))
+    return found
+
+
+def _source_findings(source: SourceTable, job: SqlJob) -> Iterator[Finding]:
+    yield from _ignored_options(source, job)
+    yield from _no_idle_timeout(source)
+    yield from _alignment(source)
+    if source.expression_error:
+        yield finding("expression-refused", message=source.expression_error)
+
+
+def _ignored_options(source: SourceTable, job: SqlJob) -> Iterator[Finding]:
+    if source.where == "source":
+        return
+    if source.watermark_options:
+        shown = ", ".join(
+            f"'{k}' = '{s.value}' ({s.origin.value})" for k, s in source.watermark_options.items()
+        )
+        yield finding(
+            "ignored-watermark-option",
+            table=source.table,
+            options=shown,
+            verb="has" if len(source.watermark_options) == 1 else "have",
+            why=_why_not_pushed(source),
+        )
+    elif source.where == "assigner" and not source.options_known:
+        said = {"explain": "EXPLAIN", "rest-plan": "a REST plan"}.get(job.input_kind, "the plan")
+        yield finding("unseen-watermark-options", table=source.table, input=said)
+
+
+def _why_not_pushed(source: SourceTable) -> str:
+    connector = source.connector.value
+    if source.where == "source-defined":
+        return "the watermark is the source's own (SOURCE_WATERMARK())"
+    if source.where is None:
+        return "the table declares no watermark"
+    if connector in PUSHES_DOWN and not PUSHES_DOWN[connector]:
+        return f"the {connector} connector cannot take a watermark, so a separate WatermarkAssigner makes it"
+    if connector:
+        return f"connector {connector!r} (unknown to wmviz) did not take the watermark: a separate WatermarkAssigner makes it"
+    return "a separate WatermarkAssigner makes the watermark"
+
+
+def _no_idle_timeout(source: SourceTable) -> Iterator[Finding]:
+    idle = source.idle_timeout_ms
+    if source.where not in ("source", "assigner") or idle.value or idle.origin is Origin.UNKNOWN:
+        return
+    connector = source.connector.value
+    if connector is not None and connector not in ("kafka", "upsert-kafka"):
+        return  # bounded files and generators end rather than fall quiet
+    if source.partitions is not None and source.parallelism is not None:
+        if source.partitions <= source.parallelism and source.where == "assigner":
+            return
+        partitions = f"{source.partitions} partitions on {source.parallelism} subtasks"
+    else:
+        width = f"its {source.parallelism} subtasks" if source.parallelism else "its subtasks"
+        partitions = (
+            f"the input does not say how many partitions it reads (Kafka's count is rarely in a plan; "
+            f"--partitions {source.table}=N tells wmviz): with more than {width}, or any quiet one"
+        )
+    yield finding("no-idle-timeout", table=source.table, partitions=partitions)
+
+
+def _alignment(source: SourceTable) -> Iterator[Finding]:
+    align = source.alignment
+    if align is None or source.where != "source":
+        return
+    if not align.enabled:
+        missing = [
+            name
+            for name, setting in (
+                ("group", align.group),
+                ("max drift", align.max_drift_ms),
+                ("update interval", align.update_interval_ms),
+            )
+            if not setting.value
+        ]
+        yield finding("alignment-off", table=source.table, missing="no " + ", no ".join(missing))
+    elif align.update_interval_ms.origin is Origin.DEFAULT:
+        yield finding("alignment-without-update-interval", table=source.table, group=align.group.value)
+
+
+_LOST = re.compile(
+    r"(requires the timecol (?:is|to be) a time attribute|can only be defined on a time attribute|"
+    r"Rowtime attributes must not be in the input rows of a regular join)",
+    re.IGNORECASE,
+)
+
+
+def recognised_planner_error(message: str) -> Finding | None:
+    """The lint a planner error stands for, where wmviz recognises it (a lost time attribute)."""
+    if _LOST.search(message):
+        return finding("time-attribute-lost", node="the planner", what=message.strip().splitlines()[0])
+    return None
+
+
+def _window_findings(node: Node, job: SqlJob) -> Iterator[Finding]:
+    window = node.window
+    if window is None or node.behaviour is not Behaviour.WINDOW:
+        return
+    if window.rowtime is False and not window.proctime:
+        lost_after = [
+            job.node(n).name for n in job.upstream(node.id) if job.node(n).behaviour is Behaviour.LOSES_TIME
+        ]
+        after = f" after {', '.join(sorted(lost_after))}" if lost_after else ""
+        yield finding(
+            "time-attribute-lost",
+            node=node.name,
+            what=f"its window is over {window.time_column}, not a time attribute{after}",
+        )
+    if _time_kind(node, job) == "TIMESTAMP_LTZ":
+        zone = job.local_time_zone.value
+        if zone is None or has_daylight_saving(zone):
+            said = zone or "'default' (the JVM's zone where the job runs; wmviz cannot tell)"
+            yield finding("ltz-window-dst", node=node.name, column=window.time_column, zone=said)
+
+
+def _time_kind(node: Node, job: SqlJob) -> str | None:
+    """A window's time kind: from the plan, or (from a digest) the kind of the source expression
+    whose rowtime column the window names."""
+    window = node.window
+    if window is None or window.time_kind is not None:
+        return window.time_kind if window else None
+    for source in job.sources:
+        if (
+            source.expression is not None
+            and source.rowtime == window.time_column
+            and source.node_id in job.upstream(node.id)
+        ):
+            try:
+                return result_kind(source.expression, source.column_kinds)
+            except ValueError:
+                return None
+    return None
+
+
+def has_daylight_saving(zone: str) -> bool:
+    """Whether a zone's offset changes over a year (sampled twice a month over 2024–2026); an
+    unknown name or a fixed offset has none."""
+    try:
+        info = ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    offsets = {
+        datetime(year, month, day, tzinfo=UTC).astimezone(info).utcoffset()
+        for year in (2024, 2025, 2026)
+        for month in range(1, 13)
+        for day in (1, 15)
+    }
+    return len(offsets) > 1
+
+
+def _global_idle_unused(job: SqlJob) -> Iterator[Finding]:
+    value = job.global_options.get(sources.GLOBAL_IDLE)
+    if not value or not job.sources:
+        return
+    own = (Origin.HINT, Origin.TABLE, Origin.HINT_OR_TABLE, Origin.PLAN)
+    made = [s for s in job.sources if s.where is not None]
+    if made and all(s.where == "source" and s.idle_timeout_ms.origin in own for s in made):
+        tables = ", ".join(s.table for s in job.sources if s.where is not None)
+        yield finding("global-idle-timeout-unused", value=value, tables=tables)
