@@ -31,21 +31,22 @@ SHAPES = (
 
 
 class WrittenTable(Protocol):
-    """A table as the script wrote it (`CompiledScript.tables`)."""
+    """A table as the script wrote it (`CompiledScript.tables`: name, connector, options, line)."""
 
+    name: str
     connector: str | None
     options: Mapping[str, str]
 
 
 class CompiledScript(Protocol):
-    """What `wmviz.sql.planner.compile_script` returns: the planner's COMPILE PLAN and EXPLAIN,
-    the tables as written, the SET statements and the OPTIONS hints per table."""
+    """What `wmviz.sql.planner.compile_script` returns: the planner's COMPILE PLAN JSON text, the
+    tables as written, the SET statements (`key`, `value`, `line`; later ones win) and the OPTIONS
+    hints (`table` as written, `line`, `options`)."""
 
-    plan_json: Any
-    explain: str
+    plan_json: str
     tables: Any
-    config: Mapping[str, str]
-    hints: Mapping[str, Mapping[str, str]]
+    config: Any
+    hints: Any
 
 
 def read_plan_text(text: str, name: str = "") -> SqlJob:
@@ -86,16 +87,44 @@ def read_script(path: Path) -> SqlJob:
     try:
         compiled = compile_script(path)
     except (ValueError, RuntimeError, OSError) as err:
-        lint = recognised_planner_error(str(err))
-        raise PlanError("", lint.message if lint else f"the planner refused the script: {err}") from None
+        message = str(getattr(err, "message", err))
+        lint = recognised_planner_error(message)
+        line, column = getattr(err, "line", None), getattr(err, "column", None)
+        where = f"line {line}:{column}" if line is not None else ""
+        raise PlanError(where, lint.message if lint else f"the planner refused the script: {message}") from None
     return job_from_compiled(compiled)
+
+
+def _last_name(name: str) -> str:
+    """A table name as written (`db.orders`, `` `orders` ``) by its own name."""
+    return name.rsplit(".", 1)[-1].strip("`")
 
 
 def _tables(compiled: CompiledScript) -> dict[str, WrittenTable]:
     tables = compiled.tables
     if isinstance(tables, Mapping):
-        return {str(k): v for k, v in tables.items()}
-    return {str(t.name): t for t in tables}
+        return {_last_name(str(k)): v for k, v in tables.items()}
+    return {_last_name(str(t.name)): t for t in tables}
+
+
+def _config(compiled: CompiledScript) -> dict[str, str]:
+    """The SET statements as key → value (a later SET of a key wins, as in Flink)."""
+    config = compiled.config
+    if isinstance(config, Mapping):
+        return {str(k): str(v) for k, v in config.items()}
+    return {str(s.key): str(s.value) for s in config}
+
+
+def _hints(compiled: CompiledScript) -> dict[str, dict[str, str]]:
+    """The OPTIONS hints per table; two references of one table with hints merge, a later one
+    winning (wmviz reads one watermark per table)."""
+    hints = compiled.hints
+    if isinstance(hints, Mapping):
+        return {_last_name(str(k)): dict(v) for k, v in hints.items()}
+    merged: dict[str, dict[str, str]] = {}
+    for hint in hints:
+        merged.setdefault(_last_name(str(hint.table)), {}).update(hint.options)
+    return merged
 
 
 def job_from_compiled(compiled: CompiledScript) -> SqlJob:
@@ -103,12 +132,10 @@ def job_from_compiled(compiled: CompiledScript) -> SqlJob:
     origin from the options, hints and SETs the script wrote."""
     plan = compiled.plan_json
     job = read_compile_plan(parse_json(plan) if isinstance(plan, str) else plan)
-    config = {str(k): str(v) for k, v in compiled.config.items()}
-    tables = _tables(compiled)
+    config = _config(compiled)
+    tables, hints = _tables(compiled), _hints(compiled)
     notes = list(job.notes)
-    refined = tuple(
-        _refine(s, tables.get(s.table), compiled.hints.get(s.table, {}), config, notes) for s in job.sources
-    )
+    refined = tuple(_refine(s, tables.get(s.table), hints.get(s.table, {}), config, notes) for s in job.sources)
     zone = config.get(sources.LOCAL_TIME_ZONE)
     return dataclasses.replace(
         job,
