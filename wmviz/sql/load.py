@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from wmviz.sql import sources
 from wmviz.sql.errors import PlanError, check_size, parse_json
-from wmviz.sql.explain import is_explain, read_explain
+from wmviz.sql.explain import is_explain, read_explain, scan_attributes
 from wmviz.sql.lint import recognised_planner_error
 from wmviz.sql.model import Origin, Setting, SourceTable, SqlJob
 from wmviz.sql.plan_json import is_compile_plan, read_compile_plan
@@ -91,7 +91,9 @@ def read_script(path: Path) -> SqlJob:
         lint = recognised_planner_error(message)
         line, column = getattr(err, "line", None), getattr(err, "column", None)
         where = f"line {line}:{column}" if line is not None else ""
-        raise PlanError(where, lint.message if lint else f"the planner refused the script: {message}") from None
+        raise PlanError(
+            where, lint.message if lint else f"the planner refused the script: {message}"
+        ) from None
     return job_from_compiled(compiled)
 
 
@@ -135,7 +137,17 @@ def job_from_compiled(compiled: CompiledScript) -> SqlJob:
     config = _config(compiled)
     tables, hints = _tables(compiled), _hints(compiled)
     notes = list(job.notes)
-    refined = tuple(_refine(s, tables.get(s.table), hints.get(s.table, {}), config, notes) for s in job.sources)
+    refined = tuple(
+        _refine(
+            s,
+            scan_attributes(job.node(s.node_id).digest),
+            tables.get(s.table),
+            hints.get(s.table, {}),
+            config,
+            notes,
+        )
+        for s in job.sources
+    )
     zone = config.get(sources.LOCAL_TIME_ZONE)
     return dataclasses.replace(
         job,
@@ -164,6 +176,7 @@ def _written(table: WrittenTable | None, hints: Mapping[str, str]) -> dict[str, 
 
 def _refine(
     source: SourceTable,
+    digest: Mapping[str, str],
     table: WrittenTable | None,
     hints: Mapping[str, str],
     config: Mapping[str, str],
@@ -194,12 +207,27 @@ def _refine(
         "idle_timeout_ms": sources.idle_timeout(values, global_idle),
         "alignment": sources.alignment(values),
     }
-    for name, setting in mine.items():
-        planned = getattr(source, name)
-        if name != "alignment" and planned.value != setting.value:
+    return dataclasses.replace(source, **common, **_as_flink_planned(source, mine, digest, notes))
+
+
+def _as_flink_planned(
+    source: SourceTable, mine: dict[str, Any], digest: Mapping[str, str], notes: list[str]
+) -> dict[str, Any]:
+    """wmviz's reading of the script checked against what Flink's planner printed for the scan
+    (`idletimeout=[…]`, `watermarkEmitStrategy=[…]` in its digest, computed by Flink's own code):
+    where they differ, Flink's value is kept and a note says so."""
+    if "watermark" not in digest:
+        return mine
+    idle = digest.get("idletimeout")
+    flink = {"idle_timeout_ms": int(idle) if idle and idle.isdigit() else None}
+    if "watermarkEmitStrategy" in digest:
+        flink["emit"] = digest["watermarkEmitStrategy"]
+    for name, value in flink.items():
+        setting = mine[name]
+        if setting.value != value:
             notes.append(
-                f"table {source.table}: wmviz reads {name} {setting.value!r} from the script, Flink's planner "
-                f"planned {planned.value!r}; Flink wins"
+                f"table {source.table}: wmviz reads {name} {setting.value!r} from the script, "
+                f"Flink's planner planned {value!r}; Flink wins"
             )
-            mine[name] = Setting(planned.value, setting.origin, "as Flink's planner planned it")
-    return dataclasses.replace(source, **common, **mine)
+            mine[name] = Setting(value, setting.origin, "as Flink's planner planned it")
+    return mine
