@@ -49,7 +49,10 @@ def test_each_input_alone_names_where_each_watermark_is_made(path, capsys):
     assert by_table["refunds"]["expression"] == "ts - INTERVAL '1' SECOND"
     assert by_table["orders"]["emit"] == "on-event" and by_table["payments"]["emit"] == "on-periodic"
     assert by_table["refunds"]["emit"] is None  # the assigner has no emit strategy of its own
-    assert (by_table["orders"]["idle_timeout_ms"], by_table["payments"]["idle_timeout_ms"]) == (30_000, 60_000)
+    assert (by_table["orders"]["idle_timeout_ms"], by_table["payments"]["idle_timeout_ms"]) == (
+        30_000,
+        60_000,
+    )
     for source in result["sources"]:
         assert set(source) >= {"table", "watermark"}
         assert set(source["watermark"]) >= {"where", "expression", "emit", "idle_timeout_ms"}
@@ -89,12 +92,19 @@ def test_compile_plan_edges_keep_input_order_and_the_join_and_window():
     job = read_compile_plan(plan_doc())
     join = next(n for n in job.nodes if n.name == "IntervalJoin")
     assert [(e.source, e.input) for e in job.inputs_of(join.id)] == [("2", 0), ("4", 1)]
-    assert join.join_bounds is not None and (join.join_bounds.left_lower_ms, join.join_bounds.left_upper_ms) == (
+    assert join.join_bounds is not None and (
+        join.join_bounds.left_lower_ms,
+        join.join_bounds.left_upper_ms,
+    ) == (
         -600_000,
         0,
     )
     window = next(n for n in job.nodes if n.name == "WindowAggregate").window
-    assert window is not None and (window.kind, window.time_column, window.size_ms) == ("TUMBLE", "ts", 60_000)
+    assert window is not None and (window.kind, window.time_column, window.size_ms) == (
+        "TUMBLE",
+        "ts",
+        60_000,
+    )
     assert window.rowtime is True and window.time_kind == "TIMESTAMP"
 
 
@@ -120,7 +130,13 @@ def test_explain_reads_left_then_right_and_the_rest_plan_says_order_is_unknown()
 
 
 def test_a_jobs_answer_carries_the_plan_under_plan(tmp_path):
-    answer = {"jid": "x", "name": "job", "state": "RUNNING", "vertices": [], "plan": json.loads(REST.read_text())}
+    answer = {
+        "jid": "x",
+        "name": "job",
+        "state": "RUNNING",
+        "vertices": [],
+        "plan": json.loads(REST.read_text()),
+    }
     path = tmp_path / "job.json"
     path.write_text(json.dumps(answer))
     assert {s.table: s.where for s in read_plan_file(path).sources} == WHERE

@@ -40,10 +40,20 @@ def plan_doc() -> dict:
 @pytest.mark.parametrize(
     ("text", "said"),
     [
-        ('{"flinkVersion": "2.3", "nodes": [\n  {"id": 1,}\n]}', "plan.json: line 2:12: not JSON: Expecting property name"),
-        ('{"rows": [1, 2]}', "plan.json: line 1:1: JSON of another shape (it has 'rows'); expected a COMPILE PLAN"),
+        (
+            '{"flinkVersion": "2.3", "nodes": [\n  {"id": 1,}\n]}',
+            "plan.json: line 2:12: not JSON: Expecting property name",
+        ),
+        (
+            '{"rows": [1, 2]}',
+            "plan.json: line 1:1: JSON of another shape (it has 'rows'); expected a COMPILE PLAN",
+        ),
         ("hello\n", "plan.json: line 1: is neither JSON"),
-        ("== Abstract Syntax Tree ==\nLogicalSink(table=[t])\n", "plan.json: line 1: has no '== Optimized Execution Plan ==' section; found '== Abstract Syntax Tree ==' (line 1)"),
+        (
+            "== Abstract Syntax Tree ==\nLogicalSink(table=[t])\n",
+            "plan.json: line 1: has no '== Optimized Execution Plan ==' section; "
+            "found '== Abstract Syntax Tree ==' (line 1)",
+        ),
         ("[" * 300 + "]" * 300, "plan.json: line 1:201: nested more than 200 levels deep"),
     ],
     ids=["not-json", "other-shape", "neither", "explain-without-section", "too-deep"],
@@ -71,7 +81,9 @@ def test_a_node_missing_a_field_names_the_node_and_field(tmp_path, capsys):
 
 
 def test_an_explain_line_out_of_the_tree_names_its_line(tmp_path, capsys):
-    text = EXPLAIN.read_text().replace("\n\nSink(table=[default_catalog.default_database.refund_log]", "\nSink(x)", 2)
+    text = EXPLAIN.read_text().replace(
+        "\n\nSink(table=[default_catalog.default_database.refund_log]", "\nSink(x)", 2
+    )
     code, err = run(tmp_path, capsys, text, "plan.txt")
     assert code == 2 and "plan.txt: line " in err and "starts a second tree without a blank line" in err
 
@@ -80,7 +92,9 @@ def test_a_rest_plan_vertex_without_a_description(tmp_path, capsys):
     doc = json.loads(PLAN.with_name("orders-payments-refunds.rest-plan.json").read_text())
     del doc["nodes"][1]["description"]
     code, err = run(tmp_path, capsys, json.dumps(doc))
-    assert code == 2 and err.endswith(f"nodes[1] (vertex {doc['nodes'][1]['id']}): has no 'description' (a string)")
+    assert code == 2 and err.endswith(
+        f"nodes[1] (vertex {doc['nodes'][1]['id']}): has no 'description' (a string)"
+    )
 
 
 def test_not_utf8_names_the_byte(tmp_path, capsys):
@@ -222,7 +236,9 @@ def test_a_script_the_planner_refuses_names_line_and_column(tmp_path, capsys, mo
         def __init__(self) -> None:
             super().__init__("job.sql:7:3: The window function requires the timecol is a time attribute type")
             self.line, self.column = 7, 3
-            self.message = "The window function requires the timecol is a time attribute type, but is TIMESTAMP(3)."
+            self.message = (
+                "The window function requires the timecol is a time attribute type, but is TIMESTAMP(3)."
+            )
 
     def refuse(path):
         raise ScriptError()

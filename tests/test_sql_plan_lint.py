@@ -30,7 +30,9 @@ def codes(doc: dict) -> list[str]:
 
 
 def pushdown(doc: dict, node_id: int) -> dict:
-    return next(a for a in node(doc, node_id)["scanTableSource"]["abilities"] if a["type"] == "WatermarkPushDown")
+    return next(
+        a for a in node(doc, node_id)["scanTableSource"]["abilities"] if a["type"] == "WatermarkPushDown"
+    )
 
 
 def test_the_clean_plan_has_only_its_two_findings():
@@ -82,7 +84,9 @@ def test_a_zero_table_idle_timeout_switches_off_the_global_one():
 def test_alignment_off_without_a_max_drift():
     doc = plan_doc()
     pushdown(doc, 3)["watermarkParams"]["alignMaxDrift"] = "PT0S"
-    node(doc, 3)["scanTableSource"]["table"]["resolvedTable"]["options"].pop("scan.watermark.alignment.max-drift")
+    node(doc, 3)["scanTableSource"]["table"]["resolvedTable"]["options"].pop(
+        "scan.watermark.alignment.max-drift"
+    )
     found = [f for f in lint(read_compile_plan(doc)) if f.code == "alignment-off"]
     assert len(found) == 1 and "(no max drift)" in found[0].message
 
@@ -101,7 +105,9 @@ def test_a_global_idle_timeout_every_source_overrides_is_unused():
     doc["edges"] = [e for e in doc["edges"] if e["source"] not in (10, 11)]
     assert "global-idle-timeout-unused" not in codes(doc)  # orders still takes the global one
     pushdown(doc, 1)["watermarkParams"]["sourceIdleTimeout"] = 15_000
-    node(doc, 1)["scanTableSource"]["table"]["resolvedTable"]["options"]["scan.watermark.idle-timeout"] = "15 s"
+    node(doc, 1)["scanTableSource"]["table"]["resolvedTable"]["options"]["scan.watermark.idle-timeout"] = (
+        "15 s"
+    )
     found = [f for f in lint(read_compile_plan(doc)) if f.code == "global-idle-timeout-unused"]
     assert len(found) == 1 and found[0].message.endswith("(orders, payments)")
 
@@ -124,21 +130,25 @@ def test_a_window_over_a_plain_timestamp_lost_its_time_attribute():
 def test_a_proctime_window_is_not_a_lost_time_attribute():
     doc = plan_doc()
     windowing = node(doc, 8)["windowing"]
-    windowing["timeAttributeType"] = {"type": "TIMESTAMP_WITH_LOCAL_TIME_ZONE", "precision": 3, "kind": "PROCTIME"}
+    windowing["timeAttributeType"] = {
+        "type": "TIMESTAMP_WITH_LOCAL_TIME_ZONE",
+        "precision": 3,
+        "kind": "PROCTIME",
+    }
     windowing["isRowtime"] = False
     assert "time-attribute-lost" not in codes(doc)
 
 
 def test_planner_errors_of_a_lost_time_attribute_are_recognised():
-    message = (
-        "The window function requires the timecol is a time attribute type, but is TIMESTAMP(3)."
-    )
+    message = "The window function requires the timecol is a time attribute type, but is TIMESTAMP(3)."
     found = recognised_planner_error(message)
     assert found is not None and found.code == "time-attribute-lost"
     assert recognised_planner_error("Object 'nope' not found") is None
 
 
-@pytest.mark.parametrize(("zone", "flagged"), [("Europe/Berlin", True), ("Asia/Shanghai", False), ("UTC", False)])
+@pytest.mark.parametrize(
+    ("zone", "flagged"), [("Europe/Berlin", True), ("Asia/Shanghai", False), ("UTC", False)]
+)
 def test_ltz_windows_in_a_zone_with_daylight_saving(zone, flagged):
     doc = plan_doc()
     aggregate = node(doc, 8)
@@ -154,7 +164,10 @@ def test_ltz_windows_in_a_zone_with_daylight_saving(zone, flagged):
 def test_the_default_zone_is_said_to_be_unknown():
     doc = plan_doc()
     aggregate = node(doc, 8)
-    aggregate["windowing"]["timeAttributeType"] = {"type": "TIMESTAMP_WITH_LOCAL_TIME_ZONE", "kind": "ROWTIME"}
+    aggregate["windowing"]["timeAttributeType"] = {
+        "type": "TIMESTAMP_WITH_LOCAL_TIME_ZONE",
+        "kind": "ROWTIME",
+    }
     aggregate["configuration"]["table.local-time-zone"] = "default"
     found = [f for f in lint(read_compile_plan(doc)) if f.code == "ltz-window-dst"]
     assert len(found) == 1 and "'default' (the JVM's zone" in found[0].message
@@ -180,18 +193,35 @@ def lit(value, type_text: str) -> dict:
     return {"kind": "LITERAL", "value": value, "type": type_text}
 
 
-FIELDS = [("id", "BIGINT"), ("ms", "BIGINT"), ("ts", "TIMESTAMP(3)"), ("lts", "TIMESTAMP(3) WITH LOCAL TIME ZONE")]
+FIELDS = [
+    ("id", "BIGINT"),
+    ("ms", "BIGINT"),
+    ("ts", "TIMESTAMP(3)"),
+    ("lts", "TIMESTAMP(3) WITH LOCAL TIME ZONE"),
+]
 
 
 @pytest.mark.parametrize(
     ("rex", "expected"),
     [
         (ref(2, "TIMESTAMP(3)"), Column("ts")),
-        (call("-", [ref(2, "TIMESTAMP(3)"), lit("5000", "INTERVAL SECOND(6) NOT NULL")]), Shifted(Column("ts"), -5000)),
-        (call("+", [ref(2, "TIMESTAMP(3)"), lit("60000", "INTERVAL MINUTE NOT NULL")]), Shifted(Column("ts"), 60_000)),
+        (
+            call("-", [ref(2, "TIMESTAMP(3)"), lit("5000", "INTERVAL SECOND(6) NOT NULL")]),
+            Shifted(Column("ts"), -5000),
+        ),
+        (
+            call("+", [ref(2, "TIMESTAMP(3)"), lit("60000", "INTERVAL MINUTE NOT NULL")]),
+            Shifted(Column("ts"), 60_000),
+        ),
         (call("CAST", [ref(3, "TIMESTAMP_LTZ(3)")], "TIMESTAMP(3)"), CastTo(Column("lts"), "TIMESTAMP", 3)),
-        (call("TO_TIMESTAMP_LTZ", [ref(1, "BIGINT"), lit(3, "INT NOT NULL")]), ToTimestampLtz(Column("ms"), 3)),
-        (call("TO_TIMESTAMP_LTZ", [ref(1, "BIGINT"), lit(0, "INT NOT NULL")]), ToTimestampLtz(Column("ms"), 0)),
+        (
+            call("TO_TIMESTAMP_LTZ", [ref(1, "BIGINT"), lit(3, "INT NOT NULL")]),
+            ToTimestampLtz(Column("ms"), 3),
+        ),
+        (
+            call("TO_TIMESTAMP_LTZ", [ref(1, "BIGINT"), lit(0, "INT NOT NULL")]),
+            ToTimestampLtz(Column("ms"), 0),
+        ),
     ],
     ids=["column", "minus", "plus-minute", "cast", "ltz-ms", "ltz-s"],
 )
@@ -207,7 +237,10 @@ def test_rexnode_shapes_wmviz_evaluates(rex, expected):
         ("CAST(lts AS TIMESTAMP(3))", CastTo(Column("lts"), "TIMESTAMP", 3)),
         ("CAST($3):TIMESTAMP(3)", CastTo(Column("lts"), "TIMESTAMP", 3)),
         ("-(TO_TIMESTAMP_LTZ(ms, 3), 1000:INTERVAL SECOND)", Shifted(ToTimestampLtz(Column("ms"), 3), -1000)),
-        ("(CAST(ts AS TIMESTAMP_LTZ(3)) - 2000:INTERVAL SECOND)", Shifted(CastTo(Column("ts"), "TIMESTAMP_LTZ", 3), -2000)),
+        (
+            "(CAST(ts AS TIMESTAMP_LTZ(3)) - 2000:INTERVAL SECOND)",
+            Shifted(CastTo(Column("ts"), "TIMESTAMP_LTZ", 3), -2000),
+        ),
     ],
 )
 def test_digest_spellings_wmviz_evaluates(text, expected):
@@ -226,7 +259,9 @@ def test_digest_spellings_wmviz_evaluates(text, expected):
 def test_other_shapes_are_refused_by_name(text, named):
     with pytest.raises(UnsupportedExpression) as err:
         to_expr(parse_expression(text), "orders")
-    assert str(err.value).startswith(f"watermark expression {named} of table orders: wmviz evaluates a column")
+    assert str(err.value).startswith(
+        f"watermark expression {named} of table orders: wmviz evaluates a column"
+    )
     assert str(err.value).endswith("this one is refused, not guessed")
 
 
@@ -235,7 +270,11 @@ def test_a_pushed_down_expression_over_physical_columns_is_evaluated():
     spec = next(a for a in node(doc, 1)["scanTableSource"]["abilities"] if a["type"] == "WatermarkPushDown")
     spec["producedType"] = "ROW<`id` BIGINT, `amount` INT, `ms` BIGINT> NOT NULL"
     spec["watermarkExpr"] = call(
-        "-", [call("TO_TIMESTAMP_LTZ", [ref(2, "BIGINT"), lit(3, "INT NOT NULL")]), lit("1000", "INTERVAL SECOND(6)")]
+        "-",
+        [
+            call("TO_TIMESTAMP_LTZ", [ref(2, "BIGINT"), lit(3, "INT NOT NULL")]),
+            lit("1000", "INTERVAL SECOND(6)"),
+        ],
     )
     orders = read_compile_plan(doc).sources[0]
     assert orders.expression == Shifted(ToTimestampLtz(Column("ms"), 3), -1000)

@@ -56,7 +56,10 @@ def _with_counts(job: SqlJob, partitions: dict[str, int], parallelism: int | Non
     tables = {s.table for s in job.sources}
     unknown = sorted(set(partitions) - tables)
     if unknown:
-        raise BadInput(f"--partitions names {', '.join(unknown)}; the plan's source tables are {', '.join(sorted(tables))}")
+        raise BadInput(
+            f"--partitions names {', '.join(unknown)}; "
+            f"the plan's source tables are {', '.join(sorted(tables))}"
+        )
     if parallelism is not None and parallelism < 1:
         raise BadInput("--parallelism must be at least 1")
     sources = tuple(

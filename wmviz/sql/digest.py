@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from wmviz.core.sql_expr import CastTo, Column, Expr, Shifted, ToTimestampLtz, TypeKind, UnsupportedExpression
 
@@ -65,10 +66,10 @@ def to_expr(tree: Tree, table: str) -> Expr:
         if tree.op == "CAST" and len(tree.args) == 1:
             target = cast_target(tree.type_text)
             if target is not None:
-                return CastTo(to_expr(tree.args[0], table), target[0], target[1])
-        if tree.op == "TO_TIMESTAMP_LTZ" and len(tree.args) == 2 and isinstance(tree.args[1], Lit):
-            if tree.args[1].value in ("0", "3"):
-                return ToTimestampLtz(to_expr(tree.args[0], table), 0 if tree.args[1].value == "0" else 3)
+                return CastTo(to_expr(tree.args[0], table), *target)
+        last = tree.args[1] if len(tree.args) == 2 else None
+        if tree.op == "TO_TIMESTAMP_LTZ" and isinstance(last, Lit) and last.value in ("0", "3"):
+            return ToTimestampLtz(to_expr(tree.args[0], table), 0 if last.value == "0" else 3)
         if tree.op in TRANSPARENT and len(tree.args) == 1:
             return to_expr(tree.args[0], table)
     raise UnsupportedExpression(f"watermark expression {shape(tree)} of table {table}: {ACCEPTED}")
@@ -93,13 +94,16 @@ def interval_ms(lit: Lit) -> int | None:
         return None
 
 
-def cast_target(type_text: str) -> tuple[TypeKind, int] | None:
+def cast_target(type_text: str) -> tuple[Literal["TIMESTAMP", "TIMESTAMP_LTZ"], int] | None:
     """The target of a CAST wmviz evaluates (TIMESTAMP or TIMESTAMP_LTZ) and its precision."""
     kind = time_kind(type_text)
-    if kind not in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-        return None
     precision = re.search(r"\((\d+)\)", type_text)
-    return kind, int(precision.group(1)) if precision else 3
+    digits = int(precision.group(1)) if precision else 3
+    if kind == "TIMESTAMP":
+        return "TIMESTAMP", digits
+    if kind == "TIMESTAMP_LTZ":
+        return "TIMESTAMP_LTZ", digits
+    return None
 
 
 def time_kind(type_text: str) -> TypeKind | None:
@@ -220,7 +224,7 @@ class _Parser:
 
     def infix(self) -> Tree:
         left = self.expression()
-        kind, op = self.take()
+        _, op = self.take()
         if op == ")":
             return left
         right = self.expression()

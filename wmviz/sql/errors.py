@@ -38,7 +38,8 @@ def check_size(size: int) -> None:
     if size > MAX_PLAN_BYTES:
         raise PlanError(
             "",
-            f"the file is {size:,} bytes, more than wmviz reads as a plan: {MAX_PLAN_BYTES:,} (WMVIZ_MAX_PLAN_BYTES)",
+            f"the file is {size:,} bytes, more than wmviz reads as a plan: {MAX_PLAN_BYTES:,} "
+            "(WMVIZ_MAX_PLAN_BYTES)",
         )
 
 
@@ -47,7 +48,8 @@ def check_count(what: str, count: int) -> None:
     if count > MAX_PLAN_NODES:
         raise PlanError(
             "",
-            f"the plan has {count:,} {what}, more than wmviz reads: {MAX_PLAN_NODES:,} (WMVIZ_MAX_PLAN_NODES)",
+            f"the plan has {count:,} {what}, more than wmviz reads: {MAX_PLAN_NODES:,} "
+            "(WMVIZ_MAX_PLAN_NODES)",
         )
 
 
@@ -70,7 +72,8 @@ def parse_json(text: str) -> Any:
         if depth > MAX_PLAN_DEPTH:
             raise PlanError(
                 _line_col(text, match.start()),
-                f"nested more than {MAX_PLAN_DEPTH} levels deep, more than a plan needs (WMVIZ_MAX_PLAN_DEPTH)",
+                f"nested more than {MAX_PLAN_DEPTH} levels deep, more than a plan needs "
+                "(WMVIZ_MAX_PLAN_DEPTH)",
             )
     try:
         return json.loads(text)

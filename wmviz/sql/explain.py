@@ -116,8 +116,8 @@ def read_explain(text: str) -> SqlJob:
     trees: list[DigestNode] = []
     next_id = 1
     for block in blocks(lines):
-        nodes, next_id = read_tree(block, next_id)
-        trees.extend(nodes)
+        tree, next_id = read_tree(block, next_id)
+        trees.extend(tree)
     if not trees:
         raise PlanError(f"line {lines[0][0] - 1 if lines else 1}", f"the '{section}' section is empty")
     check_count("operators", len(trees))
@@ -127,7 +127,7 @@ def read_explain(text: str) -> SqlJob:
         for number, child in enumerate(node.children):
             pairs.append((reused_id(by_id[child].text) or child, node.id, number))
     real = [n for n in trees if reused_id(n.text) is None]
-    nodes = tuple(digest_node(n.id, n.text, n.line) for n in real)
+    operators = tuple(digest_node(n.id, n.text, n.line) for n in real)
     edges = tuple(Edge(s, t, i) for s, t, i in pairs if s in by_id and reused_id(by_id[s].text) is None)
     hints = ast_hints(text)
     notes = (
@@ -135,9 +135,9 @@ def read_explain(text: str) -> SqlJob:
     )
     return SqlJob(
         "explain",
-        nodes,
+        operators,
         edges,
-        digest_sources(nodes, edges, hints),
+        digest_sources(operators, edges, hints),
         notes=(*notes, "EXPLAIN does not print a table's options or connector: scan.watermark.* options "
                "declared in a table's WITH clause are not seen (OPTIONS hints are)"),
     )  # fmt: skip
@@ -296,7 +296,7 @@ def _pushed_down(
         values[sources.GROUP] = Setting(align[0], Origin.HINT_OR_TABLE)
         values[sources.DRIFT] = Setting(duration_ms(align[1]), Origin.HINT_OR_TABLE)
         values[sources.UPDATE] = Setting(duration_ms(align[2]), Origin.PLAN)
-    for key, setting in hinted.items():  # the AST shows this value came from a hint
+    for key in hinted:  # the AST shows this value came from a hint
         if key in values:
             values[key] = Setting(values[key].value, Origin.HINT)
     if sources.IDLE in hinted and idle_setting.value:

@@ -148,7 +148,10 @@ def _why_not_pushed(source: SourceTable) -> str:
     if connector in PUSHES_DOWN and not PUSHES_DOWN[connector]:
         return f"the {connector} connector cannot take a watermark, so a separate WatermarkAssigner makes it"
     if connector:
-        return f"connector {connector!r} (unknown to wmviz) did not take the watermark: a separate WatermarkAssigner makes it"
+        return (
+            f"connector {connector!r} (unknown to wmviz) did not take the watermark: "
+            "a separate WatermarkAssigner makes it"
+        )
     return "a separate WatermarkAssigner makes the watermark"
 
 

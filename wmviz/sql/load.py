@@ -12,6 +12,7 @@ value, Flink's wins and a note says so.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -82,10 +83,11 @@ def read_plan_file(path: Path) -> SqlJob:
 
 def read_script(path: Path) -> SqlJob:
     """A `.sql` script compiled by Flink's own planner (another room's work: imported only here)."""
-    from wmviz.sql.planner import compile_script
-
+    # The planner is another room's module, imported only when a script is read (and by name, so
+    # this file type-checks before it lands): wmviz.sql.planner.compile_script(path) -> CompiledScript.
+    planner = importlib.import_module("wmviz.sql.planner")
     try:
-        compiled = compile_script(path)
+        compiled = planner.compile_script(path)
     except (ValueError, RuntimeError, OSError) as err:
         message = str(getattr(err, "message", err))
         lint = recognised_planner_error(message)
@@ -219,7 +221,7 @@ def _as_flink_planned(
     if "watermark" not in digest:
         return mine
     idle = digest.get("idletimeout")
-    flink = {"idle_timeout_ms": int(idle) if idle and idle.isdigit() else None}
+    flink: dict[str, object] = {"idle_timeout_ms": int(idle) if idle and idle.isdigit() else None}
     if "watermarkEmitStrategy" in digest:
         flink["emit"] = digest["watermarkEmitStrategy"]
     for name, value in flink.items():

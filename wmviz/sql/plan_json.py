@@ -262,10 +262,11 @@ class _Reader:
         rowtime = (
             fields[index][0] if isinstance(index, int) and 0 <= index < len(fields) else _rowtime(resolved)
         )
-        idle = Setting(
+        idle: Setting[int] = Setting(
             None,
             Origin.UNKNOWN,
-            "table.exec.source.idle-timeout where the plan runs (a COMPILE PLAN does not keep it for an assigner)",
+            "table.exec.source.idle-timeout where the plan runs "
+            "(a COMPILE PLAN does not keep it for an assigner)",
         )
         if self.global_idle_ms:
             idle = Setting(

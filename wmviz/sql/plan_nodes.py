@@ -42,14 +42,14 @@ def window_from_json(raw: dict[str, Any], input_fields: list[tuple[str, str]]) -
     or its `window` (legacy group windows); `input_fields` names the time attribute's index."""
     windowing = raw.get("windowing") or raw.get("leftWindowing")
     if isinstance(windowing, dict):
-        window = windowing.get("window") if isinstance(windowing.get("window"), dict) else {}
+        window = windowing["window"] if isinstance(windowing.get("window"), dict) else {}
         time_type = windowing.get("timeAttributeType")
         index = windowing.get("timeAttributeIndex")
         column = input_fields[index][0] if isinstance(index, int) and 0 <= index < len(input_fields) else None
         return _spec(window.get("type"), window, column, time_type, windowing.get("isRowtime"))
     legacy = raw.get("window")
     if isinstance(legacy, dict):
-        time_field = legacy.get("timeField") if isinstance(legacy.get("timeField"), dict) else {}
+        time_field = legacy["timeField"] if isinstance(legacy.get("timeField"), dict) else {}
         time_type = time_field.get("fieldType")
         rowtime = isinstance(time_type, dict) and time_type.get("kind") == "ROWTIME"
         return _spec(legacy.get("kind"), legacy, time_field.get("fieldName"), time_type, rowtime)
@@ -95,9 +95,11 @@ def window_from_digest(attrs: dict[str, str]) -> WindowSpec | None:
         legacy = {"Tumbling": "TUMBLE", "Sliding": "HOP", "Session": "SESSION"}
         size = duration_ms(parts[2]) if len(parts) > 2 else None
         attr = "gap_ms" if kind.startswith("Session") else "size_ms"
-        return WindowSpec(legacy.get(kind[: -len("GroupWindow")], kind), parts[1] if len(parts) > 1 else None,
-                          None, None, **{attr: size})  # fmt: skip
-    return WindowSpec(kind, inside.get("time_col"), None, None, **values)
+        column = parts[1] if len(parts) > 1 else None
+        return WindowSpec(
+            legacy.get(kind[: -len("GroupWindow")], kind), column, None, None, None, **{attr: size}
+        )
+    return WindowSpec(kind, inside.get("time_col"), None, None, None, **values)
 
 
 def join_bounds_from_digest(attrs: dict[str, str]) -> tuple[JoinBounds | None, int | None]:

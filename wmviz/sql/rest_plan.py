@@ -89,7 +89,7 @@ def _vertex(vertex: object, index: int) -> tuple[str, list[tuple[int, str]], int
 
 def _chain_edges(chains: dict[str, list[DigestNode]]) -> list[Edge]:
     """Within a vertex the head feeds the operators drawn below it."""
-    edges = []
+    edges: list[Edge] = []
     for chain in chains.values():
         for node in chain:
             edges.extend(Edge(node.id, child, 0, "FORWARD (chained)") for child in node.children)
@@ -98,7 +98,7 @@ def _chain_edges(chains: dict[str, list[DigestNode]]) -> list[Edge]:
 
 def _vertex_edges(vertices: list[Any], chains: dict[str, list[DigestNode]]) -> list[Edge]:
     """A vertex's inputs feed its head, from the last operator of each feeding vertex's chain."""
-    edges = []
+    edges: list[Edge] = []
     for index, vertex in enumerate(vertices):
         inputs = vertex.get("inputs") or []
         if not isinstance(inputs, list):
