@@ -72,6 +72,10 @@ def node_line(node: Node, job: SqlJob) -> str:
     return f"  {node.id:>4} {node.name}" + (f" <- {fed}" if fed else "") + f": {what}"
 
 
+def _signed(ms: int) -> str:
+    return f"{'-' if ms < 0 else '+'} {duration(abs(ms)) if ms else '0'}"
+
+
 def _details(node: Node) -> str:
     if node.window is not None:
         w = node.window
@@ -92,9 +96,8 @@ def _details(node: Node) -> str:
         b = node.join_bounds
         early = f", early fire after {duration(node.early_fire_delay_ms)}" if node.early_fire_delay_ms else ""
         clock = "event time" if b.event_time else "processing time"
-        return (
-            f" (left within [right {b.left_lower_ms:+d} ms, right {b.left_upper_ms:+d} ms], {clock}{early})"
-        )
+        bounds = f"[right {_signed(b.left_lower_ms)}, right {_signed(b.left_upper_ms)}]"
+        return f" (left within {bounds}, {clock}{early})"
     if node.mini_batch_interval_ms:
         return f" (every {duration(node.mini_batch_interval_ms)})"
     return ""

@@ -160,7 +160,7 @@ def digest_node(node_id: str, text: str, line: int | None = None, parallelism: i
         behaviour,
         digest=text,
         table=table,
-        window=window_from_digest(attrs) if behaviour is Behaviour.WINDOW else None,
+        window=window_from_digest(attrs),  # a local window aggregate names the time column too
         join_bounds=bounds,
         early_fire_delay_ms=early,
         mini_batch_interval_ms=int(batch.group(1)) if batch else None,

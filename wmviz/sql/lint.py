@@ -59,9 +59,9 @@ CHECKS: dict[str, Check] = {
         ),
         Check(
             "ltz-window-dst",
-            "{node}: windows on the TIMESTAMP_LTZ column {column} in table.local-time-zone {zone}, "
-            "which has daylight saving: windows of a day or more follow the zone's clock, so the "
-            "days of the change are 23 and 25 hours long",
+            "{node}: windows on the TIMESTAMP_LTZ column {column} in table.local-time-zone {zone}: "
+            "windows of a day or more follow the zone's clock, so on the days the clocks change they "
+            "are 23 and 25 hours long",
         ),
         Check(
             "alignment-without-update-interval",
@@ -225,27 +225,50 @@ def _window_findings(node: Node, job: SqlJob) -> Iterator[Finding]:
     if _time_kind(node, job) == "TIMESTAMP_LTZ":
         zone = job.local_time_zone.value
         if zone is None or has_daylight_saving(zone):
-            said = zone or "'default' (the JVM's zone where the job runs; wmviz cannot tell)"
-            yield finding("ltz-window-dst", node=node.name, column=window.time_column, zone=said)
+            said = (
+                f"{zone}, which has daylight saving"
+                if zone
+                else "'default' or unknown (the zone where the job runs: with daylight saving, as most have)"
+            )
+            column = time_column(node, job) or "(its time attribute)"
+            yield finding("ltz-window-dst", node=node.name, column=column, zone=said)
+
+
+def time_column(node: Node, job: SqlJob) -> str | None:
+    """The column a window is over: its own, or the nearest upstream window's (a two-phase
+    aggregate's global half names none)."""
+    if node.window is not None and node.window.time_column is not None:
+        return node.window.time_column
+    current = node.id
+    for _ in range(len(job.nodes)):
+        inputs = job.inputs_of(current)
+        if len(inputs) != 1:
+            return None
+        current = inputs[0].source
+        window = job.node(current).window
+        if window is not None and window.time_column is not None:
+            return window.time_column
+    return None
 
 
 def _time_kind(node: Node, job: SqlJob) -> str | None:
-    """A window's time kind: from the plan, or (from a digest) the kind of the source expression
-    whose rowtime column the window names."""
+    """A window's time kind: from the plan, or (from a digest, which prints no types) the kind of
+    the watermark expression of the source whose rowtime the window is over: the one so named, or
+    the only watermarked source upstream."""
     window = node.window
     if window is None or window.time_kind is not None:
         return window.time_kind if window else None
-    for source in job.sources:
-        if (
-            source.expression is not None
-            and source.rowtime == window.time_column
-            and source.node_id in job.upstream(node.id)
-        ):
-            try:
-                return result_kind(source.expression, source.column_kinds)
-            except ValueError:
-                return None
-    return None
+    upstream = job.upstream(node.id)
+    candidates = [s for s in job.sources if s.expression is not None and s.node_id in upstream]
+    column = time_column(node, job)
+    named = [s for s in candidates if s.rowtime is not None and s.rowtime == column]
+    kinds = set()
+    for source in named or (candidates if len(candidates) == 1 else []):
+        try:
+            kinds.add(result_kind(source.expression, source.column_kinds))  # type: ignore[arg-type]
+        except ValueError:
+            return None
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 def has_daylight_saving(zone: str) -> bool:

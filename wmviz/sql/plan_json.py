@@ -13,6 +13,7 @@ as a `SourceWatermark` ability, and a separate assigner as a `stream-exec-waterm
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from wmviz.core.sql_expr import TypeKind, UnsupportedExpression, columns_read
@@ -172,7 +173,7 @@ class _Reader:
         kind = kind_of_type(flink_type)
         behaviour = kind.behaviour if kind else Behaviour.PASSES
         table = _table_name(raw) if behaviour in (Behaviour.SOURCE, Behaviour.SINK) else None
-        window = self._window(node_id, raw) if behaviour is Behaviour.WINDOW else None
+        window = self._window(node_id, raw)  # a local window aggregate names the time column too
         bounds, early = _join_bounds(raw, node_id) if behaviour is Behaviour.INTERVAL_JOIN else (None, None)
         batch = raw.get("miniBatchInterval")
         interval = batch.get("interval") if isinstance(batch, dict) else None
@@ -204,9 +205,23 @@ class _Reader:
         return Setting(None, Origin.UNKNOWN)
 
     def _window(self, node_id: str, raw: Json) -> WindowSpec | None:
+        """The window, its time column named from the input's fields; a two-phase aggregate's global
+        half (no time attribute index of its own) takes the column its local half names."""
         input_id = self.first_input.get(node_id)
         fields = row_fields(self.by_id[input_id].get("outputType")) if input_id else []
-        return window_from_json(raw, fields)
+        window = window_from_json(raw, fields)
+        current = input_id
+        while window is not None and window.time_column is None and current is not None:
+            upstream = self.first_input.get(current)
+            windowing = self.by_id[current].get("windowing")
+            if isinstance(windowing, dict) and upstream is not None:
+                local = window_from_json(
+                    self.by_id[current], row_fields(self.by_id[upstream].get("outputType"))
+                )
+                if local is not None and local.time_column is not None:
+                    return dataclasses.replace(window, time_column=local.time_column)
+            current = upstream
+        return window
 
     def source(self, scan_id: str) -> SourceTable | None:
         raw = self.by_id[scan_id]
