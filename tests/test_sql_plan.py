@@ -239,3 +239,17 @@ def test_copying_a_plan_does_not_share_state():
     before = copy.deepcopy(doc)
     read_compile_plan(doc)
     assert doc == before  # the reader only reads
+
+
+def test_a_hint_in_a_rest_plan_scan_digest_is_a_hint():
+    doc = json.loads(REST.read_text())
+    vertex = doc["nodes"][4]
+    vertex["description"] = vertex["description"].replace(
+        "fields=[order_id, ts])",
+        "fields=[order_id, ts], hints=[[[OPTIONS options:{scan.watermark.idle-timeout=5 s}]]])",
+        1,
+    )
+    job = read_rest_plan(doc)
+    refunds = next(s for s in job.sources if s.table == "refunds")
+    assert refunds.watermark_options["scan.watermark.idle-timeout"].origin is Origin.HINT
+    assert [f.code for f in lint(job)] == ["ignored-watermark-option"]

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from wmviz.core.sql_expr import CastTo, Column, Shifted, ToTimestampLtz, UnsupportedExpression, evaluate
-from wmviz.sql.digest import parse_expression, to_expr
+from wmviz.sql.digest import parse_expression, rex_tree, to_expr
 from wmviz.sql.lint import CHECKS, has_daylight_saving, lint, recognised_planner_error
-from wmviz.sql.plan_json import read_compile_plan, rex_tree
+from wmviz.sql.plan_json import read_compile_plan
 
 PLAN = Path(__file__).resolve().parent / "data" / "sqlplan" / "orders-payments-refunds.plan.json"
 

@@ -2,8 +2,9 @@
 its spellings, brought to one small tree (`Ref`, `Lit`, `Call`) that `to_expr` turns into the typed
 tree of `wmviz.core.sql_expr`.
 
-COMPILE PLAN's RexNode JSON is brought to the same tree by `plan_json`, so which expression shapes
-wmviz evaluates is decided once, here, for all three inputs. The digests come in two spellings:
+COMPILE PLAN's RexNode JSON is brought to the same tree (`rex_tree`, with `row_fields` naming a
+row type's fields), so which expression shapes wmviz evaluates is decided once, here, for all three
+inputs. The digests come in two spellings:
 prefix (`-(ts, 5000:INTERVAL SECOND)`, `CAST($1):TIMESTAMP(3)`, a pushed-down watermark's digest)
 and infix (`(ts - 5000:INTERVAL SECOND)`, `CAST(ts AS TIMESTAMP(3))`, most other operators').
 """
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from wmviz.core.sql_expr import CastTo, Column, Expr, Shifted, ToTimestampLtz, TypeKind, UnsupportedExpression
+from wmviz.sql.errors import PlanError, json_type
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,3 +315,57 @@ def duration_ms(text: str) -> int | None:
         return None
     unit = {"ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000, None: 1}[match.group(2)]
     return int(match.group(1)) * unit
+
+
+# --- COMPILE PLAN's JSON spelling -----------------------------------------------------------------
+
+
+def row_fields(row_type: object) -> list[tuple[str, str]]:
+    """A row type's fields as (name, type text): from `ROW<\\`a\\` INT, …>` or from
+    `{"type": "ROW", "fields": [{"name", "fieldType"}]}`."""
+    if isinstance(row_type, dict):
+        found = []
+        for entry in row_type.get("fields", []):
+            if isinstance(entry, dict):
+                found.append((str(entry.get("name")), type_text(entry.get("fieldType"))))
+        return found
+    if not isinstance(row_type, str):
+        return []
+    text = row_type.strip()
+    if text.endswith("NOT NULL"):
+        text = text[: -len("NOT NULL")].strip()
+    if not (text.startswith("ROW<") and text.endswith(">")):
+        return []
+    found = []
+    for part in split_top(text[4:-1], angle=True):
+        name, _, rest = part[1:].partition("`") if part.startswith("`") else part.partition(" ")
+        found.append((name, rest.strip()))
+    return found
+
+
+def type_text(value: object) -> str:
+    """A logical type's text, from its string or its object form (`{"type": "TIMESTAMP_…"}`)."""
+    if isinstance(value, dict):
+        return str(value.get("type", ""))
+    return str(value or "")
+
+
+def rex_tree(rex: object, fields: list[tuple[str, str]], where: str) -> Tree:
+    """A RexNode (JSON) as the digest tree, input references named by `fields`."""
+    if not isinstance(rex, dict):
+        raise PlanError(where, f"is {json_type(rex)}, not a RexNode object")
+    kind = rex.get("kind")
+    if kind == "INPUT_REF":
+        index = rex.get("inputIndex")
+        if not isinstance(index, int) or not 0 <= index < len(fields):
+            raise PlanError(where, f"refers to input field {index!r}, which the input row has not")
+        return Ref(fields[index][0])
+    if kind == "LITERAL":
+        return Lit(str(rex.get("value")), type_text(rex.get("type")))
+    if kind == "CALL":
+        name = str(rex.get("internalName") or rex.get("systemName") or rex.get("catalogName") or "?")
+        op = name.strip("$").rsplit("$", 1)[0] if name.startswith("$") else name
+        operands = rex.get("operands", [])
+        args = tuple(rex_tree(o, fields, where) for o in operands if isinstance(o, dict))
+        return Call(op.upper(), args, type_text(rex.get("type")))
+    return Call(str(kind or "?"), ())

@@ -19,7 +19,16 @@ from typing import Any
 
 from wmviz.core.sql_expr import TypeKind, UnsupportedExpression, columns_read
 from wmviz.sql import sources
-from wmviz.sql.digest import DigestSyntaxError, parse_expression, render, split_top, to_expr
+from wmviz.sql.digest import (
+    DigestSyntaxError,
+    attributes,
+    duration_ms,
+    node_digest,
+    parse_expression,
+    render,
+    split_top,
+    to_expr,
+)
 from wmviz.sql.errors import PlanError, check_count
 from wmviz.sql.model import (
     BY_DIGEST,
@@ -145,8 +154,6 @@ def read_explain(text: str) -> SqlJob:
 
 def digest_node(node_id: str, text: str, line: int | None = None, parallelism: int | None = None) -> Node:
     """A node from its digest text: its kind by the digest's name, its table, window and bounds."""
-    from wmviz.sql.digest import node_digest
-
     name, attrs = node_digest(text)
     kind = BY_DIGEST.get(name)
     behaviour = kind.behaviour if kind else Behaviour.PASSES
@@ -181,8 +188,6 @@ def digest_table(name: str, attrs: dict[str, str]) -> str | None:
 
 def scan_attributes(text: str) -> dict[str, str]:
     """The `key=[value]` entries inside a scan's `table=[[…]]` (watermark, idletimeout, …)."""
-    from wmviz.sql.digest import attributes, node_digest
-
     _, attrs = node_digest(text)
     inner = attrs.get("table", "")
     if inner.startswith("[") and inner.endswith("]"):
@@ -195,11 +200,17 @@ def ast_hints(text: str) -> dict[str, dict[str, str]]:
     found: dict[str, dict[str, str]] = {}
     pattern = r"LogicalTableScan\(table=\[\[([^\]]*)\]\], hints=\[\[(.*)\]\]\]\)"
     for match in re.finditer(pattern, text):
-        table = split_top(match.group(1))[-1]
-        for options in re.findall(r"OPTIONS[^{]*options:\{([^}]*)\}", match.group(2)):
-            for pair in split_top(options):
-                key, _, value = pair.partition("=")
-                found.setdefault(table, {})[key.strip()] = value.strip()
+        found.setdefault(split_top(match.group(1))[-1], {}).update(hint_options(match.group(2)))
+    return found
+
+
+def hint_options(text: str) -> dict[str, str]:
+    """The options of the OPTIONS hints in a digest's `hints=[[[OPTIONS … options:{k=v, …}]]]`."""
+    found = {}
+    for options in re.findall(r"OPTIONS[^{]*options:\{([^}]*)\}", text):
+        for pair in split_top(options):
+            key, _, value = pair.partition("=")
+            found[key.strip()] = value.strip()
     return found
 
 
@@ -216,9 +227,10 @@ def digest_sources(
         if node.behaviour is not Behaviour.SOURCE:
             continue
         table = node.table or node.id
+        own = hint_options(node_digest(node.digest)[1].get("hints", ""))  # the scan's own digest
         hinted = {
             k: Setting(v, Origin.HINT)
-            for k, v in hints.get(table, {}).items()
+            for k, v in {**hints.get(table, {}), **own}.items()
             if k.startswith("scan.watermark.")
         }
         common: dict[str, Any] = {
@@ -291,8 +303,6 @@ def _pushed_down(
         )
     align = split_top(attrs.get("watermarkAlignment", ""))
     if len(align) == 3:
-        from wmviz.sql.digest import duration_ms
-
         values[sources.GROUP] = Setting(align[0], Origin.HINT_OR_TABLE)
         values[sources.DRIFT] = Setting(duration_ms(align[1]), Origin.HINT_OR_TABLE)
         values[sources.UPDATE] = Setting(duration_ms(align[2]), Origin.PLAN)
@@ -314,8 +324,6 @@ def _pushed_down(
 
 
 def _assigned(common: dict[str, Any], assigner: Node) -> SourceTable:
-    from wmviz.sql.digest import node_digest
-
     _, attrs = node_digest(assigner.digest)
     return SourceTable(
         **common,

@@ -18,7 +18,7 @@ from typing import Any
 
 from wmviz.core.sql_expr import TypeKind, UnsupportedExpression, columns_read
 from wmviz.sql import sources
-from wmviz.sql.digest import Call, Lit, Ref, Tree, render, split_top, time_kind, to_expr
+from wmviz.sql.digest import Tree, render, rex_tree, row_fields, time_kind, to_expr
 from wmviz.sql.errors import PlanError, check_count, json_type
 from wmviz.sql.model import (
     Behaviour,
@@ -102,57 +102,6 @@ def _edge(raw: object, index: int, by_id: dict[str, Json]) -> tuple[str, str, st
         ends.append(node_id)
     shuffle = raw.get("shuffle")
     return ends[0], ends[1], str(shuffle.get("type", "")) if isinstance(shuffle, dict) else ""
-
-
-def row_fields(row_type: object) -> list[tuple[str, str]]:
-    """A row type's fields as (name, type text): from `ROW<\\`a\\` INT, …>` or from
-    `{"type": "ROW", "fields": [{"name", "fieldType"}]}`."""
-    if isinstance(row_type, dict):
-        found = []
-        for entry in row_type.get("fields", []):
-            if isinstance(entry, dict):
-                found.append((str(entry.get("name")), type_text(entry.get("fieldType"))))
-        return found
-    if not isinstance(row_type, str):
-        return []
-    text = row_type.strip()
-    if text.endswith("NOT NULL"):
-        text = text[: -len("NOT NULL")].strip()
-    if not (text.startswith("ROW<") and text.endswith(">")):
-        return []
-    found = []
-    for part in split_top(text[4:-1], angle=True):
-        name, _, rest = part[1:].partition("`") if part.startswith("`") else part.partition(" ")
-        found.append((name, rest.strip()))
-    return found
-
-
-def type_text(value: object) -> str:
-    """A logical type's text, from its string or its object form (`{"type": "TIMESTAMP_…"}`)."""
-    if isinstance(value, dict):
-        return str(value.get("type", ""))
-    return str(value or "")
-
-
-def rex_tree(rex: object, fields: list[tuple[str, str]], where: str) -> Tree:
-    """A RexNode (JSON) as the digest tree, input references named by `fields`."""
-    if not isinstance(rex, dict):
-        raise PlanError(where, f"is {json_type(rex)}, not a RexNode object")
-    kind = rex.get("kind")
-    if kind == "INPUT_REF":
-        index = rex.get("inputIndex")
-        if not isinstance(index, int) or not 0 <= index < len(fields):
-            raise PlanError(where, f"refers to input field {index!r}, which the input row has not")
-        return Ref(fields[index][0])
-    if kind == "LITERAL":
-        return Lit(str(rex.get("value")), type_text(rex.get("type")))
-    if kind == "CALL":
-        name = str(rex.get("internalName") or rex.get("systemName") or rex.get("catalogName") or "?")
-        op = name.strip("$").rsplit("$", 1)[0] if name.startswith("$") else name
-        operands = rex.get("operands", [])
-        args = tuple(rex_tree(o, fields, where) for o in operands if isinstance(o, dict))
-        return Call(op.upper(), args, type_text(rex.get("type")))
-    return Call(str(kind or "?"), ())
 
 
 class _Reader:
@@ -280,8 +229,8 @@ class _Reader:
         idle: Setting[int] = Setting(
             None,
             Origin.UNKNOWN,
-            "table.exec.source.idle-timeout where the plan runs "
-            "(a COMPILE PLAN does not keep it for an assigner)",
+            "table.exec.source.idle-timeout where the plan runs: a COMPILE PLAN does not keep it "
+            "for an assigner",
         )
         if self.global_idle_ms:
             idle = Setting(
