@@ -47,8 +47,10 @@ def explain(name: str):
 @pytest.mark.parametrize("name", NAMES)
 def test_compile_plan_and_explain_agree_on_every_source(name):
     from_plan, from_explain = plan(name), explain(name)
-    said = [(s.table, s.where, s.expression_text, s.expression) for s in from_plan.sources]
-    assert said == [(s.table, s.where, s.expression_text, s.expression) for s in from_explain.sources]
+    said = [(s.table, s.where, s.expression_text, s.expression, s.rowtime) for s in from_plan.sources]
+    assert said == [
+        (s.table, s.where, s.expression_text, s.expression, s.rowtime) for s in from_explain.sources
+    ]
     assert all(s.expression is not None for s in from_plan.sources if s.where in ("source", "assigner"))
     pushed = [
         (s.table, s.emit.value, s.idle_timeout_ms.value) for s in from_plan.sources if s.where == "source"

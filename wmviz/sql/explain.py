@@ -146,7 +146,7 @@ def read_explain(text: str) -> SqlJob:
         "explain",
         operators,
         edges,
-        digest_sources(operators, edges, hints),
+        digest_sources(operators, edges, hints, ast_rowtimes(text)),
         notes=(*notes, "EXPLAIN does not print a table's options or connector: scan.watermark.* options "
                "declared in a table's WITH clause are not seen (OPTIONS hints are)"),
     )  # fmt: skip
@@ -204,6 +204,25 @@ def ast_hints(text: str) -> dict[str, dict[str, str]]:
     return found
 
 
+def ast_rowtimes(text: str) -> dict[str, str]:
+    """The rowtime column of each table, as the Abstract Syntax Tree prints it: a
+    `LogicalWatermarkAssigner(rowtime=[ts], …)` above the table's `LogicalTableScan`."""
+    lines = text.splitlines()
+    found: dict[str, str] = {}
+    for i, line in enumerate(lines):
+        assigner = re.search(r"LogicalWatermarkAssigner\(rowtime=\[([^\]]+)\]", line)
+        if not assigner:
+            continue
+        for below in lines[i + 1 :]:
+            if assigner.start() >= len(below) - len(below.lstrip(" :|+-")):
+                break  # back out of the assigner's subtree
+            scan = re.search(r"LogicalTableScan\(table=\[\[([^\]]*)\]\]", below)
+            if scan:
+                found.setdefault(split_top(scan.group(1))[-1], assigner.group(1))
+                break
+    return found
+
+
 def hint_options(text: str) -> dict[str, str]:
     """The options of the OPTIONS hints in a digest's `hints=[[[OPTIONS … options:{k=v, …}]]]`."""
     found = {}
@@ -215,7 +234,10 @@ def hint_options(text: str) -> dict[str, str]:
 
 
 def digest_sources(
-    nodes: tuple[Node, ...], edges: tuple[Edge, ...], hints: dict[str, dict[str, str]]
+    nodes: tuple[Node, ...],
+    edges: tuple[Edge, ...],
+    hints: dict[str, dict[str, str]],
+    rowtimes: dict[str, str] | None = None,
 ) -> tuple[SourceTable, ...]:
     """Each scanned table's watermark, read from the digests (EXPLAIN and a REST plan)."""
     consumers: dict[str, list[str]] = {}
@@ -238,6 +260,7 @@ def digest_sources(
             "node_id": node.id,
             "watermark_options": hinted,
             "parallelism": node.parallelism,
+            "rowtime": (rowtimes or {}).get(table),
         }
         attrs = scan_attributes(node.digest)
         assigner = _assigner_after(node.id, consumers, by_id)
@@ -326,10 +349,9 @@ def _pushed_down(
 def _assigned(common: dict[str, Any], assigner: Node) -> SourceTable:
     _, attrs = node_digest(assigner.digest)
     return SourceTable(
-        **common,
+        **{**common, "rowtime": attrs.get("rowtime") or common["rowtime"]},
         where="assigner",
         **_expression(attrs.get("watermark", ""), common["table"]),
-        rowtime=attrs.get("rowtime"),
         emit=Setting(None, Origin.DEFAULT, "its own periodic timer, and at once on a jump of more than it"),
         idle_timeout_ms=Setting(
             None, Origin.UNKNOWN, "table.exec.source.idle-timeout where the job runs: the digest does not say"
