@@ -252,3 +252,47 @@ def test_a_script_the_planner_refuses_names_line_and_column(tmp_path, capsys, mo
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"error: {script}: line 7:3: the planner: ")
     assert "a regular join or aggregation before a window turns the rowtime into a plain TIMESTAMP" in err
+
+
+def test_deep_digest_text_is_refused_before_it_is_read(tmp_path, capsys):
+    deep = "(" * 300 + "ts" + ")" * 300
+    text = EXPLAIN.read_text().replace("watermark=[(ts - 1000:INTERVAL SECOND)]", f"watermark=[{deep}]", 1)
+    code, err = run(tmp_path, capsys, text, "plan.txt")
+    assert code == 2 and "nested more than 200 levels deep" in err and "plan.txt: line " in err
+    doc = json.loads(PLAN.with_name("orders-payments-refunds.rest-plan.json").read_text())
+    doc["nodes"][0]["description"] = f"[1]:TableSourceScan(table=[[c, d, t, watermark=[{deep}]]])"
+    code, err = run(tmp_path, capsys, json.dumps(doc))
+    assert (
+        code == 2 and "nodes[0] (vertex a1b2c3d4e5f60718293a4b5c6d7e8f90) field 'description' line 1:" in err
+    )
+
+
+def test_a_reused_reference_nothing_marks(tmp_path, capsys):
+    text = "== Optimized Execution Plan ==\nSink(table=[d.b.a], fields=[x])\n+- Reused(reference_id=[4])\n"
+    code, err = run(tmp_path, capsys, text, "plan.txt")
+    assert code == 2 and err.endswith("plan.txt: line 3: reuses node [#4], which the plan does not mark")
+
+
+def test_a_script_without_the_planner_or_its_java(tmp_path, capsys, monkeypatch):
+    script = tmp_path / "job.sql"
+    script.write_text("SELECT 1;\n")
+    monkeypatch.setitem(sys.modules, "wmviz.sql.planner", None)  # import fails: not installed
+    assert main(["plan", str(script)]) == 2
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith("needs Flink's planner (wmviz.sql.planner), not in this wmviz")
+    )
+
+    def no_java(path):
+        raise RuntimeError("Flink's SQL planner cannot run here: java not found")
+
+    fake = types.ModuleType("wmviz.sql.planner")
+    fake.compile_script = no_java  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "wmviz.sql.planner", fake)
+    assert main(["plan", str(script)]) == 2
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith("job.sql: cannot compile the script: Flink's SQL planner cannot run here: java not found")
+    )

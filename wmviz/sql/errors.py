@@ -62,19 +62,28 @@ def _line_col(text: str, offset: int) -> str:
     return f"line {line}:{offset - (text.rfind(chr(10), 0, offset) + 1) + 1}"
 
 
-def parse_json(text: str) -> Any:
-    """JSON text decoded, after its nesting was checked against MAX_PLAN_DEPTH; a decoding error
-    names the line and column."""
-    stripped = _STRING.sub(lambda m: " " * len(m.group()), text)
+_TEXT_BRACKET = re.compile(r"[\[\](){}]")
+
+
+def check_depth(text: str, json_text: bool = False) -> None:
+    """Refuse brackets (and, in digest text, parentheses) nested deeper than MAX_PLAN_DEPTH,
+    before a reader recurses into them; the error names the line and column."""
+    scanned = _STRING.sub(lambda m: " " * len(m.group()), text) if json_text else text
     depth = 0
-    for match in _BRACKET.finditer(stripped):
-        depth += 1 if match.group() in "[{" else -1
+    for match in (_BRACKET if json_text else _TEXT_BRACKET).finditer(scanned):
+        depth += 1 if match.group() in "[{(" else -1
         if depth > MAX_PLAN_DEPTH:
             raise PlanError(
                 _line_col(text, match.start()),
                 f"nested more than {MAX_PLAN_DEPTH} levels deep, more than a plan needs "
                 "(WMVIZ_MAX_PLAN_DEPTH)",
             )
+
+
+def parse_json(text: str) -> Any:
+    """JSON text decoded, after its nesting was checked against MAX_PLAN_DEPTH; a decoding error
+    names the line and column."""
+    check_depth(text, json_text=True)
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:

@@ -29,7 +29,7 @@ from wmviz.sql.digest import (
     split_top,
     to_expr,
 )
-from wmviz.sql.errors import PlanError, check_count
+from wmviz.sql.errors import PlanError, check_count, check_depth
 from wmviz.sql.model import (
     BY_DIGEST,
     Behaviour,
@@ -121,6 +121,7 @@ def blocks(lines: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
 
 def read_explain(text: str) -> SqlJob:
     """The job an EXPLAIN output describes."""
+    check_depth(text)
     lines, section = section_lines(text)
     trees: list[DigestNode] = []
     next_id = 1
@@ -134,7 +135,12 @@ def read_explain(text: str) -> SqlJob:
     pairs: list[tuple[str, str, int]] = []
     for node in trees:  # EXPLAIN draws a node's inputs below it: the children feed the node
         for number, child in enumerate(node.children):
-            pairs.append((reused_id(by_id[child].text) or child, node.id, number))
+            reused = reused_id(by_id[child].text)
+            if reused is not None and reused not in by_id:
+                raise PlanError(
+                    f"line {by_id[child].line}", f"reuses node [{reused}], which the plan does not mark"
+                )
+            pairs.append((reused or child, node.id, number))
     real = [n for n in trees if reused_id(n.text) is None]
     operators = tuple(digest_node(n.id, n.text, n.line) for n in real)
     edges = tuple(Edge(s, t, i) for s, t, i in pairs if s in by_id and reused_id(by_id[s].text) is None)

@@ -85,17 +85,22 @@ def read_script(path: Path) -> SqlJob:
     """A `.sql` script compiled by Flink's own planner (another room's work: imported only here)."""
     # The planner is another room's module, imported only when a script is read (and by name, so
     # this file type-checks before it lands): wmviz.sql.planner.compile_script(path) -> CompiledScript.
-    planner = importlib.import_module("wmviz.sql.planner")
+    try:
+        planner = importlib.import_module("wmviz.sql.planner")
+    except ModuleNotFoundError:
+        raise PlanError(
+            "", "reading a .sql script needs Flink's planner (wmviz.sql.planner), not in this wmviz"
+        ) from None
     try:
         compiled = planner.compile_script(path)
     except (ValueError, RuntimeError, OSError) as err:
         message = str(getattr(err, "message", err))
-        lint = recognised_planner_error(message)
         line, column = getattr(err, "line", None), getattr(err, "column", None)
-        where = f"line {line}:{column}" if line is not None else ""
-        raise PlanError(
-            where, lint.message if lint else f"the planner refused the script: {message}"
-        ) from None
+        if line is None:  # the planner could not run at all (no Java, no jars)
+            raise PlanError("", f"cannot compile the script: {message}") from None
+        lint = recognised_planner_error(message)
+        said = lint.message if lint else f"the planner refused the script: {message}"
+        raise PlanError(f"line {line}:{column}", said) from None
     return job_from_compiled(compiled)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from wmviz.sql.errors import PlanError, check_count, json_type
+from wmviz.sql.errors import PlanError, check_count, check_depth, json_type
 from wmviz.sql.explain import DigestNode, digest_node, digest_sources, read_tree
 from wmviz.sql.model import Edge, SqlJob
 
@@ -82,6 +82,10 @@ def _vertex(vertex: object, index: int) -> tuple[str, list[tuple[int, str]], int
     if not isinstance(text, str):
         raise PlanError(f"{where} (vertex {vertex_id})", "has no 'description' (a string)")
     unescaped = html.unescape(text.replace("<br/>", "\n"))
+    try:
+        check_depth(unescaped)
+    except PlanError as err:
+        raise PlanError(f"{where} (vertex {vertex_id}) field 'description' {err.where}", err.reason) from None
     lines = [(i + 1, line) for i, line in enumerate(unescaped.splitlines()) if line.strip()]
     width = vertex.get("parallelism")
     return vertex_id, lines, width if isinstance(width, int) and not isinstance(width, bool) else None
