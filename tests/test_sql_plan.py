@@ -222,9 +222,11 @@ def test_a_physical_plan_alone_is_read_with_a_note():
 def test_a_reused_node_feeds_both_consumers():
     text = (
         "== Optimized Execution Plan ==\n"
+        "WatermarkAssigner(rowtime=[ts], watermark=[(ts - 1000:INTERVAL SECOND)])(reuse_id=[1])\n"
+        "+- TableSourceScan(table=[[default_catalog, default_database, t]], fields=[x, ts])\n"
+        "\n"
         "Sink(table=[default_catalog.default_database.a], fields=[x])\n"
-        "+- [#1] WatermarkAssigner(rowtime=[ts], watermark=[(ts - 1000:INTERVAL SECOND)])\n"
-        "   +- TableSourceScan(table=[[default_catalog, default_database, t]], fields=[x, ts])\n"
+        "+- Reused(reference_id=[1])\n"
         "\n"
         "Sink(table=[default_catalog.default_database.b], fields=[x])\n"
         "+- Reused(reference_id=[1])\n"

@@ -112,8 +112,12 @@ def test_alignment_without_an_update_interval_only_where_it_is_missing():
 
 
 def test_the_mini_batch_assigner_is_read():
-    batches = [n for n in plan("minibatch").nodes if n.name == "MiniBatchAssigner"]
-    assert batches and all(n.mini_batch_interval_ms == 2000 for n in batches)
+    for job in (plan("minibatch"), explain("minibatch")):
+        batches = [n for n in job.nodes if n.name == "MiniBatchAssigner"]
+        assert [(n.mini_batch_interval_ms, n.mini_batch_mode) for n in batches] == [
+            (2000, "RowTime"),
+            (2000, "ProcTime"),
+        ]
 
 
 # --- the script path, against what Flink's planner printed ----------------------------------------
@@ -226,3 +230,15 @@ def test_the_filesystem_tables_options_are_table_options_in_the_script():
         "connector cannot take a watermark, so a separate WatermarkAssigner makes it, and only a "
         "watermark pushed into the source reads the scan.watermark.* options"
     ]
+
+
+def test_source_watermark_on_kafka_is_pushed_down_as_flink_2_3_plans_it():
+    """Flink 2.3.0 does not refuse `SOURCE_WATERMARK()` on a Kafka table: the call is pushed into the
+    source as an ordinary expression (it throws when the job runs). The COMPILE PLAN shows that;
+    EXPLAIN's digest cannot tell it from a source's own watermark, and says so."""
+    from_plan, from_explain = plan("source_watermark"), explain("source_watermark")
+    assert [(s.where, s.expression_text) for s in from_plan.sources] == [("source", "SOURCE_WATERMARK()")]
+    assert [s.where for s in from_explain.sources] == ["source-defined"]
+    for job in (from_plan, from_explain):
+        codes = [f.code for f in lint(job)]
+        assert "source-watermark-fails" in codes and "expression-refused" not in codes

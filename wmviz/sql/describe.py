@@ -99,7 +99,8 @@ def _details(node: Node) -> str:
         bounds = f"[right {_signed(b.left_lower_ms)}, right {_signed(b.left_upper_ms)}]"
         return f" (left within {bounds}, {clock}{early})"
     if node.mini_batch_interval_ms:
-        return f" (every {duration(node.mini_batch_interval_ms)})"
+        mode = f", {node.mini_batch_mode}" if node.mini_batch_mode else ""
+        return f" (every {duration(node.mini_batch_interval_ms)}{mode})"
     return ""
 
 
@@ -203,6 +204,7 @@ def _node_json(node: Node) -> dict[str, Any]:
         "join_bounds": _bounds_json(node),
         "early_fire_delay_ms": node.early_fire_delay_ms,
         "mini_batch_interval_ms": node.mini_batch_interval_ms,
+        "mini_batch_mode": node.mini_batch_mode,
         "parallelism": node.parallelism,
     }
     return {**found, **{k: v for k, v in extras.items() if v is not None}}

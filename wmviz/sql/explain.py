@@ -64,7 +64,8 @@ class DigestNode:
 
 def read_tree(lines: list[tuple[int, str]], next_id: int) -> tuple[list[DigestNode], int]:
     """Digest lines (line number, text) of one tree as nodes, each listing its children in order;
-    `[#N]` marks a node another line reuses (`Reused(reference_id=[N])`), `[N]:` names an operator."""
+    `(reuse_id=[N])` after a digest marks a node other lines reuse (`Reused(reference_id=[N])`, as
+    Flink 2.3.0's EXPLAIN prints a shared source), `[N]:` before one numbers a REST operator."""
     nodes: list[DigestNode] = []
     stack: list[DigestNode] = []
     for line_no, raw in lines:
@@ -72,9 +73,12 @@ def read_tree(lines: list[tuple[int, str]], next_id: int) -> tuple[list[DigestNo
         assert match is not None  # the pattern matches any line
         depth = len(match.group(1)) // 3 + (1 if match.group(2) else 0)
         text = match.group(3).strip()
-        own = re.match(r"^\[(#?)(\d+)\]:?\s*", text)
-        node_id = f"{'#' if own and own.group(1) else ''}{own.group(2)}" if own else f"n{next_id}"
+        own = re.match(r"^\[(\d+)\]:\s*", text)  # a REST description's operator number
+        node_id = own.group(1) if own else f"n{next_id}"
         text = text[own.end() :] if own else text
+        marked = re.search(r"\(reuse_id=\[(\d+)\]\)$", text)  # EXPLAIN: a node other lines reuse
+        if marked:
+            node_id, text = f"#{marked.group(1)}", text[: marked.start()]
         next_id += 1
         node = DigestNode(node_id, text, line_no, depth)
         while stack and stack[-1].depth >= depth:
@@ -177,6 +181,7 @@ def digest_node(node_id: str, text: str, line: int | None = None, parallelism: i
         join_bounds=bounds,
         early_fire_delay_ms=early,
         mini_batch_interval_ms=int(batch.group(1)) if batch else None,
+        mini_batch_mode=attrs.get("mode") if batch else None,
         parallelism=parallelism,
     )
 

@@ -79,6 +79,13 @@ CHECKS: dict[str, Check] = {
             "table.exec.source.idle-timeout ({value}) has no effect: every source pushes down its "
             "own scan.watermark.idle-timeout ({tables})",
         ),
+        Check(
+            "source-watermark-fails",
+            "table {table}: WATERMARK … AS SOURCE_WATERMARK(), {what}; in Flink 2.3.0 only a table "
+            "made from a DataStream gives its own watermark, and a connector that takes watermarks "
+            "(Kafka) gets the call pushed in as an ordinary expression, which throws when the job "
+            "runs: declare an expression instead (ts - INTERVAL '5' SECOND)",
+        ),
         Check("expression-refused", "{message}"),
         Check("planner-error", "the planner refused the script: {message}"),
     )
@@ -116,7 +123,13 @@ def _source_findings(source: SourceTable, job: SqlJob) -> Iterator[Finding]:
     yield from _ignored_options(source, job)
     yield from _no_idle_timeout(source)
     yield from _alignment(source)
-    if source.expression_error:
+    if source.expression_text == "SOURCE_WATERMARK()" and source.where == "source":
+        said = "but the plan pushes the call into the source as an ordinary watermark expression"
+        yield finding("source-watermark-fails", table=source.table, what=said)
+    elif source.where == "source-defined" and job.input_kind in ("explain", "rest-plan"):
+        said = "and the digest cannot tell a source's own watermark from the call pushed into the source"
+        yield finding("source-watermark-fails", table=source.table, what=said)
+    elif source.expression_error:
         yield finding("expression-refused", message=source.expression_error)
 
 

@@ -164,6 +164,8 @@ class Node:
     join_bounds: JoinBounds | None = None
     early_fire_delay_ms: int | None = None
     mini_batch_interval_ms: int | None = None
+    mini_batch_mode: str | None = None
+    """`RowTime` (batches end at watermarks) or `ProcTime` (batches end on the processing-time clock)."""
     parallelism: int | None = None
 
 

@@ -138,6 +138,7 @@ class _Reader:
             join_bounds=bounds,
             early_fire_delay_ms=early,
             mini_batch_interval_ms=interval if isinstance(interval, int) else None,
+            mini_batch_mode=str(batch["mode"]) if isinstance(batch, dict) and "mode" in batch else None,
         )
 
     def _note_config(self, raw: Json) -> None:
