@@ -46,7 +46,8 @@ def source_lines(source: SourceTable) -> list[str]:
     lines.append(f"  expression   {source.expression_text}" + (f"   ({detail})" if detail else ""))
     if source.where == "source-defined":
         return lines
-    lines.append("  emit         " + _said(source.emit, source.emit.value or "not a strategy"))
+    emit = source.emit
+    lines.append("  emit         " + (_said(emit, emit.value) if emit.value else f"no strategy: {emit.note}"))
     lines.append("  idle timeout " + _said(source.idle_timeout_ms, _ms(source.idle_timeout_ms.value)))
     lines.append("  alignment    " + _alignment_text(source.alignment))
     return lines

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from wmviz.core.sql_expr import TypeKind, UnsupportedExpression, columns_read
+from wmviz.core.sql_expr import Column, Expr, ToTimestampLtz, TypeKind, UnsupportedExpression
 from wmviz.sql import sources
 from wmviz.sql.digest import (
     DigestSyntaxError,
@@ -31,6 +31,7 @@ from wmviz.sql.digest import (
 )
 from wmviz.sql.errors import PlanError, check_count, check_depth
 from wmviz.sql.model import (
+    ASSIGNER_EMITS,
     BY_DIGEST,
     Behaviour,
     Edge,
@@ -308,11 +309,17 @@ def _expression(text: str, table: str) -> dict[str, Any]:
         expr = to_expr(tree, table)
     except UnsupportedExpression as err:
         return {"expression_text": render(tree), "expression_error": str(err)}
-    kinds: dict[str, TypeKind] = {}
-    for name in columns_read(expr):  # a digest prints no types; TO_TIMESTAMP_LTZ reads a number
-        if "TO_TIMESTAMP_LTZ" in text:
-            kinds[name] = "NUMBER"
-    return {"expression_text": render(tree), "expression": expr, "column_kinds": kinds}
+    return {"expression_text": render(tree), "expression": expr, "column_kinds": _known_kinds(expr)}
+
+
+def _known_kinds(expr: Expr) -> dict[str, TypeKind]:
+    """The column types a digest's expression gives away (a digest prints none): the column
+    TO_TIMESTAMP_LTZ reads is a number; any other column's type stays unknown."""
+    while not isinstance(expr, Column):
+        if isinstance(expr, ToTimestampLtz) and isinstance(expr.operand, Column):
+            return {expr.operand.name: "NUMBER"}
+        expr = expr.operand
+    return {}
 
 
 def _pushed_down(
@@ -363,7 +370,7 @@ def _assigned(common: dict[str, Any], assigner: Node) -> SourceTable:
         **{**common, "rowtime": attrs.get("rowtime") or common["rowtime"]},
         where="assigner",
         **_expression(attrs.get("watermark", ""), common["table"]),
-        emit=Setting(None, Origin.DEFAULT, "its own periodic timer, and at once on a jump of more than it"),
+        emit=Setting(None, Origin.DEFAULT, ASSIGNER_EMITS),
         idle_timeout_ms=Setting(
             None, Origin.UNKNOWN, "table.exec.source.idle-timeout where the job runs: the digest does not say"
         ),

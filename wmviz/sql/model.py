@@ -188,6 +188,11 @@ WHERE_SAID: dict[Where | None, str] = {
     None: "no watermark",
 }
 """Where a watermark is made, in words."""
+ASSIGNER_EMITS = (
+    "a separate assigner emits on its own timer (pipeline.auto-watermark-interval), and at once when "
+    "its watermark jumps by more than that interval; scan.watermark.emit.strategy does not reach it"
+)
+"""When a separate WatermarkAssigner emits, in words (it has no emit strategy)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from wmviz.sql import sources
 from wmviz.sql.digest import Tree, render, rex_tree, row_fields, time_kind, to_expr
 from wmviz.sql.errors import PlanError, check_count, json_type
 from wmviz.sql.model import (
+    ASSIGNER_EMITS,
     Behaviour,
     JoinBounds,
     Node,
@@ -242,9 +243,7 @@ class _Reader:
             where="assigner",
             **_expression(tree, fields, common["table"]),
             rowtime=rowtime,
-            emit=Setting(
-                None, Origin.DEFAULT, "its own periodic timer, and at once on a jump of more than it"
-            ),
+            emit=Setting(None, Origin.DEFAULT, ASSIGNER_EMITS),
             idle_timeout_ms=idle,
         )
 
