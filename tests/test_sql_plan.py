@@ -66,7 +66,7 @@ def test_the_compile_plan_flags_the_filesystem_tables_ignored_options(capsys):
     assert len(ignored) == 1
     assert ignored[0].startswith("table refunds: 'scan.watermark.idle-timeout' = '10 s'")
     assert "'scan.watermark.emit.strategy' = 'on-event'" in ignored[0]
-    assert "filesystem connector cannot take a watermark" in ignored[0]
+    assert "the filesystem connector does not take the watermark" in ignored[0]
 
 
 @pytest.mark.parametrize("path", [EXPLAIN, REST], ids=["explain", "rest-plan"])

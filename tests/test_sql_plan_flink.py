@@ -227,7 +227,7 @@ def test_the_filesystem_tables_options_are_table_options_in_the_script():
     assert ignored == [
         "table refunds: 'scan.watermark.idle-timeout' = '10 s' (table option), "
         "'scan.watermark.emit.strategy' = 'on-event' (table option) have no effect: the filesystem "
-        "connector cannot take a watermark, so a separate WatermarkAssigner makes it, and only a "
+        "connector does not take the watermark, so a separate WatermarkAssigner makes it, and only a "
         "watermark pushed into the source reads the scan.watermark.* options"
     ]
 

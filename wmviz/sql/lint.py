@@ -18,9 +18,9 @@ from wmviz.core.sql_expr import result_kind
 from wmviz.sql import sources
 from wmviz.sql.model import Behaviour, Node, Origin, SourceTable, SqlJob
 
-PUSHES_DOWN: dict[str, bool] = {"kafka": True, "upsert-kafka": True, "filesystem": False, "datagen": False}
-"""Whether a connector takes a watermark into its source (Flink's SupportsWatermarkPushDown); a
-connector not listed is unknown to wmviz and said so."""
+PARTITIONED = frozenset({"kafka", "upsert-kafka"})
+"""Connectors whose splits are partitions that can fall quiet for good (a file or a generator ends
+instead); a connector the input does not name is taken to be one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,12 +158,9 @@ def _why_not_pushed(source: SourceTable) -> str:
         return "the watermark is the source's own (SOURCE_WATERMARK())"
     if source.where is None:
         return "the table declares no watermark"
-    if connector in PUSHES_DOWN and not PUSHES_DOWN[connector]:
-        return f"the {connector} connector cannot take a watermark, so a separate WatermarkAssigner makes it"
-    if connector:
+    if connector:  # the plan shows it: the connector did not take the watermark
         return (
-            f"connector {connector!r} (unknown to wmviz) did not take the watermark: "
-            "a separate WatermarkAssigner makes it"
+            f"the {connector} connector does not take the watermark, so a separate WatermarkAssigner makes it"
         )
     return "a separate WatermarkAssigner makes the watermark"
 
@@ -173,7 +170,7 @@ def _no_idle_timeout(source: SourceTable) -> Iterator[Finding]:
     if source.where not in ("source", "assigner") or idle.value or idle.origin is Origin.UNKNOWN:
         return
     connector = source.connector.value
-    if connector is not None and connector not in ("kafka", "upsert-kafka"):
+    if connector is not None and connector not in PARTITIONED:
         return  # bounded files and generators end rather than fall quiet
     if source.partitions is not None and source.parallelism is not None:
         if source.partitions <= source.parallelism and source.where == "assigner":
