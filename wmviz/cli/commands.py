@@ -23,6 +23,7 @@ from wmviz.cli.errors import BadInput
 from wmviz.cli.inputs import check_files, load
 from wmviz.cli.plan import add_plan_parser, cmd_plan
 from wmviz.cli.record import add_import_parser, add_record_parser, cmd_import, cmd_record
+from wmviz.cli.sql import add_sql_parser, cmd_sql
 from wmviz.cli.sweep import add_sweep_parser, cmd_sweep
 from wmviz.core.simulate import simulate
 from wmviz.core.story import explain_line
@@ -95,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_blame_parser(sub)
     add_sweep_parser(sub)
     add_plan_parser(sub)
+    add_sql_parser(sub)
     app = sub.add_parser("app", help="start the web app (streamlit run wmviz's app.py)")
     app.add_argument("streamlit_args", nargs=argparse.REMAINDER, help="passed on to `streamlit run`")
     return parser
@@ -119,6 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "blame": cmd_blame,
         "sweep": cmd_sweep,
         "plan": cmd_plan,
+        "sql": cmd_sql,
     }
     try:
         commands[args.command](args)
