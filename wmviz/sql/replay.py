@@ -45,8 +45,10 @@ from wmviz.sql.values import event_ms_of
 __all__ = ["ReplayRefused", "StepState", "WatermarkLine", "job_trace", "replay_states", "replay_watermarks"]
 
 DEFAULT_INTERVAL_MS = 200
-"""`pipeline.auto-watermark-interval`'s default: a line without `proc_ms` arrives this long after
-the previous one, as in a job that keeps up and emits once between two rows."""
+"""`pipeline.auto-watermark-interval`'s default. A line without `proc_ms` is followed by this much
+processing time before the next line arrives: the job keeps up, and its periodic work (a periodic
+emission, a separate assigner's timer) runs once between two rows, as it does in the real runs
+the replay is checked against."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,11 +101,16 @@ def job_trace(job: SqlJob, rows: ReplayInput) -> JobTrace:
     for line in rows.lines:
         if not isinstance(line, InputRow):
             continue
-        proc_ms = line.proc_ms if line.proc_ms is not None else proc_ms + interval
         if line.table not in by_table:
             raise ReplayRefused(f"{rows.path}, line {line.line}: the job reads no table {line.table!r}")
         group, branch = by_table[line.table]
+        proc_ms = line.proc_ms if line.proc_ms is not None else proc_ms
         out.append((line.step, _record_row(rows.path, line, group, branch, proc_ms)))
+        if line.proc_ms is None:
+            # A line without a clock: the job keeps up, so one interval passes after the row
+            # (a periodic emission, an assigner's timer) before the next line arrives.
+            proc_ms += interval
+            out.extend((line.step, _clock_row(g.name, proc_ms)) for g in groups)
     # The end of input: every source finishes (released Flink sends MAX on its channel).
     for group in groups:
         for branch in group.branches:
@@ -125,6 +132,11 @@ def _record_row(path: str, line: InputRow, group: Group, branch: Branch, proc_ms
         row=line.line, kind=Kind.RECORD, instance=group.name, input=branch.input, channel=branch.channel,
         event_ms=event_ms, proc_ms=proc_ms, key=_key_of(line), payload=payload,
     )  # fmt: skip
+
+
+def _clock_row(instance: str, proc_ms: int) -> TraceRow:
+    """The processing clock moves to `proc_ms` (due periodic work runs, up to and including it)."""
+    return TraceRow(row=0, kind=Kind.PROCTIME, instance=instance, proc_ms=proc_ms)
 
 
 def _key_of(line: InputRow) -> str:
