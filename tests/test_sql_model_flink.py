@@ -39,10 +39,9 @@ from wmviz.core.scenario import GeneratorConfig
 from wmviz.core.sql_assigner import WatermarkAssigner
 from wmviz.core.sql_minibatch import MiniBatchAssigner, minibatch_start_ms
 from wmviz.core.types import Status
-
-ASSIGNER_TRACES = 400
-MINIBATCH_TRACES = 200
-SOURCE_TRACES = 400
+from wmviz.view.checked import SQL_ASSIGNER_TRACES as ASSIGNER_TRACES
+from wmviz.view.checked import SQL_MINIBATCH_TRACES as MINIBATCH_TRACES
+from wmviz.view.checked import SQL_SOURCE_TRACES as SOURCE_TRACES
 
 
 @functools.cache
