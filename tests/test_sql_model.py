@@ -311,3 +311,19 @@ def test_bad_per_input_generators_are_named(obj, message):
     with pytest.raises(TraceValidationError) as caught:
         parse_config(obj, "c.json")
     assert message in str(caught.value)
+
+
+def test_the_transcript_says_the_sql_steps_in_words():
+    from wmviz.timeline.transcript import transcript_record
+
+    preset = GeneratorConfig.presets["sql-assigner"]
+    batch = GeneratorConfig(**{**preset, "expression": Column("ts")}, minibatch_interval_ms=1000)
+    rows = _rows(("R", 0, 5000), ("R", 0, 5150), ("R", 0, 5400))
+    results = list(simulate(Trace("t", tuple(rows), ScenarioConfig(generator=batch), {("0", "0"): 1})))
+    said = [transcript_record(r).get("sql") for r in results]
+    eager = "above its last watermark, more than the 200 ms interval → emitted at once"
+    assert said[0] == [f"WatermarkAssigner ch0: max(ts) = 5000, 5000 ms {eager}"]
+    assert said[2] == [
+        f"WatermarkAssigner ch0: max(ts) = 5400, 400 ms {eager}",
+        "mini-batch assigner ch0 holds W5400: below its next boundary 5999",
+    ]

@@ -49,7 +49,7 @@ from wmviz.core.split_alignment import align_readers
 from wmviz.core.split_rows import apply_split_row, split_of
 from wmviz.core.splits import SplitReader
 from wmviz.core.sql_assigner import WatermarkAssigner
-from wmviz.core.sql_minibatch import MiniBatchAssigner
+from wmviz.core.sql_minibatch import MiniBatchAssigner, MiniBatchHeld
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerRegistration, TimerService
 from wmviz.core.types import (
     Emission,
@@ -338,10 +338,7 @@ class InstancePipeline:
         if batch is not None and isinstance(inp, WatermarkInput):
             forwarded = batch.on_watermark(inp.watermark_ms)
             if forwarded is None:
-                self.step_log.notes.append(
-                    f"mini-batch assigner ch{inp.channel} holds W{inp.watermark_ms}: below its next "
-                    f"boundary {batch.next_ms} (SQL-M2)"
-                )
+                self.step_log.notes.append(MiniBatchHeld(inp.channel, inp.watermark_ms, batch.next_ms))
                 return
             inp = WatermarkInput(inp.channel, forwarded)
         valve = self.valves[input_name]
