@@ -110,7 +110,7 @@ def _generator_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tu
     `style` takes its own fields (`sql_style_problems`)."""
     if values["alignment"] is not None and not values["splits"]:
         yield "alignment", "needs generator.splits: alignment pauses the splits of FLIP-27 source readers"
-    yield from sql_style_problems(values)
+    yield from sql_style_problems(values, data)
 
 
 SECTION_RULES: dict[type, SectionRule] = {
@@ -279,7 +279,8 @@ class _ConfigParser:
         try:
             return expr_from_json(value, path)
         except UnsupportedExpression as exc:
-            self.issue(path, str(exc).removeprefix(f"{path}: "))
+            where, _, reason = str(exc).partition(": ")  # the node's own path, under `path`
+            self.issue(where, reason)
             return _REFUSED
 
     def text(self, value: Any, path: str, rule: Rule, values: SectionValues) -> Any:
