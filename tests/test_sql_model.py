@@ -327,3 +327,14 @@ def test_the_transcript_says_the_sql_steps_in_words():
         f"WatermarkAssigner ch0: max(ts) = 5400, 400 ms {eager}",
         "mini-batch assigner ch0 holds W5400: below its next boundary 5999",
     ]
+
+
+def test_a_split_generators_narration_names_its_subtask_and_split():
+    generator = GeneratorConfig.flip27(
+        style="sql-source", emit="on-event", expression=Column("ts"), splits=((0, ("p0", "p1")),)
+    )
+    rows = [
+        TraceRow(1, Kind.RECORD, channel=0, event_ms=5000, proc_ms=0, payload=(("split", "p1"),)),
+    ]
+    results = list(simulate(Trace("t", tuple(rows), ScenarioConfig(generator=generator), {("0", "0"): 1})))
+    assert "SQL source generator ch0 split p1: max(ts) = 5000" in explain_line(results[0])
