@@ -105,7 +105,7 @@ def test_unknown_keys_at_every_level_are_errors_listing_the_expected_fields() ->
     obj = {"nmae": "x", "generator": {"ooo_ms": 1}, "operator": {"type": "window", "size_ms": 5, "sizems": 5}}
     assert _errors(obj) == [
         "s.json: field nmae: unknown field; "
-        "expected one of name, description, profile, channels, generator, operator",
+        "expected one of name, description, profile, channels, generator, operator, generators",
         "s.json: field operator.sizems: unknown field; "
         "expected one of type, size_ms, slide_ms, offset_ms, session_gap_ms, allowed_lateness_ms, aggregate",
         "s.json: field generator.ooo_ms: unknown field; "

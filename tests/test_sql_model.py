@@ -255,3 +255,86 @@ def test_the_narration_says_the_sql_steps():
         "WatermarkAssigner ch0 held the candidate: max(ts) = 5150 rose 150 ms, "
         "not more than the 200 ms interval" in explain_line(results[1])
     )
+
+
+# ---- one generator per input ---------------------------------------------------------------------
+
+
+def test_a_join_of_two_tables_has_a_generator_config_per_input():
+    """L: a Kafka table (pushed down, on-event, ts − 5 s); R: a filesystem table (a separate
+    assigner, ts − 2 s, 200 ms interval). Each input's channel gets its own kind of generator."""
+    obj = {
+        "channels": {"L": 1, "R": 1},
+        "generator": {
+            "preset": "sql-source",
+            "emit": "on-event",
+            "expression": {"shift_ms": -5000, "of": "ts"},
+        },
+        "generators": {"r": {"preset": "sql-assigner", "expression": {"shift_ms": -2000, "of": "ts"}}},
+        "operator": {"type": "interval_join", "lower_ms": -10_000, "upper_ms": 0},
+    }
+    config = parse_config(obj, "c.json")
+    assert set(config.generators) == {"R"} and parse_config(config_to_dict(config), "again.json") == config
+    pipeline = InstancePipeline("0", config, Profile.FLINK_1X_2X, {"L": 1, "R": 1}, set())
+    assert isinstance(pipeline.generators[("L", 0)], SqlSourceGenerator)
+    assert isinstance(pipeline.generators[("R", 0)], WatermarkAssigner)
+    emitted = []
+    for i, (side, proc, ts) in enumerate(
+        (("L", 0, 10_000), ("R", 0, 10_100), ("R", 150, 10_250), ("L", 210, 9000))
+    ):
+        pipeline.run_row(
+            TraceRow(i + 1, Kind.RECORD, input=side, channel=0, event_ms=ts, proc_ms=proc), explain=False
+        )
+        emitted.append([(name, str(inp)) for name, inp, generated, *_ in pipeline.step_valve if generated])
+    # L: max(ts − 5 s) at once; R: 8100 eagerly (above 0 by more than 200 ms), then 8250 held
+    # (150 ms) until the assigner's timer at 200.
+    assert emitted == [
+        [("L", "WatermarkInput(channel=0, watermark_ms=5000)")],
+        [("R", "WatermarkInput(channel=0, watermark_ms=8100)")],
+        [],
+        [("R", "WatermarkInput(channel=0, watermark_ms=8250)")],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("obj", "message"),
+    [
+        ({"generators": {"0": {}}}, "field generators: needs generator"),
+        ({"generator": {}, "generators": {"R": {}}}, "input R is no input of operator type none"),
+        (
+            {"generator": {}, "generators": {"0": {"emit": "on-event"}}},
+            "on-event is not for style datastream",
+        ),
+    ],
+)
+def test_bad_per_input_generators_are_named(obj, message):
+    with pytest.raises(TraceValidationError) as caught:
+        parse_config(obj, "c.json")
+    assert message in str(caught.value)
+
+
+def test_the_transcript_says_the_sql_steps_in_words():
+    from wmviz.timeline.transcript import transcript_record
+
+    preset = GeneratorConfig.presets["sql-assigner"]
+    batch = GeneratorConfig(**{**preset, "expression": Column("ts")}, minibatch_interval_ms=1000)
+    rows = _rows(("R", 0, 5000), ("R", 0, 5150), ("R", 0, 5400))
+    results = list(simulate(Trace("t", tuple(rows), ScenarioConfig(generator=batch), {("0", "0"): 1})))
+    said = [transcript_record(r).get("sql") for r in results]
+    eager = "above its last watermark, more than the 200 ms interval → emitted at once"
+    assert said[0] == [f"WatermarkAssigner ch0: max(ts) = 5000, 5000 ms {eager}"]
+    assert said[2] == [
+        f"WatermarkAssigner ch0: max(ts) = 5400, 400 ms {eager}",
+        "mini-batch assigner ch0 holds W5400: below its next boundary 5999",
+    ]
+
+
+def test_a_split_generators_narration_names_its_subtask_and_split():
+    generator = GeneratorConfig.flip27(
+        style="sql-source", emit="on-event", expression=Column("ts"), splits=((0, ("p0", "p1")),)
+    )
+    rows = [
+        TraceRow(1, Kind.RECORD, channel=0, event_ms=5000, proc_ms=0, payload=(("split", "p1"),)),
+    ]
+    results = list(simulate(Trace("t", tuple(rows), ScenarioConfig(generator=generator), {("0", "0"): 1})))
+    assert "SQL source generator ch0 split p1: max(ts) = 5000" in explain_line(results[0])

@@ -31,13 +31,17 @@ from tools.flinksqlops.ops import (
     run_ops,
     unavailable,
 )
+from tools.flinksqlops.source import SourceTrace, random_source_trace, run_sources
+from tools.flinksqlops.source import first_difference as source_difference
+from tools.flinksqlops.source import wmviz_emissions as source_emissions
 from wmviz.core.java.longs import wrap_long
+from wmviz.core.scenario import GeneratorConfig
 from wmviz.core.sql_assigner import WatermarkAssigner
 from wmviz.core.sql_minibatch import MiniBatchAssigner, minibatch_start_ms
 from wmviz.core.types import Status
-
-ASSIGNER_TRACES = 400
-MINIBATCH_TRACES = 200
+from wmviz.view.checked import SQL_ASSIGNER_TRACES as ASSIGNER_TRACES
+from wmviz.view.checked import SQL_MINIBATCH_TRACES as MINIBATCH_TRACES
+from wmviz.view.checked import SQL_SOURCE_TRACES as SOURCE_TRACES
 
 
 @functools.cache
@@ -137,3 +141,52 @@ def test_the_corpus_reaches_every_rule():
             k == "R" and isinstance(v, int) and v - trace.delay_ms <= 0 for k, _, v in trace.lines
         )
     assert all(count >= 20 for count in seen.values()), seen
+
+
+# ---- the pushed-down generator -------------------------------------------------------------------
+
+
+@functools.cache
+def source_corpus() -> tuple[SourceTrace, ...]:
+    return tuple(random_source_trace(29_000 + i) for i in range(SOURCE_TRACES))
+
+
+@pytest.fixture(scope="module")
+def flink_source_outcomes() -> list[list[list[str]]]:
+    require_flink(
+        "the released Flink {version} pushed-down SQL generator", "the SQL source differential", unavailable
+    )
+    return run_sources(list(source_corpus()))
+
+
+@pytest.mark.flink
+def test_pushed_down_generator_traces_match_the_released_generator(flink_source_outcomes):
+    """GeneratedWatermarkGeneratorSupplier's generator (on-event and on-periodic) inside
+    WatermarksWithIdleness writing to the FLIP-27 source output, 1–3 channels, idle timeouts, quiet
+    jumps of over 1,000 probes: the same watermarks, IDLE and ACTIVE for every row."""
+    differences = [
+        d
+        for t, o in zip(source_corpus(), flink_source_outcomes, strict=True)
+        if (d := source_difference(t, o))
+    ]
+    assert not differences, f"{len(differences)} of {SOURCE_TRACES} differ; the first:\n{differences[0]}"
+    assert {t.emit for t in source_corpus()} == {"on-event", "on-periodic"}
+
+
+@pytest.mark.flink
+def test_datastreams_minus_one_is_caught(flink_source_outcomes):
+    """Planted bug: the pushed-down watermark read as DataStream's bounded out-of-orderness
+    (`maxSeen − delay − 1`, per-record or periodic): the traces that emit a watermark differ."""
+    differences = []
+    for source, outcome in zip(source_corpus(), flink_source_outcomes, strict=True):
+        trace = source.trace
+        datastream = GeneratorConfig.flip27(
+            emit="per-record" if source.emit == "on-event" else "periodic",
+            out_of_orderness_ms=trace.out_of_orderness_ms,
+            interval_ms=trace.interval_ms,
+            idle_timeout_ms=trace.idle_timeout_ms,
+        )
+        ours = source_emissions(source, datastream)
+        if source_difference(source, outcome, ours):
+            differences.append(source.trace.label)
+    assert len(differences) >= SOURCE_TRACES // 2

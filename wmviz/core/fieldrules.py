@@ -39,6 +39,8 @@ class Check(Enum):
     EXPRESSION = "expression"
     """A SQL watermark expression in the config's JSON spelling (`wmviz.core.sql_expr.expr_from_json`)."""
     SECTION = "section"
+    INPUT_SECTIONS = "input_sections"
+    """`{input: object}`: one nested object of `sections[0]` per input of the config's operator."""
     """A nested object of one of `sections` (chosen by its `type` field when there are several)."""
 
 
@@ -104,6 +106,11 @@ def section(meaning: str, *types: type) -> Mapping[str, Rule]:
     return {RULE: Rule(Check.SECTION, meaning, sections=types)}
 
 
+def input_sections(meaning: str, kind: type) -> Mapping[str, Rule]:
+    """One nested config object of `kind` per input of the operator (`{"L": {...}, "R": {...}}`)."""
+    return {RULE: Rule(Check.INPUT_SECTIONS, meaning, sections=(kind,))}
+
+
 def rule_of(declared: Field[Any]) -> Rule:
     """The rule a config field carries."""
     rule = declared.metadata.get(RULE)
@@ -146,5 +153,7 @@ def declared_fields(root: type, prefix: str = "") -> Iterator[DeclaredField]:
     for declared in fields(root):
         path = f"{prefix}{declared.name}"
         yield DeclaredField(path, root, declared)
+        if rule_of(declared).check is Check.INPUT_SECTIONS:
+            continue  # its fields are the section type's, listed where that type is a section
         for inner in rule_of(declared).sections:
             yield from declared_fields(inner, f"{path}.")

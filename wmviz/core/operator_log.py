@@ -11,6 +11,7 @@ from wmviz.core.scenario import TraceRow
 from wmviz.core.splits import SplitEvent
 from wmviz.core.sql_assigner import AssignerEvent
 from wmviz.core.sql_generator import SqlGeneratorUpdate
+from wmviz.core.sql_minibatch import MiniBatchHeld
 from wmviz.core.timers import FiredTimer, TimerRegistration
 from wmviz.core.timetext import TimedText
 
@@ -131,6 +132,9 @@ class GeneratorUpdate:
     emitted: bool
 
 
+SqlEvent = SqlGeneratorUpdate | AssignerEvent | MiniBatchHeld
+"""What a SQL watermark stage did (wmviz/core/sql_*.py); each says it in words (`describe`)."""
+
 StepEvent = (
     OperatorOutput
     | Dropped
@@ -146,6 +150,7 @@ StepEvent = (
     | SessionMerge
     | SqlGeneratorUpdate
     | AssignerEvent
+    | MiniBatchHeld
     | str
 )
 

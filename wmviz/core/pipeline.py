@@ -20,11 +20,9 @@ from wmviz.core.alignment import HeldRecord
 from wmviz.core.budgets import MAX_GENERATED_CHANNELS, generated_channels_reason
 from wmviz.core.channel_generators import (
     AnyGenerator,
-    assigner_probes,
     channel_generator,
     makes_generators,
     open_assigners,
-    probe_times,
     record_events,
 )
 from wmviz.core.combiner import InputCombiner
@@ -37,14 +35,21 @@ from wmviz.core.operator_log import (
     StepEvent,
     StepLog,
 )
-from wmviz.core.scenario import IntervalJoinConfig, Kind, ScenarioConfig, TraceRow, WindowConfig
-from wmviz.core.schedule import due_times, ends_of, relevant_probes
+from wmviz.core.probe_schedule import PROBE_BURST, ProbeSchedule
+from wmviz.core.scenario import (
+    IntervalJoinConfig,
+    Kind,
+    ScenarioConfig,
+    TraceRow,
+    WindowConfig,
+)
+from wmviz.core.schedule import due_times, ends_of
 from wmviz.core.sessions import SessionWindowOperator
 from wmviz.core.split_alignment import align_readers
 from wmviz.core.split_rows import apply_split_row, split_of
 from wmviz.core.splits import SplitReader
 from wmviz.core.sql_assigner import WatermarkAssigner
-from wmviz.core.sql_minibatch import MiniBatchAssigner
+from wmviz.core.sql_minibatch import MiniBatchAssigner, MiniBatchHeld
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerRegistration, TimerService
 from wmviz.core.types import (
     Emission,
@@ -58,12 +63,6 @@ from wmviz.core.types import (
 from wmviz.core.valve import Outcome, Valve
 from wmviz.core.windows import ScenarioError, WindowOperator
 
-# Above this many quiet probes in one clock jump, only the probes that can change something run.
-_PROBE_BURST = 1000
-_PROBE_VISITS = 100_000
-"""A clock jump is probed probe by probe while that is at most `_PROBE_BURST` probes and
-`_PROBE_VISITS` generator visits (1,024 generated channels probed 1,000 times took 1.5 s a row);
-beyond, only the probes that can change anything run (`_relevant_probes`)."""
 PENDING_LISTED = 10_000
 
 
@@ -151,18 +150,21 @@ class InstancePipeline:
         self.generators: dict[tuple[str, int], AnyGenerator] = {}
         self.minibatch: dict[tuple[str, int], MiniBatchAssigner] = {}
         """A SQL mini-batch assigner after each generated channel's watermarks (SQL-M1..3)."""
-        # SOURCE_WATERMARK(): no generator; the channels carry the source's own watermark rows.
-        if config.generator is not None and makes_generators(config.generator):
-            batch = config.generator.minibatch_interval_ms
-            for name, n in channels.items():
-                for ch in range(n):
-                    if (name, ch) not in manual_channels:
-                        self.generators[(name, ch)] = channel_generator(config.generator, name, ch)
-                        if batch is not None:
-                            self.minibatch[(name, ch)] = MiniBatchAssigner(batch)
+        self.probes = ProbeSchedule()
+        """When the generated channels are probed (one schedule per generator config)."""
+        for name, n in channels.items():
+            generator = config.generator_of(name)
+            # SOURCE_WATERMARK(): no generator; the channels carry the source's own watermark rows.
+            if generator is None or not makes_generators(generator):
+                continue
+            self.probes.add(generator, name)
+            for ch in range(n):
+                if (name, ch) not in manual_channels:
+                    self.generators[(name, ch)] = channel_generator(generator, name, ch)
+                    if generator.minibatch_interval_ms is not None:
+                        self.minibatch[(name, ch)] = MiniBatchAssigner(generator.minibatch_interval_ms)
         self.proc_ms: int | None = None
         self._clock_start_ms: int | None = None
-        self._last_probe_ms: int | None = None
         self._last_alignment_ms: int | None = None
         self._explain = False
         # What the current row caused, in order: reset by `run_row`, read by `step_result` and the
@@ -173,9 +175,10 @@ class InstancePipeline:
         self.step_probes: list[ProbeResult] = []
 
     def make_generator(self, input_name: str, channel: int) -> AnyGenerator:
-        """A channel's generator, by the config's style (`channel_generators`)."""
-        assert self.config.generator is not None
-        return channel_generator(self.config.generator, input_name, channel)
+        """A channel's generator, by its input's config's style (`channel_generators`)."""
+        generator = self.config.generator_of(input_name)
+        assert generator is not None
+        return channel_generator(generator, input_name, channel)
 
     def process(self, step: int, row: TraceRow, *, explain: bool) -> StepResult:
         """Run one trace row through the instance and return what it caused."""
@@ -335,10 +338,7 @@ class InstancePipeline:
         if batch is not None and isinstance(inp, WatermarkInput):
             forwarded = batch.on_watermark(inp.watermark_ms)
             if forwarded is None:
-                self.step_log.notes.append(
-                    f"mini-batch assigner ch{inp.channel} holds W{inp.watermark_ms}: below its next "
-                    f"boundary {batch.next_ms} (SQL-M2)"
-                )
+                self.step_log.notes.append(MiniBatchHeld(inp.channel, inp.watermark_ms, batch.next_ms))
                 return
             inp = WatermarkInput(inp.channel, forwarded)
         valve = self.valves[input_name]
@@ -389,8 +389,8 @@ class InstancePipeline:
             # Equal times: processing-time timers first (Flink fires them as the clock is set),
             # then the row's record, then probes (the generator's record-first rule, docs/rules.md),
             # then watermark alignment's reports and announcement.
-            if probes and probes[0] < timer_at and (not aligns or probes[0] <= aligns[0]):
-                self.run_probe(probes.pop(0))
+            if probes and probes[0][0] < timer_at and (not aligns or probes[0][0] <= aligns[0]):
+                self.run_probe(*probes.pop(0))
             elif aligns and aligns[0] < timer_at:
                 self.run_alignment(aligns.pop(0))
             elif timer_due:
@@ -401,10 +401,14 @@ class InstancePipeline:
             else:
                 return
 
-    def run_probe(self, time_ms: int) -> None:
-        """One periodic probe on every generated channel, in input and channel order."""
-        self._last_probe_ms = time_ms
+    def run_probe(self, time_ms: int, group: int = 0) -> None:
+        """One periodic probe on every generated channel of a probe group, in input and channel
+        order."""
+        self.probes.ran(group, time_ms)
+        inputs = self.probes.inputs_of(group)
         for (input_name, _), generator in self.generators.items():
+            if input_name not in inputs:
+                continue
             result = generator.probe(time_ms)
             if isinstance(generator, SplitReader | WatermarkAssigner):
                 self.step_log.notes.extend(generator.drain_events())
@@ -427,7 +431,7 @@ class InstancePipeline:
             self.record(row)
 
     def _due_alignments(self, now_ms: int, inclusive: bool) -> list[int]:
-        """Alignment updates due; over a jump of more than `_PROBE_BURST`, its first two and last."""
+        """Alignment updates due; over a jump of more than `PROBE_BURST`, its first two and last."""
         config = self.config.generator
         if config is None or config.alignment is None or self._clock_start_ms is None:
             return []
@@ -435,21 +439,12 @@ class InstancePipeline:
         due = due_times(self._clock_start_ms, self._last_alignment_ms, interval, now_ms, inclusive)
         if not due:
             return []
-        return list(due) if len(due) <= _PROBE_BURST else ends_of(due)
+        return list(due) if len(due) <= PROBE_BURST else ends_of(due)
 
-    def _due_probes(self, now_ms: int, inclusive: bool) -> list[int]:
-        if not self.generators or self.config.generator is None or self._clock_start_ms is None:
+    def _due_probes(self, now_ms: int, inclusive: bool) -> list[tuple[int, int]]:
+        if not self.generators or self._clock_start_ms is None:
             return []
-        generator = self.config.generator
-        due = probe_times(generator, self._clock_start_ms, self._last_probe_ms, now_ms, inclusive)
-        if not due:
-            return []
-        if len(due) <= _PROBE_BURST and len(due) * len(self.generators) <= _PROBE_VISITS:
-            return list(due)
-        if generator.style == "sql-assigner":
-            return assigner_probes(due, list(self.generators.values()))
-        countdowns = (c for g in self.generators.values() for c in g.countdowns())
-        return relevant_probes(due, generator.idle_timeout_ms, countdowns)
+        return self.probes.due(self.generators, self._clock_start_ms, now_ms, inclusive)
 
     @property
     def output_watermark_ms(self) -> int:
@@ -475,7 +470,7 @@ class InstancePipeline:
             self.timers.pending(),
             self.operator.snapshot() if self.operator is not None else None,
             tuple((k, m.snapshot()) for k, m in self.minibatch.items()),
-            (self.proc_ms, self._clock_start_ms, self._last_probe_ms, self._last_alignment_ms),
+            (self.proc_ms, self._clock_start_ms, self.probes.snapshot(), self._last_alignment_ms),
         )
 
     def live_rows(self) -> set[int]:

@@ -17,6 +17,7 @@ from wmviz.core.fieldrules import (
     count,
     expression,
     flag,
+    input_sections,
     millis,
     profile_name,
     section,
@@ -354,6 +355,22 @@ class ScenarioConfig:
         default_factory=NoOperator,
         metadata=section("what sits behind the valve", NoOperator, WindowConfig, IntervalJoinConfig),
     )
+    generators: dict[str, GeneratorConfig] = field(
+        default_factory=dict,
+        metadata=input_sections(
+            "per input, a generator of its own in place of `generator` (a join of two tables with"
+            " different WATERMARKs); needs `generator`, which the inputs not named keep",
+            GeneratorConfig,
+        ),
+    )
+
+    def generator_of(self, input_name: str) -> GeneratorConfig | None:
+        """The generator config of one input: its own (`generators`), else the trace's."""
+        return self.generators.get(input_name, self.generator)
+
+    def generator_configs(self) -> list[GeneratorConfig]:
+        """Every generator config the trace uses."""
+        return [g for g in (self.generator, *self.generators.values()) if g is not None]
 
     @property
     def valve_only(self) -> bool:

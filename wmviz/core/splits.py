@@ -186,7 +186,7 @@ class SplitReader:
         if punctuated is not None and state.set_partial(punctuated) and punctuated > self.combined_ms:
             out = self.combine()
         if isinstance(generator, SqlSourceGenerator):
-            self.events.append(generator.update(split))
+            self.events.append(generator.update(split, self.channel))
         self.events.append(
             SplitEvent(
                 self.channel,

@@ -101,10 +101,11 @@ class SqlSourceGenerator(ChannelGenerator):
             return self.max_seen_ms
         return None
 
-    def update(self, split: str | None) -> SqlGeneratorUpdate:
-        """The last record's effect, for the step's log."""
+    def update(self, split: str | None, channel: int | None = None) -> SqlGeneratorUpdate:
+        """The last record's effect, for the step's log (`channel`: the reader's, for a split, whose
+        generator's own number is the split's index)."""
         return SqlGeneratorUpdate(
-            self.channel,
+            self.channel if channel is None else channel,
             split,
             expr_text(self.expression),
             self.last_value_ms,

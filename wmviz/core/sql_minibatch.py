@@ -21,6 +21,8 @@ jar read; tests/test_sql_model_flink.py drives that very class):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from wmviz.core.java.longs import java_rem, wrap_long
 from wmviz.core.types import MAX_MS
 
@@ -28,6 +30,21 @@ from wmviz.core.types import MAX_MS
 def minibatch_start_ms(watermark_ms: int, interval_ms: int) -> int:
     """SQL-M2: the start of the mini-batch holding `watermark_ms`, in Java's long arithmetic."""
     return wrap_long(watermark_ms - java_rem(wrap_long(watermark_ms + interval_ms), interval_ms))
+
+
+@dataclass(frozen=True, slots=True)
+class MiniBatchHeld:
+    """A channel's watermark the mini-batch assigner did not forward (below its next boundary)."""
+
+    channel: int
+    watermark_ms: int
+    next_ms: int
+
+    def describe(self, t) -> str:
+        return (
+            f"mini-batch assigner ch{self.channel} holds W{t(self.watermark_ms)}: below its next "
+            f"boundary {t(self.next_ms)}"
+        )
 
 
 class MiniBatchAssigner:

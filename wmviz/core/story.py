@@ -19,14 +19,13 @@ from wmviz.core.operator_log import (
     OutputWatermark,
     RowKind,
     SessionMerge,
+    SqlEvent,
     StepEvent,
     WindowOutput,
 )
 from wmviz.core.pipeline import StepResult, ValveStep
 from wmviz.core.scenario import Kind, TraceRow
 from wmviz.core.splits import SplitEvent
-from wmviz.core.sql_assigner import AssignerEvent
-from wmviz.core.sql_generator import SqlGeneratorUpdate
 from wmviz.core.timers import FiredTimer, TimerRegistration
 from wmviz.core.timetext import RAW, Times, duration, emission_text, input_text
 from wmviz.core.types import MIN_MS, EmittedWatermark
@@ -148,7 +147,7 @@ def _event_part(event: StepEvent, t: Times) -> str | None:
         return describe_merge(event, t)
     if isinstance(event, OutputWatermark):
         return f"output watermark {t(event.watermark_ms)}"
-    if isinstance(event, SqlGeneratorUpdate | AssignerEvent):
+    if isinstance(event, SqlEvent):
         return event.describe(t)
     if isinstance(event, str):
         return event

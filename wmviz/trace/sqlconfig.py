@@ -16,24 +16,26 @@ _EMITS = {
 """The `emit` values a style takes (DataStream's words and `scan.watermark.emit.strategy`'s)."""
 
 
-def sql_style_problems(values: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    """(field, reason) for every field the generator's `style` cannot take."""
+def sql_style_problems(values: dict[str, Any], data: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(field, reason) for every field the generator's `style` cannot take (`data`: as given)."""
     style = values["style"]
     if style in _EMITS and values["emit"] not in _EMITS[style]:
         words = " or ".join(_EMITS[style])
         yield "emit", f"{values['emit']} is not for style {style}; it emits {words}"
     if style in ("sql-source", "sql-assigner"):
-        yield from _sql_problems(values)
+        yield from _sql_problems(values, data)
         return
     for name, default in (("expression", None), ("column_type", "timestamp"), ("zone", "UTC")):
         if values[name] != default:
             yield name, f"only a SQL style (sql-source, sql-assigner) reads it, not {style}"
 
 
-def _sql_problems(values: dict[str, Any]) -> Iterator[tuple[str, str]]:
+def _sql_problems(values: dict[str, Any], data: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """A SQL style: its expression and zone, and the DataStream fields it has no use for."""
     style, expression = values["style"], values["expression"]
-    if expression is None:
+    if expression is None and data.get("expression") is not None:
+        pass  # given but refused: its own message says why
+    elif expression is None:
         yield "expression", f"required for style {style} (the table's WATERMARK expression)"
     else:
         yield from _expression_problems(expression, values["column_type"])
