@@ -242,3 +242,21 @@ def test_source_watermark_on_kafka_is_pushed_down_as_flink_2_3_plans_it():
     for job in (from_plan, from_explain):
         codes = [f.code for f in lint(job)]
         assert "source-watermark-fails" in codes and "expression-refused" not in codes
+
+
+def test_a_hint_on_a_filesystem_table_is_flagged_from_explain_alone():
+    """tests/data/sqlplan/hint-on-filesystem.*: the EXPLAIN and COMPILE PLAN Flink 2.3.0's planner
+    (wmviz.sql.planner, run once by hand) made of a script hinting `scan.watermark.idle-timeout`
+    on a filesystem table: the execution plan prints the hint on the scan, so EXPLAIN alone shows
+    the option the assigner ignores, and who set it."""
+    folder = DATA.parent / "sqlplan"
+    job = read_explain((folder / "hint-on-filesystem.explain.txt").read_text())
+    (logs,) = job.sources
+    assert logs.where == "assigner"
+    assert {k: (s.value, s.origin) for k, s in logs.watermark_options.items()} == {
+        "scan.watermark.idle-timeout": ("3 s", Origin.HINT)
+    }
+    assert [f.code for f in lint(job)] == ["ignored-watermark-option"]
+    from_plan = read_compile_plan(parse_json((folder / "hint-on-filesystem.plan.json").read_text()))
+    assert [(s.where, s.connector.value) for s in from_plan.sources] == [("assigner", "filesystem")]
+    assert "ignored-watermark-option" in [f.code for f in lint(from_plan)]
