@@ -110,7 +110,7 @@ def _vertex_edges(vertices: list[Any], chains: dict[str, list[DigestNode]]) -> l
         head = chains[vertex["id"]][0].id
         for number, entry in enumerate(inputs):
             source = entry.get("id") if isinstance(entry, dict) else None
-            if source not in chains:
+            if not isinstance(source, str) or source not in chains:
                 raise PlanError(
                     f"nodes[{index}] field 'inputs'[{number}]",
                     f"names vertex {source!r}, which the plan has not",
