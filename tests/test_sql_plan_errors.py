@@ -4,7 +4,9 @@ built from a plan fixture stands in for the planner, which another room is writi
 
 from __future__ import annotations
 
+import copy
 import json
+import random
 import sys
 import types
 from dataclasses import dataclass, field
@@ -13,8 +15,10 @@ from pathlib import Path
 import pytest
 
 from wmviz.cli import main
-from wmviz.sql import errors, sources
-from wmviz.sql.load import job_from_compiled
+from wmviz.core.sql_expr import UnsupportedExpression
+from wmviz.sql import describe, errors, sources
+from wmviz.sql.lint import lint
+from wmviz.sql.load import job_from_compiled, read_plan_text
 from wmviz.sql.model import Origin
 
 PLAN = Path(__file__).resolve().parent / "data" / "sqlplan" / "orders-payments-refunds.plan.json"
@@ -296,3 +300,64 @@ def test_a_script_without_the_planner_or_its_java(tmp_path, capsys, monkeypatch)
         .err.strip()
         .endswith("job.sql: cannot compile the script: Flink's SQL planner cannot run here: java not found")
     )
+
+
+# --- mutated plans: read or refused, never a crash ---------------------------------------------------
+
+JUNK: list = [None, 0, -1, 1.5, True, "x", "", [], {}, [1], {"a": 1}, "ROW<`a` INT>", {"kind": "CALL"}]
+
+
+def _paths(value, prefix=()):
+    yield prefix
+    children = (
+        value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    )
+    for key, child in children:
+        yield from _paths(child, (*prefix, key))
+
+
+def _mutate_json(doc, rng):
+    for _ in range(rng.randint(1, 3)):
+        path = rng.choice([p for p in _paths(doc) if p])
+        holder = doc
+        for key in path[:-1]:
+            holder = holder[key]
+        if rng.random() < 0.3:
+            del holder[path[-1]]
+        else:
+            holder[path[-1]] = copy.deepcopy(rng.choice(JUNK))
+    return json.dumps(doc)
+
+
+def _mutate_text(text, rng):
+    lines = text.splitlines()
+    for _ in range(rng.randint(1, 3)):
+        i = rng.randrange(len(lines))
+        cut = rng.randrange(len(lines[i]) + 1)
+        lines[i] = rng.choice(
+            [lines[i][:cut], lines[i][:cut] + rng.choice("()[],=:-+ $#") + lines[i][cut:], ""]
+        )
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["sql/orders_payments_window.plan.json", "sql/orders_payments_window.explain.txt",
+     "sql/minibatch.explain.txt", "sqlplan/orders-payments-refunds.rest-plan.json"],
+)  # fmt: skip
+def test_mutated_plans_are_read_or_refused_never_crash(name):
+    """200 seeded mutations of a real plan (a field deleted or given a value of another type, a
+    digest line cut or given a stray character): each is read and described, or refused with a
+    PlanError; nothing else escapes (which the command line would report as an internal error)."""
+    text = (PLAN.parent.parent / name).read_text()
+    rng = random.Random(28)
+    for _ in range(200):
+        mutated = _mutate_json(json.loads(text), rng) if name.endswith(".json") else _mutate_text(text, rng)
+        try:
+            job = read_plan_text(mutated)
+        except (errors.PlanError, UnsupportedExpression):
+            continue
+        findings = lint(job)
+        describe.lines(job, findings)
+        json.dumps(describe.as_json(job, findings))
+        json.dumps(describe.job_document(job))

@@ -242,3 +242,56 @@ def test_source_watermark_on_kafka_is_pushed_down_as_flink_2_3_plans_it():
     for job in (from_plan, from_explain):
         codes = [f.code for f in lint(job)]
         assert "source-watermark-fails" in codes and "expression-refused" not in codes
+
+
+def test_a_hint_on_a_filesystem_table_is_flagged_from_explain_alone():
+    """tests/data/sqlplan/hint-on-filesystem.*: the EXPLAIN and COMPILE PLAN Flink 2.3.0's planner
+    (wmviz.sql.planner, run once by hand) made of a script hinting `scan.watermark.idle-timeout`
+    on a filesystem table: the execution plan prints the hint on the scan, so EXPLAIN alone shows
+    the option the assigner ignores, and who set it."""
+    folder = DATA.parent / "sqlplan"
+    job = read_explain((folder / "hint-on-filesystem.explain.txt").read_text())
+    (logs,) = job.sources
+    assert logs.where == "assigner"
+    assert {k: (s.value, s.origin) for k, s in logs.watermark_options.items()} == {
+        "scan.watermark.idle-timeout": ("3 s", Origin.HINT)
+    }
+    assert [f.code for f in lint(job)] == ["ignored-watermark-option"]
+    from_plan = read_compile_plan(parse_json((folder / "hint-on-filesystem.plan.json").read_text()))
+    assert [(s.where, s.connector.value) for s in from_plan.sources] == [("assigner", "filesystem")]
+    assert "ignored-watermark-option" in [f.code for f in lint(from_plan)]
+
+
+@pytest.mark.parametrize("answer", ["rest-plan", "rest-job"])
+def test_a_running_jobs_rest_plan_alone(answer, capsys):
+    """The /jobs/:jid/plan and /jobs/:jid answers of orders_payments_window running on a Flink
+    2.3.0 MiniCluster: a Kafka source is named `Source: KafkaSource-…orders` (its digest, and so
+    its expression, is not in a running job's plan), the filesystem one keeps its digest. That the
+    Kafka watermarks are made in the source is known from the event-time interval join reading
+    them with no WatermarkAssigner between."""
+    assert main(["plan", str(DATA / f"orders_payments_window.{answer}.json"), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    said = {s["table"]: (s["watermark"]["where"], s["watermark"]["expression"]) for s in result["sources"]}
+    assert said == {
+        "orders": ("source", ""),
+        "payments": ("source", ""),
+        "refunds": ("assigner", "ts - INTERVAL '1' SECOND"),
+    }
+    known = {s["table"]: s["watermark"]["where_known_as"] for s in result["sources"]}
+    assert known["orders"] == "an event-time operator reads it with no WatermarkAssigner between"
+    assert [(i["code"], i["message"].split(":")[0]) for i in result["lint"]] == [
+        ("unseen-watermark-options", "table refunds")
+    ]
+
+
+def test_the_rest_plan_does_not_claim_the_joins_left_input():
+    from wmviz.sql.rest_plan import read_rest_plan
+
+    job = read_rest_plan(parse_json((DATA / "orders_payments_window.rest-plan.json").read_text()))
+    join = next(n for n in job.nodes if n.name == "IntervalJoin")
+    assert not job.input_order_known
+    assert [job.node(e.source).table for e in job.inputs_of(join.id)] == ["orders", "payments"]  # gate order
+    assert {n.name for n in job.nodes if n.behaviour.name == "SINK"} == {
+        "Sink(revenue)",
+        "Sink(refund_totals)",
+    }

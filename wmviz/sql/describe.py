@@ -13,7 +13,7 @@ from typing import Any
 
 from wmviz.core.sql_expr import CastTo, Column, Expr, Shifted, ToTimestampLtz
 from wmviz.sql.lint import Finding
-from wmviz.sql.model import WHERE_SAID, Alignment, Node, Setting, SourceTable, SqlJob
+from wmviz.sql.model import WHERE_SAID, Alignment, Node, Origin, Setting, SourceTable, SqlJob
 from wmviz.view.timefmt import duration
 
 FORMAT = "wmviz-sqljob/1"
@@ -38,17 +38,30 @@ def source_lines(source: SourceTable) -> list[str]:
     """One source table, as a few indented lines."""
     connector = f" [{source.connector.value}]" if source.connector.value else ""
     lines = [f"table {source.table}{connector}: {WHERE_SAID[source.where]}"]
+    if source.where_note:
+        lines.append(f"  (known as: {source.where_note})")
     if source.where is None:
         return lines
     reads = ", ".join(f"{c} {k}" for c, k in source.column_kinds.items())
     rowtime = f"rowtime {source.rowtime}" if source.rowtime else ""
     detail = "; ".join(x for x in (rowtime, f"reads {reads}" if reads else "") if x)
-    lines.append(f"  expression   {source.expression_text}" + (f"   ({detail})" if detail else ""))
+    expression = source.expression_text or "not in the input"
+    lines.append(f"  expression   {expression}" + (f"   ({detail})" if detail else ""))
     if source.where == "source-defined":
         return lines
     emit = source.emit
-    lines.append("  emit         " + (_said(emit, emit.value) if emit.value else f"no strategy: {emit.note}"))
-    lines.append("  idle timeout " + _said(source.idle_timeout_ms, _ms(source.idle_timeout_ms.value)))
+    if emit.value:
+        lines.append("  emit         " + _said(emit, emit.value))
+    else:
+        unknown = emit.origin is Origin.UNKNOWN
+        lines.append(
+            "  emit         " + (f"unknown ({emit.note})" if unknown else f"no strategy: {emit.note}")
+        )
+    idle = source.idle_timeout_ms
+    unknown_idle = idle.origin is Origin.UNKNOWN and not idle.value
+    lines.append(
+        "  idle timeout " + (f"unknown ({idle.note})" if unknown_idle else _said(idle, _ms(idle.value)))
+    )
     lines.append("  alignment    " + _alignment_text(source.alignment))
     return lines
 
@@ -137,6 +150,7 @@ def source_json(source: SourceTable) -> dict[str, Any]:
             "emit_from": source.emit.origin.value,
             "idle_timeout_from": source.idle_timeout_ms.origin.value,
             "rowtime": source.rowtime,
+            "where_known_as": source.where_note or None,
             "alignment": _alignment_json(source.alignment),
         },
     }

@@ -325,7 +325,8 @@ def row_fields(row_type: object) -> list[tuple[str, str]]:
     `{"type": "ROW", "fields": [{"name", "fieldType"}]}`."""
     if isinstance(row_type, dict):
         found = []
-        for entry in row_type.get("fields", []):
+        listed = row_type.get("fields")
+        for entry in listed if isinstance(listed, list) else []:
             if isinstance(entry, dict):
                 found.append((str(entry.get("name")), type_text(entry.get("fieldType"))))
         return found
@@ -366,6 +367,8 @@ def rex_tree(rex: object, fields: list[tuple[str, str]], where: str) -> Tree:
         name = str(rex.get("internalName") or rex.get("systemName") or rex.get("catalogName") or "?")
         op = name.strip("$").rsplit("$", 1)[0] if name.startswith("$") else name
         operands = rex.get("operands", [])
-        args = tuple(rex_tree(o, fields, where) for o in operands if isinstance(o, dict))
+        if not isinstance(operands, list):
+            raise PlanError(where, f"has operands that are {json_type(operands)}, not an array")
+        args = tuple(rex_tree(o, fields, where) for o in operands)
         return Call(op.upper(), args, type_text(rex.get("type")))
     return Call(str(kind or "?"), ())

@@ -41,7 +41,7 @@ from wmviz.sql.model import (
     SourceTable,
     SqlJob,
 )
-from wmviz.sql.plan_nodes import join_bounds_from_digest, node_name, window_from_digest
+from wmviz.sql.plan_nodes import join_bounds_from_digest, node_name, runtime_name, window_from_digest
 
 SECTIONS = ("== Optimized Execution Plan ==", "== Optimized Physical Plan ==")
 _TREE = re.compile(r"^((?:[ :|]  )*)(?:([+:])- )?(.*)$")
@@ -167,8 +167,11 @@ def digest_node(node_id: str, text: str, line: int | None = None, parallelism: i
     """A node from its digest text: its kind by the digest's name, its table, window and bounds."""
     name, attrs = node_digest(text)
     kind = BY_DIGEST.get(name)
+    runtime = runtime_name(text) if kind is None else None
+    if runtime is not None:
+        kind = BY_DIGEST[runtime[0]]
     behaviour = kind.behaviour if kind else Behaviour.PASSES
-    table = digest_table(name, attrs)
+    table = runtime[1] if runtime else digest_table(name, attrs)
     bounds, early = join_bounds_from_digest(attrs) if behaviour is Behaviour.INTERVAL_JOIN else (None, None)
     batch = re.match(r"(\d+)\s*ms", attrs.get("interval", "")) if behaviour is Behaviour.MINI_BATCH else None
     return Node(
@@ -280,9 +283,48 @@ def digest_sources(
             found.append(_pushed_down(common, attrs, hinted))
         elif assigner is not None:
             found.append(_assigned(common, assigner))
+        elif runtime_name(node.digest) is not None:
+            found.append(_runtime_named(common, _feeds_event_time(node.id, consumers, by_id)))
         else:
             found.append(SourceTable(**common, where=None))
     return tuple(found)
+
+
+def _feeds_event_time(node_id: str, consumers: dict[str, list[str]], by_id: dict[str, Node]) -> bool:
+    """Whether an event-time operator reads this node's watermarks with no assigner between (an
+    interval join on row time, a window not known to be on processing time, a temporal join)."""
+    seen, todo = set(), [node_id]
+    while todo:
+        for target in consumers.get(todo.pop(), []):
+            node = by_id.get(target)
+            if node is None or target in seen or node.behaviour is Behaviour.MAKES:
+                continue
+            seen.add(target)
+            bounds, window = node.join_bounds, node.window
+            if (bounds is not None and bounds.event_time) or node.behaviour is Behaviour.TEMPORAL_JOIN:
+                return True
+            if node.behaviour is Behaviour.WINDOW and window is not None and window.rowtime is not False:
+                return True
+            todo.append(target)
+    return False
+
+
+def _runtime_named(common: dict[str, Any], event_time_below: bool) -> SourceTable:
+    """A source the connector built itself (Kafka): a running job names it, not its digest, so the
+    expression and its settings are not in the plan. An event-time operator reading it with no
+    assigner between says the watermark is made in the source (the planner keeps an assigner
+    wherever the source does not take it)."""
+    unknown = "a running job names this source, not its digest: the plan does not say"
+    if not event_time_below:
+        return SourceTable(**common, where=None, where_note=f"no event-time operator reads it; {unknown}")
+    return SourceTable(
+        **common,
+        where="source",
+        where_note="an event-time operator reads it with no WatermarkAssigner between",
+        expression_text="",
+        emit=Setting(None, Origin.UNKNOWN, unknown),
+        idle_timeout_ms=Setting(None, Origin.UNKNOWN, unknown),
+    )
 
 
 def _assigner_after(node_id: str, consumers: dict[str, list[str]], by_id: dict[str, Node]) -> Node | None:

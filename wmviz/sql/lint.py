@@ -213,8 +213,9 @@ _LOST = re.compile(
 
 def recognised_planner_error(message: str) -> Finding | None:
     """The lint a planner error stands for, where wmviz recognises it (a lost time attribute)."""
-    if _LOST.search(message):
-        return finding("time-attribute-lost", node="the planner", what=message.strip().splitlines()[0])
+    for line in message.splitlines():  # the planner's own sentence, not the rule it was applying
+        if _LOST.search(line):
+            return finding("time-attribute-lost", node="the planner", what=line.strip().rstrip("."))
     return None
 
 

@@ -218,6 +218,8 @@ class SourceTable:
     table: str
     node_id: str
     where: Where | None
+    where_note: str = ""
+    """How `where` was known, when the input does not say it outright."""
     expression_text: str = ""
     expression: Expr | None = None
     expression_error: str = ""

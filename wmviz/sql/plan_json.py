@@ -183,8 +183,9 @@ class _Reader:
         name = _table_name(raw) or f"node {scan_id}"
         resolved = table.get("resolvedTable") if isinstance(table.get("resolvedTable"), dict) else None
         options = resolved.get("options") if resolved and isinstance(resolved.get("options"), dict) else None
-        abilities = [a for a in scan.get("abilities", []) or [] if isinstance(a, dict)]
-        by_type = {a.get("type"): a for a in abilities}
+        listed = scan.get("abilities")
+        abilities = [a for a in listed if isinstance(a, dict)] if isinstance(listed, list) else []
+        by_type = {a["type"]: a for a in abilities if isinstance(a.get("type"), str)}
         common = _common(name, scan_id, options)
         if "SourceWatermark" in by_type:
             return SourceTable(**common, where="source-defined", expression_text="SOURCE_WATERMARK()")
@@ -207,7 +208,7 @@ class _Reader:
         global_idle = Setting(
             global_ms if isinstance(global_ms, int) and global_ms > 0 else None, Origin.GLOBAL
         )
-        values = _param_values(spec.get("watermarkParams"), options)
+        values = _param_values(spec.get("watermarkParams"), options, where)
         return SourceTable(
             **common,
             where="source",
@@ -278,6 +279,7 @@ def _recorded_global_idle(raw_nodes: Any) -> int | None:
 
 def _common(table: str, node_id: str, options: Any) -> dict[str, Any]:
     connector = options.get("connector") if isinstance(options, dict) else None
+    connector = connector if isinstance(connector, str) else None
     watermark_options = {
         k: Setting(str(v), Origin.HINT_OR_TABLE)
         for k, v in (options or {}).items()
@@ -292,7 +294,18 @@ def _common(table: str, node_id: str, options: Any) -> dict[str, Any]:
     }
 
 
-def _param_values(params: object, options: Any) -> dict[str, Setting[Any]]:
+def _duration(params: Json, key: str, where: str) -> int | None:
+    """A `watermarkParams` duration (`PT20S`), in ms; PlanError naming the field if it is none."""
+    text = params.get(key)
+    if text is None:
+        return None
+    try:
+        return sources.parse_duration_ms(text) if isinstance(text, str) else None
+    except ValueError:
+        raise PlanError(f"{where} field 'watermarkParams.{key}'", f"is {text!r}, not a duration") from None
+
+
+def _param_values(params: object, options: Any, where: str) -> dict[str, Setting[Any]]:
     """A push-down spec's `watermarkParams` as option values with their origin: merged hint or
     table option where the plan's options name the key, default where they do not, and 'the plan'
     where the plan has no options to tell by."""
@@ -300,13 +313,13 @@ def _param_values(params: object, options: Any) -> dict[str, Setting[Any]]:
         return {}
     emit = str(params.get("emitStrategy") or "ON_PERIODIC").lower().replace("_", "-")
     idle = params.get("sourceIdleTimeout")
-    drift, update = (params.get(k) for k in ("alignMaxDrift", "alignUpdateInterval"))
+    group = params.get("alignGroupName")
     raw: dict[str, Any] = {
         sources.EMIT: emit,
         sources.IDLE: idle if isinstance(idle, int) and idle >= 0 else None,
-        sources.GROUP: params.get("alignGroupName"),
-        sources.DRIFT: sources.parse_duration_ms(drift) if isinstance(drift, str) else None,
-        sources.UPDATE: sources.parse_duration_ms(update) if isinstance(update, str) else None,
+        sources.GROUP: group if isinstance(group, str) else None,
+        sources.DRIFT: _duration(params, "alignMaxDrift", where),
+        sources.UPDATE: _duration(params, "alignUpdateInterval", where),
     }
     values: dict[str, Setting[Any]] = {}
     for key, value in raw.items():

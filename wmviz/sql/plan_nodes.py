@@ -32,6 +32,26 @@ _DIGEST_SIZES = {
 _DIGEST_SIZES["offset"] = "offset_ms"
 
 
+RUNTIME_NAMES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"Source: KafkaSource-(?:.*\.)?(?P<table>[^.]+)"), "TableSourceScan"),
+    (re.compile(r"Source: (?P<table>[^\[]+?)(?:\[\d+\])?"), "TableSourceScan"),
+    (re.compile(r"(?P<table>[^\[:]+)\[\d+\]: (?:Writer|Committer)"), "Sink"),
+    (re.compile(r"Sink: (?P<table>.+)"), "Sink"),
+)
+"""Operators a running job names by their runtime name, not their digest: a source a connector
+builds itself (Kafka's `Source: KafkaSource-default_catalog.default_database.orders`) and a sink's
+writer (`revenue[11]: Writer`), with the digest name they stand for."""
+
+
+def runtime_name(text: str) -> tuple[str, str] | None:
+    """The digest name and table a runtime-named operator stands for, if it is one."""
+    for pattern, label in RUNTIME_NAMES:
+        match = pattern.fullmatch(text.strip())
+        if match:
+            return label, match.group("table").strip()
+    return None
+
+
 def node_name(label: str, table: str | None) -> str:
     """The name a person knows a node by: `TableSourceScan(orders)`, `Sink(totals)`, `WindowAggregate`."""
     return f"{label}({table})" if table else label

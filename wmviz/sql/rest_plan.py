@@ -13,9 +13,10 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from wmviz.record.job import JobFormatError, plan_of
 from wmviz.sql.errors import PlanError, check_count, check_depth, json_type
 from wmviz.sql.explain import DigestNode, digest_node, digest_sources, read_tree
-from wmviz.sql.model import Edge, SqlJob
+from wmviz.sql.model import Edge, SqlJob, ordered_edges
 
 
 def plan_object(doc: object) -> dict[str, Any] | None:
@@ -32,46 +33,54 @@ def plan_object(doc: object) -> dict[str, Any] | None:
 
 
 def read_rest_plan(doc: dict[str, Any]) -> SqlJob:
-    """The job a REST plan describes."""
+    """The job a REST plan describes: the vertices, their parallelism and their input edges as the
+    recorder reads them (`wmviz.record.job.plan_of`, one reading of this answer for all of wmviz),
+    and each vertex's chain of operators from its description."""
     plan = plan_object(doc)
     if plan is None:
         raise PlanError("the answer", "has no 'plan' object with 'nodes'")
-    vertices = plan["nodes"]
-    check_count("vertices", len(vertices))
+    check_count("vertices", len(plan["nodes"]))
+    if "vertices" in doc and not isinstance(doc["vertices"], list):
+        raise PlanError("the answer field 'vertices'", f"is {json_type(doc['vertices'])}, not an array")
+    try:
+        vertices, vertex_edges = plan_of({"plan": plan, "vertices": doc.get("vertices", [])}, "the plan")
+    except JobFormatError as err:
+        raise PlanError("", str(err)) from None
     chains: dict[str, list[DigestNode]] = {}
-    parallelism: dict[str, int | None] = {}
     next_id = 1
-    for index, vertex in enumerate(vertices):
-        vertex_id, lines, width = _vertex(vertex, index)
+    for index, raw in enumerate(plan["nodes"]):
+        vertex_id, lines = _vertex(raw, index)
         chain, next_id = read_tree(lines, next_id)
         if not chain:
             raise PlanError(f"nodes[{index}] (vertex {vertex_id}) field 'description'", "names no operator")
         chains[vertex_id] = chain
-        parallelism[vertex_id] = width
     check_count("operators", sum(len(c) for c in chains.values()))
-    edges = _chain_edges(chains) + _vertex_edges(vertices, chains)
+    width = {v.id: v.parallelism for v in vertices}
+    between = ordered_edges(
+        [(chains[e.source][-1].id, chains[e.target][0].id, e.strategy) for e in vertex_edges]
+    )
+    edges = (*_chain_edges(chains), *between)
     nodes = tuple(
-        digest_node(n.id, n.text, None, parallelism[vertex_id])
+        digest_node(n.id, n.text, None, width[vertex_id])
         for vertex_id, chain in chains.items()
         for n in chain
     )
     return SqlJob(
         "rest-plan",
         nodes,
-        tuple(edges),
-        digest_sources(nodes, tuple(edges), {}),
+        edges,
+        digest_sources(nodes, edges, {}),
         input_order_known=False,
         notes=(
             "a REST plan does not say which input of a join is the left one: inputs are numbered "
-            "as the JobManager lists them",
+            "as the JobManager lists its input gates (docs/whole-job.md)",
             "a REST plan does not carry a table's options or connector",
         ),
     )
 
 
-def _vertex(vertex: object, index: int) -> tuple[str, list[tuple[int, str]], int | None]:
-    """A vertex's id, its description's lines (numbered from 1 within the description) and its
-    parallelism."""
+def _vertex(vertex: object, index: int) -> tuple[str, list[tuple[int, str]]]:
+    """A vertex's id and its description's lines (numbered from 1 within the description)."""
     where = f"nodes[{index}]"
     if not isinstance(vertex, dict):
         raise PlanError(where, f"is {json_type(vertex)}, not an object")
@@ -87,8 +96,7 @@ def _vertex(vertex: object, index: int) -> tuple[str, list[tuple[int, str]], int
     except PlanError as err:
         raise PlanError(f"{where} (vertex {vertex_id}) field 'description' {err.where}", err.reason) from None
     lines = [(i + 1, line) for i, line in enumerate(unescaped.splitlines()) if line.strip()]
-    width = vertex.get("parallelism")
-    return vertex_id, lines, width if isinstance(width, int) and not isinstance(width, bool) else None
+    return vertex_id, lines
 
 
 def _chain_edges(chains: dict[str, list[DigestNode]]) -> list[Edge]:
@@ -97,27 +105,4 @@ def _chain_edges(chains: dict[str, list[DigestNode]]) -> list[Edge]:
     for chain in chains.values():
         for node in chain:
             edges.extend(Edge(node.id, child, 0, "FORWARD (chained)") for child in node.children)
-    return edges
-
-
-def _vertex_edges(vertices: list[Any], chains: dict[str, list[DigestNode]]) -> list[Edge]:
-    """A vertex's inputs feed its head, from the last operator of each feeding vertex's chain."""
-    edges: list[Edge] = []
-    for index, vertex in enumerate(vertices):
-        inputs = vertex.get("inputs") or []
-        if not isinstance(inputs, list):
-            raise PlanError(f"nodes[{index}] field 'inputs'", f"is {json_type(inputs)}, not an array")
-        head = chains[vertex["id"]][0].id
-        for number, entry in enumerate(inputs):
-            source = entry.get("id") if isinstance(entry, dict) else None
-            if source not in chains:
-                raise PlanError(
-                    f"nodes[{index}] field 'inputs'[{number}]",
-                    f"names vertex {source!r}, which the plan has not",
-                )
-            tail = chains[source][-1].id
-            num = entry.get("num")
-            edges.append(
-                Edge(tail, head, num if isinstance(num, int) else number, str(entry.get("ship_strategy", "")))
-            )
     return edges
