@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from wmviz.view.figures_common import plotly_text
+
 FRONT_COLOR = "#d62728"
 POINT_COLOR = "#1f77b4"
 
@@ -49,7 +51,7 @@ def tune_figure(table: Sequence[dict[str, Any]], paths: Sequence[str], chosen: i
             "x": [table[i]["late_share"] for i in indexes],
             "y": [table[i]["firing_delay_p95_ms"] for i in indexes],
             "customdata": indexes,
-            "text": [point_label(table[i], paths) for i in indexes],
+            "text": [plotly_text(point_label(table[i], paths)) for i in indexes],  # user-typed fields
             "hovertemplate": "%{text}<br>late share %{x:.4g}<br>p95 firing delay %{y:,} ms<extra></extra>",
             "marker": {"color": color, "size": 10},
         }
