@@ -173,3 +173,49 @@ def test_a_bug_planted_in_plotly_text_is_caught(monkeypatch):
     steps = pd.DataFrame({"instance": list(NAMES), "order": [0, 1, 2], "output_wm": [1, 2, 3]})
     with pytest.raises(AssertionError):
         assert_no_markup(figures.instance_heatmap(figures.heatmap_matrix(steps)), *NAMES)
+
+
+# --- in a real browser ------------------------------------------------------------------------------
+
+
+def test_no_link_or_style_from_a_name_reaches_the_drawn_charts(tmp_path):
+    """The page of an upload whose instances are hostile, in Chromium: its charts' SVG (the
+    overview heatmap's instance axis, the watermark chart, the heap) holds no `<a>` and no 150 px
+    text, and the instance axis reads the names as typed."""
+    from urllib.parse import urlencode
+
+    from tests.app_server import chromium, fresh_page, streamlit_app
+    from tests.test_browser_hostile import MISSING
+    from wmviz.store.uploads import store_upload
+
+    if MISSING:
+        pytest.skip(f"needs Chromium and Playwright: {MISSING}")
+    from playwright.sync_api import expect
+
+    rows: list[dict] = [{"config": {"name": "hostile names", "profile": "flink-1.x-2.x"}}]
+    for instance in NAMES:
+        for channel, wm in ((0, 1000), (1, 1500), (0, 4000)):
+            rows.append({"kind": "watermark", "instance": instance, "channel": channel, "watermark_ms": wm})
+    trace = "\n".join(json.dumps(r) for r in rows).encode()
+    data = tmp_path / "data"
+    env = {"WMVIZ_CACHE": str(data), "WMVIZ_SPARK_START": "lazy"}
+    with streamlit_app(tmp_path, env) as url, chromium() as browser:
+        stored = store_upload("hostile.jsonl", trace, None, root=data / "uploads")
+        with fresh_page(browser, {"width": 1440, "height": 900}, 90_000) as page:
+            query = {"trace": stored.digest, "engine": "local", "instance": LINK, "step": 1}
+            page.goto(f"{url}/?{urlencode(query)}")
+            expect(page.get_by_role("heading", name=re.compile(r"^Step 1 of \d+$"))).to_be_visible()
+            plots = page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot')
+            expect(plots).to_have_count(3)  # the watermark chart, the heap, the overview
+            ticks = page.locator(".js-plotly-plot .yaxislayer-above .ytick text")
+            expect(ticks.filter(has_text="evil.example")).to_have_count(1)
+            drawn = page.evaluate(
+                """() => [...document.querySelectorAll('.js-plotly-plot svg')].map(svg => ({
+                    links: svg.querySelectorAll('a').length,
+                    big: [...svg.querySelectorAll('[style]')]
+                        .filter(e => e.style.fontSize === '150px').length,
+                }))"""
+            )
+            assert drawn and all(d == {"links": 0, "big": 0} for d in drawn), drawn
+            labels = set(ticks.evaluate_all("texts => texts.map(t => t.textContent)"))
+            assert set(NAMES) <= labels, labels
