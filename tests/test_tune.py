@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from wmviz.analysis.whatif_edit import Configure
 from wmviz.analysis.whatif_token import decode_edit
+from wmviz.ui import tune_view
 from wmviz.view.tune import tune_figure
 
 REPO = Path(__file__).resolve().parent.parent
@@ -77,6 +78,10 @@ def _app(tmp_path, monkeypatch, scenario: str) -> AppTest:
     app = AppTest.from_file(str(REPO / "app.py"), default_timeout=180)
     app.query_params["scenario"] = scenario
     app.query_params["engine"] = "local"
+    app.run()
+    assert not app.exception, app.exception
+    assert not app.get("text_area")  # closed, the Tune box draws nothing but its label
+    app.session_state[tune_view.TUNE_OPEN] = True
     app.run()
     assert not app.exception, app.exception
     return app
@@ -177,3 +182,11 @@ def test_the_page_sweeps_the_trace_and_opens_a_point_as_a_what_if(app):
     )
     compare = app.query_params["compare"]
     assert (compare[0] if isinstance(compare, list) else compare) == target
+
+
+def test_a_trace_larger_than_the_page_reads_is_not_read_for_tune(app, monkeypatch):
+    monkeypatch.setenv("WMVIZ_SPARK_UPLOAD_MB", "0.0001")  # the 28-row trace is ~3 KB
+    app.run()
+    assert not app.exception, app.exception
+    assert any("larger than the page reads in its own process" in c.value for c in app.caption)
+    assert not app.get("text_area")

@@ -24,6 +24,7 @@ from wmviz.core import budgets
 from wmviz.store.runs import file_digest
 from wmviz.trace.errors import TraceValidationError
 from wmviz.ui import state
+from wmviz.ui.bring import spark_threshold_mb
 from wmviz.ui.compare_view import WHATIF_PREFIX, resolve_whatif
 from wmviz.view.plain import literal
 from wmviz.view.tune import never_fired, point_label, readable_table, tune_figure
@@ -72,11 +73,31 @@ def check_budget(rows: int, lines: tuple[str, ...]) -> None:
         raise SweepRefused(budgets.page_sweep_reason(rows, combinations))
 
 
+TUNE_OPEN = "tune_box_open"
+"""Whether the Tune expander is open (its key): closed, as it nearly always is, a step neither
+reads the trace for its grid nor sends the form, only the expander's label."""
+
+
 def tune_panel(incident) -> None:
-    """The Tune expander for the current trace."""
-    with st.expander("Tune: pick the bounds from this trace's own data"):
+    """The Tune expander for the current trace, its contents drawn only while it is open."""
+    st.session_state[TUNE_OPEN] = st.session_state.get(TUNE_OPEN, False)
+    expander = st.expander(
+        "Tune: pick the bounds from this trace's own data", key=TUNE_OPEN, on_change="rerun"
+    )
+    if not expander.open:
+        return
+    with expander:
         config = str(incident.config_path) if incident.config_path else None
         try:
+            size = incident.trace_path.stat().st_size
+            if size > spark_threshold_mb() * 2**20:
+                # The page reads and runs only traces this small in its own process (as `bring` does).
+                st.caption(
+                    f"This trace ({size / 2**20:,.1f} MB) is larger than the page reads in its own "
+                    f"process ({spark_threshold_mb():g} MB, WMVIZ_SPARK_UPLOAD_MB): sweep it on Spark "
+                    "with `python -m wmviz sweep TRACE --vary … --engine spark --out table.csv`."
+                )
+                return
             digest = file_digest(incident.trace_path)
             rows, default = _facts(str(incident.trace_path), config, digest)
         except (TraceValidationError, ValueError, OSError) as exc:
