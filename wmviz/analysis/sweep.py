@@ -147,14 +147,12 @@ def grid_size(varies: Sequence[Vary]) -> int:
 def default_grid(trace: Trace) -> list[str]:
     """The `FIELD=V1,V2,…` lines a sweep of this trace starts from, on the trace's own time scale.
 
-    A fixed grid in seconds says nothing on a trace whose times are milliseconds apart (every
-    combination holds the watermark behind every window end, and none fires). The scale here is
-    how far records arrive behind the newest event time seen before them on their instance (the
-    out-of-orderness the data shows): 0, its median, its 90th percentile and its largest, so the
-    largest bound still covers every record and smaller ones trade lateness for latency. A trace
-    in event-time order has no such distance; the median gap between its records' times is used.
-    The out-of-orderness is varied when the trace's config has a generator, the allowed lateness
-    when its operator is a window; neither gives no line."""
+    A grid in seconds says nothing on a trace whose times are milliseconds apart: every bound holds
+    the watermark behind every window end, and nothing fires. The scale is how far records arrive
+    behind the newest event time before them on their instance: 0, its median, its 90th percentile
+    and its largest (which covers every record); in a trace in event-time order, the gaps between
+    its record times instead. The out-of-orderness is varied when the config has a generator, the
+    allowed lateness when its operator is a window."""
     scale = _disorder_ms(trace)
     lines = []
     if trace.config.generator is not None:
@@ -165,9 +163,8 @@ def default_grid(trace: Trace) -> list[str]:
 
 
 def _line(path: str, scale: np.ndarray, shares: tuple[float, ...]) -> str:
-    picked = [0] + [
-        _two_digits(int(np.quantile(scale, q, method="inverted_cdf"))) for q in shares if scale.size
-    ]
+    at = [int(np.quantile(scale, q, method="inverted_cdf")) for q in shares] if scale.size else []
+    picked = [0] + [_two_digits(ms) for ms in at]
     return f"{path}=" + ",".join(duration(ms) for ms in dict.fromkeys(picked))
 
 
