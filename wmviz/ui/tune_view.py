@@ -106,11 +106,11 @@ def tune_panel(incident) -> None:
         if st.session_state.get(_GRID_FOR) != digest:
             # A new trace: its own scale, not the last trace's grid.
             st.session_state[_GRID_FOR] = digest
-            st.session_state["tune_text"] = "\n".join(default) if default else NO_DEFAULT
+            st.session_state[state.TUNE_TEXT] = "\n".join(default) if default else NO_DEFAULT
             st.session_state.pop(state.TUNE_LINES, None)
             st.session_state.pop(state.TUNE_PICKED, None)
         with st.form("tune_grid"):
-            text = st.text_area("Grid: one FIELD=V1,V2,… per line", key="tune_text")
+            text = st.text_area("Grid: one FIELD=V1,V2,… per line", key=state.TUNE_TEXT)
             target = st.number_input("Target late share", 0.0, 1.0, 0.001, format="%.4f", key="tune_target")
             run = st.form_submit_button("Sweep")
         lines = tuple(
