@@ -27,12 +27,16 @@ def makes_generators(config: GeneratorConfig | None) -> bool:
     return config is not None and config.style != "source-watermark"
 
 
-def channel_generator(config: GeneratorConfig, input_name: str, channel: int) -> AnyGenerator:
+def channel_generator(
+    config: GeneratorConfig, input_name: str, channel: int, *, own_config: bool = False
+) -> AnyGenerator:
     """A channel's generator: SQL's separate assigner (style sql-assigner), a split reader if the
     config gives the channel splits, else one generator (a pushed-down SQL one for sql-source)."""
     if config.style == "sql-assigner":
         return WatermarkAssigner(channel, config)
-    splits = config.splits_of(channel) if input_name == "0" else None
+    # The trace's one `generator` names the splits of input "0"; an input's own config (`generators`)
+    # names its own input's, so each table of a join can read partitions.
+    splits = config.splits_of(channel) if own_config or input_name == "0" else None
     if splits is not None:
         return SplitReader(channel, splits, config)
     if config.style == "sql-source":

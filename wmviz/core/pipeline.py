@@ -160,7 +160,9 @@ class InstancePipeline:
             self.probes.add(generator, name)
             for ch in range(n):
                 if (name, ch) not in manual_channels:
-                    self.generators[(name, ch)] = channel_generator(generator, name, ch)
+                    self.generators[(name, ch)] = channel_generator(
+                        generator, name, ch, own_config=name in config.generators
+                    )
                     if generator.minibatch_interval_ms is not None:
                         self.minibatch[(name, ch)] = MiniBatchAssigner(generator.minibatch_interval_ms)
         self.proc_ms: int | None = None
@@ -178,7 +180,9 @@ class InstancePipeline:
         """A channel's generator, by its input's config's style (`channel_generators`)."""
         generator = self.config.generator_of(input_name)
         assert generator is not None
-        return channel_generator(generator, input_name, channel)
+        return channel_generator(
+            generator, input_name, channel, own_config=input_name in self.config.generators
+        )
 
     def process(self, step: int, row: TraceRow, *, explain: bool) -> StepResult:
         """Run one trace row through the instance and return what it caused."""
