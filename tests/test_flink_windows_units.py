@@ -178,7 +178,7 @@ def test_one_wheel_download_brings_flink_dist_and_both_table_jars(tmp_path, monk
         target = Path(cmd[cmd.index("-d") + 1])
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w") as wheel:
-            for name in (jar.JAR_NAME, *jar.TABLE_JAR_NAMES):
+            for name in (jar.JAR_NAME, *jar.SQL_JAR_NAMES):
                 wheel.writestr(f"pyflink/lib/{name}", f"jar {name}")
         (target / "apache_flink_libraries-2.3.0-py2.py3-none-any.whl").write_bytes(buffer.getvalue())
 
