@@ -34,7 +34,10 @@ TABLE_JAR_NAMES = (
 PLANNER_JAR_NAME = f"flink-table-planner-loader-{FLINK_VERSION}.jar"
 """Flink's SQL planner, behind its own class loader (the jar holds the planner jar inside it)."""
 
-SQL_JAR_NAMES = (*TABLE_JAR_NAMES, PLANNER_JAR_NAME)
+CEP_JAR_NAME = f"flink-cep-{FLINK_VERSION}.jar"
+"""Complex event processing: the planner's exec-node registry loads MATCH_RECOGNIZE's classes."""
+
+SQL_JAR_NAMES = (*TABLE_JAR_NAMES, PLANNER_JAR_NAME, CEP_JAR_NAME)
 """Every jar the SQL planner needs besides flink-dist."""
 
 # Trace mode runs tens of thousands of short steps: C1 only and a small GC start fastest.
