@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -177,13 +177,36 @@ def compile_script(path: Path, *, download: bool = True) -> CompiledScript:
     Raises SqlScriptError for a script Flink refuses (at the line and column of the script Flink
     points at) and PlannerUnavailable when Java or the jars are missing.
     """
-    text = _read(path)
-    answer = _run_java(text, download)
+    result = compile_scripts([path], download=download)[0]
+    if isinstance(result, SqlScriptError):
+        raise result
+    return result
+
+
+def compile_scripts(paths: Sequence[Path], *, download: bool = True) -> list[CompiledScript | SqlScriptError]:
+    """Plan several scripts in one JVM (its start is most of the cost), each in a fresh session.
+
+    Per script, its CompiledScript or the SqlScriptError Flink (or reading it) gave; raises
+    PlannerUnavailable when Java or the jars are missing.
+    """
+    results: list[CompiledScript | SqlScriptError | None] = []
+    texts: list[str] = []
+    for path in paths:
+        try:
+            texts.append(_read(path))
+            results.append(None)
+        except SqlScriptError as e:
+            results.append(e)
+    answers = iter(_run_java(texts, download) if texts else [])
+    return [r if r is not None else _compiled(path, next(answers)) for path, r in zip(paths, results)]
+
+
+def _compiled(path: Path, answer: dict[str, Any]) -> CompiledScript | SqlScriptError:
     error = answer.get("error")
     if error is not None:
         line = max(1, int(error.get("line") or 1))
         column = max(1, int(error.get("column") or 1))
-        raise SqlScriptError(path, line, column, str(error.get("message")))
+        return SqlScriptError(path, line, column, str(error.get("message")))
     return CompiledScript(
         path=path,
         plan_json=answer["plan_json"],
@@ -230,22 +253,22 @@ def java_sources() -> list[Path]:
     return sorted(JAVA_SOURCES.glob("*.java"))
 
 
-def _run_java(text: str, download: bool) -> dict[str, Any]:
-    """Run the planner on `text`; its stdout is one JSON object (never human text to parse)."""
+def _run_java(texts: Sequence[str], download: bool) -> list[dict[str, Any]]:
+    """Run the planner on the texts; its stdout is one JSON array (never human text to parse)."""
     proc = subprocess.run(
         planner_command(download),
-        input=text.encode("utf-8"),
+        input=json.dumps(list(texts)).encode("utf-8"),
         capture_output=True,
-        timeout=_TIMEOUT_S,
+        timeout=_TIMEOUT_S * max(1, len(texts)),
     )
     try:
-        answer = json.loads(proc.stdout.decode("utf-8"))
+        answers = json.loads(proc.stdout.decode("utf-8"))
     except ValueError:
-        answer = None
-    if proc.returncode != 0 or not isinstance(answer, dict):
+        answers = None
+    if proc.returncode != 0 or not isinstance(answers, list) or len(answers) != len(texts):
         tail = proc.stderr.decode("utf-8", errors="replace")[-3000:]
         raise PlannerUnavailable(f"Flink's SQL planner exited {proc.returncode} without an answer:\n{tail}")
-    return answer
+    return answers
 
 
 def _table(node: dict[str, Any]) -> Table:

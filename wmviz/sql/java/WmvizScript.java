@@ -80,6 +80,24 @@ final class WmvizScript {
         }
     }
 
+    /**
+     * Number the next plan's nodes from 1 again. Flink numbers ExecNodes from one counter per JVM;
+     * a script planned (or run) in a fresh JVM starts at 1, and so does every script here, so the
+     * ids of a plan and of the running job's operator names (`WatermarkAssigner[3]`) agree.
+     */
+    void resetNodeIds() {
+        try {
+            env.getParser()
+                    .getClass()
+                    .getClassLoader()
+                    .loadClass("org.apache.flink.table.planner.plan.nodes.exec.ExecNodeContext")
+                    .getMethod("resetIdCounter")
+                    .invoke(null);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("Flink's ExecNode id counter is not where Flink 2.3.0 keeps it", e);
+        }
+    }
+
     private void run(WmvizTokens.Statement statement) throws ScriptError {
         List<Operation> operations;
         try {

@@ -3,6 +3,7 @@ package wmviz.flinksql;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.flink.table.api.config.ExecutionConfigOptions;
 import org.apache.flink.table.api.config.OptimizerConfigOptions;
@@ -21,10 +22,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * `java … wmviz.flinksql.WmvizSqlPlanner < SCRIPT.sql`: plan the SQL script on stdin with Flink's own planner
- * and print one JSON object on stdout (wmviz.sql.planner reads it; nothing else is printed there):
- * {"plan_json", "explain", "tables", "config", "hints", "defaults", "session"} or {"error": {"line",
- * "column", "message"}}. Everything Flink logs goes to stderr.
+ * `java … wmviz.flinksql.WmvizSqlPlanner`: plan SQL scripts with Flink's own planner. Stdin is a
+ * JSON array of script texts; stdout is one JSON array, per script {"plan_json", "explain",
+ * "tables", "config", "hints", "defaults", "session"} or {"error": {"line", "column", "message"}}
+ * (wmviz.sql.planner reads it; nothing else is printed there). Flink's logging goes to stderr.
  */
 public final class WmvizSqlPlanner {
 
@@ -48,20 +49,27 @@ public final class WmvizSqlPlanner {
 
     public static void main(String[] args) throws Exception {
         PrintStream out = System.out;
-        System.setOut(System.err);  // whatever Flink prints, stdout carries the one JSON object
-        ObjectNode result;
-        try {
-            String text = new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
-            result = plan(text.replace("\r\n", "\n"));
-        } catch (WmvizScript.ScriptError e) {
-            result = error(e.line, e.column, e.getMessage());
-        } catch (Throwable t) {
-            t.printStackTrace();
-            result = error(0, 0, "Flink's planner failed: " + t);
+        System.setOut(System.err);  // whatever Flink prints, stdout carries the one JSON answer
+        JsonNode scripts = WmvizScript.JSON.readTree(System.in.readAllBytes());
+        ArrayNode answers = WmvizScript.JSON.createArrayNode();
+        for (JsonNode script : scripts) {
+            answers.add(answer(script.asText()));
         }
-        out.println(WmvizScript.JSON.writeValueAsString(result));
+        out.println(WmvizScript.JSON.writeValueAsString(answers));
         out.flush();
         System.exit(0);
+    }
+
+    /** One script's plan, or its error; each script in a fresh table environment. */
+    static ObjectNode answer(String text) {
+        try {
+            return plan(text);
+        } catch (WmvizScript.ScriptError e) {
+            return error(e.line, e.column, e.getMessage());
+        } catch (Throwable t) {
+            t.printStackTrace();
+            return error(0, 0, "Flink's planner failed: " + t);
+        }
     }
 
     static ObjectNode error(int line, int column, String message) {
@@ -100,10 +108,12 @@ public final class WmvizSqlPlanner {
      */
     static String compile(WmvizScript script, List<ModifyOperation> inserts) throws WmvizScript.ScriptError {
         try {
+            script.resetNodeIds();
             return script.env.compilePlan(inserts).asJsonString();
         } catch (Throwable together) {
             for (int i = 0; i < inserts.size(); i++) {
                 try {
+                    script.resetNodeIds();
                     script.env.compilePlan(Collections.singletonList(inserts.get(i)));
                 } catch (Throwable alone) {
                     int[] at = script.insertPositions.get(i);
