@@ -165,8 +165,9 @@ def compile_harness(
 ) -> Path:
     """Compile Java sources against `jars` once into `<cache>/classes-<tag><hash>`; return it.
 
-    `source` is one file or several; a `META-INF` folder beside the first one is copied in as
-    resources (service files). The hash covers the sources, those resources and the jar names, so
+    `source` is one file or several; a `META-INF` folder beside any of them is copied in as
+    resources (service files; two folders' files must not share a name). The hash covers the
+    sources, those resources and the jar names, so
     an edited source is recompiled; the build goes into a scratch directory that is renamed at the
     end, so concurrent runs never see half a build.
     """
@@ -174,8 +175,9 @@ def compile_harness(
     if tools is None:
         raise HarnessError("java and javac must be on PATH")
     sources = [source] if isinstance(source, Path) else list(source)
-    resources = sources[0].parent / "META-INF"
-    extras = sorted(p for p in resources.rglob("*") if p.is_file()) if resources.is_dir() else []
+    folders = list(dict.fromkeys(s.parent / "META-INF" for s in sources))
+    resources = [f for f in folders if f.is_dir()]
+    extras = sorted(p for folder in resources for p in folder.rglob("*") if p.is_file())
     digest = hashlib.sha256()
     for path in [*sources, *extras]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
@@ -192,8 +194,8 @@ def compile_harness(
     if proc.returncode != 0:
         shutil.rmtree(scratch, ignore_errors=True)
         raise HarnessError(f"javac failed:\n{proc.stdout}\n{proc.stderr}")
-    if extras:
-        shutil.copytree(resources, scratch / "META-INF")
+    for folder in resources:
+        shutil.copytree(folder, scratch / "META-INF", dirs_exist_ok=True)
     try:
         scratch.rename(classes)
     except OSError:

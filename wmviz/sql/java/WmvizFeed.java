@@ -39,6 +39,7 @@ public final class WmvizFeed {
     private static volatile boolean finished;
     private static volatile ZoneId zone = ZoneId.of("UTC");
     private static long offered;
+    private static int announced;
     private static long taken;
 
     /** Declare a table's partitions (its splits) before the job starts. */
@@ -83,7 +84,18 @@ public final class WmvizFeed {
         wake();
     }
 
-    private static void wake() {
+    /** A reader created the output of one more split (its split exists for the watermark now). */
+    static synchronized void announced() {
+        announced++;
+    }
+
+    /** How many splits readers have created outputs for: the driver starts once all have. */
+    public static synchronized int announcedSplits() {
+        return announced;
+    }
+
+    /** Make every waiting reader poll again (new splits to announce). */
+    static synchronized void wake() {
         CompletableFuture<Void> old = available;
         available = new CompletableFuture<>();
         old.complete(null);
@@ -122,6 +134,11 @@ public final class WmvizFeed {
     /** Rows offered but not yet taken by a reader (a paused split keeps its rows). */
     public static synchronized long pending() {
         return offered - taken;
+    }
+
+    /** How many sink rows were collected since the last drain. */
+    public static synchronized long sinkRowCount() {
+        return SINK_ROWS.size();
     }
 
     /** Every sink row collected since the last call, each {sink, step, kind, row}. */

@@ -18,7 +18,6 @@ import org.apache.flink.table.types.DataType;
 import org.apache.flink.types.Row;
 
 import java.nio.ByteBuffer;
-import java.time.LocalDateTime;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -160,6 +159,7 @@ final class WmvizFeedSource implements Source<RowData, WmvizFeedSource.Split, In
                     // A split's output exists from its assignment on: a silent split holds the
                     // watermark back until it is idle, as a silent Kafka partition does.
                     output.createOutputForSplit(split.splitId());
+                    WmvizFeed.announced();
                 }
             }
             for (Split split : splits) {
@@ -243,6 +243,7 @@ final class WmvizFeedSource implements Source<RowData, WmvizFeedSource.Split, In
         @Override
         public void addSplits(List<Split> newSplits) {
             splits.addAll(newSplits);
+            WmvizFeed.wake();  // poll again, so the new splits' outputs are created at once
         }
 
         @Override

@@ -1,5 +1,6 @@
 package wmviz.flinksql;
 
+import org.apache.flink.configuration.Configuration;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
@@ -24,7 +25,6 @@ import org.apache.flink.table.operations.StatementSetOperation;
 import org.apache.flink.table.operations.command.SetOperation;
 import org.apache.flink.table.operations.ddl.CreateTableOperation;
 
-import java.io.StringReader;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -69,7 +69,14 @@ final class WmvizScript {
 
     /** Run `text` into a fresh streaming table environment; `replay` puts a stand-in under every table. */
     WmvizScript(String text, boolean replay) throws ScriptError {
-        this.env = (TableEnvironmentInternal) TableEnvironment.create(EnvironmentSettings.inStreamingMode());
+        this(text, replay, new Configuration());
+    }
+
+    /** The same, the environment (and the MiniCluster a replay runs on) started with `configuration`. */
+    WmvizScript(String text, boolean replay, Configuration configuration) throws ScriptError {
+        EnvironmentSettings settings =
+                EnvironmentSettings.newInstance().inStreamingMode().withConfiguration(configuration).build();
+        this.env = (TableEnvironmentInternal) TableEnvironment.create(settings);
         this.replaceEveryConnector = replay;
         for (WmvizTokens.Statement statement : WmvizTokens.split(env, text, hints)) {
             run(statement);
