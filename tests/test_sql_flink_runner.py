@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require_flink
-from tools.flinksql.run import RowsError, read_rows, run_script
+from tools.flinksql.run import JobFailed, RowsError, read_rows, run_script
 from wmviz.sql import jars
 
 pytestmark = pytest.mark.flink
@@ -176,3 +176,16 @@ def test_bad_rows_name_line_and_key(tmp_path):
     bad.write_text('{"table": "orders", "partition": 0, "row": {}, "proc_ms": 5}\n')
     with pytest.raises(RowsError, match="proc_ms"):
         read_rows(bad)
+
+
+def test_source_watermark_on_kafka_fails_when_the_job_runs(tmp_path):
+    """Flink 2.3.0 plans SOURCE_WATERMARK() on a Kafka table (test_sql_planner says how); the
+    running job fails at the first row, when the generator evaluates the marker function."""
+    require_flink("Flink {version}'s SQL runtime", "the SQL oracle tests", jars.sql_unavailable_reason)
+    rows = tmp_path / "one.jsonl"
+    rows.write_text(
+        '{"table": "orders", "partition": 0, "row": {"order_id": "o1", "ts": "2026-11-24 10:00:01"}}\n'
+    )
+    with pytest.raises(JobFailed) as caught:
+        run_script(DATA / "source_watermark.sql", rows)
+    assert caught.value.line in (1, 2) and "SOURCE_WATERMARK()" in caught.value.message

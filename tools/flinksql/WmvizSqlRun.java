@@ -11,24 +11,16 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.flink.table.api.TableResult;
-import org.apache.flink.table.catalog.Column;
 import org.apache.flink.table.catalog.ObjectIdentifier;
 import org.apache.flink.table.catalog.ResolvedSchema;
-import org.apache.flink.table.types.logical.LogicalType;
 
 import java.io.PrintStream;
-import java.math.BigDecimal;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.time.LocalDate;
-import java.time.LocalDateTime;
-import java.time.LocalTime;
 import java.time.ZoneId;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -74,25 +66,26 @@ public final class WmvizSqlRun {
         } catch (WmvizScript.ScriptError e) {
             result = WmvizSqlPlanner.error(e.line, e.column, e.getMessage());
             ((ObjectNode) result.get("error")).put("where", "script");
-        } catch (RowError e) {
+        } catch (WmvizRows.RowError e) {
             result = WmvizSqlPlanner.error(e.line, 0, e.getMessage());
             ((ObjectNode) result.get("error")).put("where", "rows");
             ((ObjectNode) result.get("error")).put("column", e.column);
+        } catch (JobFailed e) {
+            result = WmvizSqlPlanner.error(e.step + 1, 0, e.getMessage());
+            ((ObjectNode) result.get("error")).put("where", "job");
         }
         out.println(WmvizScript.JSON.writeValueAsString(result));
         out.flush();
         System.exit(0);
     }
 
-    /** A bad input line: its 1-based line and the column (key) at fault. */
-    static final class RowError extends Exception {
-        final int line;
-        final String column;
+    /** The job failed while the line of `step` (0-based) was carried through it. */
+    static final class JobFailed extends Exception {
+        final int step;
 
-        RowError(int line, String column, String message) {
+        JobFailed(int step, String message) {
             super(message);
-            this.line = line;
-            this.column = column;
+            this.step = step;
         }
     }
 
@@ -102,6 +95,7 @@ public final class WmvizSqlRun {
         private final Map<String, Long> last = new HashMap<>();
         private final Map<String, Integer> nodeOfTable = new HashMap<>();
         private WmvizScript script;
+        private java.util.concurrent.CompletableFuture<org.apache.flink.api.common.JobExecutionResult> result;
         private long settleMs;
 
         Run(JsonNode input) {
@@ -128,8 +122,9 @@ public final class WmvizSqlRun {
             List<Object[]> lines = readLines(zone);
             mapSourcesToNodes();
             script.resetNodeIds();
-            TableResult result = script.env.executeInternal(script.inserts);
-            JobClient job = result.getJobClient().get();
+            TableResult tableResult = script.env.executeInternal(script.inserts);
+            JobClient job = tableResult.getJobClient().get();
+            result = job.getJobExecutionResult();
             awaitRunning(job);
             quiesce();
             long running = System.currentTimeMillis();
@@ -141,6 +136,7 @@ public final class WmvizSqlRun {
                 if (line != null) {
                     WmvizFeed.offer((String) line[0], (Integer) line[1], cast(line[2]));
                     quiesce();
+                    failed(step);
                 }
                 record(step);
             }
@@ -153,7 +149,11 @@ public final class WmvizSqlRun {
             long fed = System.currentTimeMillis();
             WmvizFeed.step(lines.size());
             WmvizFeed.finish();
-            job.getJobExecutionResult().get(120, TimeUnit.SECONDS);
+            try {
+                result.get(120, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw new JobFailed(lines.size(), rootMessage(e));
+            }
             record(lines.size());
             answer.set("events", events);
             ObjectNode timing = answer.putObject("timing_ms");
@@ -171,7 +171,7 @@ public final class WmvizSqlRun {
         }
 
         /** Each line as {table, partition, values} (null for a declaration); partitions declared. */
-        private List<Object[]> readLines(ZoneId zone) throws RowError {
+        private List<Object[]> readLines(ZoneId zone) throws WmvizRows.RowError {
             Map<String, Integer> partitions = new LinkedHashMap<>();
             Map<String, Integer> declared = new HashMap<>();
             List<Object[]> lines = new ArrayList<>();
@@ -186,17 +186,17 @@ public final class WmvizSqlRun {
                     continue;
                 }
                 if (line.has("proc_ms")) {
-                    throw new RowError(number, "proc_ms", "proc_ms is refused: processing time is wall time in this oracle");
+                    throw new WmvizRows.RowError(number, "proc_ms", "proc_ms is refused: processing time is wall time in this oracle");
                 }
                 int partition = line.get("partition").asInt();
                 partitions.merge(table, partition + 1, Math::max);
-                lines.add(new Object[] {table, partition, values(schema, line.get("row"), number, zone)});
+                lines.add(new Object[] {table, partition, WmvizRows.values(schema, line.get("row"), number, zone)});
             }
             for (ObjectIdentifier id : tableIds()) {
                 String table = id.getObjectName();
                 int count = declared.getOrDefault(table, partitions.getOrDefault(table, 1));
                 if (partitions.getOrDefault(table, 0) > count) {
-                    throw new RowError(0, "partitions", table + " is declared with " + count + " partitions but its rows name partition " + (partitions.get(table) - 1));
+                    throw new WmvizRows.RowError(0, "partitions", table + " is declared with " + count + " partitions but its rows name partition " + (partitions.get(table) - 1));
                 }
                 WmvizFeed.declare(table, count);
             }
@@ -212,103 +212,13 @@ public final class WmvizSqlRun {
             return ids;
         }
 
-        private ResolvedSchema schemaOf(String table, int line) throws RowError {
+        private ResolvedSchema schemaOf(String table, int line) throws WmvizRows.RowError {
             for (ObjectIdentifier id : tableIds()) {
                 if (id.getObjectName().equals(table)) {
                     return script.env.getCatalogManager().getTable(id).get().getResolvedSchema();
                 }
             }
-            throw new RowError(line, "table", "the script declares no table " + table);
-        }
-
-        /** The row's values as the Java objects its physical columns hold. */
-        private Map<String, Object> values(ResolvedSchema schema, JsonNode row, int line, ZoneId zone) throws RowError {
-            Map<String, Object> values = new HashMap<>();
-            java.util.Iterator<Map.Entry<String, JsonNode>> fields = row.fields();
-            while (fields.hasNext()) {
-                Map.Entry<String, JsonNode> field = fields.next();
-                Column column = schema.getColumn(field.getKey()).orElse(null);
-                if (column == null || !column.isPhysical()) {
-                    throw new RowError(line, field.getKey(), column == null
-                            ? "no such column"
-                            : "a computed or metadata column cannot be given");
-                }
-                values.put(field.getKey(), convert(column.getDataType().getLogicalType(), field.getValue(), line, field.getKey(), zone));
-            }
-            return values;
-        }
-
-        private static final DateTimeFormatter TEXT = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss[.SSS][.SS][.S]");
-
-        private static Object convert(LogicalType type, JsonNode value, int line, String column, ZoneId zone) throws RowError {
-            if (value.isNull()) {
-                return null;
-            }
-            try {
-                switch (type.getTypeRoot()) {
-                    case CHAR:
-                    case VARCHAR:
-                        if (!value.isTextual()) {
-                            throw new RowError(line, column, "expected text for " + type);
-                        }
-                        return value.asText();
-                    case BOOLEAN:
-                        if (!value.isBoolean()) {
-                            throw new RowError(line, column, "expected true or false");
-                        }
-                        return value.asBoolean();
-                    case TINYINT:
-                        return (byte) integral(value, line, column);
-                    case SMALLINT:
-                        return (short) integral(value, line, column);
-                    case INTEGER:
-                        return (int) integral(value, line, column);
-                    case BIGINT:
-                        return integral(value, line, column);
-                    case FLOAT:
-                        return (float) number(value, line, column);
-                    case DOUBLE:
-                        return number(value, line, column);
-                    case DECIMAL:
-                        return new BigDecimal(value.asText());
-                    case TIMESTAMP_WITHOUT_TIME_ZONE:
-                        return LocalDateTime.parse(text(value, line, column), TEXT);
-                    case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
-                        if (value.isNumber()) {
-                            return java.time.Instant.ofEpochMilli(value.asLong());
-                        }
-                        return LocalDateTime.parse(text(value, line, column), TEXT).atZone(zone).toInstant();
-                    case DATE:
-                        return LocalDate.parse(text(value, line, column));
-                    case TIME_WITHOUT_TIME_ZONE:
-                        return LocalTime.parse(text(value, line, column));
-                    default:
-                        throw new RowError(line, column, "columns of type " + type + " are not supported by the oracle");
-                }
-            } catch (DateTimeParseException | NumberFormatException e) {
-                throw new RowError(line, column, "cannot read " + value + " as " + type + " (timestamps: YYYY-MM-DD HH:MM:SS[.fff])");
-            }
-        }
-
-        private static String text(JsonNode value, int line, String column) throws RowError {
-            if (!value.isTextual()) {
-                throw new RowError(line, column, "expected a YYYY-MM-DD HH:MM:SS[.fff] text");
-            }
-            return value.asText();
-        }
-
-        private static long integral(JsonNode value, int line, String column) throws RowError {
-            if (!value.isIntegralNumber()) {
-                throw new RowError(line, column, "expected a whole number");
-            }
-            return value.asLong();
-        }
-
-        private static double number(JsonNode value, int line, String column) throws RowError {
-            if (!value.isNumber()) {
-                throw new RowError(line, column, "expected a number");
-            }
-            return value.asDouble();
+            throw new WmvizRows.RowError(line, "table", "the script declares no table " + table);
         }
 
         /** Each source table's scan node in the compiled plan (its operator name carries no id). */
@@ -336,6 +246,29 @@ public final class WmvizSqlRun {
             return null;
         }
 
+        /** A JobFailed if the job ended (its local MiniCluster is gone then: ask its result). */
+        private void failed(int step) throws JobFailed {
+            if (!result.isDone()) {
+                return;
+            }
+            try {
+                result.get();
+                throw new JobFailed(step, "Flink's job ended before the end of input");
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw new JobFailed(step, "Flink's job failed: " + rootMessage(e));
+            } catch (InterruptedException e) {
+                throw new JobFailed(step, "interrupted");
+            }
+        }
+
+        private static String rootMessage(Throwable t) {
+            Throwable root = t;
+            while (root.getCause() != null) {
+                root = root.getCause();
+            }
+            return root.getClass().getSimpleName() + ": " + root.getMessage();
+        }
+
         /** Until the job runs and every split of every table it reads has its output. */
         private void awaitRunning(JobClient job) throws Exception {
             int splits = 0;
@@ -345,7 +278,11 @@ public final class WmvizSqlRun {
                 }
             }
             long deadline = System.currentTimeMillis() + 120_000;
-            while (job.getJobStatus().get() != JobStatus.RUNNING || WmvizFeed.announcedSplits() < splits) {
+            while (true) {
+                failed(-1);
+                if (job.getJobStatus().get() == JobStatus.RUNNING && WmvizFeed.announcedSplits() >= splits) {
+                    return;
+                }
                 if (System.currentTimeMillis() > deadline) {
                     throw new IllegalStateException("the job did not start within 120 s");
                 }

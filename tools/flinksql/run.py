@@ -55,6 +55,14 @@ class RowsError(ValueError):
         self.file, self.line, self.column, self.message = file, line, column, message
 
 
+class JobFailed(RuntimeError):
+    """Flink's job failed while line `line` (1-based; len+1: the end of input) was carried through it."""
+
+    def __init__(self, rows: Path, line: int, message: str) -> None:
+        super().__init__(f"{rows}:{line}: {message}")
+        self.rows, self.line, self.message = rows, line, message
+
+
 def read_rows(path: Path) -> list[dict[str, Any]]:
     """The rows file's lines, each checked for shape (values are checked against columns in Java)."""
     try:
@@ -127,6 +135,8 @@ def run_raw(script: Path, rows: Path, rest_port: int | None = None) -> dict[str,
     if error is not None:
         if error.get("where") == "rows":
             raise RowsError(rows, error["line"], str(error["column"]), error["message"])
+        if error.get("where") == "job":
+            raise JobFailed(rows, error["line"], error["message"])
         raise SqlScriptError(script, max(1, error["line"]), max(1, error["column"]), error["message"])
     return answer
 
@@ -156,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     try:
         answer = run_raw(Path(args[0]), Path(args[1]))
-    except (SqlScriptError, RowsError, PlannerUnavailable) as e:
+    except (SqlScriptError, RowsError, JobFailed, PlannerUnavailable) as e:
         print(str(e), file=sys.stderr)
         return 2
     for event in answer["events"]:
