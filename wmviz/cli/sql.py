@@ -23,11 +23,13 @@ from wmviz.sql.recording import recording_of
 from wmviz.sql.replay import (
     ReplayRefused,
     WatermarkLine,
+    group_trace,
     replay_states,
     rows_not_replayed,
     watermark_changes,
 )
 from wmviz.sql.rows import InputRow, ReplayInput, RowsFileError, read_input
+from wmviz.trace.writers import write_trace
 from wmviz.view.timefmt import TimeFormat
 
 
@@ -51,6 +53,12 @@ def add_sql_parser(sub) -> None:
         type=Path,
         help="also write the replay as a job recording (wmviz-job/1): the graph page and blame read it",
     )
+    replay.add_argument(
+        "--trace-out",
+        type=Path,
+        help="also write the replay as a wmviz trace (.jsonl, with its config) the page steps through; "
+        "for a job whose watermarks form one group",
+    )
     replay.add_argument("--profile", choices=[p.value for p in Profile], default=Profile.FLINK_1X_2X.value)
 
 
@@ -63,11 +71,15 @@ def cmd_sql(args: argparse.Namespace) -> None:
         states = list(replay_states(job, rows, Profile.parse(args.profile)))
     except (RowsFileError, ReplayRefused) as err:
         raise BadInput(str(err)) from None
-    lines = list(watermark_changes(job, states))
-    notes = rows_not_replayed(job)
+    if args.trace_out is not None:
+        _write_trace(job, rows, args)
     if args.out is not None:
         running = [s for s in states if s.step < rows.end_step]
         write_recording(recording_of(job, running, args.job.stem), args.out)
+    _print(list(watermark_changes(job, states)), rows_not_replayed(job), rows, args)
+
+
+def _print(lines: list[WatermarkLine], notes: list[str], rows: ReplayInput, args: argparse.Namespace) -> None:
     if args.json:
         for note in notes:
             print(json.dumps({"note": note}))
@@ -80,6 +92,15 @@ def cmd_sql(args: argparse.Namespace) -> None:
         print(f"note: {note}")
     if args.out is not None:
         print(f"wrote {args.out} (a job recording: open it in the app, or `wmviz blame {args.out} --at ...`)")
+
+
+def _write_trace(job: SqlJob, rows: ReplayInput, args: argparse.Namespace) -> None:
+    refuse_overlap([("the job", args.job), ("the rows", args.rows)], [], ("--trace-out", args.trace_out))
+    try:
+        config, trace_rows = group_trace(job, rows, f"{args.job.stem} replayed on {args.rows.name}")
+    except ReplayRefused as err:
+        raise BadInput(f"--trace-out: {err}") from None
+    write_trace(trace_rows, args.trace_out, "jsonl", config)
 
 
 def _inputs(args: argparse.Namespace) -> tuple[SqlJob, ReplayInput]:

@@ -18,6 +18,7 @@ tables, a second join after the first, a mini-batch assigner).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import groupby
@@ -25,8 +26,8 @@ from itertools import groupby
 from wmviz.core.operator_log import OutputWatermark
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import (
+    AlignmentConfig,
     GeneratorConfig,
-    IntervalJoinConfig,
     Kind,
     NoOperator,
     OperatorConfig,
@@ -38,7 +39,7 @@ from wmviz.core.splits import SplitReader
 from wmviz.core.sql_expr import columns_read
 from wmviz.core.types import MAX_MS, MIN_MS, Profile, Status
 from wmviz.sql.job_shape import Branch, Group, ReplayRefused, groups_of
-from wmviz.sql.model import Behaviour, SqlJob
+from wmviz.sql.model import Behaviour, SourceTable, SqlJob
 from wmviz.sql.rows import InputRow, ReplayInput
 from wmviz.sql.values import event_ms_of
 
@@ -154,10 +155,10 @@ def _scenario(group: Group, rows: ReplayInput, interval_ms: int, job: SqlJob) ->
     first = next(iter(generators.values()))
     operator: OperatorConfig = group.operator if group.operator is not None else NoOperator()
     channels = {b.input: 1 for b in group.branches}
-    if len(group.branches) > 1 and not isinstance(operator, IntervalJoinConfig):
-        channels = {"0": len(group.branches)}
+    # One table: the trace's one generator is its own; a join: each side its own (`generators`).
+    own = generators if len(generators) > 1 else {}
     return ScenarioConfig(
-        name=group.name, channels=channels, generator=first, generators=generators, operator=operator
+        name=group.name, channels=channels, generator=first, generators=own, operator=operator
     )
 
 
@@ -187,6 +188,7 @@ def _generator(branch: Branch, rows: ReplayInput, interval_ms: int, zone: str) -
             **common,
             "emit": source.emit.value or "on-periodic",
             "splits": splits,
+            "alignment": _alignment(source),
         }
     )
 
@@ -226,6 +228,19 @@ def replay_states(
             pipelines[row.instance].run_row(row, explain=False)
             watch.saw(row.instance, pipelines[row.instance])
         yield StepState(step, time_ms, watch.values_of(pipelines), watch.splits_of(pipelines))
+
+
+def _alignment(source: SourceTable) -> AlignmentConfig | None:
+    """`scan.watermark.alignment.*` as the split readers' alignment (on only when Flink turns it on)."""
+    align = source.alignment
+    if align is None or not align.enabled:
+        return None
+    assert align.group.value and align.max_drift_ms.value and align.update_interval_ms.value
+    return AlignmentConfig(
+        group=align.group.value,
+        max_drift_ms=align.max_drift_ms.value,
+        update_interval_ms=align.update_interval_ms.value,
+    )
 
 
 def replay_watermarks(
@@ -308,3 +323,18 @@ def rows_not_replayed(job: SqlJob) -> list[str]:
         f"the rows {', '.join(sinks)} receive are not replayed yet: wmviz replays every operator's "
         "watermark; SQL's operators' rows and late drops are not modelled yet"
     ]
+
+
+def group_trace(job: SqlJob, rows: ReplayInput, name: str) -> tuple[ScenarioConfig, list[TraceRow]]:
+    """One group of the job as a trace the page opens: its config and rows, up to the end of input
+    (a recording of a running job: its sources do not finish). ReplayRefused if the job has several
+    groups, since one trace holds one config."""
+    trace = job_trace(job, rows)
+    if len(trace.groups) != 1:
+        names = ", ".join(g.name for g in trace.groups)
+        raise ReplayRefused(
+            f"the job's watermarks form {len(trace.groups)} groups ({names}); a trace holds one"
+        )
+    (group,) = trace.groups
+    config = dataclasses.replace(trace.configs[group.name], name=name)
+    return config, [row for step, row in trace.rows if step < trace.end_step]
