@@ -30,6 +30,8 @@ PLANNED = (
     "filesystem_assigner",
     "minibatch",
     "source_watermark",
+    "incident_silent_partition",
+    "incident_silent_partition_fixed",
 )
 """Scripts Flink plans: each gets a .plan.json and an .explain.txt."""
 

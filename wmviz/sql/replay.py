@@ -131,7 +131,7 @@ def _record_row(path: str, line: InputRow, group: Group, branch: Branch, proc_ms
         payload = (("split", split_id(source.table, line.partition)),)
     return TraceRow(
         row=line.line, kind=Kind.RECORD, instance=group.name, input=branch.input, channel=branch.channel,
-        event_ms=event_ms, proc_ms=proc_ms, key=_key_of(line), payload=payload,
+        event_ms=event_ms, proc_ms=proc_ms, key=_key_of(line) if group.is_join else None, payload=payload,
     )  # fmt: skip
 
 
@@ -141,7 +141,8 @@ def _clock_row(instance: str, proc_ms: int) -> TraceRow:
 
 
 def _key_of(line: InputRow) -> str:
-    """The row's values as one key: the model keys a join by it; watermarks do not depend on it."""
+    """The row's values as one key, which the model's join needs (watermarks do not depend on it;
+    the join's rows are not replayed as SQL's yet, see `rows_not_replayed`)."""
     return ",".join(f"{k}={v}" for k, v in line.values.items())
 
 
