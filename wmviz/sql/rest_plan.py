@@ -15,8 +15,9 @@ from typing import Any
 
 from wmviz.record.job import JobFormatError, plan_of
 from wmviz.sql.errors import PlanError, check_count, check_depth, json_type
-from wmviz.sql.explain import DigestNode, digest_node, digest_sources, read_tree
+from wmviz.sql.explain import DigestNode, digest_node, read_tree
 from wmviz.sql.model import Edge, SqlJob, ordered_edges
+from wmviz.sql.scans import digest_sources
 
 
 def plan_object(doc: object) -> dict[str, Any] | None:
