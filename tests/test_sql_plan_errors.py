@@ -343,7 +343,8 @@ def _mutate_text(text, rng):
 @pytest.mark.parametrize(
     "name",
     ["sql/orders_payments_window.plan.json", "sql/orders_payments_window.explain.txt",
-     "sql/minibatch.explain.txt", "sqlplan/orders-payments-refunds.rest-plan.json"],
+     "sql/minibatch.explain.txt", "sql/orders_payments_window.rest-job.json",
+     "sqlplan/orders-payments-refunds.rest-plan.json"],
 )  # fmt: skip
 def test_mutated_plans_are_read_or_refused_never_crash(name):
     """200 seeded mutations of a real plan (a field deleted or given a value of another type, a

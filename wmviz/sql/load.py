@@ -19,11 +19,12 @@ from typing import Any, Protocol
 
 from wmviz.sql import sources
 from wmviz.sql.errors import PlanError, check_size, parse_json
-from wmviz.sql.explain import is_explain, read_explain, scan_attributes
+from wmviz.sql.explain import is_explain, read_explain
 from wmviz.sql.lint import recognised_planner_error
 from wmviz.sql.model import Origin, Setting, SourceTable, SqlJob
 from wmviz.sql.plan_json import is_compile_plan, read_compile_plan
 from wmviz.sql.rest_plan import plan_object, read_rest_plan
+from wmviz.sql.scans import scan_attributes
 
 SHAPES = (
     "a COMPILE PLAN ({'flinkVersion', 'nodes', 'edges'}), a REST plan ({'jid', 'name', 'nodes'}) "

@@ -15,8 +15,9 @@ from typing import Any
 
 from wmviz.record.job import JobFormatError, plan_of
 from wmviz.sql.errors import PlanError, check_count, check_depth, json_type
-from wmviz.sql.explain import DigestNode, digest_node, digest_sources, read_tree
+from wmviz.sql.explain import DigestNode, digest_node, read_tree
 from wmviz.sql.model import Edge, SqlJob, ordered_edges
+from wmviz.sql.scans import digest_sources
 
 
 def plan_object(doc: object) -> dict[str, Any] | None:
@@ -40,10 +41,14 @@ def read_rest_plan(doc: dict[str, Any]) -> SqlJob:
     if plan is None:
         raise PlanError("the answer", "has no 'plan' object with 'nodes'")
     check_count("vertices", len(plan["nodes"]))
-    if "vertices" in doc and not isinstance(doc["vertices"], list):
-        raise PlanError("the answer field 'vertices'", f"is {json_type(doc['vertices'])}, not an array")
+    named = doc.get("vertices", [])
+    if not isinstance(named, list):
+        raise PlanError("the answer field 'vertices'", f"is {json_type(named)}, not an array")
+    for index, vertex in enumerate(named):  # plan_of reads each vertex's id and name
+        if not isinstance(vertex, dict) or not all(isinstance(vertex.get(k), str) for k in ("id", "name")):
+            raise PlanError(f"the answer field 'vertices'[{index}]", "is no object with an 'id' and a 'name'")
     try:
-        vertices, vertex_edges = plan_of({"plan": plan, "vertices": doc.get("vertices", [])}, "the plan")
+        vertices, vertex_edges = plan_of({"plan": plan, "vertices": named}, "the plan")
     except JobFormatError as err:
         raise PlanError("", str(err)) from None
     chains: dict[str, list[DigestNode]] = {}
