@@ -33,9 +33,10 @@ import java.util.regex.Pattern;
 /**
  * The replay oracle (test tooling): run a SQL script for real on given rows, one line at a time.
  *
- * <p>Stdin: {"script": TEXT, "lines": [...the rows file's objects...], "rest_port": INT|null}.
- * Stdout: one JSON object, {"events": [...], "rest_plan": ..., "rest_job": ...} or {"error":
- * {"line", "column", "message", "where": "script" | "rows"}}.
+ * <p>Stdin: {"script": TEXT, "lines": [...the rows file's lines, each with its file "line"...],
+ * "partitions": {TABLE: COUNT}, "rest_port": INT|null}. Stdout: one JSON object, {"events": [...],
+ * "timing_ms": {...}, "rest_plan": ..., "rest_job": ...} or {"error": {"line", "column",
+ * "message", "where": "script" | "rows" | "job"}}.
  *
  * <p>Every table of the script gets the stand-in connector; the job runs on a MiniCluster in this
  * JVM at parallelism 1, the stand-in sources fed from {@link WmvizFeed}. After each input line the
@@ -71,7 +72,7 @@ public final class WmvizSqlRun {
             ((ObjectNode) result.get("error")).put("where", "rows");
             ((ObjectNode) result.get("error")).put("column", e.column);
         } catch (JobFailed e) {
-            result = WmvizSqlPlanner.error(e.step + 1, 0, e.getMessage());
+            result = WmvizSqlPlanner.error(e.line, 0, e.getMessage());
             ((ObjectNode) result.get("error")).put("where", "job");
         }
         out.println(WmvizScript.JSON.writeValueAsString(result));
@@ -79,13 +80,13 @@ public final class WmvizSqlRun {
         System.exit(0);
     }
 
-    /** The job failed while the line of `step` (0-based) was carried through it. */
+    /** The job failed while the line at file line `line` was carried through it (0: at start). */
     static final class JobFailed extends Exception {
-        final int step;
+        final int line;
 
-        JobFailed(int step, String message) {
+        JobFailed(int line, String message) {
             super(message);
-            this.step = step;
+            this.line = line;
         }
     }
 
@@ -95,6 +96,7 @@ public final class WmvizSqlRun {
         private final Map<String, Long> last = new HashMap<>();
         private final Map<String, Integer> nodeOfTable = new HashMap<>();
         private WmvizScript script;
+        private final List<Integer> numbers = new ArrayList<>();
         private java.util.concurrent.CompletableFuture<org.apache.flink.api.common.JobExecutionResult> result;
         private long settleMs;
 
@@ -136,7 +138,7 @@ public final class WmvizSqlRun {
                 if (line != null) {
                     WmvizFeed.offer((String) line[0], (Integer) line[1], cast(line[2]));
                     quiesce();
-                    failed(step);
+                    failed(numbers.get(step));
                 }
                 record(step);
             }
@@ -152,7 +154,7 @@ public final class WmvizSqlRun {
             try {
                 result.get(120, TimeUnit.SECONDS);
             } catch (java.util.concurrent.ExecutionException e) {
-                throw new JobFailed(lines.size(), rootMessage(e));
+                throw new JobFailed(numbers.isEmpty() ? 1 : numbers.get(numbers.size() - 1) + 1, rootMessage(e));
             }
             record(lines.size());
             answer.set("events", events);
@@ -170,35 +172,29 @@ public final class WmvizSqlRun {
             return (Map<String, Object>) row;
         }
 
-        /** Each line as {table, partition, values} (null for a declaration); partitions declared. */
+        /**
+         * Each line as {table, partition, values} (null for a partition count); every table's
+         * partitions declared to the feed (the counts come computed by wmviz.sql.rows; a table no
+         * line names has 1).
+         */
         private List<Object[]> readLines(ZoneId zone) throws WmvizRows.RowError {
-            Map<String, Integer> partitions = new LinkedHashMap<>();
-            Map<String, Integer> declared = new HashMap<>();
             List<Object[]> lines = new ArrayList<>();
-            int number = 0;
             for (JsonNode line : input.get("lines")) {
-                number++;
+                int number = line.get("line").asInt();
+                numbers.add(number);
                 String table = line.get("table").asText();
                 ResolvedSchema schema = schemaOf(table, number);
                 if (line.has("partitions")) {
-                    declared.put(table, line.get("partitions").asInt());
                     lines.add(null);
                     continue;
                 }
-                if (line.has("proc_ms")) {
-                    throw new WmvizRows.RowError(number, "proc_ms", "proc_ms is refused: processing time is wall time in this oracle");
-                }
                 int partition = line.get("partition").asInt();
-                partitions.merge(table, partition + 1, Math::max);
                 lines.add(new Object[] {table, partition, WmvizRows.values(schema, line.get("row"), number, zone)});
             }
+            JsonNode counts = input.get("partitions");
             for (ObjectIdentifier id : tableIds()) {
                 String table = id.getObjectName();
-                int count = declared.getOrDefault(table, partitions.getOrDefault(table, 1));
-                if (partitions.getOrDefault(table, 0) > count) {
-                    throw new WmvizRows.RowError(0, "partitions", table + " is declared with " + count + " partitions but its rows name partition " + (partitions.get(table) - 1));
-                }
-                WmvizFeed.declare(table, count);
+                WmvizFeed.declare(table, counts.has(table) ? counts.get(table).asInt() : 1);
             }
             return lines;
         }
@@ -279,7 +275,7 @@ public final class WmvizSqlRun {
             }
             long deadline = System.currentTimeMillis() + 120_000;
             while (true) {
-                failed(-1);
+                failed(0);
                 if (job.getJobStatus().get() == JobStatus.RUNNING && WmvizFeed.announcedSplits() >= splits) {
                     return;
                 }
