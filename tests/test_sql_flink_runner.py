@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require_flink
-from tools.flinksql.run import JobFailed, RowsError, read_rows, run_script
+from tools.flinksql.run import JobFailed, read_rows, run_script
 from wmviz.sql import jars
+from wmviz.sql.rows import InputRow, RowsFileError
 
 pytestmark = pytest.mark.flink
 
@@ -42,14 +43,14 @@ def _expected_split_watermarks() -> dict[tuple[str, int], list[tuple[int, int]]]
     """Per (table, partition), (step, max(ts) − delay) at each row that raises its maximum."""
     expected: dict[tuple[str, int], list[tuple[int, int]]] = {}
     highest: dict[tuple[str, int], int] = {}
-    for step, line in enumerate(read_rows(ROWS)):
-        if "row" not in line or line["table"] == "refunds":
+    for line in read_rows(ROWS).lines:
+        if not isinstance(line, InputRow) or line.table == "refunds":
             continue
-        key = (line["table"], line["partition"])
-        ts = _ms(line["row"]["ts"])
+        key, step = (line.table, line.partition), line.step
+        ts = _ms(line.values["ts"])
         if ts > highest.get(key, -(2**63)):
             highest[key] = ts
-            expected.setdefault(key, []).append((step, ts - DELAY_MS[line["table"]]))
+            expected.setdefault(key, []).append((step, ts - DELAY_MS[line.table]))
     return expected
 
 
@@ -84,27 +85,27 @@ def test_a_source_takes_the_minimum_over_its_splits(runs):
                 last = min(current.values())
                 wanted.append((step, last))
         assert reported[:-1] == wanted, table
-        assert reported[-1] == (len(read_rows(ROWS)), MAX)  # the end of input
+        assert reported[-1] == (read_rows(ROWS).end_step, MAX)  # the end of input
 
 
 def test_the_separate_assigner_takes_the_max_over_everything_it_read(runs):
     events, _ = runs
     highest, wanted = None, []
-    for step, line in enumerate(read_rows(ROWS)):
-        if line.get("table") == "refunds" and "row" in line:
-            ts = _ms(line["row"]["ts"])
+    for line in read_rows(ROWS).lines:
+        if isinstance(line, InputRow) and line.table == "refunds":
+            ts = _ms(line.values["ts"])
             if highest is None or ts > highest:
                 highest = ts
-                wanted.append((step, ts - DELAY_MS["refunds"]))
+                wanted.append((line.step, ts - DELAY_MS["refunds"]))
     reported = [(e["step"], e["watermark"]) for e in events if e.get("operator") == "WatermarkAssigner[13]"]
-    assert reported == [*wanted, (len(read_rows(ROWS)), MAX)]
+    assert reported == [*wanted, (read_rows(ROWS).end_step, MAX)]
     # The source before it makes no watermark of its own: only the end of input's MAX.
     assert [e["watermark"] for e in events if e.get("operator") == "Source: refunds[12]"] == [MAX]
 
 
 def test_sink_rows_and_the_late_drop(runs):
     events, _ = runs
-    end = len(read_rows(ROWS))
+    end = read_rows(ROWS).end_step
     rows = [(e["sink"], e["step"], e["kind"], e["row"]) for e in events if "sink" in e]
     assert rows == [
         (
@@ -165,17 +166,27 @@ def test_a_second_run_gives_the_identical_output(runs):
     assert first == second
 
 
-def test_bad_rows_name_line_and_key(tmp_path):
+def test_proc_ms_is_refused_by_name(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(
-        '{"table": "orders", "partition": 0, "row": {}}\n{"table": "orders", "partition": -1, "row": {}}\n'
+        '{"table": "orders", "partition": 0, "row": {}}\n\n'
+        '{"table": "orders", "partition": 0, "row": {}, "proc_ms": 5}\n'
     )
-    with pytest.raises(RowsError) as caught:
+    with pytest.raises(RowsFileError) as caught:
         read_rows(bad)
-    assert (caught.value.line, caught.value.column) == (2, "partition")
-    bad.write_text('{"table": "orders", "partition": 0, "row": {}, "proc_ms": 5}\n')
-    with pytest.raises(RowsError, match="proc_ms"):
-        read_rows(bad)
+    assert (caught.value.line, caught.value.field_name) == (3, "proc_ms")
+
+
+def test_a_bad_value_names_its_line_and_column(tmp_path):
+    require_flink("Flink {version}'s SQL runtime", "the SQL oracle tests", jars.sql_unavailable_reason)
+    rows = tmp_path / "bad.jsonl"
+    rows.write_text(
+        '{"table": "orders", "partitions": 2}\n\n'
+        '{"table": "orders", "partition": 1, "row": {"ts": "10:00"}}\n'
+    )
+    with pytest.raises(RowsFileError) as caught:
+        run_script(SCRIPT, rows)
+    assert (caught.value.line, caught.value.field_name) == (3, "ts"), caught.value
 
 
 def test_source_watermark_on_kafka_fails_when_the_job_runs(tmp_path):
@@ -188,4 +199,4 @@ def test_source_watermark_on_kafka_fails_when_the_job_runs(tmp_path):
     )
     with pytest.raises(JobFailed) as caught:
         run_script(DATA / "source_watermark.sql", rows)
-    assert caught.value.line in (1, 2) and "SOURCE_WATERMARK()" in caught.value.message
+    assert caught.value.line == 1 and "SOURCE_WATERMARK()" in caught.value.message

@@ -33,15 +33,17 @@ import java.util.regex.Pattern;
 /**
  * The replay oracle (test tooling): run a SQL script for real on given rows, one line at a time.
  *
- * <p>Stdin: {"script": TEXT, "lines": [...the rows file's objects...], "rest_port": INT|null}.
- * Stdout: one JSON object, {"events": [...], "rest_plan": ..., "rest_job": ...} or {"error":
- * {"line", "column", "message", "where": "script" | "rows"}}.
+ * <p>Stdin: {"script": TEXT, "lines": [...the rows file's lines, each with its file "line"...],
+ * "partitions": {TABLE: COUNT}, "rest_port": INT|null}. Stdout: one JSON object, {"events": [...],
+ * "timing_ms": {...}, "rest_plan": ..., "rest_job": ...} or {"error": {"line", "column",
+ * "message", "where": "script" | "rows" | "job"}}.
  *
  * <p>Every table of the script gets the stand-in connector; the job runs on a MiniCluster in this
  * JVM at parallelism 1, the stand-in sources fed from {@link WmvizFeed}. After each input line the
  * driver waits until the job is quiescent: every kept metric (records in and out of every
  * operator, every watermark gauge, every late-drop counter) and the sinks' row count unchanged
- * for a settle window longer than the periodic watermark interval, and the row taken by its
+ * for a settle window longer than twice the periodic watermark interval and the alignment update
+ * interval, and the row taken by its
  * reader (or, for a split paused by alignment, unchanged for a longer window). Why that is
  * deterministic: at parallelism 1 with a buffer timeout of 0 every record and watermark is
  * flushed downstream as soon as it is produced, so once the metrics stop moving nothing is in
@@ -71,7 +73,7 @@ public final class WmvizSqlRun {
             ((ObjectNode) result.get("error")).put("where", "rows");
             ((ObjectNode) result.get("error")).put("column", e.column);
         } catch (JobFailed e) {
-            result = WmvizSqlPlanner.error(e.step + 1, 0, e.getMessage());
+            result = WmvizSqlPlanner.error(e.line, 0, e.getMessage());
             ((ObjectNode) result.get("error")).put("where", "job");
         }
         out.println(WmvizScript.JSON.writeValueAsString(result));
@@ -79,13 +81,13 @@ public final class WmvizSqlRun {
         System.exit(0);
     }
 
-    /** The job failed while the line of `step` (0-based) was carried through it. */
+    /** The job failed while the line at file line `line` was carried through it (0: at start). */
     static final class JobFailed extends Exception {
-        final int step;
+        final int line;
 
-        JobFailed(int step, String message) {
+        JobFailed(int line, String message) {
             super(message);
-            this.step = step;
+            this.line = line;
         }
     }
 
@@ -95,6 +97,7 @@ public final class WmvizSqlRun {
         private final Map<String, Long> last = new HashMap<>();
         private final Map<String, Integer> nodeOfTable = new HashMap<>();
         private WmvizScript script;
+        private final List<Integer> numbers = new ArrayList<>();
         private java.util.concurrent.CompletableFuture<org.apache.flink.api.common.JobExecutionResult> result;
         private long settleMs;
 
@@ -118,7 +121,7 @@ public final class WmvizSqlRun {
             ZoneId zone = script.env.getConfig().getLocalTimeZone();
             WmvizFeed.zone(zone);
             long interval = script.env.getConfig().get(PipelineOptions.AUTO_WATERMARK_INTERVAL).toMillis();
-            settleMs = Math.max(150, interval * 2 + 100);
+            settleMs = Math.max(150, Math.max(interval, alignmentInterval()) * 2 + 100);
             List<Object[]> lines = readLines(zone);
             mapSourcesToNodes();
             script.resetNodeIds();
@@ -136,7 +139,7 @@ public final class WmvizSqlRun {
                 if (line != null) {
                     WmvizFeed.offer((String) line[0], (Integer) line[1], cast(line[2]));
                     quiesce();
-                    failed(step);
+                    failed(numbers.get(step));
                 }
                 record(step);
             }
@@ -152,7 +155,7 @@ public final class WmvizSqlRun {
             try {
                 result.get(120, TimeUnit.SECONDS);
             } catch (java.util.concurrent.ExecutionException e) {
-                throw new JobFailed(lines.size(), rootMessage(e));
+                throw new JobFailed(numbers.isEmpty() ? 1 : numbers.get(numbers.size() - 1) + 1, rootMessage(e));
             }
             record(lines.size());
             answer.set("events", events);
@@ -165,40 +168,52 @@ public final class WmvizSqlRun {
             return answer;
         }
 
+        /**
+         * The longest watermark-alignment update interval of the script's tables (0 without
+         * alignment): pausing and resuming splits happens on that period, so the settle window
+         * must outlast it too. (An alignment set only by an OPTIONS hint is not seen here.)
+         */
+        private long alignmentInterval() {
+            long longest = 0;
+            for (JsonNode t : script.tables) {
+                JsonNode options = t.get("options");
+                if (options.has("scan.watermark.alignment.group")) {
+                    JsonNode every = options.get("scan.watermark.alignment.update-interval");
+                    longest = Math.max(longest, every == null ? 1000
+                            : org.apache.flink.util.TimeUtils.parseDuration(every.asText()).toMillis());
+                }
+            }
+            return longest;
+        }
+
         @SuppressWarnings("unchecked")
         private static Map<String, Object> cast(Object row) {
             return (Map<String, Object>) row;
         }
 
-        /** Each line as {table, partition, values} (null for a declaration); partitions declared. */
+        /**
+         * Each line as {table, partition, values} (null for a partition count); every table's
+         * partitions declared to the feed (the counts come computed by wmviz.sql.rows; a table no
+         * line names has 1).
+         */
         private List<Object[]> readLines(ZoneId zone) throws WmvizRows.RowError {
-            Map<String, Integer> partitions = new LinkedHashMap<>();
-            Map<String, Integer> declared = new HashMap<>();
             List<Object[]> lines = new ArrayList<>();
-            int number = 0;
             for (JsonNode line : input.get("lines")) {
-                number++;
+                int number = line.get("line").asInt();
+                numbers.add(number);
                 String table = line.get("table").asText();
                 ResolvedSchema schema = schemaOf(table, number);
                 if (line.has("partitions")) {
-                    declared.put(table, line.get("partitions").asInt());
                     lines.add(null);
                     continue;
                 }
-                if (line.has("proc_ms")) {
-                    throw new WmvizRows.RowError(number, "proc_ms", "proc_ms is refused: processing time is wall time in this oracle");
-                }
                 int partition = line.get("partition").asInt();
-                partitions.merge(table, partition + 1, Math::max);
                 lines.add(new Object[] {table, partition, WmvizRows.values(schema, line.get("row"), number, zone)});
             }
+            JsonNode counts = input.get("partitions");
             for (ObjectIdentifier id : tableIds()) {
                 String table = id.getObjectName();
-                int count = declared.getOrDefault(table, partitions.getOrDefault(table, 1));
-                if (partitions.getOrDefault(table, 0) > count) {
-                    throw new WmvizRows.RowError(0, "partitions", table + " is declared with " + count + " partitions but its rows name partition " + (partitions.get(table) - 1));
-                }
-                WmvizFeed.declare(table, count);
+                WmvizFeed.declare(table, counts.has(table) ? counts.get(table).asInt() : 1);
             }
             return lines;
         }
@@ -279,7 +294,7 @@ public final class WmvizSqlRun {
             }
             long deadline = System.currentTimeMillis() + 120_000;
             while (true) {
-                failed(-1);
+                failed(0);
                 if (job.getJobStatus().get() == JobStatus.RUNNING && WmvizFeed.announcedSplits() >= splits) {
                     return;
                 }

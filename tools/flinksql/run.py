@@ -2,14 +2,14 @@
 
     python -m tools.flinksql.run SCRIPT.sql ROWS.jsonl      # JSON Lines on stdout; exit 2 on bad input
 
-ROWS.jsonl, in arrival order (the format `wmviz sql replay` takes): `{"table": NAME, "partition": N,
-"row": {COLUMN: VALUE}}` (timestamps as `YYYY-MM-DD HH:MM:SS[.fff]` text, or numbers where the
+ROWS.jsonl is the rows file `wmviz sql replay` takes, read by `wmviz.sql.rows` (its one reader):
+`{"table": NAME, "partition": N, "row": {COLUMN: VALUE}}` lines in arrival order and
+`{"table": NAME, "partitions": N}` partition counts. Values are read against the columns on the
+Java side (`WmvizRows.java`): timestamps as `YYYY-MM-DD HH:MM:SS[.fff]` text, numbers where the
 column is a number; a TIMESTAMP_LTZ column also takes epoch milliseconds, and its text is read in
-the session's `table.local-time-zone`), and `{"table": NAME, "partitions": N}` declaring a table's
-partition count (default: 1 + the largest partition its rows name, 1 for a table with no rows), so
-a silent partition can exist. Step = the 0-based index of the line; the end of input is step = the
-number of lines, when every source finishes (as a bounded Kafka source does) and Flink emits the
-final MAX watermark.
+the session's `table.local-time-zone`. A table no line names has 1 partition. Step = the 0-based
+index of the line among the non-blank lines; the end of input is step = the number of lines, when
+every source finishes (as a bounded Kafka source does) and Flink emits the final MAX watermark.
 
 Every table of the script runs on the stand-in connector (`wmviz/sql/java`), one split per
 partition, at parallelism 1, each line carried through the whole job before the next arrives
@@ -40,71 +40,42 @@ from typing import Any
 from wmviz.disk.atomic import write_file
 from wmviz.sql import jars
 from wmviz.sql.planner import PlannerUnavailable, SqlScriptError, java_sources
+from wmviz.sql.rows import InputRow, ReplayInput, RowsFileError, read_input
 
 RUNNER_CLASS = "wmviz.flinksql.WmvizSqlRun"
 RUNNER_SOURCES = sorted(Path(__file__).parent.glob("*.java"))
-_KEYS_ROW = {"table", "partition", "row", "proc_ms"}
-_KEYS_DECLARATION = {"table", "partitions"}
-
-
-class RowsError(ValueError):
-    """A bad line of the rows file: file, 1-based line, the key or column at fault."""
-
-    def __init__(self, file: Path, line: int, column: str, message: str) -> None:
-        super().__init__(f"{file}:{line}: {column}: {message}")
-        self.file, self.line, self.column, self.message = file, line, column, message
 
 
 class JobFailed(RuntimeError):
-    """Flink's job failed while line `line` (1-based; len+1: the end of input) was carried through it."""
+    """Flink's job failed while the line at file line `line` was carried through it (0: at start;
+    past the last line: at the end of input)."""
 
     def __init__(self, rows: Path, line: int, message: str) -> None:
-        super().__init__(f"{rows}:{line}: {message}")
+        super().__init__(f"{rows}, line {line}: {message}")
         self.rows, self.line, self.message = rows, line, message
 
 
-def read_rows(path: Path) -> list[dict[str, Any]]:
-    """The rows file's lines, each checked for shape (values are checked against columns in Java)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise RowsError(path, 1, "file", f"cannot read: {e}") from None
-    lines = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        try:
-            line = json.loads(raw)
-        except ValueError as e:
-            raise RowsError(
-                path, number, f"position {e.pos + 1 if hasattr(e, 'pos') else 1}", "not JSON"
-            ) from None
-        lines.append(_checked(path, number, line))
-    return lines
+def read_rows(path: Path) -> ReplayInput:
+    """The rows file, read by `wmviz.sql.rows` (the one reader of the format, shared with
+    `wmviz sql replay`); a line with `proc_ms` is refused, as processing time is wall time here."""
+    replay = read_input(path)
+    for line in replay.lines:
+        if isinstance(line, InputRow) and line.proc_ms is not None:
+            raise RowsFileError(str(path), line.line, "proc_ms", "is refused by the oracle (wall-clock time)")
+    return replay
 
 
-def _checked(path: Path, number: int, line: Any) -> dict[str, Any]:
-    if not isinstance(line, dict):
-        raise RowsError(path, number, "line", "expected a JSON object")
-    if not isinstance(line.get("table"), str):
-        raise RowsError(path, number, "table", "expected the table's name as text")
-    keys = _KEYS_DECLARATION if "partitions" in line else _KEYS_ROW
-    extra = sorted(set(line) - keys)
-    if extra:
-        raise RowsError(path, number, extra[0], f"unexpected key (a line has {', '.join(sorted(keys))})")
-    if "partitions" in line:
-        if not _count(line["partitions"], 1):
-            raise RowsError(path, number, "partitions", "expected a whole number ≥ 1")
-        return line
-    if "proc_ms" in line:
-        raise RowsError(path, number, "proc_ms", "refused: processing time is wall time in the oracle")
-    if not _count(line.get("partition"), 0):
-        raise RowsError(path, number, "partition", "expected a whole number ≥ 0")
-    if not isinstance(line.get("row"), dict):
-        raise RowsError(path, number, "row", "expected an object of column values")
-    return line
-
-
-def _count(value: Any, least: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+def _request(script: Path, rows: Path, rest_port: int | None) -> dict[str, Any]:
+    """What the Java runner reads: the script, the lines (with their file line numbers), the counts."""
+    replay = read_rows(rows)
+    lines = [
+        {"table": x.table, "partition": x.partition, "row": dict(x.values), "line": x.line}
+        if isinstance(x, InputRow)
+        else {"table": x.table, "partitions": x.partitions, "line": x.line}
+        for x in replay.lines
+    ]
+    text = script.read_text(encoding="utf-8")
+    return {"script": text, "lines": lines, "partitions": dict(replay.partitions), "rest_port": rest_port}
 
 
 def runner_command() -> list[str]:
@@ -119,11 +90,8 @@ def runner_command() -> list[str]:
 
 def run_raw(script: Path, rows: Path, rest_port: int | None = None) -> dict[str, Any]:
     """The runner's whole answer: events, timing and (with `rest_port`) the REST answers."""
-    text = script.read_text(encoding="utf-8")
-    request = {"script": text, "lines": read_rows(rows), "rest_port": rest_port}
-    proc = subprocess.run(
-        runner_command(), input=json.dumps(request).encode(), capture_output=True, timeout=900
-    )
+    data = json.dumps(_request(script, rows, rest_port)).encode()
+    proc = subprocess.run(runner_command(), input=data, capture_output=True, timeout=900)
     try:
         answer = json.loads(proc.stdout.decode("utf-8"))
     except ValueError:
@@ -134,7 +102,7 @@ def run_raw(script: Path, rows: Path, rest_port: int | None = None) -> dict[str,
     error = answer.get("error")
     if error is not None:
         if error.get("where") == "rows":
-            raise RowsError(rows, error["line"], str(error["column"]), error["message"])
+            raise RowsFileError(str(rows), error["line"], str(error["column"]), error["message"])
         if error.get("where") == "job":
             raise JobFailed(rows, error["line"], error["message"])
         raise SqlScriptError(script, max(1, error["line"]), max(1, error["column"]), error["message"])
@@ -166,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     try:
         answer = run_raw(Path(args[0]), Path(args[1]))
-    except (SqlScriptError, RowsError, JobFailed, PlannerUnavailable) as e:
+    except (SqlScriptError, RowsFileError, JobFailed, PlannerUnavailable) as e:
         print(str(e), file=sys.stderr)
         return 2
     for event in answer["events"]:
