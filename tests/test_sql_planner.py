@@ -15,6 +15,7 @@ import pytest
 from tests.conftest import require_flink
 from tools.flinksql.regen_fixtures import DATA, PLANNED, REFUSED
 from wmviz.sql import jars
+from wmviz.sql.load import job_from_compiled
 from wmviz.sql.planner import (
     CompiledScript,
     PlannerUnavailable,
@@ -110,17 +111,17 @@ def test_hint_beats_table_option_beats_global_option(planned):
     compiled = _compiled(planned, "hint_precedence")
     (hint,) = compiled.hints
     assert (hint.table, hint.line, hint.options) == ("sensors_c", 50, {"scan.watermark.idle-timeout": "1 s"})
-    origins = {
-        t: compiled.origin(t, "scan.watermark.idle-timeout", hint if t == "sensors_c" else None)
-        for t in ("sensors_a", "sensors_b", "sensors_c")
-    }
-    assert [(o.value, o.source, o.line) for o in origins.values()] == [
-        ("20 s", "table option", 4),
-        ("5 s", "global option", 2),
-        ("1 s", "hint", 50),
+    # Where each value came from is said once, by the plan reader (`wmviz.sql.sources`), from what
+    # the planner returned: hint > table option > global option.
+    job = job_from_compiled(compiled)
+    origins = {s.table: s.idle_timeout_ms for s in job.sources}
+    assert [(origins[t].value, origins[t].origin.value) for t in ("sensors_a", "sensors_b", "sensors_c")] == [
+        (20_000, "table option"),
+        (5_000, "global option"),
+        (1_000, "hint"),
     ]
     # ... and the planner agrees: each scan's pushed-down (table or hint, session) idle timeouts.
-    pushed = {t: _pushdown(_scan(compiled, t)) for t in origins}
+    pushed = {t: _pushdown(_scan(compiled, t)) for t in ("sensors_a", "sensors_b", "sensors_c")}
     idle = {t: (p["watermarkParams"]["sourceIdleTimeout"], p["idleTimeoutMillis"]) for t, p in pushed.items()}
     assert idle == {"sensors_a": (20_000, 5_000), "sensors_b": (-1, 5_000), "sensors_c": (1_000, 5_000)}
     assert compiled.defaults["table.exec.source.idle-timeout"] == 0

@@ -37,9 +37,6 @@ _TIMEOUT_S = 300
 OptionValue = str | int | bool | None
 """A Flink default or session value as the Java half reports it (durations in milliseconds)."""
 
-GLOBAL_FALLBACK: Mapping[str, str] = {"scan.watermark.idle-timeout": "table.exec.source.idle-timeout"}
-"""The table option a session-wide option stands in for when neither a hint nor the table sets it."""
-
 
 class SqlScriptError(ValueError):
     """The script is wrong where Flink's parser, validator or planner says: file, line, column (1-based)."""
@@ -119,15 +116,6 @@ class Hint:
 
 
 @dataclass(frozen=True, slots=True)
-class Origin:
-    """A value and where it came from: "hint", "table option", "global option" or "default"."""
-
-    value: OptionValue
-    source: str
-    line: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class CompiledScript:
     """What Flink's planner made of a script (see the module docstring).
 
@@ -152,23 +140,6 @@ class CompiledScript:
             if table.name == name:
                 return table
         raise KeyError(name)
-
-    def origin(self, table: str, key: str, hint: Hint | None = None) -> Origin:
-        """Where a table option's value comes from for one reference of the table: its OPTIONS
-        `hint` beats the table's own option, which beats the session option it falls back to
-        (`GLOBAL_FALLBACK`, set by a SET or Flink's default), which beats Flink's default."""
-        if hint is not None and key in hint.options:
-            return Origin(hint.options[key], "hint", hint.line)
-        written = self.table(table)
-        if key in written.options:
-            return Origin(written.options[key], "table option", written.line)
-        global_key = GLOBAL_FALLBACK.get(key)
-        if global_key is not None:
-            sets = [s for s in self.config if s.key == global_key]
-            if sets:
-                return Origin(sets[-1].value, "global option", sets[-1].line)
-            return Origin(self.defaults.get(global_key), "default")
-        return Origin(self.defaults.get(key), "default")
 
 
 def compile_script(path: Path, *, download: bool = True) -> CompiledScript:
