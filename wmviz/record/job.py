@@ -116,7 +116,7 @@ class Edge:
             return [subtask]
         if up > down:
             return list(range(subtask * up // down, (subtask + 1) * up // down))
-        return [i for i in range(up) if -(-i * down // up) <= subtask < -(-(i + 1) * down // up)]
+        return [subtask * up // down]  # the one i with ceil(i*T/S) <= j < ceil((i+1)*T/S)
 
 
 SeriesKey = tuple[str, int, str, str | None]
@@ -156,16 +156,33 @@ class JobRecording:
         )
 
     def depth(self) -> dict[str, int]:
-        """Each vertex's longest distance from a source: the most downstream have the largest."""
+        """Each vertex's longest distance from a source: the most downstream have the largest.
+        Walked with a stack, not recursion (a chain of hundreds of vertices is a plan too); an
+        edge back to a vertex on the path being walked (a cycle) is not followed."""
+        ups: dict[str, list[str]] = {v.id: [] for v in self.vertices}
+        for e in self.edges:
+            ups.setdefault(e.target, []).append(e.source)
         found: dict[str, int] = {}
-
-        def of(vertex_id: str, seen: frozenset[str]) -> int:
-            if vertex_id not in found:
-                ups = [e.source for e in self.edges if e.target == vertex_id and e.source not in seen]
-                found[vertex_id] = 1 + max((of(u, seen | {vertex_id}) for u in ups), default=-1)
-            return found[vertex_id]
-
-        return {v.id: of(v.id, frozenset()) for v in self.vertices}
+        for root in ups:
+            if root in found:
+                continue
+            stack, path, best = [(root, iter(ups[root]))], {root}, {root: -1}
+            while stack:
+                vid, rest = stack[-1]
+                up = next((u for u in rest if u not in path), None)
+                if up is None:
+                    stack.pop()
+                    path.discard(vid)
+                    found.setdefault(vid, 1 + best.pop(vid))
+                    if stack:
+                        best[stack[-1][0]] = max(best[stack[-1][0]], found[vid])
+                elif up in found:
+                    best[vid] = max(best[vid], found[up])
+                else:
+                    path.add(up)
+                    best[up] = -1
+                    stack.append((up, iter(ups[up])))
+        return {v.id: found[v.id] for v in self.vertices}
 
     def add(self, key: SeriesKey, time_ms: int, value: int) -> None:
         """Append one point; a point at the same time as the last one replaces it."""
