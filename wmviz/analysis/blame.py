@@ -131,6 +131,7 @@ class Walker:
             "", "", 1, 1, idleness_ms=rec.idleness_ms, watermark_interval_ms=rec.watermark_interval_ms
         ).idle_after_ms
         self._idle: dict[tuple[str, int], bytes] = {}
+        self._columns: dict[str, list[list[int | None]]] = {}
         self._outputs: dict[tuple[str, int], list[int | None]] = {}
         self._spread: dict[tuple[str, int], Spread] = {}
         self._chosen: dict[tuple[str, int, int], Choice | None] = {}
@@ -158,10 +159,16 @@ class Walker:
         return self.times[index - 1] if index else None
 
     def outputs(self, vid: str, t: int) -> list[int | None]:
-        """Every subtask's output watermark at t (`JobRecording.output_at`), read once."""
+        """Every subtask's output watermark at t, from the vertex's columns (each subtask's output
+        at every sample, `JobRecording.outputs_over`, read once in one pass over its series)."""
         key = (vid, t)
         if key not in self._outputs:
-            self._outputs[key] = [self.rec.output_at(vid, s, t) for s in range(self._by_id[vid].parallelism)]
+            if vid not in self._columns:
+                self._columns[vid] = [
+                    self.rec.outputs_over(vid, s, self.times) for s in range(self._by_id[vid].parallelism)
+                ]
+            index = self._place[t]
+            self._outputs[key] = [column[index] for column in self._columns[vid]]
         return self._outputs[key]
 
     def output(self, vid: str, subtask: int, t: int) -> int | None:

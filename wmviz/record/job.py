@@ -195,11 +195,21 @@ class JobRecording:
 
     def value_at(self, key: SeriesKey, time_ms: int) -> int | None:
         """The series' value at a time: its last point at or before it; None before its first."""
+        return self.values_over(key, [time_ms])[0]
+
+    def values_over(self, key: SeriesKey, times: list[int]) -> list[int | None]:
+        """The series' value (as `value_at`) at each of the sorted times, in one pass over its
+        points from the first time's place: a column costs its points and times, not their product."""
         points = self.series.get(key)
-        if not points:
-            return None
-        index = bisect_right(points, (time_ms, MAX_MS)) - 1
-        return points[index][1] if index >= 0 else None
+        if not points or not times:
+            return [None] * len(times)
+        index, last = bisect_right(points, (times[0], MAX_MS)) - 1, len(points) - 1
+        out: list[int | None] = []
+        for time_ms in times:
+            while index < last and points[index + 1][0] <= time_ms:
+                index += 1
+            out.append(points[index][1] if index >= 0 else None)
+        return out
 
     def restarts(self) -> list[int]:
         """The times at which any subtask's attempt changed (a restart), in order."""
@@ -218,16 +228,20 @@ class JobRecording:
         return self.value_at((vertex_id, subtask, TASK_FINISHED, None), time_ms) == 1
 
     def output_at(self, vertex_id: str, subtask: int, time_ms: int) -> int | None:
-        """The subtask's output watermark at a time: MAX once it has FINISHED, else its
-        `currentOutputWatermark`, or its input watermark when it reports no output (what its
-        channels downstream carry)."""
-        if self.finished(vertex_id, subtask, time_ms):
-            return MAX_MS
-        for metric in (OUTPUT_WATERMARK, INPUT_WATERMARK):
-            value = self.value_at((vertex_id, subtask, metric, None), time_ms)
-            if value is not None:
-                return value
-        return None
+        """The subtask's output watermark at a time (`outputs_over` at one time)."""
+        return self.outputs_over(vertex_id, subtask, [time_ms])[0]
+
+    def outputs_over(self, vertex_id: str, subtask: int, times: list[int]) -> list[int | None]:
+        """The subtask's output watermark at each of the sorted times: MAX once it has FINISHED,
+        else its `currentOutputWatermark`, or its input watermark when it reports no output (what
+        its channels downstream carry)."""
+        finished = self.values_over((vertex_id, subtask, TASK_FINISHED, None), times)
+        outputs = self.values_over((vertex_id, subtask, OUTPUT_WATERMARK, None), times)
+        inputs = self.values_over((vertex_id, subtask, INPUT_WATERMARK, None), times)
+        return [
+            MAX_MS if done == 1 else out if out is not None else into
+            for done, out, into in zip(finished, outputs, inputs, strict=True)
+        ]
 
     def times(self) -> list[int]:
         """Every sample time of the recording, in order."""
