@@ -79,7 +79,7 @@ def write_job(path: Path, vertices: int, parallelism: int, splits: int, samples:
             out = [min(w[i] for w in mine) for i in range(samples)]
         else:
             out = [clock(min(i, stall) if sub == 0 else i, 7 * sub) for i in range(samples)]
-            idle_ms = [i * STEP_MS if idle else 0 for i in range(samples)]
+            idle_ms = [60_000 + i * STEP_MS if idle else 0 for i in range(samples)]
             put("v0", sub, "sourceIdleTime", None, idle_ms)
         put("v0", sub, "currentOutputWatermark", None, out)
         outs.append(out)

@@ -141,6 +141,10 @@ class Walker:
         """A vertex by id."""
         return self._by_id[vid]
 
+    def inputs_of(self, vid: str) -> dict[int, list[Edge]]:
+        """The vertex's input edges by logical input number (`JobRecording.inputs_of`, read once)."""
+        return self._inputs[vid]
+
     def splits_of(self, vid: str, subtask: int) -> list[str]:
         """The split ids a source subtask reported split metrics for."""
         return self._splits.get((vid, subtask), [])
