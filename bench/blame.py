@@ -70,9 +70,8 @@ def write_job(path: Path, vertices: int, parallelism: int, splits: int, samples:
         if splits:
             mine = []
             for k in range(splits):
-                wm = [
-                    clock(min(i, stall) if sub == 0 and k == 0 else i, 7 * sub + 3 * k) for i in range(samples)
-                ]
+                held = sub == 0 and k == 0
+                wm = [clock(min(i, stall) if held else i, 7 * sub + 3 * k) for i in range(samples)]
                 put("v0", sub, "currentWatermark", f"s{sub}-{k}", wm)
                 put("v0", sub, "accumulatedIdleTimeMs", f"s{sub}-{k}", [0] * samples)
                 mine.append(wm)
