@@ -255,3 +255,23 @@ def test_a_restart_starts_an_epoch_of_fresh_valves_in_a_vertexs_trace(walker):
     assert instance_at(rec, 1, restart - 1) == "1" and instance_at(rec, 1, restart + 50_000) == "1@r1"
     step = step_at(rows, "1@r1", restart + 50_000)
     assert [r for r in rows if r["instance"] == "1@r1"][step]["proc_ms"] == restart + 50_000
+
+
+def test_hostile_names_and_ship_strategies_stay_text_in_the_figure():
+    # Issue 33: Plotly reads its text as HTML-like markup, so a vertex name or a ship strategy
+    # holding a link or a style became a clickable link or 150 px text over the chart.
+    from wmviz.record.job import Edge, JobRecording, Vertex
+
+    link, style = '<a href="https://evil.example">login</a>', '<span style="font-size:150px">X</span> & co'
+    vertices = (Vertex("s", link, 1), Vertex("w", style, 1))
+    rec = JobRecording("j", vertices, (Edge("s", "w", '<a href="https://evil.example">HASH</a>'),))
+    for t in (0, 10):
+        rec.add(("s", 0, "currentOutputWatermark", None), t, t)
+        rec.add(("w", 0, "currentOutputWatermark", None), t, t)
+    figure = job_graph_figure(graph_at(Walker(rec), None), TimeFormat("utc"))
+    nodes = figure["data"][0]
+    shown = [*nodes["text"], *nodes["hovertext"], *(a["text"] for a in figure["layout"]["annotations"])]
+    assert not any("<a" in text or "<span" in text or "& co" in text for text in shown), shown
+    assert '&lt;a href="https://evil.example"&gt;login&lt;/a&gt;' in nodes["text"]
+    assert any("&lt;span style" in text and "&amp; co" in text for text in nodes["hovertext"])
+    assert any("&lt;a href" in a["text"] and "<br><i>" in a["text"] for a in figure["layout"]["annotations"])
