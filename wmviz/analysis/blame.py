@@ -35,8 +35,15 @@ downstream subtask; a sample's place is a dict lookup.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import asdict, dataclass, field
 
+from wmviz.analysis.blame_answer import (
+    LAG_THRESHOLD_MS,
+    Blame,
+    BlameError,
+    Hop,
+    gap,
+    healthy_ending,
+)
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.record.job import (
     POINTWISE_STRATEGIES,
@@ -47,55 +54,6 @@ from wmviz.record.job import (
     Vertex,
 )
 from wmviz.record.samples import Topology
-from wmviz.view.timefmt import duration
-
-LAG_THRESHOLD_MS = 10_000
-"""How far behind the leading watermark (or how long standing still) a path must be to be a stall."""
-
-
-@dataclass(frozen=True, slots=True)
-class Hop:
-    """One hop of the chain: this subtask is held by its `input` (None at a source), at
-    `watermark_ms`, `behind_ms` behind the job's leading watermark, and held by it since
-    `since_ms`; `held_by` says by what, in words."""
-
-    vertex: str
-    subtask: int
-    input: int | None
-    split: str | None
-    watermark_ms: int
-    behind_ms: int
-    since_ms: int
-    held_by: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Blame:
-    """The chain, root cause last, why it ends where it ends, and whether it is a stall."""
-
-    at_ms: int
-    chain: tuple[Hop, ...]
-    ending: str
-    stalled: bool = True
-    lag_ms: int = 0
-    """How far the first hop is behind the job's leading watermark."""
-    first_ms: int | None = field(default=None)
-    """The recording's first sample: a hop held `since` then was held at least that long."""
-
-    def as_json(self) -> dict[str, object]:
-        """The `--json` shape: {"chain": [hop, ...], "stalled", "lag_ms", "lag_threshold_ms", "ending"}."""
-        return {
-            "chain": [asdict(h) for h in self.chain],
-            "stalled": self.stalled,
-            "lag_ms": self.lag_ms,
-            "lag_threshold_ms": LAG_THRESHOLD_MS,
-            "ending": self.ending,
-        }
-
-
-class BlameError(ValueError):
-    """The recording cannot answer (no samples, an unknown vertex, a time outside it)."""
-
 
 # A choice at one hop: (watermark, input number or None, upstream vertex id, upstream subtask, split).
 Choice = tuple[int, int | None, str, int, str | None]
@@ -386,13 +344,13 @@ class Walker:
                     return self._source_root(hops, vid, subtask, t, wm, lead)
                 what = "split" if source else "input channel"
                 hops.append(
-                    Hop(name, subtask, None, None, wm, _gap(lead, wm), t, f"nothing: every {what} is idle")
+                    Hop(name, subtask, None, None, wm, gap(lead, wm), t, f"nothing: every {what} is idle")
                 )
                 return hops, f"every {what} of {name!r} subtask {subtask} is idle", False
             since = self.held_since(vid, subtask, t, choice)
             held_by = f"split {choice[4]!r}" if source else f"input {choice[1]}"
             hops.append(
-                Hop(name, subtask, choice[1], choice[4], choice[0], _gap(lead, choice[0]), since, held_by)
+                Hop(name, subtask, choice[1], choice[4], choice[0], gap(lead, choice[0]), since, held_by)
             )
             if source:
                 return hops, f"split {choice[4]!r} of source {name!r} subtask {subtask} holds it", True
@@ -405,27 +363,10 @@ class Walker:
         """A source subtask without split metrics ends the chain: its own reading holds it."""
         name = self._by_id[vid].name
         if self.idle(vid, subtask, t):
-            hops.append(Hop(name, subtask, None, None, wm, _gap(lead, wm), t, "nothing: it is idle"))
+            hops.append(Hop(name, subtask, None, None, wm, gap(lead, wm), t, "nothing: it is idle"))
             return hops, f"source {name!r} subtask {subtask} is idle", False
         since = self.slowest_peer_since(vid, subtask, t)
         hops.append(
-            Hop(name, subtask, None, None, wm, _gap(lead, wm), since, "its own reading (no split metrics)")
+            Hop(name, subtask, None, None, wm, gap(lead, wm), since, "its own reading (no split metrics)")
         )
         return hops, f"source {name!r} subtask {subtask} holds it", True
-
-
-def healthy_ending(hops: list[Hop], lag_ms: int) -> str:
-    """The answer under the threshold: no stall, and the slowest path named end to end."""
-    first, root = hops[0], hops[-1]
-    where = f"{root.vertex!r} subtask {root.subtask}" + (f" split {root.split!r}" if root.split else "")
-    path = f"{first.vertex!r} subtask {first.subtask}" + (f" back to {where}" if len(hops) > 1 else "")
-    return (
-        f"nothing is stalled; the slowest path is {path}, {duration(lag_ms)} behind the leading "
-        f"watermark and moving (a stall is {duration(LAG_THRESHOLD_MS)} behind or standing still)"
-    )
-
-
-def _gap(high: int | None, low: int) -> int:
-    """high - low, saturated to a Java long (MIN_MS, 'no watermark yet', is far behind); 0 with
-    no leading watermark (nothing live to be behind)."""
-    return 0 if high is None else max(0, min(high - low, MAX_MS))

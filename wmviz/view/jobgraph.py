@@ -22,7 +22,7 @@ from wmviz.view.figures_common import STATUS_COLORS
 from wmviz.view.timefmt import TimeFormat, duration
 
 CHAIN_COLOR = "#D55E00"  # vermillion, the valve page's root colour: what holds the watermark
-PATH_COLOR = "#0072B2"  # blue: the slowest path of a job where nothing is stalled
+PATH_COLOR = "#56B4E9"  # sky blue: the slowest path of a job where nothing is stalled
 UNKNOWN_COLOR = "#bdbdbd"
 EDGE_COLOR = "#7f7f7f"
 # Behind 0 is green, far behind is red; the scale saturates at `FAR_BEHIND_MS`.
