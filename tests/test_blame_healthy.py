@@ -17,7 +17,7 @@ import pytest
 from wmviz.analysis.blame import LAG_THRESHOLD_MS, Walker
 from wmviz.analysis.job_moment import graph_at
 from wmviz.record.job import Edge, JobRecording, Vertex, write_recording
-from wmviz.view.jobgraph import CHAIN_COLOR, PATH_COLOR, job_graph_figure
+from wmviz.view.jobgraph import CHAIN_COLOR, PATH_COLOR, chain_rows, job_graph_figure
 from wmviz.view.timefmt import TimeFormat
 
 T0 = 1_795_633_000_000
@@ -86,6 +86,9 @@ def test_the_command_line_says_so_in_words_and_in_json(tmp_path):
 def test_the_graph_draws_a_healthy_path_apart_from_a_stall_and_has_a_legend():
     t = TimeFormat("utc")
     healthy = graph_at(Walker(job()), None)
+    assert [row["since"] for row in chain_rows(healthy, t)] == [
+        t(T0) + " or earlier (the recording's start)"
+    ] * 2
     figure = job_graph_figure(healthy, t)
     rings = figure["data"][0]["marker"]["line"]["color"]
     assert not healthy.stalled and CHAIN_COLOR not in rings and PATH_COLOR in rings

@@ -47,7 +47,7 @@ def graph_at(walker: Walker, at_ms: int | None, vertex: str | None = None) -> Jo
     )
     edges = tuple(GraphEdge(e.source, e.target, e.strategy, e.input, outputs[e.source][0]) for e in rec.edges)
     chain, ending, stalled = _chain(walker, vertex, t)
-    return JobGraph(t, vertices, edges, chain, ending, stalled)
+    return JobGraph(t, vertices, edges, chain, ending, stalled, walker.times[0])
 
 
 def _behind(leading: int | None, output: int | None) -> int | None:

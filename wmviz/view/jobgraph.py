@@ -78,6 +78,8 @@ class JobGraph:
     ending: str
     stalled: bool = True
     """Whether the chain is a stall (blame's threshold) or only the slowest path."""
+    first_ms: int | None = None
+    """The recording's first sample: a hop held since then may have been held before it began."""
 
     @property
     def chain_color(self) -> str:
@@ -259,7 +261,8 @@ def chain_rows(graph: JobGraph, t: TimeFormat) -> list[dict[str, str | int]]:
             "held by": hop.held_by,
             "watermark": t(hop.watermark_ms),
             "behind": duration(hop.behind_ms),
-            "since": t(hop.since_ms),
+            "since": t(hop.since_ms)
+            + (" or earlier (the recording's start)" if hop.since_ms == graph.first_ms else ""),
         }
         for hop in graph.chain
     ]
