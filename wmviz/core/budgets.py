@@ -100,3 +100,29 @@ def rest_answer_reason(size: str) -> str:
         f"the answer is {size}, larger than a JobManager's metrics answer needs to be: "
         f"{MAX_REST_ANSWER_BYTES:,} bytes (WMVIZ_MAX_REST_ANSWER_BYTES)"
     )
+
+
+MAX_PAGE_SWEEP_ROW_RUNS = _limit("WMVIZ_MAX_PAGE_SWEEP_ROWS", 50_000)
+"""The most row runs (the trace's rows × the grid's combinations) a Tune sweep makes in the page's
+own process: each costs ~50–90 µs of the server's CPU holding the interpreter lock (5,000 rows ×
+12 combinations took 5.2 s), so the budget is a few seconds. A larger sweep runs on Spark from the
+command line (`wmviz sweep … --engine spark`); the page says so rather than run it."""
+MAX_PAGE_SWEEPS = _limit("WMVIZ_MAX_PAGE_SWEEPS", 2)
+"""The most Tune sweeps one server runs at once: another person asking meanwhile is told to wait,
+so a handful of sweeps can never hold every core and the interpreter lock of a shared server."""
+
+
+def page_sweep_reason(rows: int, combinations: int) -> str:
+    return (
+        f"{rows:,} rows × {combinations:,} combinations are {rows * combinations:,} row runs, more than "
+        f"the page sweeps in its own process: {MAX_PAGE_SWEEP_ROW_RUNS:,} (WMVIZ_MAX_PAGE_SWEEP_ROWS). "
+        "Use fewer values, or run it on Spark: `python -m wmviz sweep TRACE --vary … --engine spark "
+        "--out table.csv`"
+    )
+
+
+def page_sweeps_busy_reason() -> str:
+    return (
+        f"{MAX_PAGE_SWEEPS:,} sweeps are running on this server, the most it runs at once "
+        "(WMVIZ_MAX_PAGE_SWEEPS): press Sweep again in a moment"
+    )

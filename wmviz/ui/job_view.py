@@ -170,8 +170,8 @@ def _resolve(job: str) -> tuple[Path, str, str, bool] | None:
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _is_recording(digest: str, stamp: tuple) -> bool:
     """Whether the stored upload is a job recording, judged once per digest (and file identity,
-    `stamp`): the judgment reads and hashes the whole file, 1.1-1.6 CPU-s for 32 MB, which every
-    rerun of the page (each click) paid before."""
+    `stamp`): reading an upload reads and hashes the whole file (the store checks its digest),
+    which every rerun of the page (each click) paid before, with a whole decode on top."""
     upload = uploads.find_upload(digest)
     return upload is not None and is_recording_bytes(upload.read(upload.trace_path))
 
