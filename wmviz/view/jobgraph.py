@@ -12,13 +12,12 @@ recording; this module only draws it, so it is tested without a recording or a b
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
 from wmviz.core.types import MAX_MS
-from wmviz.view.figures_common import STATUS_COLORS
+from wmviz.view.figures_common import STATUS_COLORS, plotly_text
 from wmviz.view.timefmt import TimeFormat, duration
 
 CHAIN_COLOR = "#D55E00"  # vermillion, the valve page's root colour: what holds the watermark
@@ -87,13 +86,6 @@ class JobGraph:
         return CHAIN_COLOR if self.stalled else PATH_COLOR
 
 
-def _text(user: str) -> str:
-    """User text as Plotly shows it literally: `&`, `<` and `>` escaped (Plotly's pseudo-HTML reads
-    tags and entities, and shows an entity as its character). The same kind of escape as the
-    valve page's charts; kept here until the two are made one."""
-    return html.escape(user, quote=False)
-
-
 def positions(graph: JobGraph) -> dict[str, tuple[float, float]]:
     """Each vertex's (x, y): x its layer, y its place within the layer, centred on 0 (top first)."""
     layers: dict[int, list[str]] = {}
@@ -120,7 +112,7 @@ def vertex_text(vertex: GraphVertex, t: TimeFormat) -> str:
         state = f"idle (every subtask); last output {t(vertex.output_ms)}"
     else:
         state = f"output {t(vertex.output_ms)}, {duration(vertex.behind_ms or 0)} behind the leading vertex"
-    return f"{_text(vertex.name)} ({vertex.parallelism} subtasks)<br>{state}"
+    return f"{plotly_text(vertex.name)} ({vertex.parallelism} subtasks)<br>{state}"
 
 
 def vertex_color(vertex: GraphVertex) -> str | float:
@@ -154,7 +146,7 @@ def _edge_annotations(graph: JobGraph, where: dict[str, tuple[float, float]], t:
         out.append(
             {
                 "x": (sx + tx) / 2, "y": (sy + ty) / 2 + 0.08, "xref": "x", "yref": "y",
-                "text": f"{label}<br><i>{_text(edge.strategy.lower())} · input {edge.input}</i>",
+                "text": f"{label}<br><i>{plotly_text(edge.strategy.lower())} · input {edge.input}</i>",
                 "showarrow": False, "font": {"size": 11, "color": color},
                 "bgcolor": "rgba(255,255,255,0.85)",
             }
@@ -186,7 +178,7 @@ def job_graph_figure(graph: JobGraph, t: TimeFormat, picked: str | None = None) 
         "mode": "markers+text",
         "x": [where[v.id][0] for v in vertices],
         "y": [where[v.id][1] for v in vertices],
-        "text": [_text(v.name) for v in vertices],
+        "text": [plotly_text(v.name) for v in vertices],
         "textposition": "bottom center",
         "customdata": [v.id for v in vertices],
         "hovertext": [vertex_text(v, t) for v in vertices],
