@@ -3,8 +3,15 @@
 The graph is laid out in layers from the plan: each vertex's layer is its longest distance from a
 source, so sources stand on the left and sinks on the right; the vertices of one layer are spread
 top to bottom in the plan's order. Each vertex is coloured by how far its output watermark is
-behind the leading one (the job's most advanced vertex output), each edge labelled with the
-watermark it carries, and the blame chain drawn over it: its vertices ringed, its edges thick.
+behind the job's leading watermark (`wmviz.analysis.blame.Walker.leading`, the mark blame's hops
+are measured from), each edge labelled with the watermark it carries, and the blame chain drawn
+over it: its vertices ringed, its edges thick, vermillion when it is a stall and sky blue when
+nothing is stalled and it is only the slowest path. A legend names every colour and the ring.
+
+Plotly draws its text (names, labels, hover text) as its own small HTML: a vertex name or a ship
+strategy holding `<a href=...>` would become a link and `<span style=...>` a style. Every piece of
+user text goes through `figures_common.plotly_text` (the charts' one escape), so it shows as the
+text it is.
 
 What the graph shows (`JobGraph`) is plain data, filled by `wmviz.analysis.job_moment` from a
 recording; this module only draws it, so it is tested without a recording or a browser.
