@@ -116,7 +116,7 @@ class Edge:
             return [subtask]
         if up > down:
             return list(range(subtask * up // down, (subtask + 1) * up // down))
-        return [i for i in range(up) if -(-i * down // up) <= subtask < -(-(i + 1) * down // up)]
+        return [subtask * up // down]  # the one i with ceil(i*T/S) <= j < ceil((i+1)*T/S)
 
 
 SeriesKey = tuple[str, int, str, str | None]
@@ -156,16 +156,33 @@ class JobRecording:
         )
 
     def depth(self) -> dict[str, int]:
-        """Each vertex's longest distance from a source: the most downstream have the largest."""
+        """Each vertex's longest distance from a source: the most downstream have the largest.
+        Walked with a stack, not recursion (a chain of hundreds of vertices is a plan too); an
+        edge back to a vertex on the path being walked (a cycle) is not followed."""
+        ups: dict[str, list[str]] = {v.id: [] for v in self.vertices}
+        for e in self.edges:
+            ups.setdefault(e.target, []).append(e.source)
         found: dict[str, int] = {}
-
-        def of(vertex_id: str, seen: frozenset[str]) -> int:
-            if vertex_id not in found:
-                ups = [e.source for e in self.edges if e.target == vertex_id and e.source not in seen]
-                found[vertex_id] = 1 + max((of(u, seen | {vertex_id}) for u in ups), default=-1)
-            return found[vertex_id]
-
-        return {v.id: of(v.id, frozenset()) for v in self.vertices}
+        for root in ups:
+            if root in found:
+                continue
+            stack, path, best = [(root, iter(ups[root]))], {root}, {root: -1}
+            while stack:
+                vid, rest = stack[-1]
+                up = next((u for u in rest if u not in path), None)
+                if up is None:
+                    stack.pop()
+                    path.discard(vid)
+                    found.setdefault(vid, 1 + best.pop(vid))
+                    if stack:
+                        best[stack[-1][0]] = max(best[stack[-1][0]], found[vid])
+                elif up in found:
+                    best[vid] = max(best[vid], found[up])
+                else:
+                    path.add(up)
+                    best[up] = -1
+                    stack.append((up, iter(ups[up])))
+        return {v.id: found[v.id] for v in self.vertices}
 
     def add(self, key: SeriesKey, time_ms: int, value: int) -> None:
         """Append one point; a point at the same time as the last one replaces it."""
@@ -178,11 +195,21 @@ class JobRecording:
 
     def value_at(self, key: SeriesKey, time_ms: int) -> int | None:
         """The series' value at a time: its last point at or before it; None before its first."""
+        return self.values_over(key, [time_ms])[0]
+
+    def values_over(self, key: SeriesKey, times: list[int]) -> list[int | None]:
+        """The series' value (as `value_at`) at each of the sorted times, in one pass over its
+        points from the first time's place: a column costs its points and times, not their product."""
         points = self.series.get(key)
-        if not points:
-            return None
-        index = bisect_right(points, (time_ms, MAX_MS)) - 1
-        return points[index][1] if index >= 0 else None
+        if not points or not times:
+            return [None] * len(times)
+        index, last = bisect_right(points, (times[0], MAX_MS)) - 1, len(points) - 1
+        out: list[int | None] = []
+        for time_ms in times:
+            while index < last and points[index + 1][0] <= time_ms:
+                index += 1
+            out.append(points[index][1] if index >= 0 else None)
+        return out
 
     def restarts(self) -> list[int]:
         """The times at which any subtask's attempt changed (a restart), in order."""
@@ -201,16 +228,20 @@ class JobRecording:
         return self.value_at((vertex_id, subtask, TASK_FINISHED, None), time_ms) == 1
 
     def output_at(self, vertex_id: str, subtask: int, time_ms: int) -> int | None:
-        """The subtask's output watermark at a time: MAX once it has FINISHED, else its
-        `currentOutputWatermark`, or its input watermark when it reports no output (what its
-        channels downstream carry)."""
-        if self.finished(vertex_id, subtask, time_ms):
-            return MAX_MS
-        for metric in (OUTPUT_WATERMARK, INPUT_WATERMARK):
-            value = self.value_at((vertex_id, subtask, metric, None), time_ms)
-            if value is not None:
-                return value
-        return None
+        """The subtask's output watermark at a time (`outputs_over` at one time)."""
+        return self.outputs_over(vertex_id, subtask, [time_ms])[0]
+
+    def outputs_over(self, vertex_id: str, subtask: int, times: list[int]) -> list[int | None]:
+        """The subtask's output watermark at each of the sorted times: MAX once it has FINISHED,
+        else its `currentOutputWatermark`, or its input watermark when it reports no output (what
+        its channels downstream carry)."""
+        finished = self.values_over((vertex_id, subtask, TASK_FINISHED, None), times)
+        outputs = self.values_over((vertex_id, subtask, OUTPUT_WATERMARK, None), times)
+        inputs = self.values_over((vertex_id, subtask, INPUT_WATERMARK, None), times)
+        return [
+            MAX_MS if done == 1 else out if out is not None else into
+            for done, out, into in zip(finished, outputs, inputs, strict=True)
+        ]
 
     def times(self) -> list[int]:
         """Every sample time of the recording, in order."""
