@@ -143,7 +143,7 @@ def replay(trace: OpsTrace) -> OpsOutcome:
     # No manual channels: the upstream watermark rows go through the assigner (SQL-A6).
     pipeline = InstancePipeline("0", assigner_config(trace), Profile.FLINK_1X_2X, {"0": 1}, set())
     outcome = OpsOutcome()
-    for step, row in enumerate(trace_rows(trace)):
+    for row in trace_rows(trace):
         pipeline.run_row(row, explain=False)
         segment: list[Event] = []
         for _, inp, generated, *_ in pipeline.step_valve:
@@ -153,7 +153,6 @@ def replay(trace: OpsTrace) -> OpsOutcome:
             elif isinstance(inp, StatusInput):
                 segment.append(("S", inp.status.value))
         outcome.segments.append(segment)
-        del step
     return outcome
 
 
