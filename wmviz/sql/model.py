@@ -168,6 +168,12 @@ class Node:
     """`RowTime` (batches end at watermarks) or `ProcTime` (batches end on the processing-time clock)."""
     parallelism: int | None = None
 
+    @property
+    def is_exchange(self) -> bool:
+        """An exchange is how data crosses between tasks: at run time an edge, not an operator
+        (it reports no watermark of its own)."""
+        return plain_type(self.flink_type) in ("stream-exec-exchange", "Exchange")
+
 
 @dataclass(frozen=True, slots=True)
 class Edge:

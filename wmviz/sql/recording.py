@@ -32,7 +32,7 @@ IDLE_TIME = "accumulatedIdleTimeMs"
 
 
 def _is_exchange(job: SqlJob, node_id: str) -> bool:
-    return job.node(node_id).flink_type.startswith(("stream-exec-exchange", "Exchange"))
+    return job.node(node_id).is_exchange
 
 
 def runtime_edges(job: SqlJob) -> list[Edge]:

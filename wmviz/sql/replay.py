@@ -62,10 +62,11 @@ class WatermarkLine:
     watermark_ms: int
 
     def as_json(self) -> dict[str, object]:
+        """The JSON line; a plan's numeric node id as a number, as COMPILE PLAN writes it."""
         return {
             "step": self.step,
             "operator": self.operator,
-            "node": self.node,
+            "node": int(self.node) if self.node.isdigit() else self.node,
             "watermark": self.watermark_ms,
         }
 
@@ -256,7 +257,7 @@ def watermark_changes(job: SqlJob, states: Iterable[StepState]) -> Iterator[Wate
     last = {n.id: MIN_MS for n in job.nodes}
     for state in states:
         for node_id, value in state.nodes.items():
-            if value != last[node_id]:
+            if value != last[node_id] and not job.node(node_id).is_exchange:
                 last[node_id] = value
                 yield WatermarkLine(state.step, node_id, job.node(node_id).name, value)
 
