@@ -44,7 +44,9 @@ def rows_of(shape: str, n: int, seed: int) -> list[TraceRow]:
         times = [i * 2 * GAP_MS for i in range(n)]
         if shape == "shuffled":
             rng.shuffle(times)
-    rows = [TraceRow(i + 1, Kind.RECORD, channel=0, event_ms=t, key="k", value=i) for i, t in enumerate(times)]
+    rows = [
+        TraceRow(i + 1, Kind.RECORD, channel=0, event_ms=t, key="k", value=i) for i, t in enumerate(times)
+    ]
     rows.append(TraceRow(n + 1, Kind.WATERMARK, channel=0, watermark_ms=MAX_MS))
     return rows
 
@@ -65,7 +67,9 @@ def old_operator(rev: str) -> type:
 
 def run(operator: type, rows: list[TraceRow], budget_s: float) -> tuple[float, int, list[str]]:
     """Seconds, rows done (stops past the budget) and every step's events as text."""
-    config = ScenarioConfig(channels={"0": 1}, operator=WindowConfig(session_gap_ms=GAP_MS, aggregate="count"))
+    config = ScenarioConfig(
+        channels={"0": 1}, operator=WindowConfig(session_gap_ms=GAP_MS, aggregate="count")
+    )
     saved = pipeline_module.SessionWindowOperator
     pipeline_module.SessionWindowOperator = operator  # type: ignore[misc]
     try:
@@ -86,7 +90,9 @@ def main() -> int:
     parser.add_argument("--sizes", default="5000,20000,100000")
     parser.add_argument("--shapes", default="ascending,shuffled,merging")
     parser.add_argument("--old-rev", default="f241a00", help="the commit whose sessions.py is the old code")
-    parser.add_argument("--old-budget", type=float, default=120.0, help="seconds the old code may take per run")
+    parser.add_argument(
+        "--old-budget", type=float, default=120.0, help="seconds the old code may take per run"
+    )
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())

@@ -25,7 +25,9 @@ def test_a_huge_buffer_size_is_a_config_error_naming_the_field(size):
     with pytest.raises(TraceValidationError) as err:
         parse_config(_config(size), "c.json")
     (message,) = [str(issue) for issue in err.value.issues]
-    assert message.startswith(f"c.json: field generator.alignment.buffer_size: {size:,} is more than 10,000: ")
+    assert message.startswith(
+        f"c.json: field generator.alignment.buffer_size: {size:,} is more than 10,000: "
+    )
     assert "Java int" in message and "WMVIZ_MAX_ALIGNMENT_BUFFER" in message and "default is 3" in message
 
 

@@ -55,7 +55,13 @@ def test_never_merging_records_cost_a_few_comparisons_each(monkeypatch):
     monkeypatch.setattr(sessions, "intersects", counting)
     n = 1_000
     trace = WindowTrace(
-        "ascending", 0, None, 0, "count", tuple(Record("k", i * 2_000) for i in range(n)), session_gap_ms=1_000
+        "ascending",
+        0,
+        None,
+        0,
+        "count",
+        tuple(Record("k", i * 2_000) for i in range(n)),
+        session_gap_ms=1_000,
     )
     outcome = replay(trace)
     assert outcome.error is None
