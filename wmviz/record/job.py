@@ -283,7 +283,8 @@ def parallelism_of(value: Any, name: str) -> int:
 
 def _whole(value: Any, where: str, least: int = 0, most: int = MAX_MS) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
-        raise JobFormatError(f"{where}: {show(value)} is not a whole number from {least} to {most:,}")
+        bound = f"from {least} to {most:,}" if most < MAX_MS else f">= {least}"
+        raise JobFormatError(f"{where}: {show(value)} is not a whole number {bound} (a JSON integer)")
     return value
 
 
