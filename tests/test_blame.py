@@ -20,11 +20,11 @@ from wmviz.record.job import (
     JobFormatError,
     JobRecording,
     Vertex,
-    plan_of,
     read_recording,
     write_recording,
 )
 from wmviz.record.job_inputs import assign_inputs
+from wmviz.record.job_plan import plan_of
 from wmviz.record.names import name_key
 
 DATA = Path("tests/data/prometheus")

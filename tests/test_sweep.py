@@ -89,7 +89,7 @@ def test_vary_values_are_numbers_durations_words_or_text(text, path, values):
         ("=1,2", "expected FIELD=V1,V2"),
         ("operator.size_ms=", "an empty value"),
         ("operator.size_ms=1,,2", "an empty value"),
-        ("operator.size_ms=1s,1000", "'1000' is listed twice"),
+        ("operator.size_ms=1s,1000", '"1000" is listed twice'),
     ],
 )
 def test_a_malformed_vary_is_named(text, message):

@@ -45,6 +45,7 @@ from wmviz.core.types import MIN_MS
 from wmviz.timeline.local import instance_groups
 from wmviz.timeline.runner import RunSpec, new_pipeline
 from wmviz.trace.config import replace_field
+from wmviz.trace.quote import show
 from wmviz.trace.rowtable import decode_rows, grouped_table
 from wmviz.trace.timecells import parse_duration_ms
 
@@ -116,8 +117,10 @@ def parse_vary(text: str) -> Vary:
         raise SweepError(f"--vary {path}: an empty value in {listed!r}; expected V1,V2,…")
     values = tuple(parse_value(part) for part in parts)
     for i, value in enumerate(values):
-        if value in values[:i]:
-            raise SweepError(f"--vary {path}: {parts[i]!r} is listed twice")
+        # Python's True == 1: a duplicate is the same value of the same type (the field's rule
+        # then says what is wrong with `true` for a number).
+        if any(type(other) is type(value) and other == value for other in values[:i]):
+            raise SweepError(f"--vary {path}: {show(parts[i])} is listed twice")
     return Vary(path, values)
 
 

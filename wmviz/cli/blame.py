@@ -40,8 +40,11 @@ def cmd_blame(args: argparse.Namespace) -> None:
     if not args.recording.is_file():
         raise BadInput(f"{args.recording}: no such file")
     try:
-        rec = read_recording(args.recording)
         at_ms = parse_time_ms(args.at, sentinels=False) if args.at is not None else None
+    except ValueError as err:
+        raise BadInput(f"--at {err}") from None
+    try:
+        rec = read_recording(args.recording)
         vertex = None
         if args.vertex is not None:
             by_id = {v.id: v for v in rec.vertices}

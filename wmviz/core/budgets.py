@@ -81,6 +81,25 @@ def import_rows_reason(what: str) -> str:
     )
 
 
+JAVA_INT_MAX = (1 << 31) - 1
+MAX_ALIGNMENT_BUFFER = min(_limit("WMVIZ_MAX_ALIGNMENT_BUFFER", 10_000), JAVA_INT_MAX)
+"""The largest `alignment.buffer_size` a config may set. Flink reads the option as a Java int and
+builds each ring whole when the source starts: one boxed long (~20 bytes) per slot, for every split
+and every source subtask, so 10^9 is some 20 GB a split and the job dies of OutOfMemoryError before
+its first record; anything past Integer.MAX_VALUE is not an int at all. 10,000 updates is nearly
+three hours at the default 1 s interval, far beyond the round trip (3) the ring is for; wmviz's
+ring costs O(1) an update whatever the size (it holds runs of equal values)."""
+
+
+def alignment_buffer_reason() -> str:
+    return (
+        "Flink builds a ring of this many boxed watermarks for every split and source subtask when "
+        "the job starts (Flink reads the option as a Java int; 10^9 is some 20 GB a split), and "
+        f"pausing waits this many update intervals: wmviz takes at most {MAX_ALIGNMENT_BUFFER:,} "
+        "(WMVIZ_MAX_ALIGNMENT_BUFFER); Flink's default is 3"
+    )
+
+
 MAX_SUBTASKS = _limit("WMVIZ_MAX_SUBTASKS", 1_024)
 """The most subtasks of one vertex the recorder reads (a JobManager's answer names the parallelism):
 each sample writes a row per subtask and channel, so 10^9 subtasks was a MemoryError before the

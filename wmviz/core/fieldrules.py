@@ -51,6 +51,9 @@ class Rule:
     check: Check
     meaning: str
     minimum: int | None = None
+    maximum: int | None = None
+    maximum_why: str = ""
+    """Why a value above `maximum` is refused (the message says it)."""
     options: tuple[str, ...] = ()
     unit: str = ""
     sections: tuple[type, ...] = ()
@@ -65,9 +68,11 @@ def millis(meaning: str, *, minimum: int | None = None) -> Mapping[str, Rule]:
     return {RULE: Rule(Check.MILLIS, meaning, minimum=minimum, unit="ms")}
 
 
-def count(meaning: str, *, minimum: int | None = None) -> Mapping[str, Rule]:
-    """An integer that counts something (read as `millis` is, with no unit)."""
-    return {RULE: Rule(Check.MILLIS, meaning, minimum=minimum)}
+def count(
+    meaning: str, *, minimum: int | None = None, maximum: int | None = None, maximum_why: str = ""
+) -> Mapping[str, Rule]:
+    """An integer that counts something (read as `millis` is, with no unit), at most `maximum`."""
+    return {RULE: Rule(Check.MILLIS, meaning, minimum=minimum, maximum=maximum, maximum_why=maximum_why)}
 
 
 def choice(options: Any, meaning: str) -> Mapping[str, Rule]:

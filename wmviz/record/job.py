@@ -19,7 +19,6 @@ On disk the recording is one JSON object, `{"format": "wmviz-job/1", ...}` (see 
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from bisect import bisect_right
@@ -30,9 +29,9 @@ from typing import Any
 
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.disk.atomic import write_file
-from wmviz.record.names import chain_parts
-from wmviz.trace.config import MAX_CHANNELS
+from wmviz.trace.config import MAX_CHANNELS, channel_budget_reason
 from wmviz.trace.jsonline import loads_strict
+from wmviz.trace.quote import show
 
 FORMAT = "wmviz-job/1"
 INPUT_WATERMARK = "currentInputWatermark"
@@ -55,7 +54,7 @@ SPLIT_METRICS = (
     "accumulatedPausedTimeMs",
     "accumulatedActiveTimeMs",
 )
-_INPUT_N = re.compile(r"currentInput(\d+)Watermark")
+_INPUT_N = re.compile(r"currentInput([0-9]+)Watermark", re.ASCII)
 # Ship strategies whose channels are Flink's POINTWISE distribution pattern; every other one
 # (HASH, REBALANCE, BROADCAST, GLOBAL, SHUFFLE, CUSTOM, ...) connects all to all.
 POINTWISE_STRATEGIES = frozenset({"FORWARD", "RESCALE"})
@@ -309,12 +308,19 @@ def is_recording_bytes(data: bytes) -> bool:
     return bool(_RECORDING_HEAD.match(data[:SNIFF_BYTES])) and data[-SNIFF_BYTES:].rstrip().endswith(b"}")
 
 
-def _parallelism(value: Any, name: str) -> int:
-    """A vertex's parallelism: a count of subtasks within the channel budget (Flink's ceiling)."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CHANNELS:
-        raise JobFormatError(
-            f"{name}: parallelism {value!r} is not a subtask count from 1 to {MAX_CHANNELS:,}"
-        )
+def parallelism_of(value: Any, name: str) -> int:
+    """A vertex's parallelism: a JSON integer (not text, a float or a bool, which `int()` would
+    take) counting subtasks within the channel budget (Flink's ceiling)."""
+    count = _whole(value, f"{name}: parallelism", 1)
+    if count > MAX_CHANNELS:
+        raise JobFormatError(f"{name}: parallelism {count:,}: {channel_budget_reason(count)}")
+    return count
+
+
+def _whole(value: Any, where: str, least: int = 0, most: int = MAX_MS) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+        bound = f"from {least} to {most:,}" if most < MAX_MS else f">= {least}"
+        raise JobFormatError(f"{where}: {show(value)} is not a whole number {bound} (a JSON integer)")
     return value
 
 
@@ -350,13 +356,18 @@ def recording_of(body: Any, name: str) -> JobRecording:
             Vertex(
                 str(v["id"]),
                 str(v["name"]),
-                _parallelism(v["parallelism"], name),
+                parallelism_of(v["parallelism"], name),
                 tuple(v.get("operators", ())),
             )
             for v in body["vertices"]
         )
         edges = tuple(
-            Edge(str(e["source"]), str(e["target"]), str(e["ship_strategy"]), int(e.get("input", 1)))
+            Edge(
+                str(e["source"]),
+                str(e["target"]),
+                str(e["ship_strategy"]),
+                _whole(e.get("input", 1), name, 1),
+            )
             for e in body["edges"]
         )
         rec = JobRecording(
@@ -365,7 +376,9 @@ def recording_of(body: Any, name: str) -> JobRecording:
             edges=edges,
             source=str(body.get("source", "")),
             idleness_ms=_optional_long(body.get("idleness_ms"), f"{name}: idleness_ms"),
-            watermark_interval_ms=int(body.get("watermark_interval_ms", 200)),
+            watermark_interval_ms=_whole(
+                body.get("watermark_interval_ms", 200), f"{name}: watermark_interval_ms"
+            ),
             notes=list(body.get("notes", [])),
         )
         ids = {v.id for v in vertices}
@@ -376,12 +389,17 @@ def recording_of(body: Any, name: str) -> JobRecording:
             split = item.get("split")
             if split is not None and not isinstance(split, str):
                 raise JobFormatError(f"{where}: split {split!r} is not a split id (text)")
-            key = (str(item["vertex"]), int(item["subtask"]), str(item["metric"]), split)
+            key = (
+                str(item["vertex"]),
+                _whole(item["subtask"], f"{where}: subtask"),
+                str(item["metric"]),
+                split,
+            )
             rec.series[key] = sorted((_long(t, where), _long(v, where)) for t, v in item["points"])
     except (KeyError, TypeError, ValueError) as err:
         if isinstance(err, JobFormatError):
             raise
-        raise JobFormatError(f"{name}: {err!r} (see docs/whole-job.md for the format)") from None
+        raise JobFormatError(f"{name}: {_what(err)} (see docs/whole-job.md for the format)") from None
     for edge in rec.edges:
         if edge.source not in ids or edge.target not in ids:
             raise JobFormatError(
@@ -390,47 +408,8 @@ def recording_of(body: Any, name: str) -> JobRecording:
     return rec
 
 
-def _plan_name(node: dict[str, Any]) -> str:
-    """A vertex name from a plan node's description (HTML-escaped, lines as <br/>): a pretty
-    description such as `[3]:Window(...)<br/>+- Sink: x` becomes `Window(...) -> Sink: x`."""
-    text = html.unescape(str(node.get("description") or node.get("operator") or node["id"]))
-    lines = [re.sub(r"^[\s+\-|]*(\[\d+\]:)?", "", line).strip() for line in text.split("<br/>")]
-    return " -> ".join(line for line in lines if line)
-
-
-def plan_of(body: Any, where: str = "plan") -> tuple[tuple[Vertex, ...], tuple[Edge, ...]]:
-    """The vertices and edges of a `/jobs/:jid/plan` response, or of a `/jobs/:jid` response
-    (whose `vertices` carry the names, and whose `plan` the edges).
-
-    The plan does not say which logical input an edge feeds: an edge's `num` is its input gate's
-    place, which on a real job is not its input's number (`wmviz.record.job_inputs`). Every edge
-    is read into input 1 here; `job_inputs.assign_inputs` sets the inputs from the recorded values.
-    """
-    if not isinstance(body, dict):
-        raise JobFormatError(f"{where}: expected a JSON object")
-    plan = body.get("plan", body)
-    nodes = plan.get("nodes") if isinstance(plan, dict) else None
-    if not isinstance(nodes, list):
-        raise JobFormatError(
-            f'{where}: expected the /jobs/<id>/plan response, {{"plan": {{"nodes": [...]}}}}'
-        )
-    names = {str(v["id"]): str(v["name"]) for v in body.get("vertices", []) if isinstance(v, dict)}
-    vertices, edges = [], []
-    try:
-        for node in nodes:
-            vid = str(node["id"])
-            name = names.get(vid) or _plan_name(node)
-            vertices.append(Vertex(vid, name, int(node["parallelism"]), tuple(chain_parts(name))))
-            for item in node.get("inputs", []):
-                edges.append(Edge(str(item["id"]), vid, str(item.get("ship_strategy", "")).upper()))
-    except (KeyError, TypeError, ValueError) as err:
-        raise JobFormatError(
-            f"{where}: a plan node lacks {err} (each needs id, parallelism, inputs)"
-        ) from None
-    ids = {v.id for v in vertices}
-    for edge in edges:
-        if edge.source not in ids:
-            raise JobFormatError(
-                f"{where}: node {edge.target}'s input {edge.source!r} is not a node of the plan"
-            )
-    return tuple(vertices), tuple(edges)
+def _what(err: Exception) -> str:
+    """A reader's KeyError or TypeError in words (`KeyError('vertices')`: missing field `vertices`)."""
+    if isinstance(err, KeyError):
+        return f"missing field `{err.args[0]}`" if err.args else "a missing field"
+    return "a value of the wrong kind (an object, list, number or text where another belongs)"

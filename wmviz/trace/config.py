@@ -308,6 +308,8 @@ class _ConfigParser:
             self.issue(path, f"{value} is outside the signed 64-bit range of Flink's long")
         elif rule.minimum is not None and value < rule.minimum:
             self.issue(path, f"{value} must be {'positive' if rule.minimum == 1 else f'>= {rule.minimum}'}")
+        elif rule.maximum is not None and value > rule.maximum:
+            self.issue(path, f"{value:,} is more than {rule.maximum:,}: {rule.maximum_why}")
         else:
             return value
         return _REFUSED
