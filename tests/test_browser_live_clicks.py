@@ -36,6 +36,8 @@ def header_counts(text: str) -> tuple[int, int, int, int, int] | None:
 
 
 def test_150_quick_clicks_are_each_stepped_or_said_to_be_refused(page, app_url):  # noqa: F811
+    from playwright.sync_api import expect
+
     caption = drive_an_empty_valve_live(page, app_url)
     # The browser's own count of the clicks its live buttons received (capture phase: before the
     # page's handler, and whatever that handler does with them).
@@ -44,8 +46,14 @@ def test_150_quick_clicks_are_each_stepped_or_said_to_be_refused(page, app_url):
         " if (e.target.closest('.wmviz-live-inputs button')) window.__received += 1; }, true); }"
     )
     button = page.locator(".st-key-live_w_0_0 button")
-    for _ in range(CLICKS):
-        button.click(no_wait_after=True)
+    # The buttons are a component the browser draws once its code has loaded: await them.
+    expect(button).to_be_enabled(timeout=ACCOUNTED_WITHIN_S * 1000)
+    for made in range(CLICKS):
+        try:
+            button.click(no_wait_after=True)
+        except Exception as error:  # say what the page showed instead of the button
+            main = page.locator('[data-testid="stMain"]').inner_text(timeout=10_000)[:3000]
+            raise AssertionError(f"click {made + 1} of {CLICKS}: {error}\n--- the page:\n{main}") from None
     received = page.evaluate("() => window.__received")
     deadline = time.monotonic() + ACCOUNTED_WITHIN_S
     text, counts = "", None
