@@ -19,20 +19,19 @@ CLICKS = 150
 ACCOUNTED_WITHIN_S = 900  # a hang's bound: 150 micro-batches took 1-3 minutes at load 11-14
 
 
-def header_counts(text: str) -> tuple[int, int, int, int, int] | None:
-    """(clicks, stepped, waiting, refused, steps) from the live header, or None before it counts."""
-    found = re.search(r"(\d+) click\(s\): (\d+) stepped", text)
-    if found is None:
+def header_counts(text: str) -> dict[str, int] | None:
+    """The live header's counts (clicks, stepped, rejected, waiting, refused, steps), or None before
+    it counts clicks; a count it leaves out is 0."""
+    if re.search(r"\d+ click\(s\): \d+ stepped", text) is None:
         return None
-    waiting, refused = (re.search(rf"(\d+) {word}", text) for word in ("waiting", "refused"))
-    steps = re.search(r"· (\d+) step\(s\)", text)
-    return (
-        int(found.group(1)),
-        int(found.group(2)),
-        int(waiting.group(1)) if waiting else 0,
-        int(refused.group(1)) if refused else 0,
-        int(steps.group(1)) if steps else 0,
-    )
+    counts = {"clicks": r"(\d+) click\(s\)", "stepped": r"(\d+) stepped", "rejected": r"(\d+) rejected"}
+    counts |= {"waiting": r"(\d+) waiting", "refused": r"(\d+) refused", "steps": r"· (\d+) step\(s\)"}
+    return {name: int(m.group(1)) if (m := re.search(rx, text)) else 0 for name, rx in counts.items()}
+
+
+def main_text(shown) -> str:
+    """What the page's main area says (its errors among it), for a failure's message."""
+    return shown.locator('[data-testid="stMain"]').inner_text(timeout=10_000)[:3000]
 
 
 def test_150_quick_clicks_are_each_stepped_or_said_to_be_refused(page, app_url):  # noqa: F811
@@ -48,13 +47,18 @@ def test_150_quick_clicks_are_each_stepped_or_said_to_be_refused(page, app_url):
     button = page.locator(".st-key-live_w_0_0 button")
     # The buttons are a component the browser draws once its code has loaded: await them.
     expect(button).to_be_enabled(timeout=ACCOUNTED_WITHIN_S * 1000)
-    for made in range(CLICKS):
-        try:
-            button.click(no_wait_after=True)
-        except Exception as error:  # say what the page showed instead of the button
-            main = page.locator('[data-testid="stMain"]').inner_text(timeout=10_000)[:3000]
-            raise AssertionError(f"click {made + 1} of {CLICKS}: {error}\n--- the page:\n{main}") from None
-    received = page.evaluate("() => window.__received")
+    made = received = 0
+    # A click whose button moved between Playwright's aim and its press (the page redraws above
+    # the panel while it runs) reaches no button, as a person's would: it is made again, so the
+    # buttons receive CLICKS, however many presses that takes.
+    while received < CLICKS and made < 2 * CLICKS:
+        for _ in range(CLICKS - received):
+            try:
+                button.click(no_wait_after=True)
+            except Exception as error:  # say what the page showed instead of the button
+                raise AssertionError(f"press {made + 1}: {error}\n--- the page:\n{main_text(page)}") from None
+            made += 1
+        received = page.evaluate("() => window.__received")
     deadline = time.monotonic() + ACCOUNTED_WITHIN_S
     text, counts = "", None
     while time.monotonic() < deadline:  # the clicks arrive, the queue drains, the page redraws
@@ -62,15 +66,15 @@ def test_150_quick_clicks_are_each_stepped_or_said_to_be_refused(page, app_url):
         texts = caption.all_inner_texts()
         text = texts[-1] if texts else ""
         counts = header_counts(text)
-        if len(texts) == 1 and counts is not None and counts[0] == received and counts[2] == 0:
+        if len(texts) == 1 and counts is not None and counts["clicks"] == received and not counts["waiting"]:
             break  # every click the buttons received is counted, and none waits
         page.wait_for_timeout(1000)
-    print(f"\n{CLICKS} clicks in the browser, {received} received by the buttons: {text}")
-    assert received == CLICKS, f"{CLICKS - received} click(s) never reached a button"
-    assert counts is not None and counts[0] == received, (
+    print(f"\n{made} presses in the browser, {received} clicks received by the buttons: {text}")
+    assert received == CLICKS, f"{made} presses, {received} clicks received by the buttons"
+    assert counts is not None and counts["clicks"] == received, (
         f"after {ACCOUNTED_WITHIN_S} s the page counts {text!r}, the buttons received {received}"
     )
-    clicks, stepped, waiting, refused, steps = counts
-    assert waiting == 0 and stepped + refused == clicks and steps == stepped, text
-    assert stepped >= 1
+    said = counts["stepped"] + counts["rejected"] + counts["refused"]  # each said on the page
+    assert not counts["waiting"] and said == counts["clicks"] and counts["steps"] == counts["stepped"], text
+    assert counts["stepped"] >= 1, f"no click was stepped: {text}\n--- the page:\n{main_text(page)}"
     page.get_by_role("button", name="Stop driving live").click()
