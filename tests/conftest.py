@@ -1,5 +1,6 @@
 """Fixtures and loaders shared by the tests: the repo's root, the conformance cases under
-tests/data/conformance/ (each file says its own format under its "format" key), the Spark session."""
+tests/data/conformance/ (each file says its own format under its "format" key), the Spark session;
+and the run's closing word on the real-Flink tests it skipped (`pytest_terminal_summary`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import os
 from pathlib import Path
 
 import pytest
+
+pytest_plugins = ("pytester",)  # tests/test_run_summary.py runs a small inner session
 
 REPO = Path(__file__).resolve().parent.parent
 # The app's Spark starts on demand in tests (AppTest runs the page in this process many times);
@@ -88,6 +91,43 @@ def require_flink(what: str, suite: str, unavailable=None) -> None:
         if in_ci:
             pytest.fail(f"CI is set, so {suite} must run; {message}", pytrace=False)
         pytest.skip(message)
+
+
+FLINK_COMMAND = "WMVIZ_FLINK_DOWNLOAD=1 python -m pytest -m flink"
+"""The one line that runs every test against the real Flink classes, fetching the jars if needed."""
+
+
+def flink_summary(stats: dict) -> list[str]:
+    """What a run says at its end about the tests marked `flink`: how many were skipped (with the
+    first reason) or deselected, and the line that runs them. Nothing when all of them ran: a
+    laptop without Java or the jars skips them quietly otherwise, and a green run would hide that
+    the product was never checked against Flink."""
+    skipped = [r for r in stats.get("skipped", []) if "flink" in getattr(r, "keywords", {})]
+    deselected = [i for i in stats.get("deselected", []) if i.get_closest_marker("flink") is not None]
+    if not skipped and not deselected:
+        return []
+    lines = []
+    if skipped:
+        why = skipped[0].longrepr  # (file, line, "Skipped: reason") for a skip
+        reason = (why[2] if isinstance(why, tuple) else str(why)).removeprefix("Skipped: ")
+        lines.append(f"{len(skipped)} real-Flink test(s) (marker flink) skipped: {reason}")
+    if deselected:
+        lines.append(f"{len(deselected)} real-Flink test(s) (marker flink) deselected")
+    lines.append(f"run them with: {FLINK_COMMAND}")
+    return lines
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter):
+    """End the run with `flink_summary`, under its own heading: after the short test summary, just
+    above the final counts (the outermost wrapper around pytest's own, which writes that summary
+    once everything inside it has run)."""
+    yield
+    lines = flink_summary(terminalreporter.stats)
+    if lines:
+        terminalreporter.write_sep("=", "tests against the real Flink 2.3.0 classes")
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 @pytest.fixture

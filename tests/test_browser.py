@@ -31,7 +31,9 @@ from tests.conftest import CHROMIUM, REPO, truthy_env
 VIEWPORT = {"width": 1440, "height": 900}  # the screen the issue measured on
 WIDE = {"width": 1920, "height": 1080}
 SCREENSHOTS = REPO / "docs" / "screenshots"
-TIMEOUT_MS = 45_000  # one rerun; generous because the first plotly chart loads a large JS chunk
+TIMEOUT_MS = 120_000  # one rerun: a bound only a hang reaches, never a timing goal (issue 30: a busy
+# machine must not fail a test; how fast the page is, is bench/app_latency.py's to measure)
+SPARK_READY_MS = 600_000  # Spark's start, a JVM's, on a machine whose other work may hold both cores
 
 # Streamlit's own end-to-end tests wait on these: the script has finished and the frontend is connected.
 APP_IDLE = (
@@ -276,12 +278,12 @@ def drive_an_empty_valve_live(page, app_url: str):
     from playwright.sync_api import expect
 
     open_view(page, app_url, f"{FLINK_38477}&step=0", 0, ONE_VALVE_CHARTS)
-    expect(page.locator(".st-key-spark_status")).to_contain_text("Spark ready", timeout=180_000)
+    expect(page.locator(".st-key-spark_status")).to_contain_text("Spark ready", timeout=SPARK_READY_MS)
     page.get_by_text("Drive it live (Spark streaming)").click()
     page.locator(".st-key-live_channels input").fill("2")
     page.get_by_role("button", name="Drive an empty valve live").click()
     caption = page.get_by_text(re.compile(r"^Spark Structured Streaming query"))
-    expect(caption).to_be_visible(timeout=180_000)
+    expect(caption).to_be_visible(timeout=SPARK_READY_MS)
     return caption
 
 
@@ -757,19 +759,19 @@ def test_live_mode_runs_micro_batches_and_an_idle_click_moves_the_output(page, a
 
     caption = drive_an_empty_valve_live(page, app_url)
     expect(page.get_by_role("heading", name=re.compile("^Live: An empty valve of 2 channels"))).to_be_visible(
-        timeout=180_000
+        timeout=SPARK_READY_MS
     )
     # The suggested value is 10 past the output, so ch 0 then ch 1 raise it by 10 every two steps.
     for step in range(21):
         channel = step % 2
         page.locator(f".st-key-live_w_0_{channel} button").click()
-        expect(caption).to_contain_text(f"· {step + 1} step(s)", timeout=120_000)
+        expect(caption).to_contain_text(f"· {step + 1} step(s)", timeout=TIMEOUT_MS)
         expect(caption).to_contain_text(f"micro-batch #{step}")
     output = page.locator('[data-testid="stMetricValue"]').first
     expect(output).to_have_text("100")  # ch 0 at 110, ch 1 at 100: ch 1 holds the minimum
     page.locator(".st-key-live_IDLE_0_1 button").click()
-    expect(caption).to_contain_text("· 22 step(s)", timeout=120_000)
-    expect(output).to_have_text("110", timeout=60_000)  # the rest of the page follows the caption
+    expect(caption).to_contain_text("· 22 step(s)", timeout=TIMEOUT_MS)
+    expect(output).to_have_text("110", timeout=TIMEOUT_MS)  # the rest of the page follows the caption
     expect(page.get_by_text(re.compile(r"IDLE@1: ch1 ACTIVE → IDLE"))).to_be_visible()
     page.get_by_role("button", name="Stop driving live").click()
     expect(page.get_by_role("heading", name=re.compile("^FLINK-38477"))).to_be_visible()

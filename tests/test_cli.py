@@ -14,6 +14,7 @@ from tests.conftest import REPO, case_id, valve_cases
 from wmviz.cli import commands as cli
 from wmviz.cli import inputs
 from wmviz.core.types import MAX_MS, MIN_MS, Profile
+from wmviz.store.incidents import built_in_incidents
 
 CASES = [c for c in valve_cases() if not any("error" in s for s in c["steps"])]
 
@@ -120,7 +121,8 @@ def test_explain_narrates_every_step_and_a_single_step_on_request(capsys):
     assert code == 0
     header = [line for line in out.splitlines() if line.startswith("# ")]
     lines = [line for line in out.splitlines() if not line.startswith("# ")]
-    # What the narration rests on comes first: the valve of the released profile is checked.
+    # The answer first; then what the narration rests on: the valve of the released profile is checked.
+    assert out.splitlines()[0].startswith("step 0 ") and out.splitlines()[-1] == header[-1]
     assert header == [
         "# checked: valve (profile flink-1.x-2.x): equal to Flink 2.3.0's StatusWatermarkValve on 2,700 "
         "random traces and every conformance case, state compared after every input "
@@ -130,8 +132,8 @@ def test_explain_narrates_every_step_and_a_single_step_on_request(capsys):
     assert lines[2].startswith("step 2 W70@2: ") and lines[2].endswith("is 50 → emit W50")
     code, out, _ = run_cli(capsys, "explain", str(sample), "--step", "8", "--profile", "flink-master")
     assert code == 0
-    assert out.splitlines()[0].startswith("# modelled: valve (profiles flink-master, flip-38477)")
-    step = out.splitlines()[-1]
+    assert out.splitlines()[-1].startswith("# modelled: valve (profiles flink-master, flip-38477)")
+    step = out.splitlines()[0]
     assert step.startswith("step 8 IDLE@1: ch1 ACTIVE → IDLE; no ACTIVE channel is left (S1a); flink-master")
     assert step.endswith("emits W100, S:IDLE")
 
@@ -185,8 +187,16 @@ def test_a_missing_path_to_a_built_in_incident_says_how_to_name_it(tmp_path, mon
         "error: sample_data/flink-38477-zero-output.jsonl: no such file "
         "(to use the built-in incident, name it alone: flink-38477-zero-output)\n"
     )
+    # A bare name that is no file and no incident: the built-in names to choose from, in reading order.
     code, _, err = run_cli(capsys, "explain", "no-such-incident")
-    assert (code, err) == (2, "error: no-such-incident: no such file\n")
+    assert (code, err) == (
+        2,
+        "error: no-such-incident: no such file, and no built-in incident has that name; the built-in "
+        f"ones are: {', '.join(built_in_incidents())}\n",
+    )
+    assert err.index("flink-38477-zero-output") < err.index("early-fire-left-join")
+    code, _, err = run_cli(capsys, "explain", "no-such.csv")  # a file name: a file was meant
+    assert (code, err) == (2, "error: no-such.csv: no such file\n")
 
 
 def test_the_app_without_its_extra_is_one_line_naming_the_extra_and_exit_2(monkeypatch, capsys):
@@ -201,6 +211,39 @@ def test_the_app_without_its_extra_is_one_line_naming_the_extra_and_exit_2(monke
     monkeypatch.setitem(sys.modules, "pyspark", None)
     code, _, err = run_cli(capsys, "app")
     assert code == 2 and "needs streamlit, pyspark, not installed here" in err
+
+
+def test_the_app_passes_streamlit_s_options_on_with_or_without_a_double_dash(monkeypatch, capsys):
+    started: list[list[str]] = []
+
+    def exec_streamlit(_python, command):
+        started.append(command)
+        raise SystemExit(0)  # where the real execv never returns
+
+    monkeypatch.setattr(cli.os, "execv", exec_streamlit)
+    for argv in (["app", "--server.port", "8599"], ["app", "--", "--server.port", "8599"]):
+        with pytest.raises(SystemExit):
+            run_cli(capsys, *argv)
+        command = started.pop()
+        assert command[1:4] == ["-m", "streamlit", "run"] and command[5:] == ["--server.port", "8599"], argv
+    with pytest.raises(SystemExit):
+        run_cli(capsys, "app")
+    assert started.pop()[5:] == []
+    # Any other command still refuses what it does not know, as a usage error.
+    with pytest.raises(SystemExit) as usage:
+        run_cli(capsys, "validate", "flink-38477-zero-output", "--server.port", "8599")
+    assert usage.value.code == 2 and "unrecognized arguments: --server.port 8599" in capsys.readouterr().err
+
+
+def test_the_usage_names_the_command_a_person_types():
+    result = subprocess.run(
+        [sys.executable, "-m", "wmviz", "--help"], capture_output=True, text=True, cwd=REPO
+    )
+    assert result.returncode == 0 and result.stdout.startswith("usage: wmviz ")
+    result = subprocess.run(
+        [sys.executable, "-m", "wmviz", "app", "--help"], capture_output=True, text=True, cwd=REPO
+    )
+    assert result.returncode == 0 and "wmviz app --server.port 8599" in " ".join(result.stdout.split())
 
 
 def test_an_internal_error_exits_1_with_a_message_and_no_traceback_unless_debug(monkeypatch, capsys):

@@ -43,9 +43,7 @@ EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    parser = argparse.ArgumentParser(
-        prog="python -m wmviz", description="Replay Flink watermark-valve traces."
-    )
+    parser = argparse.ArgumentParser(prog="wmviz", description="Replay Flink watermark-valve traces.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = parser.add_subparsers(dest="command", required=True)
     profiles = [p.value for p in Profile]
@@ -97,16 +95,34 @@ def build_parser() -> argparse.ArgumentParser:
     add_sweep_parser(sub)
     add_plan_parser(sub)
     add_sql_parser(sub)
-    app = sub.add_parser("app", help="start the web app (streamlit run wmviz's app.py)")
-    app.add_argument("streamlit_args", nargs=argparse.REMAINDER, help="passed on to `streamlit run`")
+    sub.add_parser(
+        "app",
+        help="start the web app (streamlit run wmviz's app.py)",
+        usage="wmviz app [STREAMLIT OPTION ...]",
+        description="Start the page. Streamlit's own options are passed on to `streamlit run`, with or "
+        "without a `--` before them: wmviz app --server.port 8599, or wmviz app -- --server.port 8599.",
+    )
     return parser
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The parsed command line. `app` keeps every argument it does not know as Streamlit's own
+    (`streamlit_args`, a leading `--` dropped, since `streamlit run app.py -- …` would hand them to
+    the page's script instead of Streamlit); any other command refuses them as argparse does."""
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "app":
+        args.streamlit_args = rest[1:] if rest[:1] == ["--"] else rest
+    elif rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.default_int_handler)  # KeyboardInterrupt from here on
-    args = build_parser().parse_args(argv)
+    args = parse(argv)
     if sys.stdout is None or sys.stdout.closed:
         print("error: standard output is closed; nothing to write to", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -230,8 +246,6 @@ def cmd_explain(args: argparse.Namespace) -> None:
             f"no instance {args.instance!r} in {trace.source}; it has {', '.join(trace.instances)}"
         )
     multi = len(trace.instances) > 1
-    for claim in scenario_claims(trace.config, chosen_profile(args) or trace.config.profile):
-        print(f"# {'checked' if claim.verified else 'modelled'}: {claim.line()}")
     # Date-times on the trace's first day read as clock times; the one header line gives the date.
     times = TimeFormat(args.time, origin_ms=trace_origin(trace), short=args.time == "utc")
     if times.day is not None and args.time == "utc":
@@ -253,6 +267,9 @@ def cmd_explain(args: argparse.Namespace) -> None:
     if args.step is not None and not printed:
         sizes = ", ".join(f"instance {i} has {_plural(n, 'step')}" for i, n in steps.items())
         raise BadInput(f"there is no step {args.step}: {sizes}")
+    # The answer first, then what the narration was checked against (a paragraph per claim).
+    for claim in scenario_claims(trace.config, chosen_profile(args) or trace.config.profile):
+        print(f"# {'checked' if claim.verified else 'modelled'}: {claim.line()}")
 
 
 def cmd_app(args: argparse.Namespace) -> None:

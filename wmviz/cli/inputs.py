@@ -4,10 +4,11 @@ name), then read and validated. Every command that takes a trace reads it throug
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from wmviz.cli.errors import BadInput
 from wmviz.core.scenario import Trace
-from wmviz.store.incidents import incident_files
+from wmviz.store.incidents import incident_files, incident_names
 from wmviz.trace.readers import read_trace
 
 
@@ -24,9 +25,7 @@ def check_files(args: argparse.Namespace) -> None:
         if path.is_dir():
             raise BadInput(f"{path}: is a folder, not a file")
         if not path.exists():
-            named_built_in = path is args.trace and incident_files(path.name) is not None
-            hint = f" (to use the built-in incident, name it alone: {path.stem})" if named_built_in else ""
-            raise BadInput(f"{path}: no such file{hint}")
+            raise BadInput(f"{path}: no such file{_hint(path, is_trace=path is args.trace)}")
         try:
             with open(path, "rb"):
                 pass
@@ -38,3 +37,17 @@ def load(args: argparse.Namespace) -> Trace:
     """Read and validate the trace (and config) named on the command line."""
     check_files(args)
     return read_trace(args.trace, args.config)
+
+
+def _hint(path: Path, *, is_trace: bool) -> str:
+    """What a missing trace may have meant: the built-in incident its file name names, or, for a
+    bare name (no folder, no file suffix), the names of the built-in incidents to choose from."""
+    if not is_trace:
+        return ""
+    if incident_files(path.name) is not None:
+        return f" (to use the built-in incident, name it alone: {path.stem})"
+    if path.name == str(path) and not path.suffix:
+        return (
+            f", and no built-in incident has that name; the built-in ones are: {', '.join(incident_names())}"
+        )
+    return ""

@@ -7,6 +7,8 @@ one `Times` formatter (`t`: `wmviz.view.timefmt.TimeFormat` from the page, the C
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from wmviz.core.alignment import HeldRecord, PauseEvent, ReleasedRecords, describe_alignment
 from wmviz.core.narrate import narrate
 from wmviz.core.operator_log import (
@@ -63,9 +65,17 @@ def explain_step(result: StepResult, t: Times = RAW) -> str:
     return "; ".join(explain_parts(result, t))
 
 
-def explain_parts(result: StepResult, t: Times = RAW) -> list[str]:
-    """The story of one step as its parts: the row, each probe, each valve input, the operator."""
-    parts = [describe_row(result.row, t)] if result.account is None else []
+def explain_parts(result: StepResult, t: Times = RAW, *, lead: bool = False) -> list[str]:
+    """The story of one step as its parts: the row, each probe, each valve input, the operator.
+
+    In the order things happened, unless `lead` (the page's narration box, whose first lines are
+    all a person sees without scrolling): then the headline leads, a source PAUSED by watermark
+    alignment (`_headline`), since it is why everything after it waits, and in causal order it comes
+    after the row, the probes and the valve, five bullets down."""
+    headline = tuple(e for e in result.events if _headline(e)) if lead else ()
+    parts = [describe_alignment(e, t) for e in headline]
+    if result.account is None:
+        parts.append(describe_row(result.row, t))
     for probe in result.probes:
         if probe.emitted:
             inputs = ", ".join(input_text(i, t) for i in probe.emitted)
@@ -77,8 +87,13 @@ def explain_parts(result: StepResult, t: Times = RAW) -> list[str]:
     if result.valve_steps and _two_input(result):
         combined = [emission_text(e, t) for e in result.out]
         parts.append("combined input: " + (", ".join(combined) if combined else "unchanged"))
-    parts.extend(_operator_parts(result, t))
+    parts.extend(_operator_parts(result, t, said=headline))
     return [p for p in parts if p]
+
+
+def _headline(event: StepEvent) -> TypeGuard[PauseEvent]:
+    """Whether an event is the step's headline: a subtask or split PAUSED by watermark alignment."""
+    return isinstance(event, PauseEvent) and event.paused
 
 
 def describe_row(row: TraceRow, t: Times = RAW) -> str:
@@ -120,9 +135,11 @@ def _two_input(result: StepResult) -> bool:
     return any(vs.input in ("L", "R") for vs in result.valve_steps)
 
 
-def _operator_parts(result: StepResult, t: Times) -> list[str]:
-    """One clause per operator event, in the order they happened; the timers registered last."""
-    parts = [part for part in (_event_part(e, t) for e in result.events) if part is not None]
+def _operator_parts(result: StepResult, t: Times, said: tuple[StepEvent, ...] = ()) -> list[str]:
+    """One clause per operator event, in the order they happened, but for those `said` already (the
+    headline); the timers registered last."""
+    events = [e for e in result.events if not any(e is s for s in said)]
+    parts = [part for part in (_event_part(e, t) for e in events) if part is not None]
     registered = [e for e in result.events if isinstance(e, TimerRegistration)]
     if registered:
         timers = ", ".join(

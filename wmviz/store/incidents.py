@@ -65,11 +65,8 @@ def built_in_incidents(root: Path = SAMPLES) -> dict[str, Incident]:
     Each trace is read once to take its title from the config, so a broken trace raises here
     rather than when someone opens it.
     """
-    traces = [p for p in root.iterdir() if p.is_file() and p.suffix.lower() in _TRACE_SUFFIXES]
-    rank = {slug: i for i, slug in enumerate(READING_ORDER)}
-    traces.sort(key=lambda p: (rank.get(p.stem, len(rank)), p.stem))
     incidents: dict[str, Incident] = {}
-    for path in traces:
+    for path in _traces(root):
         config_path = _config_beside(path)
         story = path.with_suffix(".md")
         title = read_trace(path, config_path).config.name or path.stem
@@ -81,6 +78,19 @@ def built_in_incidents(root: Path = SAMPLES) -> dict[str, Incident]:
             story_md=story.read_text(encoding="utf-8") if story.is_file() else "",
         )
     return incidents
+
+
+def _traces(root: Path) -> list[Path]:
+    """Every built-in trace file under `root`, in reading order (READING_ORDER, then by name)."""
+    traces = [p for p in root.iterdir() if p.is_file() and p.suffix.lower() in _TRACE_SUFFIXES]
+    rank = {slug: i for i, slug in enumerate(READING_ORDER)}
+    return sorted(traces, key=lambda p: (rank.get(p.stem, len(rank)), p.stem))
+
+
+def incident_names(root: Path = SAMPLES) -> list[str]:
+    """The built-in incidents' slugs in reading order, without reading any trace (what the command
+    line lists when a name is neither a file nor an incident)."""
+    return [p.stem for p in _traces(root)]
 
 
 def incident_files(name: str, root: Path = SAMPLES) -> tuple[Path, Path | None] | None:

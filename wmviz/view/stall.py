@@ -3,8 +3,11 @@ report show ("output stuck at 10:05:15.000Z for 43 steps, held by ch2 since step
 
 A stall is a run of steps over which the output watermark (the valve's, or a two-input operator's
 combined input) does not change while inputs keep arriving, at least MIN_STALL_STEPS long and at
-least STALL_FACTOR times the run's median: a trace with five rows between watermarks is not
-stalled every five rows. An output at MAX is finished, not stalled. Pure: numpy and pandas over
+least STALL_FACTOR times the median of the trace's other runs: a trace with five rows between
+watermarks is not stalled every five rows. A run never sets its own bar: a trace whose output
+never moves at all (a silent split holding it at MIN, no idleness) has no other run to compare
+with, so MIN_STALL_STEPS alone decides, and its one long run is the stall. An output at MAX is
+finished, not stalled; one still at MIN is stuck like any other. Pure: numpy and pandas over
 the cursor's tables.
 """
 
@@ -59,7 +62,7 @@ def stall_at(cursor: InstanceCursor, step: int, holders: list[tuple[str, int]] |
         return None
     run = int(np.searchsorted(starts, step, side="right")) - 1
     value, start, end = int(values[run]), int(starts[run]), int(ends[run])
-    if value == MAX_MS or end - start < _threshold(starts, ends):
+    if value == MAX_MS or end - start < _thresholds(starts, ends)[run]:
         return None
     holders = holders or []
     several = len({i for i, _ in holders}) > 1 or any(i != "0" for i, _ in holders)
@@ -72,19 +75,32 @@ def longest_stalls(cursor: InstanceCursor, count: int = 3) -> list[Stall]:
     """The longest stalls of the run (at most `count`), longest first."""
     starts, ends, values = output_runs(cursor)
     length = ends - starts
-    keep = (length >= _threshold(starts, ends)) & (values != MAX_MS)
+    keep = (length >= _thresholds(starts, ends)) & (values != MAX_MS)
     order = np.argsort(-length[keep], kind="stable")[:count]
     s, e, v = starts[keep][order], ends[keep][order], values[keep][order]
     return [Stall(int(v[i]), int(s[i]), int(e[i])) for i in range(len(s))]
 
 
-def _threshold(starts: np.ndarray, ends: np.ndarray) -> float:
-    """How long a run must be to count as a stall in this trace."""
-    return (
-        max(MIN_STALL_STEPS, STALL_FACTOR * float(np.median(ends - starts)))
-        if len(starts)
-        else MIN_STALL_STEPS
-    )
+def _thresholds(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """How long each run must be to count as a stall: STALL_FACTOR times the median length of the
+    other runs (the trace's routine gap between output changes), at least MIN_STALL_STEPS.
+
+    The run itself is left out of its median: when a trace has one run or two, the stall is most of
+    the median, and a trace stuck from its first step to its last (at MIN, say) could never reach
+    three times its own length. Read off the sorted lengths: without the run of rank r, the k = n-1
+    others' middle elements sit at (k-1)//2 and k//2, shifted one place up from rank r on."""
+    lengths = (ends - starts).astype(np.float64)
+    k = len(lengths) - 1
+    if k < 1:
+        return np.full(len(lengths), float(MIN_STALL_STEPS))
+    order = np.argsort(lengths, kind="stable")
+    ranked = lengths[order]
+    rank = np.empty(len(lengths), np.int64)
+    rank[order] = np.arange(len(lengths))
+    lo, hi = (k - 1) // 2, k // 2
+    low = np.where(lo < rank, ranked[lo], ranked[lo + 1])
+    high = np.where(hi < rank, ranked[hi], ranked[hi + 1])
+    return np.maximum(float(MIN_STALL_STEPS), STALL_FACTOR * (low + high) / 2)
 
 
 def _last_move(cursor: InstanceCursor, holder: tuple[str, int], step: int) -> int | None:

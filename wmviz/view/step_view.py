@@ -241,7 +241,7 @@ def step_view(
         inferred=inferred_text(result),
         replay=replay_check_text(result, pipeline, short),
         stall=None if found is None else literal(stall.stall_text(found, cursor.count, t)),
-        narration=tuple(explain_parts(result, short)),
+        narration=tuple(explain_parts(result, short, lead=True)),
         rules=tuple(step_rules(result)),
         splits=ShownTable(_arrow(split_table(pipeline, short))),
         channels=channel_tables(views, widths.channel_possible(t, widths.latest_time(cursor), finishes)),
@@ -301,7 +301,7 @@ def side_view(
     return SideView(
         caption=f"step {step} · {literal(model.input_summary(cursor.row(step), t))}",
         cards=tuple(model.output_cards(views, pipeline, om.operator_watermark(cursor, step), t)),
-        narration=tuple(explain_parts(result, short)),
+        narration=tuple(explain_parts(result, short, lead=True)),
         rules=tuple(step_rules(result)),
         channels=channel_tables(views),
         chart=figure_json(chart),
