@@ -183,6 +183,13 @@ def _samples() -> list[Case]:
     return cases
 
 
+def _sql() -> list[Case]:
+    """SQL's watermark stages (tests/data/sql: pushed down, a separate assigner with idleness and a
+    mini-batch assigner, split readers with alignment, a join of two tables with a config each)."""
+    folder = REPO / "tests" / "data" / "sql"
+    return [Case(f"sql-{p.stem}", p.name, _text(p.read_bytes())) for p in sorted(folder.glob("*.jsonl"))]
+
+
 def _seeded() -> list[Case]:
     from tests.test_timeline import random_valve_trace
 
@@ -201,7 +208,7 @@ def _seeded() -> list[Case]:
 
 
 def valid_cases() -> list[Case]:
-    return [*_conformance_cases(), *_join_cases(), *_samples(), *_seeded()]
+    return [*_conformance_cases(), *_join_cases(), *_samples(), *_seeded(), *_sql()]
 
 
 # ---- invalid cases: one per class of bad input ------------------------------------------------------

@@ -49,12 +49,15 @@ def test_a_link_opens_the_job_graph_at_its_moment_and_the_slider_moves_it():
     app = open_job(job=JOB, at=str(js.T0 + 200_000))
     assert app.title[0].value == "A silent Kafka split holds the whole job"
     assert app.session_state["job_at"] == js.T0 + 200_000
-    assert chain(app)[-1]["vertex"] == "Source: payments" and chain(app)[-1]["held by"] == "itself"
+    assert (
+        chain(app)[-1]["vertex"] == "Source: payments"
+        and chain(app)[-1]["held by"] == "its own reading (no split metrics)"
+    )
     figure = app.get("plotly_chart")[0].proto.spec
     assert TimeFormat()(js.T0 + 200_000) in figure  # the title says the moment in readable time
     app.select_slider(key="job_at").set_value(js.T0 + 600_000).run()
     assert not app.exception, app.exception
-    assert chain(app)[-1]["vertex"] == "Source: orders" and chain(app)[-1]["held by"] == "split orders-5"
+    assert chain(app)[-1]["vertex"] == "Source: orders" and chain(app)[-1]["held by"] == "split 'orders-5'"
     assert param(app, "at") == str(js.T0 + 600_000) and param(app, "job") == JOB
 
 
@@ -69,7 +72,9 @@ def test_a_bad_link_falls_back_and_says_why():
 
 def test_a_vertex_opens_its_valve_page_at_the_moment_and_the_page_leads_back():
     app = open_job(job=JOB, at=str(js.T0 + 200_000), vertex=js.WINDOW)
-    assert "Step through Window: revenue -> Sink: warehouse subtask" in app.button(key="job_valve").label
+    assert "Step through Window: revenue -> Sink: warehouse subtask" in shown(
+        app.button(key="job_valve").label
+    )
     app.button(key="job_valve").click().run()
     assert not app.exception, app.exception
     assert param(app, "trace") and param(app, "job") == JOB and param(app, "vertex") == js.WINDOW
@@ -102,7 +107,7 @@ def test_an_uploaded_recording_opens_on_its_graph_and_a_trace_upload_is_refused_
     stored = uploads.store_upload("incident.json", recording, None)
     app = open_job(job=stored.digest, at=str(js.T0 + 600_000))
     assert "Uploaded job" in app.title[0].value and "incident" in app.title[0].value
-    assert chain(app)[-1]["held by"] == "split orders-5"
+    assert chain(app)[-1]["held by"] == "split 'orders-5'"
     sample = (REPO / "sample_data" / "flink-38477-zero-output.jsonl").read_bytes()
     trace = uploads.store_upload("t.jsonl", sample, None)
     refused = open_job(job=trace.digest)

@@ -105,12 +105,12 @@ def test_unknown_keys_at_every_level_are_errors_listing_the_expected_fields() ->
     obj = {"nmae": "x", "generator": {"ooo_ms": 1}, "operator": {"type": "window", "size_ms": 5, "sizems": 5}}
     assert _errors(obj) == [
         "s.json: field nmae: unknown field; "
-        "expected one of name, description, profile, channels, generator, operator",
+        "expected one of name, description, profile, channels, generator, operator, generators",
         "s.json: field operator.sizems: unknown field; "
         "expected one of type, size_ms, slide_ms, offset_ms, session_gap_ms, allowed_lateness_ms, aggregate",
         "s.json: field generator.ooo_ms: unknown field; "
         "expected one of out_of_orderness_ms, emit, interval_ms, idle_timeout_ms, resume, splits, "
-        "alignment, preset",
+        "alignment, preset, style, expression, column_type, zone, minibatch_interval_ms",
     ]
 
 
@@ -152,7 +152,7 @@ def test_every_bad_value_is_reported_at_once_with_its_field_path() -> None:
         's.json: field operator.aggregate: "avg" is not one of list, count, sum, min, max',
         "s.json: field channels.0: 0 is not a positive channel count",
         "s.json: field generator.out_of_orderness_ms: -1 must be >= 0",
-        's.json: field generator.emit: "sometimes" is not one of per-record, periodic',
+        's.json: field generator.emit: "sometimes" is not one of per-record, periodic, on-event, on-periodic',
         "s.json: field generator.interval_ms: 0 must be positive",
         's.json: field generator.idle_timeout_ms: "10s" is not an integer (milliseconds)',
         's.json: field generator.resume: "lazy" is not one of eager, flip27-released',

@@ -84,6 +84,13 @@ def test_the_generic_check_judges_every_millisecond_field_by_its_own_rule(field:
         assert _errors(lambda: parse_config(_section_with(field, minimum - 1), "c.json")) == [
             f"c.json: field {path}: {minimum - 1} must be {expected}"
         ]
+    maximum = field.rule.maximum
+    if maximum is not None:
+        assert field.rule.maximum_why
+        assert _errors(lambda: parse_config(_section_with(field, maximum + 1), "c.json")) == [
+            f"c.json: field {path}: {maximum + 1:,} is more than {maximum:,}: {field.rule.maximum_why}"
+        ]
+        assert parse_config(_section_with(field, maximum), "c.json")
 
 
 @pytest.mark.parametrize(
@@ -101,9 +108,24 @@ def test_the_generic_check_judges_every_choice_by_its_own_options(field: Declare
         config = _section_with(field, option.upper())
         if leaf == "time_mode":
             config["operator"]["early_fire_delay_ms"] = 1  # the hint's mode needs the hint
+        config.get("generator", {}).update(_sql_companions(leaf, option))
         parsed = parse_config(config, "c.json")
         section = parsed.operator if "operator" in config else parsed.generator or parsed
         assert getattr(section, leaf) == option
+
+
+def _sql_companions(leaf: str, option: str) -> dict[str, Any]:
+    """The fields a generator choice needs beside it: each SQL style takes its own (sqlconfig.py)."""
+    source = {"style": "sql-source", "emit": "on-periodic", "resume": "flip27-released", "expression": "ts"}
+    if leaf == "column_type" and option == "number":  # a number column needs TO_TIMESTAMP_LTZ
+        return {**source, "expression": {"to_timestamp_ltz": 3, "of": "ts"}}
+    if (leaf == "emit" and option.startswith("on-")) or leaf in ("column_type", "zone"):
+        return {k: v for k, v in source.items() if k != leaf}
+    if leaf == "style" and option == "sql-source":
+        return {k: v for k, v in source.items() if k != "style"}
+    if (leaf == "style" and option == "sql-assigner") or (leaf == "preset" and option.startswith("sql")):
+        return {"expression": "ts"}
+    return {}
 
 
 def test_a_config_with_every_field_off_its_default_writes_back_to_itself() -> None:

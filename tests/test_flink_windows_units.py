@@ -33,6 +33,7 @@ from wmviz.core.windows import (
     window_start,
     window_start_long,
 )
+from wmviz.sql import jars
 from wmviz.trace.config import parse_config
 from wmviz.trace.errors import TraceValidationError
 from wmviz.view.operator_model import panes_heading, panes_table
@@ -168,7 +169,7 @@ def test_pending_is_cached_until_the_heap_changes_and_not_pickled():
 
 def test_one_wheel_download_brings_flink_dist_and_both_table_jars(tmp_path, monkeypatch):
     """The download path, with pip replaced by a fake wheel (no network)."""
-    monkeypatch.setattr(jar, "cache_dir", lambda: tmp_path / "cache")
+    monkeypatch.setattr(jars, "cache_dir", lambda: tmp_path / "cache")  # where jar.py's helpers live
     monkeypatch.delenv(jar.JAR_ENV, raising=False)
     calls = []
 
@@ -177,7 +178,7 @@ def test_one_wheel_download_brings_flink_dist_and_both_table_jars(tmp_path, monk
         target = Path(cmd[cmd.index("-d") + 1])
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w") as wheel:
-            for name in (jar.JAR_NAME, *jar.TABLE_JAR_NAMES):
+            for name in (jar.JAR_NAME, *jar.SQL_JAR_NAMES):
                 wheel.writestr(f"pyflink/lib/{name}", f"jar {name}")
         (target / "apache_flink_libraries-2.3.0-py2.py3-none-any.whl").write_bytes(buffer.getvalue())
 

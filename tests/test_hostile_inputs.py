@@ -224,7 +224,7 @@ def test_a_finished_replayed_on_a_channel_already_at_max_is_narrated(tmp_path):
 
 
 def test_a_wide_generated_valve_skips_probes_that_cannot_change_anything_with_the_same_outcome(monkeypatch):
-    from wmviz.core import pipeline
+    from wmviz.core import probe_schedule
     from wmviz.core.scenario import GeneratorConfig, Kind, ScenarioConfig, Trace, TraceRow
 
     config = ScenarioConfig(
@@ -241,7 +241,7 @@ def test_a_wide_generated_valve_skips_probes_that_cannot_change_anything_with_th
         return [(r.out, r.emit, r.dropped) for r in results], sum(len(r.probes) for r in results)
 
     skipped, visits = outcome()
-    monkeypatch.setattr(pipeline, "_PROBE_VISITS", 10**12)
+    monkeypatch.setattr(probe_schedule, "PROBE_VISITS", 10**12)
     every, all_visits = outcome()
     assert skipped == every
     assert visits < all_visits // 50 and all_visits > 400_000

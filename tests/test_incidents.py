@@ -41,6 +41,7 @@ REQUIRED = (
     "order-dependent-final-watermark",
     "late-click-merges-sessions",
     "fast-partition-paused-by-alignment",
+    "sql-silent-partition-holds-the-window",
 )
 
 

@@ -53,7 +53,7 @@ def test_at_the_end_orders_holds_the_job_and_the_chain_ends_at_its_silent_split(
     assert by_id[js.PAYMENTS].behind_ms == 0  # the leading output
     assert by_id[js.ORDERS].behind_ms == by_id[js.WINDOW].behind_ms > 60_000
     assert [h.vertex for h in graph.chain] == [js.WINDOW, js.JOIN, js.ORDERS]
-    assert graph.chain[-1].held_by == "split orders-5" and graph.chain[-1].subtask == 2
+    assert graph.chain[-1].held_by == "split 'orders-5'" and graph.chain[-1].subtask == 2
     assert chain_edges(graph) == {(js.JOIN, js.WINDOW), (js.ORDERS, js.JOIN)}
     carried = {(e.source, e.target): e.watermark_ms for e in graph.edges}
     assert carried[(js.ORDERS, js.JOIN)] == by_id[js.ORDERS].output_ms
@@ -65,7 +65,11 @@ def test_earlier_the_chain_ends_at_the_lagging_payments_subtask(walker):
     assert graph.at_ms == js.T0 + 200_000
     assert [h.vertex for h in graph.chain][-1] == js.PAYMENTS
     assert graph.chain[-1].subtask == 1 and graph.chain[1].held_by == "input 2"
-    assert {v.id: v.behind_ms for v in graph.vertices}[js.ORDERS] == 0
+    # Behind the job's leading watermark (payments subtask 0 at 196 s, stopped but not idle yet):
+    # orders' slowest subtask at 195 s is a second behind, the lagging payments subtask 56 s.
+    assert walker.leading(graph.at_ms) == js.T0 + 196_000
+    assert {v.id: v.behind_ms for v in graph.vertices}[js.ORDERS] == 1_000
+    assert graph.chain[-1].behind_ms == 56_000
 
 
 def test_the_figure_colours_labels_and_highlights_in_readable_times(walker):
@@ -85,7 +89,7 @@ def test_the_figure_colours_labels_and_highlights_in_readable_times(walker):
     arrows = [a for a in figure["layout"]["annotations"] if a.get("showarrow")]
     assert sorted(a["arrowcolor"] == CHAIN_COLOR for a in arrows) == [False, True, True]
     rows = chain_rows(graph, t)
-    assert rows[-1]["vertex"] == "Source: orders" and rows[-1]["held by"] == "split orders-5"
+    assert rows[-1]["vertex"] == "Source: orders" and rows[-1]["held by"] == "split 'orders-5'"
 
 
 def test_an_idle_vertex_and_one_without_watermarks_are_told_apart(walker):
@@ -251,3 +255,23 @@ def test_a_restart_starts_an_epoch_of_fresh_valves_in_a_vertexs_trace(walker):
     assert instance_at(rec, 1, restart - 1) == "1" and instance_at(rec, 1, restart + 50_000) == "1@r1"
     step = step_at(rows, "1@r1", restart + 50_000)
     assert [r for r in rows if r["instance"] == "1@r1"][step]["proc_ms"] == restart + 50_000
+
+
+def test_hostile_names_and_ship_strategies_stay_text_in_the_figure():
+    # Issue 33: Plotly reads its text as HTML-like markup, so a vertex name or a ship strategy
+    # holding a link or a style became a clickable link or 150 px text over the chart.
+    from wmviz.record.job import Edge, JobRecording, Vertex
+
+    link, style = '<a href="https://evil.example">login</a>', '<span style="font-size:150px">X</span> & co'
+    vertices = (Vertex("s", link, 1), Vertex("w", style, 1))
+    rec = JobRecording("j", vertices, (Edge("s", "w", '<a href="https://evil.example">HASH</a>'),))
+    for t in (0, 10):
+        rec.add(("s", 0, "currentOutputWatermark", None), t, t)
+        rec.add(("w", 0, "currentOutputWatermark", None), t, t)
+    figure = job_graph_figure(graph_at(Walker(rec), None), TimeFormat("utc"))
+    nodes = figure["data"][0]
+    shown = [*nodes["text"], *nodes["hovertext"], *(a["text"] for a in figure["layout"]["annotations"])]
+    assert not any("<a" in text or "<span" in text or "& co" in text for text in shown), shown
+    assert '&lt;a href="https://evil.example"&gt;login&lt;/a&gt;' in nodes["text"]
+    assert any("&lt;span style" in text and "&amp; co" in text for text in nodes["hovertext"])
+    assert any("&lt;a href" in a["text"] and "<br><i>" in a["text"] for a in figure["layout"]["annotations"])

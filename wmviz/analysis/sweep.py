@@ -34,13 +34,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import pyarrow.compute as pc
+
 from wmviz.core.operator_log import Dropped, JoinOutput, OutputWatermark, StepEvent, WindowOutput
-from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow
+from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow, WindowConfig
 from wmviz.core.simulate import manual_channels_of
+from wmviz.core.timetext import duration
 from wmviz.core.types import MIN_MS
 from wmviz.timeline.local import instance_groups
 from wmviz.timeline.runner import RunSpec, new_pipeline
 from wmviz.trace.config import replace_field
+from wmviz.trace.quote import show
 from wmviz.trace.rowtable import decode_rows, grouped_table
 from wmviz.trace.timecells import parse_duration_ms
 
@@ -112,8 +117,10 @@ def parse_vary(text: str) -> Vary:
         raise SweepError(f"--vary {path}: an empty value in {listed!r}; expected V1,V2,…")
     values = tuple(parse_value(part) for part in parts)
     for i, value in enumerate(values):
-        if value in values[:i]:
-            raise SweepError(f"--vary {path}: {parts[i]!r} is listed twice")
+        # Python's True == 1: a duplicate is the same value of the same type (the field's rule
+        # then says what is wrong with `true` for a number).
+        if any(type(other) is type(value) and other == value for other in values[:i]):
+            raise SweepError(f"--vary {path}: {show(parts[i])} is listed twice")
     return Vary(path, values)
 
 
@@ -124,7 +131,7 @@ def grid(varies: Sequence[Vary]) -> list[tuple[Any, ...]]:
     for i, path in enumerate(paths):
         if path in paths[:i]:
             raise SweepError(f"--vary {path} is given twice; list all its values in one --vary")
-    total = math.prod(len(v.values) for v in varies)
+    total = grid_size(varies)
     budget = max_combinations()
     if total > budget:
         sizes = " × ".join(str(len(v.values)) for v in varies) + " = " if len(varies) > 1 else ""
@@ -133,6 +140,63 @@ def grid(varies: Sequence[Vary]) -> list[tuple[Any, ...]]:
             "(WMVIZ_MAX_SWEEP_COMBINATIONS)"
         )
     return list(itertools.product(*(v.values for v in varies)))
+
+
+def grid_size(varies: Sequence[Vary]) -> int:
+    """How many combinations the varied values make (nothing built)."""
+    return math.prod(len(v.values) for v in varies)
+
+
+def default_grid(trace: Trace) -> list[str]:
+    """The `FIELD=V1,V2,…` lines a sweep of this trace starts from, on the trace's own time scale.
+
+    A grid in seconds says nothing on a trace whose times are milliseconds apart: every bound holds
+    the watermark behind every window end, and nothing fires. The scale is how far records arrive
+    behind the newest event time before them on their instance: 0, its median, its 90th percentile
+    and its largest (which covers every record); in a trace in event-time order, the gaps between
+    its record times instead. The out-of-orderness is varied when the config has a generator, the
+    allowed lateness when its operator is a window."""
+    scale = _disorder_ms(trace)
+    lines = []
+    if trace.config.generator is not None:
+        lines.append(_line("generator.out_of_orderness_ms", scale, (0.5, 0.9, 1.0)))
+    if isinstance(trace.config.operator, WindowConfig):
+        lines.append(_line("operator.allowed_lateness_ms", scale, (0.5, 1.0)))
+    return lines
+
+
+def _line(path: str, scale: np.ndarray, shares: tuple[float, ...]) -> str:
+    at = [int(np.quantile(scale, q, method="inverted_cdf")) for q in shares] if scale.size else []
+    picked = [0] + [_two_digits(ms) for ms in at]
+    return f"{path}=" + ",".join(duration(ms) for ms in dict.fromkeys(picked))
+
+
+def _two_digits(ms: int) -> int:
+    """`ms` rounded down to two significant digits (1,234 → 1,200): a bound a person would type."""
+    step = 10 ** max(len(str(ms)) - 2, 0)
+    return ms // step * step
+
+
+def _disorder_ms(trace: Trace) -> np.ndarray:
+    """The positive distances of records behind the newest event time before them, per instance;
+    without any, the positive gaps between consecutive distinct record times."""
+    behind: list[np.ndarray] = []
+    gaps: list[np.ndarray] = []
+    for _, rows in instance_groups(grouped_table(trace.rows)):
+        records = pc.equal(rows.column("kind"), Kind.RECORD.value)
+        times = pc.filter(
+            rows.column("event_ms"), pc.and_kleene(records, pc.is_valid(rows.column("event_ms")))
+        )
+        event = times.to_numpy(zero_copy_only=False).astype(np.int64)
+        if event.size:
+            delay = np.maximum.accumulate(event) - event
+            behind.append(delay[delay > 0])
+            steps = np.diff(np.unique(event))
+            gaps.append(steps[steps > 0])
+    found = np.concatenate(behind) if behind else np.zeros(0, np.int64)
+    if not found.size and gaps:
+        found = np.concatenate(gaps)
+    return found
 
 
 def combination_config(

@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from wmviz.core.scenario import Kind, Trace, TraceRow
+from wmviz.core.timetext import duration
 from wmviz.core.types import Status, format_ms
 
 __all__ = [
@@ -166,7 +167,8 @@ def describe_edit(edit: Edit, trace: Trace | None = None) -> str:
     With the trace the edit applies to, a change or deletion also says what the row was.
     """
     if isinstance(edit, Configure):
-        return f"what if the config had had {', '.join(f'{k} {_show(v)}' for k, v in edit.fields.items())}?"
+        fields = ", ".join(f"{k} {_show_field(k, v)}" for k, v in edit.fields.items())
+        return f"what if the config had had {fields}?"
     original = _row_at(trace, edit.instance, edit.step) if trace is not None else None
     where = f"instance {edit.instance}"
     if isinstance(edit, Insert):
@@ -235,6 +237,13 @@ def _split_words(row: TraceRow) -> str:
     """A split row in a few words: "split orders-1 added"."""
     cells = dict(row.payload)
     return f"split {_show(cells.get('split'))} {_show(cells.get('split_event'))}"
+
+
+def _show_field(path: str, value: Any) -> str:
+    """A config field's value: a `…_ms` field's whole number as the duration it is (`5s`)."""
+    if path.endswith("_ms") and isinstance(value, int) and not isinstance(value, bool):
+        return duration(value)
+    return _show(value)
 
 
 def _show(value: Any) -> str:

@@ -26,7 +26,11 @@ def add_blame_parser(sub) -> None:
         "default: the most downstream vertex whose output stands still at --at",
     )
     p.add_argument("--at", help="the moment: ISO 8601 or epoch ms (default: the last sample)")
-    p.add_argument("--json", action="store_true", help='print {"chain": [...]} , root cause last')
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"chain": [...] (root cause last), "stalled", "lag_ms", "lag_threshold_ms", "ending"}',
+    )
 
 
 def cmd_blame(args: argparse.Namespace) -> None:
@@ -36,8 +40,11 @@ def cmd_blame(args: argparse.Namespace) -> None:
     if not args.recording.is_file():
         raise BadInput(f"{args.recording}: no such file")
     try:
-        rec = read_recording(args.recording)
         at_ms = parse_time_ms(args.at, sentinels=False) if args.at is not None else None
+    except ValueError as err:
+        raise BadInput(f"--at {err}") from None
+    try:
+        rec = read_recording(args.recording)
         vertex = None
         if args.vertex is not None:
             by_id = {v.id: v for v in rec.vertices}
@@ -59,21 +66,18 @@ def cmd_blame(args: argparse.Namespace) -> None:
 
 
 def blame_lines(blame: Blame) -> list[str]:
-    """The chain in words: one line a hop, then why it ends there."""
+    """The chain in words: one line a hop, then why it ends there (or that nothing is stalled)."""
     times = TimeFormat("utc")
     lines = [f"at {times(blame.at_ms)}:"]
     for hop in blame.chain:
-        where = f"{hop.vertex!r} subtask {hop.subtask}"
-        held = (
-            f"input {hop.input}"
-            if hop.input is not None
-            else f"split {hop.split!r}"
-            if hop.split
-            else "itself"
+        since = (
+            f"since at least {times(hop.since_ms)} (the recording's first sample)"
+            if hop.since_ms == blame.first_ms
+            else f"since {times(hop.since_ms)}"
         )
         lines.append(
-            f"  {where}: held by {held} at {times(hop.watermark_ms)}, "
-            f"{duration(hop.behind_ms)} behind the fastest, since {times(hop.since_ms)}"
+            f"  {hop.vertex!r} subtask {hop.subtask}: held by {hop.held_by} at {times(hop.watermark_ms)}, "
+            f"{duration(hop.behind_ms)} behind the leading watermark, {since}"
         )
     lines.append(f"  → {blame.ending}")
     return lines

@@ -21,7 +21,9 @@ from pathlib import Path
 from wmviz.cli.blame import add_blame_parser, cmd_blame
 from wmviz.cli.errors import BadInput
 from wmviz.cli.inputs import check_files, load
+from wmviz.cli.plan import add_plan_parser, cmd_plan
 from wmviz.cli.record import add_import_parser, add_record_parser, cmd_import, cmd_record
+from wmviz.cli.sql import add_sql_parser, cmd_sql
 from wmviz.cli.sweep import add_sweep_parser, cmd_sweep
 from wmviz.core.simulate import simulate
 from wmviz.core.story import explain_line
@@ -91,6 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_import_parser(sub)
     add_blame_parser(sub)
     add_sweep_parser(sub)
+    add_plan_parser(sub)
+    add_sql_parser(sub)
     sub.add_parser(
         "app",
         help="start the web app (streamlit run wmviz's app.py)",
@@ -132,6 +136,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "import": cmd_import,
         "blame": cmd_blame,
         "sweep": cmd_sweep,
+        "plan": cmd_plan,
+        "sql": cmd_sql,
     }
     try:
         commands[args.command](args)

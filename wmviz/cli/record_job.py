@@ -81,6 +81,11 @@ def record_job(args: argparse.Namespace) -> None:
     from wmviz.record.rest_job import JobPoller
 
     check_out(args.out, [])
+    if getattr(args, "samples", None) is not None:
+        raise BadInput(
+            f"--samples {args.samples}: the raw samples are written for one vertex (--vertex); a whole-job "
+            "recording holds every sample itself"
+        )
     try:
         options = poll_options(args)
         poller = JobPoller.start(rest_client(args), args.job, options.idleness_ms, options.interval_ms)

@@ -27,6 +27,7 @@ over them, so both engines, which replay an instance on its own, run this one im
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -81,25 +82,46 @@ class WatermarkSampler:
     watermark, and a ring of the values it had at the last `capacity` updates (the minimum before
     any). Pausing compares the oldest of those, so a member is paused only once it has been ahead
     for `capacity` updates, which covers the reports' and announcements' round trip; with capacity
-    0 the latest is compared, as before 2.3."""
+    0 the latest is compared, as before 2.3.
 
-    __slots__ = ("latest_ms", "ring")
+    Flink's ring holds `capacity` values; wmviz holds it as runs of equal values, [value, how many],
+    oldest first, so an update costs O(1) and the ring as many runs as the watermark changed within
+    its span, whatever the capacity (the config bounds it too: `buffer_size`)."""
+
+    __slots__ = ("capacity", "latest_ms", "runs")
 
     def __init__(self, capacity: int) -> None:
         self.latest_ms = MIN_MS
-        self.ring: list[int] = [MIN_MS] * capacity
+        self.capacity = capacity
+        self.runs: deque[list[int]] = deque([[MIN_MS, capacity]] if capacity else [])
 
     def sample(self) -> None:
         """An update: the latest value joins the ring, the oldest leaves it."""
-        if self.ring:
-            self.ring = [*self.ring[1:], self.latest_ms]
+        runs = self.runs
+        if not runs:
+            return
+        if runs[-1][0] == self.latest_ms:
+            runs[-1][1] += 1
+        else:
+            runs.append([self.latest_ms, 1])
+        runs[0][1] -= 1
+        if not runs[0][1]:
+            runs.popleft()
 
     def oldest_ms(self) -> int:
         """The value pausing compares with the highest allowed watermark."""
-        return self.ring[0] if self.ring else self.latest_ms
+        return self.runs[0][0] if self.runs else self.latest_ms
 
     def snapshot(self) -> tuple:
-        return (self.latest_ms, tuple(self.ring))
+        return (self.latest_ms, self.capacity, tuple(tuple(run) for run in self.runs))
+
+    def __getstate__(self) -> tuple:
+        """Its state for a keyframe or a pickle (a deque is neither's plain value)."""
+        return self.snapshot()
+
+    def __setstate__(self, state: tuple) -> None:
+        self.latest_ms, self.capacity, runs = state
+        self.runs = deque([value, count] for value, count in runs)
 
 
 @dataclass(frozen=True, slots=True)

@@ -81,6 +81,25 @@ def import_rows_reason(what: str) -> str:
     )
 
 
+JAVA_INT_MAX = (1 << 31) - 1
+MAX_ALIGNMENT_BUFFER = min(_limit("WMVIZ_MAX_ALIGNMENT_BUFFER", 10_000), JAVA_INT_MAX)
+"""The largest `alignment.buffer_size` a config may set. Flink reads the option as a Java int and
+builds each ring whole when the source starts: one boxed long (~20 bytes) per slot, for every split
+and every source subtask, so 10^9 is some 20 GB a split and the job dies of OutOfMemoryError before
+its first record; anything past Integer.MAX_VALUE is not an int at all. 10,000 updates is nearly
+three hours at the default 1 s interval, far beyond the round trip (3) the ring is for; wmviz's
+ring costs O(1) an update whatever the size (it holds runs of equal values)."""
+
+
+def alignment_buffer_reason() -> str:
+    return (
+        "Flink builds a ring of this many boxed watermarks for every split and source subtask when "
+        "the job starts (Flink reads the option as a Java int; 10^9 is some 20 GB a split), and "
+        f"pausing waits this many update intervals: wmviz takes at most {MAX_ALIGNMENT_BUFFER:,} "
+        "(WMVIZ_MAX_ALIGNMENT_BUFFER); Flink's default is 3"
+    )
+
+
 MAX_SUBTASKS = _limit("WMVIZ_MAX_SUBTASKS", 1_024)
 """The most subtasks of one vertex the recorder reads (a JobManager's answer names the parallelism):
 each sample writes a row per subtask and channel, so 10^9 subtasks was a MemoryError before the
@@ -99,4 +118,30 @@ def rest_answer_reason(size: str) -> str:
     return (
         f"the answer is {size}, larger than a JobManager's metrics answer needs to be: "
         f"{MAX_REST_ANSWER_BYTES:,} bytes (WMVIZ_MAX_REST_ANSWER_BYTES)"
+    )
+
+
+MAX_PAGE_SWEEP_ROW_RUNS = _limit("WMVIZ_MAX_PAGE_SWEEP_ROWS", 50_000)
+"""The most row runs (the trace's rows × the grid's combinations) a Tune sweep makes in the page's
+own process: each costs ~50–90 µs of the server's CPU holding the interpreter lock (5,000 rows ×
+12 combinations took 5.2 s), so the budget is a few seconds. A larger sweep runs on Spark from the
+command line (`wmviz sweep … --engine spark`); the page says so rather than run it."""
+MAX_PAGE_SWEEPS = _limit("WMVIZ_MAX_PAGE_SWEEPS", 2)
+"""The most Tune sweeps one server runs at once: another person asking meanwhile is told to wait,
+so a handful of sweeps can never hold every core and the interpreter lock of a shared server."""
+
+
+def page_sweep_reason(rows: int, combinations: int) -> str:
+    return (
+        f"{rows:,} rows × {combinations:,} combinations are {rows * combinations:,} row runs, more than "
+        f"the page sweeps in its own process: {MAX_PAGE_SWEEP_ROW_RUNS:,} (WMVIZ_MAX_PAGE_SWEEP_ROWS). "
+        "Use fewer values, or run it on Spark: `python -m wmviz sweep TRACE --vary … --engine spark "
+        "--out table.csv`"
+    )
+
+
+def page_sweeps_busy_reason() -> str:
+    return (
+        f"{MAX_PAGE_SWEEPS:,} sweeps are running on this server, the most it runs at once "
+        "(WMVIZ_MAX_PAGE_SWEEPS): press Sweep again in a moment"
     )

@@ -36,7 +36,11 @@ class Check(Enum):
     """`{input: channel count}` over the inputs the config's operator has."""
     SPLITS = "splits"
     """`{channel: [split id, ...]}`: the channels that are FLIP-27 readers of several splits."""
+    EXPRESSION = "expression"
+    """A SQL watermark expression in the config's JSON spelling (`wmviz.core.sql_expr.expr_from_json`)."""
     SECTION = "section"
+    INPUT_SECTIONS = "input_sections"
+    """`{input: object}`: one nested object of `sections[0]` per input of the config's operator."""
     """A nested object of one of `sections` (chosen by its `type` field when there are several)."""
 
 
@@ -47,6 +51,9 @@ class Rule:
     check: Check
     meaning: str
     minimum: int | None = None
+    maximum: int | None = None
+    maximum_why: str = ""
+    """Why a value above `maximum` is refused (the message says it)."""
     options: tuple[str, ...] = ()
     unit: str = ""
     sections: tuple[type, ...] = ()
@@ -61,9 +68,11 @@ def millis(meaning: str, *, minimum: int | None = None) -> Mapping[str, Rule]:
     return {RULE: Rule(Check.MILLIS, meaning, minimum=minimum, unit="ms")}
 
 
-def count(meaning: str, *, minimum: int | None = None) -> Mapping[str, Rule]:
-    """An integer that counts something (read as `millis` is, with no unit)."""
-    return {RULE: Rule(Check.MILLIS, meaning, minimum=minimum)}
+def count(
+    meaning: str, *, minimum: int | None = None, maximum: int | None = None, maximum_why: str = ""
+) -> Mapping[str, Rule]:
+    """An integer that counts something (read as `millis` is, with no unit), at most `maximum`."""
+    return {RULE: Rule(Check.MILLIS, meaning, minimum=minimum, maximum=maximum, maximum_why=maximum_why)}
 
 
 def choice(options: Any, meaning: str) -> Mapping[str, Rule]:
@@ -92,10 +101,19 @@ def split_lists(meaning: str) -> Mapping[str, Rule]:
     return {RULE: Rule(Check.SPLITS, meaning)}
 
 
+def expression(meaning: str) -> Mapping[str, Rule]:
+    return {RULE: Rule(Check.EXPRESSION, meaning)}
+
+
 def section(meaning: str, *types: type) -> Mapping[str, Rule]:
     """A nested config object: of `types[0]`, or of the one its `type` field names when several
     (each such type has a `type_name` class attribute)."""
     return {RULE: Rule(Check.SECTION, meaning, sections=types)}
+
+
+def input_sections(meaning: str, kind: type) -> Mapping[str, Rule]:
+    """One nested config object of `kind` per input of the operator (`{"L": {...}, "R": {...}}`)."""
+    return {RULE: Rule(Check.INPUT_SECTIONS, meaning, sections=(kind,))}
 
 
 def rule_of(declared: Field[Any]) -> Rule:
@@ -140,5 +158,7 @@ def declared_fields(root: type, prefix: str = "") -> Iterator[DeclaredField]:
     for declared in fields(root):
         path = f"{prefix}{declared.name}"
         yield DeclaredField(path, root, declared)
+        if rule_of(declared).check is Check.INPUT_SECTIONS:
+            continue  # its fields are the section type's, listed where that type is a section
         for inner in rule_of(declared).sections:
             yield from declared_fields(inner, f"{path}.")

@@ -71,9 +71,14 @@ class ChannelGenerator:
     def after_record(self, event_ms: int) -> list[ValveInput]:
         """Track the max timestamp; in per-record mode emit the candidate if it increased."""
         self.see_record(event_ms)
-        if self.config.emit == "per-record":
+        if self.config.emits_per_record:
             return self._emit_if_increased()
         return []
+
+    def punctuated_watermark(self) -> int | None:
+        """What the last record writes to its split's output at once: a per-record generator its
+        candidate, even when not higher (which clears the split's idle flag); periodic: nothing."""
+        return self.candidate_watermark_ms() if self.config.emits_per_record else None
 
     def probe(self, now_ms: int) -> ProbeResult:
         """One periodic probe: check idleness, else run the periodic emission."""
@@ -83,7 +88,7 @@ class ChannelGenerator:
             if not self.idle:
                 self.idle = True
                 emitted.append(StatusInput(self.channel, Status.IDLE))
-        elif self.config.emit == "periodic" or (self.idle and saw_activity):
+        elif self.config.emits_periodically or (self.idle and saw_activity):
             emitted.extend(self._emit_if_increased())
         return ProbeResult(self.channel, now_ms, saw_activity, self.countdown_start_ms, tuple(emitted))
 

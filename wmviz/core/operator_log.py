@@ -9,6 +9,9 @@ from typing import Any
 from wmviz.core.alignment import HeldRecord, PauseEvent, ReleasedRecords
 from wmviz.core.scenario import TraceRow
 from wmviz.core.splits import SplitEvent
+from wmviz.core.sql_assigner import AssignerEvent
+from wmviz.core.sql_generator import SqlGeneratorUpdate
+from wmviz.core.sql_minibatch import MiniBatchHeld
 from wmviz.core.timers import FiredTimer, TimerRegistration
 from wmviz.core.timetext import TimedText
 
@@ -129,6 +132,9 @@ class GeneratorUpdate:
     emitted: bool
 
 
+SqlEvent = SqlGeneratorUpdate | AssignerEvent | MiniBatchHeld
+"""What a SQL watermark stage did (wmviz/core/sql_*.py); each says it in words (`describe`)."""
+
 StepEvent = (
     OperatorOutput
     | Dropped
@@ -142,6 +148,9 @@ StepEvent = (
     | HeldRecord
     | ReleasedRecords
     | SessionMerge
+    | SqlGeneratorUpdate
+    | AssignerEvent
+    | MiniBatchHeld
     | str
 )
 

@@ -18,23 +18,38 @@ from dataclasses import dataclass
 from wmviz.core.account import StepAccount, account_step
 from wmviz.core.alignment import HeldRecord
 from wmviz.core.budgets import MAX_GENERATED_CHANNELS, generated_channels_reason
+from wmviz.core.channel_generators import (
+    AnyGenerator,
+    channel_generator,
+    makes_generators,
+    open_assigners,
+    record_events,
+)
 from wmviz.core.combiner import InputCombiner
-from wmviz.core.generator import ChannelGenerator, ProbeResult
+from wmviz.core.generator import ProbeResult
 from wmviz.core.interval_join import IntervalJoin
 from wmviz.core.operator_log import (
     Dropped,
-    GeneratorUpdate,
     OperatorOutput,
     OutputWatermark,
     StepEvent,
     StepLog,
 )
-from wmviz.core.scenario import IntervalJoinConfig, Kind, ScenarioConfig, TraceRow, WindowConfig
-from wmviz.core.schedule import due_times, ends_of, relevant_probes
+from wmviz.core.probe_schedule import PROBE_BURST, ProbeSchedule
+from wmviz.core.scenario import (
+    IntervalJoinConfig,
+    Kind,
+    ScenarioConfig,
+    TraceRow,
+    WindowConfig,
+)
+from wmviz.core.schedule import due_times, ends_of
 from wmviz.core.sessions import SessionWindowOperator
 from wmviz.core.split_alignment import align_readers
 from wmviz.core.split_rows import apply_split_row, split_of
 from wmviz.core.splits import SplitReader
+from wmviz.core.sql_assigner import WatermarkAssigner
+from wmviz.core.sql_minibatch import MiniBatchAssigner, MiniBatchHeld
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerRegistration, TimerService
 from wmviz.core.types import (
     Emission,
@@ -48,12 +63,6 @@ from wmviz.core.types import (
 from wmviz.core.valve import Outcome, Valve
 from wmviz.core.windows import ScenarioError, WindowOperator
 
-# Above this many quiet probes in one clock jump, only the probes that can change something run.
-_PROBE_BURST = 1000
-_PROBE_VISITS = 100_000
-"""A clock jump is probed probe by probe while that is at most `_PROBE_BURST` probes and
-`_PROBE_VISITS` generator visits (1,024 generated channels probed 1,000 times took 1.5 s a row);
-beyond, only the probes that can change anything run (`_relevant_probes`)."""
 PENDING_LISTED = 10_000
 
 
@@ -138,15 +147,26 @@ class InstancePipeline:
             self.operator = WindowOperator(op, self.timers)
         elif isinstance(op, IntervalJoinConfig):
             self.operator = IntervalJoin(op, self.timers)
-        self.generators: dict[tuple[str, int], ChannelGenerator | SplitReader] = {}
-        if config.generator is not None:
-            for name, n in channels.items():
-                for ch in range(n):
-                    if (name, ch) not in manual_channels:
-                        self.generators[(name, ch)] = self.make_generator(name, ch)
+        self.generators: dict[tuple[str, int], AnyGenerator] = {}
+        self.minibatch: dict[tuple[str, int], MiniBatchAssigner] = {}
+        """A SQL mini-batch assigner after each generated channel's watermarks (SQL-M1..3)."""
+        self.probes = ProbeSchedule()
+        """When the generated channels are probed (one schedule per generator config)."""
+        for name, n in channels.items():
+            generator = config.generator_of(name)
+            # SOURCE_WATERMARK(): no generator; the channels carry the source's own watermark rows.
+            if generator is None or not makes_generators(generator):
+                continue
+            self.probes.add(generator, name)
+            for ch in range(n):
+                if (name, ch) not in manual_channels:
+                    self.generators[(name, ch)] = channel_generator(
+                        generator, name, ch, own_config=name in config.generators
+                    )
+                    if generator.minibatch_interval_ms is not None:
+                        self.minibatch[(name, ch)] = MiniBatchAssigner(generator.minibatch_interval_ms)
         self.proc_ms: int | None = None
         self._clock_start_ms: int | None = None
-        self._last_probe_ms: int | None = None
         self._last_alignment_ms: int | None = None
         self._explain = False
         # What the current row caused, in order: reset by `run_row`, read by `step_result` and the
@@ -156,14 +176,13 @@ class InstancePipeline:
         self.step_out: list[Emission] = []
         self.step_probes: list[ProbeResult] = []
 
-    def make_generator(self, input_name: str, channel: int) -> ChannelGenerator | SplitReader:
-        """A channel's generator: a split reader if the config gives the channel splits."""
-        config = self.config.generator
-        assert config is not None
-        splits = config.splits_of(channel) if input_name == "0" else None
-        if splits is not None:
-            return SplitReader(channel, splits, config)
-        return ChannelGenerator(channel, config)
+    def make_generator(self, input_name: str, channel: int) -> AnyGenerator:
+        """A channel's generator, by its input's config's style (`channel_generators`)."""
+        generator = self.config.generator_of(input_name)
+        assert generator is not None
+        return channel_generator(
+            generator, input_name, channel, own_config=input_name in self.config.generators
+        )
 
     def process(self, step: int, row: TraceRow, *, explain: bool) -> StepResult:
         """Run one trace row through the instance and return what it caused."""
@@ -186,6 +205,8 @@ class InstancePipeline:
         if row.proc_ms is not None:
             self.advance_processing_time(row.proc_ms, inclusive=row.kind is Kind.PROCTIME)
         kind = row.kind
+        if kind in (Kind.WATERMARK, Kind.STATUS) and self.through_assigner(row):
+            return
         if kind is Kind.WATERMARK:
             assert row.channel is not None and row.watermark_ms is not None
             self.feed_valve(row.input, WatermarkInput(row.channel, row.watermark_ms), generated=False)
@@ -196,6 +217,23 @@ class InstancePipeline:
             self.record(row)
         elif kind is Kind.SPLIT:
             self.split_change(row)
+
+    def through_assigner(self, row: TraceRow) -> bool:
+        """An upstream watermark or status on a channel with a SQL assigner goes through it (SQL-A6,
+        SQL-A7); False for any other channel. (In a trace a channel carrying watermark rows has no
+        generator: those rows are the source's own, SOURCE_WATERMARK().)"""
+        assigner = self.generators.get((row.input, row.channel)) if row.channel is not None else None
+        if not isinstance(assigner, WatermarkAssigner):
+            return False
+        if row.watermark_ms is not None:
+            out = assigner.upstream_watermark(row.watermark_ms)
+        else:
+            assert row.status is not None
+            out = assigner.upstream_status(row.status)
+        self.step_log.notes.extend(assigner.drain_events())
+        for inp in out:
+            self.feed_valve(row.input, inp, generated=True)
+        return True
 
     def step_result(self, step: int, row: TraceRow) -> StepResult:
         """The StepResult of the row `run_row` just ran."""
@@ -283,11 +321,7 @@ class InstancePipeline:
         elif generator is not None:
             assert row.event_ms is not None
             generated = generator.after_record(row.event_ms)
-            self.step_log.generator.append(
-                GeneratorUpdate(
-                    row.channel, generator.max_seen_ms, generator.candidate_watermark_ms(), bool(generated)
-                )
-            )
+            self.step_log.timeline.extend(record_events(row.channel, generator, bool(generated)))
             for inp in generated:
                 self.feed_valve(row.input, inp, generated=True)
 
@@ -302,7 +336,15 @@ class InstancePipeline:
             self.feed_valve(row.input, inp, generated=True)
 
     def feed_valve(self, input_name: str, inp: ValveInput, *, generated: bool) -> None:
-        """One valve input; its emissions flow through the combiner to the operator."""
+        """One valve input; its emissions flow through the combiner to the operator. A generated
+        watermark passes the channel's mini-batch assigner first, if it has one."""
+        batch = self.minibatch.get((input_name, inp.channel)) if generated and self.minibatch else None
+        if batch is not None and isinstance(inp, WatermarkInput):
+            forwarded = batch.on_watermark(inp.watermark_ms)
+            if forwarded is None:
+                self.step_log.notes.append(MiniBatchHeld(inp.channel, inp.watermark_ms, batch.next_ms))
+                return
+            inp = WatermarkInput(inp.channel, forwarded)
         valve = self.valves[input_name]
         if self._explain:
             account = account_step(valve, inp)
@@ -337,6 +379,7 @@ class InstancePipeline:
         """Run the probes and processing-time timers due by `now_ms`, in time order."""
         if self._clock_start_ms is None:
             self._clock_start_ms = now_ms
+            open_assigners(self.generators.values(), now_ms)
         self.proc_ms = now_ms
         if isinstance(self.operator, IntervalJoin):
             self.operator.on_processing_time(now_ms)
@@ -350,8 +393,8 @@ class InstancePipeline:
             # Equal times: processing-time timers first (Flink fires them as the clock is set),
             # then the row's record, then probes (the generator's record-first rule, docs/rules.md),
             # then watermark alignment's reports and announcement.
-            if probes and probes[0] < timer_at and (not aligns or probes[0] <= aligns[0]):
-                self.run_probe(probes.pop(0))
+            if probes and probes[0][0] < timer_at and (not aligns or probes[0][0] <= aligns[0]):
+                self.run_probe(*probes.pop(0))
             elif aligns and aligns[0] < timer_at:
                 self.run_alignment(aligns.pop(0))
             elif timer_due:
@@ -362,12 +405,16 @@ class InstancePipeline:
             else:
                 return
 
-    def run_probe(self, time_ms: int) -> None:
-        """One periodic probe on every generated channel, in input and channel order."""
-        self._last_probe_ms = time_ms
+    def run_probe(self, time_ms: int, group: int = 0) -> None:
+        """One periodic probe on every generated channel of a probe group, in input and channel
+        order."""
+        self.probes.ran(group, time_ms)
+        inputs = self.probes.inputs_of(group)
         for (input_name, _), generator in self.generators.items():
+            if input_name not in inputs:
+                continue
             result = generator.probe(time_ms)
-            if isinstance(generator, SplitReader):
+            if isinstance(generator, SplitReader | WatermarkAssigner):
                 self.step_log.notes.extend(generator.drain_events())
             self.step_probes.append(result)
             for inp in result.emitted:
@@ -388,7 +435,7 @@ class InstancePipeline:
             self.record(row)
 
     def _due_alignments(self, now_ms: int, inclusive: bool) -> list[int]:
-        """Alignment updates due; over a jump of more than `_PROBE_BURST`, its first two and last."""
+        """Alignment updates due; over a jump of more than `PROBE_BURST`, its first two and last."""
         config = self.config.generator
         if config is None or config.alignment is None or self._clock_start_ms is None:
             return []
@@ -396,19 +443,12 @@ class InstancePipeline:
         due = due_times(self._clock_start_ms, self._last_alignment_ms, interval, now_ms, inclusive)
         if not due:
             return []
-        return list(due) if len(due) <= _PROBE_BURST else ends_of(due)
+        return list(due) if len(due) <= PROBE_BURST else ends_of(due)
 
-    def _due_probes(self, now_ms: int, inclusive: bool) -> list[int]:
-        if not self.generators or self.config.generator is None or self._clock_start_ms is None:
+    def _due_probes(self, now_ms: int, inclusive: bool) -> list[tuple[int, int]]:
+        if not self.generators or self._clock_start_ms is None:
             return []
-        generator = self.config.generator
-        due = due_times(self._clock_start_ms, self._last_probe_ms, generator.interval_ms, now_ms, inclusive)
-        if not due:
-            return []
-        if len(due) <= _PROBE_BURST and len(due) * len(self.generators) <= _PROBE_VISITS:
-            return list(due)
-        countdowns = (c for g in self.generators.values() for c in g.countdowns())
-        return relevant_probes(due, generator.idle_timeout_ms, countdowns)
+        return self.probes.due(self.generators, self._clock_start_ms, now_ms, inclusive)
 
     @property
     def output_watermark_ms(self) -> int:
@@ -433,7 +473,8 @@ class InstancePipeline:
             tuple((k, g.snapshot()) for k, g in self.generators.items()),
             self.timers.pending(),
             self.operator.snapshot() if self.operator is not None else None,
-            (self.proc_ms, self._clock_start_ms, self._last_probe_ms, self._last_alignment_ms),
+            tuple((k, m.snapshot()) for k, m in self.minibatch.items()),
+            (self.proc_ms, self._clock_start_ms, self.probes.snapshot(), self._last_alignment_ms),
         )
 
     def live_rows(self) -> set[int]:

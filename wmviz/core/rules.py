@@ -20,6 +20,7 @@ from wmviz.core.interval_join import CachedRow, IntervalJoin
 from wmviz.core.narrate import cited_rules
 from wmviz.core.operator_log import JoinOutput
 from wmviz.core.pipeline import InstancePipeline
+from wmviz.core.sql_rules import SQL_RULES
 from wmviz.core.valve import Valve
 
 if TYPE_CHECKING:
@@ -338,6 +339,7 @@ RULES: tuple[Rule, ...] = (
         "cached, unmatched and unfired; cleanup stays on event time.",
         IntervalJoin.e3_early_fire,
     ),
+    *(Rule(*rule) for rule in SQL_RULES),
 )
 
 GLOSSARY: dict[str, Rule] = {rule.id: rule for rule in RULES}

@@ -11,17 +11,21 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar, Literal
 
+from wmviz.core.budgets import MAX_ALIGNMENT_BUFFER, alignment_buffer_reason
 from wmviz.core.fieldrules import (
     channel_counts,
     choice,
     count,
+    expression,
     flag,
+    input_sections,
     millis,
     profile_name,
     section,
     split_lists,
     text,
 )
+from wmviz.core.sql_expr import Expr, TypeKind
 from wmviz.core.types import Profile, Status
 
 
@@ -59,9 +63,11 @@ class TraceRow:
     payload: tuple[tuple[str, Any], ...] = ()
 
 
-Emit = Literal["per-record", "periodic"]
+Emit = Literal["per-record", "periodic", "on-event", "on-periodic"]
 Resume = Literal["eager", "flip27-released"]
-Preset = Literal["none", "flip27"]
+Preset = Literal["none", "flip27", "sql-source", "sql-assigner"]
+Style = Literal["datastream", "sql-source", "sql-assigner", "source-watermark"]
+ColumnType = Literal["timestamp", "timestamp_ltz", "number"]
 Aggregate = Literal["list", "count", "sum", "min", "max"]
 JoinType = Literal["inner", "left", "right", "full"]
 TimeMode = Literal["rowtime", "proctime"]
@@ -87,6 +93,8 @@ class AlignmentConfig:
             "pipeline.watermark-alignment.buffer-size: pausing compares the watermark of this many "
             "updates ago (0: the latest, as before Flink 2.3)",
             minimum=0,
+            maximum=MAX_ALIGNMENT_BUFFER,
+            maximum_why=alignment_buffer_reason(),
         ),
     )
 
@@ -107,6 +115,19 @@ class GeneratorConfig:
             "resume": "flip27-released",
             "idle_timeout_ms": None,
         },
+        # A SQL table whose WATERMARK is pushed into its (FLIP-27, e.g. Kafka) source: one
+        # generated generator per split, `scan.watermark.emit.strategy` on-periodic by default
+        # (wmviz/core/sql_generator.py).
+        "sql-source": {
+            "style": "sql-source",
+            "emit": "on-periodic",
+            "interval_ms": 200,
+            "resume": "flip27-released",
+            "idle_timeout_ms": None,
+        },
+        # A SQL table whose WATERMARK stays a separate WatermarkAssigner per subtask
+        # (wmviz/core/sql_assigner.py); `interval_ms` is pipeline.auto-watermark-interval.
+        "sql-assigner": {"style": "sql-assigner", "interval_ms": 200},
     }
     """The defaults each `preset` gives the fields a config leaves out (a given field still wins)."""
 
@@ -147,7 +168,41 @@ class GeneratorConfig:
     preset: Preset = field(
         default="none",
         metadata=choice(
-            Preset, "flip27: the other fields default to a FLIP-27 source's as Flink runs it; none: wmviz's"
+            Preset,
+            "flip27, sql-source, sql-assigner: the other fields default to that source's as Flink"
+            " 2.3.0 runs it; none: wmviz's",
+        ),
+    )
+    style: Style = field(
+        default="datastream",
+        metadata=choice(
+            Style,
+            "whose rules make the watermarks: DataStream's bounded out-of-orderness, a SQL WATERMARK"
+            " pushed into the source (per split), a separate SQL WatermarkAssigner (per subtask), or"
+            " SOURCE_WATERMARK() (the channels carry the source's own watermark rows)",
+        ),
+    )
+    expression: Expr | None = field(
+        default=None,
+        metadata=expression(
+            "the SQL WATERMARK expression (sql-source, sql-assigner) over the column whose value is"
+            " the record's event_ms"
+        ),
+    )
+    column_type: ColumnType = field(
+        default="timestamp",
+        metadata=choice(ColumnType, "the SQL type of the column the expression reads"),
+    )
+    zone: str = field(
+        default="UTC",
+        metadata=text("table.local-time-zone (an IANA name): casts between TIMESTAMP and TIMESTAMP_LTZ"),
+    )
+    minibatch_interval_ms: int | None = field(
+        default=None,
+        metadata=millis(
+            "a RowTimeMiniBatchAssigner after each channel's generator forwards only the watermarks"
+            " that cross this event-time interval; none: no mini-batch",
+            minimum=1,
         ),
     )
 
@@ -160,6 +215,21 @@ class GeneratorConfig:
     def flip27(cls, **fields: Any) -> GeneratorConfig:
         """`{"preset": "flip27", ...}` built in code: the preset's defaults, then `fields`."""
         return cls(**{"preset": "flip27", **cls.presets["flip27"], **fields})
+
+    @property
+    def emits_per_record(self) -> bool:
+        """A generator that may emit after a record: DataStream's per-record or SQL's on-event."""
+        return self.emit in ("per-record", "on-event")
+
+    @property
+    def emits_periodically(self) -> bool:
+        """Watermarks made on the proc_ms clock: periodic, on-periodic, or a SQL assigner's timer."""
+        return self.emit in ("periodic", "on-periodic") or self.style == "sql-assigner"
+
+    @property
+    def column_kind(self) -> TypeKind:
+        """`column_type` as `wmviz.core.sql_expr` names a type."""
+        return {"timestamp": "TIMESTAMP", "timestamp_ltz": "TIMESTAMP_LTZ"}.get(self.column_type, "NUMBER")  # type: ignore[return-value]
 
     def splits_of(self, channel: int) -> tuple[str, ...] | None:
         """The split ids of a channel that reads splits, else None."""
@@ -288,6 +358,22 @@ class ScenarioConfig:
         default_factory=NoOperator,
         metadata=section("what sits behind the valve", NoOperator, WindowConfig, IntervalJoinConfig),
     )
+    generators: dict[str, GeneratorConfig] = field(
+        default_factory=dict,
+        metadata=input_sections(
+            "per input, a generator of its own in place of `generator` (a join of two tables with"
+            " different WATERMARKs); needs `generator`, which the inputs not named keep",
+            GeneratorConfig,
+        ),
+    )
+
+    def generator_of(self, input_name: str) -> GeneratorConfig | None:
+        """The generator config of one input: its own (`generators`), else the trace's."""
+        return self.generators.get(input_name, self.generator)
+
+    def generator_configs(self) -> list[GeneratorConfig]:
+        """Every generator config the trace uses."""
+        return [g for g in (self.generator, *self.generators.values()) if g is not None]
 
     @property
     def valve_only(self) -> bool:

@@ -29,7 +29,8 @@ order in which merged windows' timers are deleted follow Java's hash-based itera
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from wmviz.core.budgets import MAX_LIVE_WINDOWS, live_windows_reason
@@ -79,73 +80,156 @@ def cover(a: Window, b: Window) -> Window:
     return (min(a[0], b[0]), max(a[1], b[1]))
 
 
-def merge_groups(windows: list[Window]) -> list[tuple[Window, JavaHashTable[Window]]]:
-    """`TimeWindow.mergeWindows`: sort by start (stable), sweep, each group of more than one window
-    with its cover, its members a `HashSet` in Java's order."""
-    groups: list[tuple[Window, list[Window]]] = []
-    for candidate in sorted(windows, key=lambda w: w[0]):
-        if groups and intersects(groups[-1][0], candidate):
-            groups[-1] = (cover(groups[-1][0], candidate), groups[-1][1])
-            groups[-1][1].append(candidate)
-        else:
-            groups.append((candidate, [candidate]))
-    merged = []
-    for result, members in groups:
-        if len(members) > 1:
-            table: JavaHashTable[Window] = JavaHashTable()
-            for member in members:
-                table.add(member)
-            if len(table) > 1:  # equal windows are one HashSet element
-                merged.append((result, table))
-    return merged
+def merge_groups(
+    windows: list[Window] | _WithNew, touching: Iterable[int]
+) -> list[tuple[Window, JavaHashTable[Window]]]:
+    """`TimeWindow.mergeWindows` over `windows` in its sort order (by start; the new window after an
+    equal one): sweep, each group of more than one window with its cover, its members a `HashSet`
+    in Java's order, in the order the sweep meets them.
+
+    `touching` holds the positions whose window may touch the one before it; any other window starts
+    a group of its own when the sweep reaches it on a group of one. So the sweep visits only the
+    stretches from one window before each such position while a group grows: what Flink's sweep
+    over all windows finds, at the cost of the windows it merges."""
+    where = set(touching)
+    groups: list[tuple[Window, JavaHashTable[Window]]] = []
+    swept = 1  # the sweep's groups are known before this position (position 0 has no neighbour)
+    for point in sorted(where):
+        if point < swept or point >= len(windows):
+            continue
+        at = point - 1
+        covered, members = windows[at], [windows[at]]
+        at += 1
+        while at < len(windows) and (len(members) > 1 or at in where):
+            candidate = windows[at]
+            if intersects(covered, candidate):
+                covered = cover(covered, candidate)
+                members.append(candidate)
+            else:
+                _add_group(groups, covered, members)
+                covered, members = candidate, [candidate]
+            at += 1
+        _add_group(groups, covered, members)
+        swept = at
+    return groups
+
+
+def _add_group(
+    groups: list[tuple[Window, JavaHashTable[Window]]], result: Window, members: list[Window]
+) -> None:
+    """One group of the sweep, if it merges anything (equal windows are one `HashSet` element)."""
+    if len(members) < 2:
+        return
+    table: JavaHashTable[Window] = JavaHashTable()
+    for member in members:
+        table.add(member)
+    if len(table) > 1:
+        groups.append((result, table))
+
+
+class _WithNew:
+    """A key's sorted live windows with the new one at `at`, read in place rather than copied."""
+
+    __slots__ = ("at", "new", "windows")
+
+    def __init__(self, windows: list[Window], at: int, new: Window) -> None:
+        self.windows, self.at, self.new = windows, at, new
+
+    def __len__(self) -> int:
+        return len(self.windows) + 1
+
+    def __getitem__(self, index: int, /) -> Window:
+        if index < self.at:
+            return self.windows[index]
+        return self.new if index == self.at else self.windows[index - 1]
 
 
 class MergingWindowSet:
-    """One key's `MergingWindowSet`: live window → its state window, as Flink rebuilds it from the
-    persisted list on every callback (a `HashMap` filled in the list's order) and persists it in
-    its iteration order when it changed."""
+    """One key's `MergingWindowSet`: live window → its state window.
 
-    def __init__(self, stored: list[tuple[Window, Window]]) -> None:
-        self.keys: JavaHashTable[Window] = JavaHashTable()
+    Flink keeps it as a list it rebuilds into a `HashMap` on every callback; nothing it does
+    depends on that map's order: `mergeWindows` sorts the windows by start, and no two live windows
+    of a key share a start (two that did would touch and have merged, and a window whose end wrapped
+    past MAX starts where no other window can). So wmviz keeps the live windows sorted, and a record
+    finds the sessions it may touch by bisection instead of sweeping them all: O(log n) a record,
+    plus the windows it merges (the list's insert moves pointers, at most MAX_LIVE_WINDOWS of them).
+
+    A settled set has no window touching the one before it, and a merge leaves it settled, but
+    removing a session between two others can leave its neighbours touching when a cover spans most
+    of the long range and its neighbour's end wrapped (a gap near 2^62). Flink's next sweep merges
+    such neighbours whatever the new record touches; `unsettled` keeps them so the sweep does too."""
+
+    __slots__ = ("state_of", "unsettled", "windows")
+
+    def __init__(self) -> None:
+        self.windows: list[Window] = []
+        """The live windows, sorted (by start: no two share one)."""
         self.state_of: dict[Window, Window] = {}
-        for window, state in stored:
-            self.put(window, state)
-        self._initial = dict(self.state_of)
+        self.unsettled: set[Window] = set()
+        """Live windows that touch the window before them."""
+
+    def __len__(self) -> int:
+        return len(self.windows)
 
     def put(self, window: Window, state: Window) -> None:
-        self.keys.add(window)
+        if window not in self.state_of:
+            at = bisect_left(self.windows, window)
+            self.windows.insert(at, window)
+            self._settle(at)
+            self._settle(at + 1)
         self.state_of[window] = state
 
     def remove(self, window: Window) -> Window | None:
-        self.keys.remove(window)
-        return self.state_of.pop(window, None)
+        state = self.state_of.pop(window, None)
+        if state is not None:
+            at = bisect_left(self.windows, window)
+            del self.windows[at]
+            self.unsettled.discard(window)
+            self._settle(at)
+        return state
 
-    def persisted(self, stored: list[tuple[Window, Window]]) -> list[tuple[Window, Window]]:
-        """`persist()`: the new list if the mapping changed, else the stored one as it was."""
-        if self.state_of == self._initial:
-            return stored
-        return [(w, self.state_of[w]) for w in self.keys]
+    def _settle(self, at: int) -> None:
+        """Whether the window at `at` touches the one before it (the first touches none)."""
+        if at < len(self.windows):
+            window = self.windows[at]
+            if at and intersects(self.windows[at - 1], window):
+                self.unsettled.add(window)
+            else:
+                self.unsettled.discard(window)
 
     def add_window(self, new: Window, merge: MergeFunction) -> Window:
-        """`addWindow`: merge `new` with what it touches; returns the window it ended up in."""
+        """`addWindow`: merge `new` with what it touches; returns the window it ended up in. Each
+        merge's callback runs before the set changes, so a callback that fails the job leaves the
+        set as it was (Flink persists its map only after every callback returned)."""
+        windows = self.windows
+        at = bisect_right(windows, new)
+        touching = {at, at + 1}
+        for window in self.unsettled:
+            where = bisect_left(windows, window)
+            touching.add(where if where < at else where + 1)
         results: JavaHashTable[Window] = JavaHashTable()
         groups: dict[Window, JavaHashTable[Window]] = {}
-        for result, members in merge_groups([*self.keys, new]):
+        for result, members in merge_groups(_WithNew(windows, at, new), touching):
             results.add(result)
             groups[result] = members  # HashMap.put: an equal cover replaces the value in place
         result_window, merged_new = new, False
+        changes: list[tuple[Window, JavaHashTable[Window], Window]] = []
         for result in results:
             members = groups[result]
             took_new = members.remove(new)
             if took_new:
                 merged_new, result_window = True, result
             state = self.state_of[members.first()]
-            merged_states = [s for m in members if (s := self.remove(m)) is not None]
-            self.put(result, state)
+            merged_states = [s for m in members if (s := self.state_of.get(m)) is not None]
             if state in merged_states:
                 merged_states.remove(state)
+            changes.append((result, members, state))
             if not (result in members and len(members) == 1):  # not just `new` inside a window
                 merge(result, list(members), state, merged_states, took_new)
+        for result, members, state in changes:
+            for member in members:
+                self.remove(member)
+            self.put(result, state)
         if not len(results) or (result_window == new and not merged_new):
             self.put(result_window, result_window)
         return result_window
@@ -162,8 +246,8 @@ class SessionWindowOperator(WindowOperator):
         super().__init__(config, timers)
         assert config.session_gap_ms is not None
         self.gap_ms = config.session_gap_ms
-        self.sessions: dict[str, list[tuple[Window, Window]]] = {}
-        """Each key's persisted `MergingWindowSet` (live window, state window), in Flink's order."""
+        self.sessions: dict[str, MergingWindowSet] = {}
+        """Each key's `MergingWindowSet` (a key without live windows has none)."""
         self.merges: dict[tuple[str, Window], int] = {}
         """How many merges made each live session (wmviz's own count, for the panel)."""
 
@@ -173,8 +257,7 @@ class SessionWindowOperator(WindowOperator):
         key = row.key or ""
         element = element_of(row, self.config.aggregate)
         window = session_window(row.event_ms, self.gap_ms)
-        stored = self.sessions.get(key, [])
-        sessions = MergingWindowSet(stored)
+        sessions = self.sessions.get(key) or MergingWindowSet()
 
         def merge(
             result: Window, merged: list[Window], state: Window, merged_states: list[Window], took_new: bool
@@ -221,7 +304,7 @@ class SessionWindowOperator(WindowOperator):
                 log.registered.append(
                     self.timers.register(TimeDomain.EVENT, cleanup, key, WINDOW_CLEANUP, actual)
                 )
-        self._store(key, sessions.persisted(stored))
+        self._store(key, sessions)
         if not added:
             late = self.element_is_late(row.event_ms)
             ts_ms = row.event_ms  # narrowed here, not inside the lambda
@@ -272,9 +355,9 @@ class SessionWindowOperator(WindowOperator):
             'earlier than the current watermark by merging")'
         )
 
-    def _store(self, key: str, stored: list[tuple[Window, Window]]) -> None:
-        if stored:
-            self.sessions[key] = stored
+    def _store(self, key: str, sessions: MergingWindowSet) -> None:
+        if len(sessions):
+            self.sessions[key] = sessions
         else:
             self.sessions.pop(key, None)
 
@@ -284,9 +367,9 @@ class SessionWindowOperator(WindowOperator):
         timer = fired.timer
         window, key, at = timer.namespace, timer.key, timer.timestamp_ms
         assert window is not None
-        stored = self.sessions.get(key, [])
-        state = next((s for w, s in stored if w == window), None)
-        if state is None:
+        sessions = self.sessions.get(key)
+        state = sessions.state_of.get(window) if sessions is not None else None
+        if sessions is None or state is None:
             return
         pane = self.panes.get((key, state))
         if at == max_timestamp(window) and pane:
@@ -294,10 +377,9 @@ class SessionWindowOperator(WindowOperator):
         if at == cleanup_time(window, self.lateness_ms):  # clearAllState
             self.panes.pop((key, state), None)
             self.timers.delete(TimeDomain.EVENT, max_timestamp(window), key, window)  # the trigger's clear
-            sessions = MergingWindowSet(stored)
             sessions.remove(window)
             self.merges.pop((key, window), None)
-            self._store(key, sessions.persisted(stored))
+            self._store(key, sessions)
 
     def session_drop_reason(self, ts_ms: int, window: Window, late: bool, t: Times = RAW) -> str:
         """Why no session took the record, and what Flink then does with it (times through `t`)."""
@@ -321,13 +403,15 @@ class SessionWindowOperator(WindowOperator):
 
     def snapshot(self) -> tuple:
         """The watermark, every key's window set, and every pane's rows and elements."""
-        sessions = tuple(sorted((key, tuple(stored)) for key, stored in self.sessions.items()))
+        sessions = tuple(
+            sorted((key, tuple((w, s.state_of[w]) for w in s.windows)) for key, s in self.sessions.items())
+        )
         return (*super().snapshot(), sessions)
 
     def live_panes(self) -> list[tuple[str, Window, list[tuple[TraceRow, Any]]]]:
         """(key, session, contents) of every live session (its contents live in its state window)."""
         return [
-            (key, window, self.panes.get((key, state), []))
-            for key, stored in self.sessions.items()
-            for window, state in stored
+            (key, window, self.panes.get((key, sessions.state_of[window]), []))
+            for key, sessions in self.sessions.items()
+            for window in sessions.windows
         ]

@@ -20,6 +20,7 @@ from wmviz.core.alignment import (
 )
 from wmviz.core.scenario import AlignmentConfig, TraceRow
 from wmviz.core.splits import SplitEvent, SplitReader
+from wmviz.core.sql_generator import SqlGeneratorUpdate
 
 
 def report(reader: SplitReader) -> Report | None:
@@ -67,11 +68,11 @@ def release(reader: SplitReader) -> list[TraceRow]:
 
 def align_readers(
     readers: list[SplitReader], alignment: AlignmentConfig, time_ms: int
-) -> tuple[list[SplitEvent | PauseEvent | ReleasedRecords], list[TraceRow]]:
+) -> tuple[list[SplitEvent | PauseEvent | ReleasedRecords | SqlGeneratorUpdate], list[TraceRow]]:
     """One alignment update over an instance's split readers: they report, the coordinator
     announces, each subtask and split is paused or resumed; returns what that told and the held
     records that may be read now, reader by reader in arrival order."""
-    notes: list[SplitEvent | PauseEvent | ReleasedRecords] = []
+    notes: list[SplitEvent | PauseEvent | ReleasedRecords | SqlGeneratorUpdate] = []
     for reader in readers:
         sample(reader)
     announcement = announce((r for g in readers if (r := report(g)) is not None), alignment.max_drift_ms)

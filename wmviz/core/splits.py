@@ -50,6 +50,7 @@ from typing import Literal
 from wmviz.core.alignment import Announcement, PauseClock, PauseEvent, WatermarkSampler
 from wmviz.core.generator import ChannelGenerator, ProbeResult
 from wmviz.core.scenario import GeneratorConfig, TraceRow
+from wmviz.core.sql_generator import SqlGeneratorUpdate, SqlSourceGenerator
 from wmviz.core.types import MIN_MS, Status, StatusInput, ValveInput, WatermarkInput
 
 SplitChange = Literal["added", "finished", "idle", "active"]
@@ -84,7 +85,7 @@ class SplitState:
 
     def __init__(self, split: str, index: int, config: GeneratorConfig) -> None:
         self.split = split
-        self.generator = ChannelGenerator(index, config)
+        self.generator = split_generator(index, config)
         self.idle_now = False
         """The idleness wrapper has marked the split idle (it does so once per quiet spell)."""
         self.partial_ms = MIN_MS
@@ -119,7 +120,7 @@ class SplitState:
             if not self.idle_now:
                 self.idle_now = True
                 self.partial_idle = True
-        elif generator.config.emit == "periodic":
+        elif generator.config.emits_periodically:
             self.set_partial(generator.candidate_watermark_ms())
         return was_idle != self.partial_idle
 
@@ -167,7 +168,7 @@ class SplitReader:
         """The coordinator's last announcement (none yet: nothing is paused)."""
         self.now_ms = MIN_MS
         """The processing time of the last probe or update: when a pause between them starts."""
-        self.events: list[SplitEvent | PauseEvent] = []
+        self.events: list[SplitEvent | PauseEvent | SqlGeneratorUpdate] = []
 
     # ---- the interface the pipeline drives (as for ChannelGenerator) ----------------------------
 
@@ -181,10 +182,11 @@ class SplitReader:
         state.on_record(event_ms)
         generator = state.generator
         out: list[ValveInput] = []
-        if self.config.emit == "per-record":
-            candidate = generator.candidate_watermark_ms()
-            if state.set_partial(candidate) and candidate > self.combined_ms:
-                out = self.combine()
+        punctuated = generator.punctuated_watermark()
+        if punctuated is not None and state.set_partial(punctuated) and punctuated > self.combined_ms:
+            out = self.combine()
+        if isinstance(generator, SqlSourceGenerator):
+            self.events.append(generator.update(split, self.channel))
         self.events.append(
             SplitEvent(
                 self.channel,
@@ -246,7 +248,7 @@ class SplitReader:
                 out.append((shifted, state.generator.has_unseen_activity()))
         return out
 
-    def drain_events(self) -> list[SplitEvent | PauseEvent]:
+    def drain_events(self) -> list[SplitEvent | PauseEvent | SqlGeneratorUpdate]:
         """The split events since the last call, for the step's log."""
         events, self.events = self.events, []
         return events
@@ -345,7 +347,7 @@ class SplitReader:
             self.main.idle_now = True
             self.main_side_idle = True
             return self.idle_if_both()
-        if self.config.emit != "periodic":
+        if not self.config.emits_periodically:
             return []
         self.main_side_idle = False
         return self.forward(generator.candidate_watermark_ms())
@@ -406,6 +408,13 @@ class SplitReader:
             self.holder() == state.split,
             all_idle=self.combined_idle,
         )
+
+
+def split_generator(index: int, config: GeneratorConfig) -> ChannelGenerator:
+    """One split's generator: a pushed-down SQL watermark's (style sql-source), else DataStream's."""
+    if config.style == "sql-source":
+        return SqlSourceGenerator(index, config)
+    return ChannelGenerator(index, config)
 
 
 def _buffer_size(config: GeneratorConfig) -> int:

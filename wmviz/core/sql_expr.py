@@ -127,3 +127,79 @@ def instant_of_local_ms(local_ms: int, zone: str) -> int:
     local = _EPOCH + timedelta(milliseconds=local_ms)
     offset = local.replace(tzinfo=ZoneInfo(zone), fold=0).utcoffset() or timedelta(0)
     return local_ms - offset // timedelta(milliseconds=1)
+
+
+# ---- the config's spelling (docs/trace-format.md, "SQL watermarks") ------------------------------
+#
+# A trace's config writes the tree as JSON, one object per node, so no SQL is parsed here:
+#   "ts"                                        Column("ts")
+#   {"shift_ms": -5000, "of": E}                Shifted(E, -5000)       (ts - INTERVAL '5' SECOND)
+#   {"cast": "TIMESTAMP_LTZ", "of": E}          CastTo(E, "TIMESTAMP_LTZ", 3)  ("precision" optional)
+#   {"to_timestamp_ltz": 0, "of": E}            ToTimestampLtz(E, 0)
+
+_NODE_KEYS = {"shift_ms", "cast", "to_timestamp_ltz"}
+
+
+def expr_from_json(value: object, where: str = "expression") -> Expr:
+    """The tree a config's JSON spelling names; `UnsupportedExpression` naming the node otherwise."""
+    if isinstance(value, str):
+        if not value.strip():
+            raise UnsupportedExpression(f"{where}: a column name is empty")
+        return Column(value.strip())
+    if not isinstance(value, dict):
+        raise UnsupportedExpression(f"{where}: {value!r} is neither a column name nor an object")
+    kinds = _NODE_KEYS & set(value)
+    extra = set(value) - _NODE_KEYS - {"of", "precision"}
+    if len(kinds) != 1 or extra:
+        raise UnsupportedExpression(
+            f"{where}: an object needs exactly one of shift_ms, cast, to_timestamp_ltz and an `of`"
+            + (f" (unknown: {', '.join(sorted(extra))})" if extra else "")
+        )
+    (kind,) = kinds
+    if "of" not in value:
+        raise UnsupportedExpression(f"{where}.{kind}: needs `of`, the expression it applies to")
+    return _node_from_json(kind, value, expr_from_json(value["of"], f"{where}.of"), where)
+
+
+def _node_from_json(kind: str, value: dict, operand: Expr, where: str) -> Expr:
+    """One node of the config's spelling, its operand already read."""
+    arg = value[kind]
+    if kind == "shift_ms":
+        if isinstance(arg, bool) or not isinstance(arg, int):
+            raise UnsupportedExpression(f"{where}.shift_ms: {arg!r} is not an integer of milliseconds")
+        return Shifted(operand, arg)
+    if kind == "cast":
+        precision = value.get("precision", 3)
+        if arg not in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+            raise UnsupportedExpression(f"{where}.cast: {arg!r} is not TIMESTAMP or TIMESTAMP_LTZ")
+        if isinstance(precision, bool) or precision not in range(10):
+            raise UnsupportedExpression(f"{where}.precision: {precision!r} is not 0..9")
+        return CastTo(operand, arg, precision)
+    if arg not in (0, 3) or isinstance(arg, bool):
+        raise UnsupportedExpression(f"{where}.to_timestamp_ltz: precision {arg!r} is not 0 or 3")
+    return ToTimestampLtz(operand, arg)
+
+
+def expr_to_json(expr: Expr) -> object:
+    """The config's JSON spelling of a tree (`expr_from_json(expr_to_json(e)) == e`)."""
+    if isinstance(expr, Column):
+        return expr.name
+    if isinstance(expr, Shifted):
+        return {"shift_ms": expr.by_ms, "of": expr_to_json(expr.operand)}
+    if isinstance(expr, CastTo):
+        return {"cast": expr.target, "precision": expr.precision, "of": expr_to_json(expr.operand)}
+    return {"to_timestamp_ltz": expr.precision, "of": expr_to_json(expr.operand)}
+
+
+def expr_text(expr: Expr) -> str:
+    """The expression as a person reads it: `ts − 5 s`, `CAST(ts AS TIMESTAMP_LTZ(3))`."""
+    if isinstance(expr, Column):
+        return expr.name
+    if isinstance(expr, Shifted):
+        sign = "−" if expr.by_ms < 0 else "+"
+        size = abs(expr.by_ms)
+        amount = f"{size // 1000} s" if size % 1000 == 0 and size else f"{size} ms"
+        return f"{expr_text(expr.operand)} {sign} {amount}"
+    if isinstance(expr, CastTo):
+        return f"CAST({expr_text(expr.operand)} AS {expr.target}({expr.precision}))"
+    return f"TO_TIMESTAMP_LTZ({expr_text(expr.operand)}, {expr.precision})"

@@ -21,6 +21,7 @@ from wmviz.core.operator_log import (
     OutputWatermark,
     RowKind,
     SessionMerge,
+    SqlEvent,
     StepEvent,
     WindowOutput,
 )
@@ -163,6 +164,8 @@ def _event_part(event: StepEvent, t: Times) -> str | None:
         return describe_merge(event, t)
     if isinstance(event, OutputWatermark):
         return f"output watermark {t(event.watermark_ms)}"
+    if isinstance(event, SqlEvent):
+        return event.describe(t)
     if isinstance(event, str):
         return event
     return _record_part(event, t)

@@ -95,7 +95,13 @@ class TimerHeap:
         return self._remove_at(1) if len(self.heap) > 1 else None
 
     def remove(self, timer: Timer) -> bool:
-        """Delete the queued timer equal to `timer` wherever it sits; False if none is queued."""
+        """Delete the queued timer equal to `timer` wherever it sits; False if none is queued. The
+        queued object itself is found by its identity at once (a session merge deletes two timers
+        per merged window: a scan made merging quadratic); an equal copy, by a scan."""
+        index = self._where.get(id(timer))
+        if index is not None and self.heap[index] is timer:
+            self._remove_at(index)
+            return True
         for index in range(1, len(self.heap)):
             if self.heap[index] == timer:
                 self._remove_at(index)
@@ -209,7 +215,7 @@ class TimerService:
         timer = Timer(timestamp_ms, key, namespace, domain)
         if timer not in self._purposes:
             return False
-        self._queues[domain].remove(timer)
+        self._queues[domain].remove(self._by_fields.get((timestamp_ms, key, namespace, domain), timer))
         del self._purposes[timer]
         del self._by_fields[(timestamp_ms, key, namespace, domain)]
         self._pending_cache = None

@@ -12,6 +12,7 @@ from typing import Any
 
 from wmviz.core.budgets import MAX_SUBTASKS, subtasks_reason
 from wmviz.record.restclient import RecordError
+from wmviz.trace.quote import show
 
 
 class AnswerError(RecordError):
@@ -38,7 +39,7 @@ def items(answer: Any, path: str, what: str) -> list[dict[str, Any]]:
 def text(item: dict[str, Any], key: str, path: str) -> str:
     value = item.get(key)
     if not isinstance(value, str):
-        raise _odd(path, f"{key} {value!r} is not a string")
+        raise _odd(path, f"{key} {show(value)} is not a string")
     return value
 
 
@@ -46,7 +47,7 @@ def count(item: dict[str, Any], key: str, path: str, *, least: int = 0, most: in
     """A whole number (a JSON integer, not a bool, text or float) in [least, most]."""
     value = item.get(key)
     if not isinstance(value, int) or isinstance(value, bool) or value < least:
-        raise _odd(path, f"{key} {value!r} is not a whole number >= {least}")
+        raise _odd(path, f"{key} {show(value)} is not a whole number >= {least}")
     if most is not None and value > most:
         raise _odd(path, f"{key} {value:,} is larger than {most:,}")
     return value
@@ -115,12 +116,12 @@ class SubtaskStates:
     finished: frozenset[int]
 
 
-def subtask_states(answer: Any, path: str) -> SubtaskStates:
+def subtask_states(answer: Any, path: str, parallelism: int = MAX_SUBTASKS) -> SubtaskStates:
     """`/jobs/<job>/vertices/<vertex>`'s subtasks, keyed by their index (not by answer order)."""
     attempts: dict[int, int] = {}
     finished: set[int] = set()
     for item in items(obj(answer, path).get("subtasks", []), path, "subtasks"):
-        index = count(item, "subtask", path, most=MAX_SUBTASKS - 1)
+        index = count(item, "subtask", path, most=min(parallelism, MAX_SUBTASKS) - 1)
         attempts[index] = count(item, "attempt", path) if "attempt" in item else 0
         if item.get("status") == "FINISHED":
             finished.add(index)

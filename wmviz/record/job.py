@@ -19,7 +19,6 @@ On disk the recording is one JSON object, `{"format": "wmviz-job/1", ...}` (see 
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from bisect import bisect_right
@@ -30,9 +29,9 @@ from typing import Any
 
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.disk.atomic import write_file
-from wmviz.record.names import chain_parts
-from wmviz.trace.config import MAX_CHANNELS
+from wmviz.trace.config import MAX_CHANNELS, channel_budget_reason
 from wmviz.trace.jsonline import loads_strict
+from wmviz.trace.quote import show
 
 FORMAT = "wmviz-job/1"
 INPUT_WATERMARK = "currentInputWatermark"
@@ -55,7 +54,7 @@ SPLIT_METRICS = (
     "accumulatedPausedTimeMs",
     "accumulatedActiveTimeMs",
 )
-_INPUT_N = re.compile(r"currentInput(\d+)Watermark")
+_INPUT_N = re.compile(r"currentInput([0-9]+)Watermark", re.ASCII)
 # Ship strategies whose channels are Flink's POINTWISE distribution pattern; every other one
 # (HASH, REBALANCE, BROADCAST, GLOBAL, SHUFFLE, CUSTOM, ...) connects all to all.
 POINTWISE_STRATEGIES = frozenset({"FORWARD", "RESCALE"})
@@ -116,7 +115,7 @@ class Edge:
             return [subtask]
         if up > down:
             return list(range(subtask * up // down, (subtask + 1) * up // down))
-        return [i for i in range(up) if -(-i * down // up) <= subtask < -(-(i + 1) * down // up)]
+        return [subtask * up // down]  # the one i with ceil(i*T/S) <= j < ceil((i+1)*T/S)
 
 
 SeriesKey = tuple[str, int, str, str | None]
@@ -156,16 +155,33 @@ class JobRecording:
         )
 
     def depth(self) -> dict[str, int]:
-        """Each vertex's longest distance from a source: the most downstream have the largest."""
+        """Each vertex's longest distance from a source: the most downstream have the largest.
+        Walked with a stack, not recursion (a chain of hundreds of vertices is a plan too); an
+        edge back to a vertex on the path being walked (a cycle) is not followed."""
+        ups: dict[str, list[str]] = {v.id: [] for v in self.vertices}
+        for e in self.edges:
+            ups.setdefault(e.target, []).append(e.source)
         found: dict[str, int] = {}
-
-        def of(vertex_id: str, seen: frozenset[str]) -> int:
-            if vertex_id not in found:
-                ups = [e.source for e in self.edges if e.target == vertex_id and e.source not in seen]
-                found[vertex_id] = 1 + max((of(u, seen | {vertex_id}) for u in ups), default=-1)
-            return found[vertex_id]
-
-        return {v.id: of(v.id, frozenset()) for v in self.vertices}
+        for root in ups:
+            if root in found:
+                continue
+            stack, path, best = [(root, iter(ups[root]))], {root}, {root: -1}
+            while stack:
+                vid, rest = stack[-1]
+                up = next((u for u in rest if u not in path), None)
+                if up is None:
+                    stack.pop()
+                    path.discard(vid)
+                    found.setdefault(vid, 1 + best.pop(vid))
+                    if stack:
+                        best[stack[-1][0]] = max(best[stack[-1][0]], found[vid])
+                elif up in found:
+                    best[vid] = max(best[vid], found[up])
+                else:
+                    path.add(up)
+                    best[up] = -1
+                    stack.append((up, iter(ups[up])))
+        return {v.id: found[v.id] for v in self.vertices}
 
     def add(self, key: SeriesKey, time_ms: int, value: int) -> None:
         """Append one point; a point at the same time as the last one replaces it."""
@@ -178,11 +194,21 @@ class JobRecording:
 
     def value_at(self, key: SeriesKey, time_ms: int) -> int | None:
         """The series' value at a time: its last point at or before it; None before its first."""
+        return self.values_over(key, [time_ms])[0]
+
+    def values_over(self, key: SeriesKey, times: list[int]) -> list[int | None]:
+        """The series' value (as `value_at`) at each of the sorted times, in one pass over its
+        points from the first time's place: a column costs its points and times, not their product."""
         points = self.series.get(key)
-        if not points:
-            return None
-        index = bisect_right(points, (time_ms, MAX_MS)) - 1
-        return points[index][1] if index >= 0 else None
+        if not points or not times:
+            return [None] * len(times)
+        index, last = bisect_right(points, (times[0], MAX_MS)) - 1, len(points) - 1
+        out: list[int | None] = []
+        for time_ms in times:
+            while index < last and points[index + 1][0] <= time_ms:
+                index += 1
+            out.append(points[index][1] if index >= 0 else None)
+        return out
 
     def restarts(self) -> list[int]:
         """The times at which any subtask's attempt changed (a restart), in order."""
@@ -201,16 +227,20 @@ class JobRecording:
         return self.value_at((vertex_id, subtask, TASK_FINISHED, None), time_ms) == 1
 
     def output_at(self, vertex_id: str, subtask: int, time_ms: int) -> int | None:
-        """The subtask's output watermark at a time: MAX once it has FINISHED, else its
-        `currentOutputWatermark`, or its input watermark when it reports no output (what its
-        channels downstream carry)."""
-        if self.finished(vertex_id, subtask, time_ms):
-            return MAX_MS
-        for metric in (OUTPUT_WATERMARK, INPUT_WATERMARK):
-            value = self.value_at((vertex_id, subtask, metric, None), time_ms)
-            if value is not None:
-                return value
-        return None
+        """The subtask's output watermark at a time (`outputs_over` at one time)."""
+        return self.outputs_over(vertex_id, subtask, [time_ms])[0]
+
+    def outputs_over(self, vertex_id: str, subtask: int, times: list[int]) -> list[int | None]:
+        """The subtask's output watermark at each of the sorted times: MAX once it has FINISHED,
+        else its `currentOutputWatermark`, or its input watermark when it reports no output (what
+        its channels downstream carry)."""
+        finished = self.values_over((vertex_id, subtask, TASK_FINISHED, None), times)
+        outputs = self.values_over((vertex_id, subtask, OUTPUT_WATERMARK, None), times)
+        inputs = self.values_over((vertex_id, subtask, INPUT_WATERMARK, None), times)
+        return [
+            MAX_MS if done == 1 else out if out is not None else into
+            for done, out, into in zip(finished, outputs, inputs, strict=True)
+        ]
 
     def times(self) -> list[int]:
         """Every sample time of the recording, in order."""
@@ -261,24 +291,36 @@ def write_recording(rec: JobRecording, path: Path) -> None:
     write_file(path, json.dumps(body, separators=(",", ":")).encode("utf-8"))
 
 
+_RECORDING_HEAD = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"format"\s*:\s*"wmviz-job/1"\s*[,}]')
+SNIFF_BYTES = 4096
+"""How much of the head and tail of a file `is_recording_bytes` looks at."""
+
+
 def is_recording_bytes(data: bytes) -> bool:
     """Whether a file's bytes are a job recording (one JSON object of this format), not a trace:
-    how an upload box that takes both tells them apart."""
-    if FORMAT.encode() not in data:
-        return False
-    try:
-        body = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
-        return False
-    return isinstance(body, dict) and body.get("format") == FORMAT
+    how an upload box that takes both tells them apart.
+
+    Told by its shape alone, in constant time and memory: an object whose first member is
+    `"format": "wmviz-job/1"` (as `to_json` writes it) and whose last byte closes it. Decoding the
+    whole upload here cost as much as the upload is hostile (300 KB of nested `[` overflowed the
+    decoder's stack, 40 MB of `[],[],…` held ~1 GB) before anything said what it was; the whole
+    document is read once, by `read_recording` and its bounds, when it is opened."""
+    return bool(_RECORDING_HEAD.match(data[:SNIFF_BYTES])) and data[-SNIFF_BYTES:].rstrip().endswith(b"}")
 
 
-def _parallelism(value: Any, name: str) -> int:
-    """A vertex's parallelism: a count of subtasks within the channel budget (Flink's ceiling)."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CHANNELS:
-        raise JobFormatError(
-            f"{name}: parallelism {value!r} is not a subtask count from 1 to {MAX_CHANNELS:,}"
-        )
+def parallelism_of(value: Any, name: str) -> int:
+    """A vertex's parallelism: a JSON integer (not text, a float or a bool, which `int()` would
+    take) counting subtasks within the channel budget (Flink's ceiling)."""
+    count = _whole(value, f"{name}: parallelism", 1)
+    if count > MAX_CHANNELS:
+        raise JobFormatError(f"{name}: parallelism {count:,}: {channel_budget_reason(count)}")
+    return count
+
+
+def _whole(value: Any, where: str, least: int = 0, most: int = MAX_MS) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+        bound = f"from {least} to {most:,}" if most < MAX_MS else f">= {least}"
+        raise JobFormatError(f"{where}: {show(value)} is not a whole number {bound} (a JSON integer)")
     return value
 
 
@@ -314,13 +356,18 @@ def recording_of(body: Any, name: str) -> JobRecording:
             Vertex(
                 str(v["id"]),
                 str(v["name"]),
-                _parallelism(v["parallelism"], name),
+                parallelism_of(v["parallelism"], name),
                 tuple(v.get("operators", ())),
             )
             for v in body["vertices"]
         )
         edges = tuple(
-            Edge(str(e["source"]), str(e["target"]), str(e["ship_strategy"]), int(e.get("input", 1)))
+            Edge(
+                str(e["source"]),
+                str(e["target"]),
+                str(e["ship_strategy"]),
+                _whole(e.get("input", 1), name, 1),
+            )
             for e in body["edges"]
         )
         rec = JobRecording(
@@ -329,7 +376,9 @@ def recording_of(body: Any, name: str) -> JobRecording:
             edges=edges,
             source=str(body.get("source", "")),
             idleness_ms=_optional_long(body.get("idleness_ms"), f"{name}: idleness_ms"),
-            watermark_interval_ms=int(body.get("watermark_interval_ms", 200)),
+            watermark_interval_ms=_whole(
+                body.get("watermark_interval_ms", 200), f"{name}: watermark_interval_ms"
+            ),
             notes=list(body.get("notes", [])),
         )
         ids = {v.id for v in vertices}
@@ -340,12 +389,17 @@ def recording_of(body: Any, name: str) -> JobRecording:
             split = item.get("split")
             if split is not None and not isinstance(split, str):
                 raise JobFormatError(f"{where}: split {split!r} is not a split id (text)")
-            key = (str(item["vertex"]), int(item["subtask"]), str(item["metric"]), split)
+            key = (
+                str(item["vertex"]),
+                _whole(item["subtask"], f"{where}: subtask"),
+                str(item["metric"]),
+                split,
+            )
             rec.series[key] = sorted((_long(t, where), _long(v, where)) for t, v in item["points"])
     except (KeyError, TypeError, ValueError) as err:
         if isinstance(err, JobFormatError):
             raise
-        raise JobFormatError(f"{name}: {err!r} (see docs/whole-job.md for the format)") from None
+        raise JobFormatError(f"{name}: {_what(err)} (see docs/whole-job.md for the format)") from None
     for edge in rec.edges:
         if edge.source not in ids or edge.target not in ids:
             raise JobFormatError(
@@ -354,47 +408,8 @@ def recording_of(body: Any, name: str) -> JobRecording:
     return rec
 
 
-def _plan_name(node: dict[str, Any]) -> str:
-    """A vertex name from a plan node's description (HTML-escaped, lines as <br/>): a pretty
-    description such as `[3]:Window(...)<br/>+- Sink: x` becomes `Window(...) -> Sink: x`."""
-    text = html.unescape(str(node.get("description") or node.get("operator") or node["id"]))
-    lines = [re.sub(r"^[\s+\-|]*(\[\d+\]:)?", "", line).strip() for line in text.split("<br/>")]
-    return " -> ".join(line for line in lines if line)
-
-
-def plan_of(body: Any, where: str = "plan") -> tuple[tuple[Vertex, ...], tuple[Edge, ...]]:
-    """The vertices and edges of a `/jobs/:jid/plan` response, or of a `/jobs/:jid` response
-    (whose `vertices` carry the names, and whose `plan` the edges).
-
-    The plan does not say which logical input an edge feeds: an edge's `num` is its input gate's
-    place, which on a real job is not its input's number (`wmviz.record.job_inputs`). Every edge
-    is read into input 1 here; `job_inputs.assign_inputs` sets the inputs from the recorded values.
-    """
-    if not isinstance(body, dict):
-        raise JobFormatError(f"{where}: expected a JSON object")
-    plan = body.get("plan", body)
-    nodes = plan.get("nodes") if isinstance(plan, dict) else None
-    if not isinstance(nodes, list):
-        raise JobFormatError(
-            f'{where}: expected the /jobs/<id>/plan response, {{"plan": {{"nodes": [...]}}}}'
-        )
-    names = {str(v["id"]): str(v["name"]) for v in body.get("vertices", []) if isinstance(v, dict)}
-    vertices, edges = [], []
-    try:
-        for node in nodes:
-            vid = str(node["id"])
-            name = names.get(vid) or _plan_name(node)
-            vertices.append(Vertex(vid, name, int(node["parallelism"]), tuple(chain_parts(name))))
-            for item in node.get("inputs", []):
-                edges.append(Edge(str(item["id"]), vid, str(item.get("ship_strategy", "")).upper()))
-    except (KeyError, TypeError, ValueError) as err:
-        raise JobFormatError(
-            f"{where}: a plan node lacks {err} (each needs id, parallelism, inputs)"
-        ) from None
-    ids = {v.id for v in vertices}
-    for edge in edges:
-        if edge.source not in ids:
-            raise JobFormatError(
-                f"{where}: node {edge.target}'s input {edge.source!r} is not a node of the plan"
-            )
-    return tuple(vertices), tuple(edges)
+def _what(err: Exception) -> str:
+    """A reader's KeyError or TypeError in words (`KeyError('vertices')`: missing field `vertices`)."""
+    if isinstance(err, KeyError):
+        return f"missing field `{err.args[0]}`" if err.args else "a missing field"
+    return "a value of the wrong kind (an object, list, number or text where another belongs)"

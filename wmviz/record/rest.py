@@ -27,6 +27,7 @@ from wmviz.record.answers import (
 from wmviz.record.restclient import RecordError, RestClient
 from wmviz.record.samples import ALL_TO_ALL, FORWARD, Topology, long_from_metric
 from wmviz.trace.config import MAX_CHANNELS, channel_budget_reason
+from wmviz.trace.quote import show
 
 __all__ = ["RecordError", "RestClient"]
 
@@ -142,17 +143,18 @@ def resolve(client: RestClient, job: str, vertex: str, idleness_ms: int | None, 
 def topology_of(
     chosen: VertexInfo, upstream: VertexInfo, edge: str, idleness_ms: int | None, interval_ms: int
 ) -> Topology:
-    if edge == FORWARD and upstream.parallelism != chosen.parallelism:
-        raise RecordError("a forward edge between vertices of different parallelism")
-    topology = Topology(
-        vertex=chosen.name,
-        upstream=upstream.name,
-        parallelism=chosen.parallelism,
-        upstream_parallelism=upstream.parallelism,
-        edge=edge,
-        idleness_ms=idleness_ms,
-        watermark_interval_ms=interval_ms,
-    )
+    try:
+        topology = Topology(
+            vertex=chosen.name,
+            upstream=upstream.name,
+            parallelism=chosen.parallelism,
+            upstream_parallelism=upstream.parallelism,
+            edge=edge,
+            idleness_ms=idleness_ms,
+            watermark_interval_ms=interval_ms,
+        )
+    except ValueError as err:
+        raise RecordError(str(err)) from None
     if topology.channel_count > MAX_CHANNELS:
         raise RecordError(f"vertex {chosen.name!r}: {channel_budget_reason(topology.channel_count)}")
     return topology
@@ -184,13 +186,13 @@ def read_metrics(client: RestClient, job: str, vertex_id: str, ids: dict[int, st
         if subtask is None:
             continue
         if isinstance(value, str) and not _METRIC_NUMBER.fullmatch(value):
-            raise AnswerError(f"the answer to {path}: metric {mid!r} has the value {value!r}, not a number")
-        try:
-            out[subtask] = long_from_metric(value)
-        except (ValueError, OverflowError):
             raise AnswerError(
-                f"the answer to {path}: metric {mid!r} has the value {value!r}, not a number"
-            ) from None
+                f"the answer to {path}: metric {show(mid)} has the value {show(value)}, not a number"
+            )
+        try:
+            out[subtask] = long_from_metric(value, clamp=False)
+        except (ValueError, OverflowError) as err:
+            raise AnswerError(f"the answer to {path}: metric {show(mid)}: {err}") from None
     return out
 
 

@@ -46,6 +46,16 @@ class Topology:
     """When given, each subtask's channels as keys of the samples' upstream maps (one vertex of a
     job recording: several input edges, or a pointwise edge); it replaces `edge`'s rule."""
 
+    def __post_init__(self) -> None:
+        """Flink refuses a forward edge between vertices of different parallelism when it builds
+        the job graph: no recording or export of a real job can hold one."""
+        if self.edge == FORWARD and not self.channel_map and self.parallelism != self.upstream_parallelism:
+            raise ValueError(
+                f"a forward edge needs the same parallelism on both sides (Flink refuses to build the "
+                f"job otherwise): {self.upstream!r} has {self.upstream_parallelism} subtasks, "
+                f"{self.vertex!r} {self.parallelism}; is the edge all-to-all?"
+            )
+
     def channels_of(self, subtask: int) -> list[int]:
         """The upstream subtasks feeding one subtask, in channel order."""
         if self.channel_map:
@@ -99,12 +109,16 @@ class Sample:
     metrics are gone with them."""
 
 
-def long_from_metric(value: Any) -> int:
+def long_from_metric(value: Any, *, clamp: bool = True) -> int:
     """A watermark metric's value (a string or number) as a Java long; MIN/MAX at the ends.
 
     Prometheus carries every value as a float, so Long.MIN_VALUE arrives as -9.223372036854776e18:
     anything at or beyond the ends of a long is the end itself. Text is read as the trace readers
-    read numbers, in ASCII digits only; anything else is a ValueError.
+    read numbers, in ASCII digits only; anything else is a ValueError. Without `clamp` (a REST
+    answer) a value beyond ±2^63 is a ValueError too: Flink's REST API spells a long gauge in its
+    digits and a double gauge as Java prints it, so neither is ever past the float image of a
+    long's ends ("1e400" is no double Java prints: it would say Infinity, which no gauge the
+    recorder reads reports).
     """
     number: Any = value
     if isinstance(value, str):
@@ -114,9 +128,11 @@ def long_from_metric(value: Any) -> int:
             number = ascii_float(value)  # a decimal, an exponent or a float's end (+Inf)
     if isinstance(number, bool) or not isinstance(number, int | float):
         raise ValueError(f"{show(value)} is not a number")
+    if isinstance(number, float) and number != number:
+        raise ValueError(f"{show(value)} is not a number")
+    if not clamp and not -(2**63) <= number <= 2**63:
+        raise ValueError(f"{show(value)} is beyond any Java long (±2^63), which no Flink gauge reports")
     if isinstance(number, float):
-        if number != number:
-            raise ValueError(f"{value!r} is not a number")
         if number <= MIN_MS:
             return MIN_MS
         if number >= MAX_MS:

@@ -6,7 +6,8 @@ so it is data, never code: plain JSON values, where an object is only ever an in
 of `wmviz.core` (by name, from a fixed list) or one of its enums, rebuilt by setting its
 attributes. Nothing in a keyframe can name another class or run a constructor, unlike a pickle.
 
-The encoding (format `wmviz-keyframe/3`):
+The encoding (format `wmviz-keyframe/4`; 4: session windows as a sorted set, the alignment ring
+as runs):
 
 * JSON null, booleans, numbers and strings stand for themselves; a list for a Python list;
 * `{"t": [...]}` a tuple, `{"s": [...]}` a set, `{"fs": [...]}` a frozenset, `{"d": [[k, v], ...]}`
@@ -40,7 +41,7 @@ from typing import Any
 import wmviz.core
 from wmviz.trace.payload import decode_payload, encode_payload
 
-FORMAT = "wmviz-keyframe/3"
+FORMAT = "wmviz-keyframe/4"
 MAX_DEPTH = 64
 _TRANSIENT = {"pipeline.InstancePipeline": {"step_log", "step_valve", "step_out", "step_probes", "_explain"}}
 _PAYLOAD_TYPES = (dt.date, dt.time, dt.timedelta, decimal.Decimal, bytes)

@@ -2,7 +2,8 @@
 
 `step`, `instance` and `out` are as the conformance cases (tests/data/conformance) write them.
 Scenarios with a generator or an operator add `emit` (the operator's output in emission order),
-`dropped` and `timers`.
+`dropped` and `timers`; a step in which a SQL watermark stage did something adds `sql`, what it
+did in words.
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from wmviz.core.operator_log import Dropped, JoinOutput, OperatorOutput, WindowOutput
+from wmviz.core.operator_log import Dropped, JoinOutput, OperatorOutput, SqlEvent, WindowOutput
 from wmviz.core.pipeline import StepResult
 from wmviz.core.scenario import TraceRow
 from wmviz.core.timers import FiredTimer, TimerRegistration
+from wmviz.core.timetext import RAW
 from wmviz.core.types import Emission, EmittedWatermark
 from wmviz.trace.payload import tagged_value
 
@@ -113,6 +115,9 @@ def transcript_record(
             "registered": [registration_json(r) for r in result.timers_registered],
             "fired": [fired_json(f) for f in result.timers_fired],
         }
+    sql = [event.describe(RAW) for event in result.events if isinstance(event, SqlEvent)]
+    if sql:
+        record["sql"] = sql  # what SQL's watermark stages did, in words (docs/rules.md, SQL-*)
     return record
 
 

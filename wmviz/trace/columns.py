@@ -114,8 +114,8 @@ def required_columns(kind: Kind, config: ScenarioConfig | None) -> tuple[str, ..
     required = [c.name for c in COLUMNS if kind in c.required]
     if kind is not Kind.RECORD or config is None:
         return tuple(required)
-    generator, operator = config.generator, config.operator
-    if generator is not None and generator.emit == "periodic":
+    operator = config.operator
+    if any(generator.emits_periodically for generator in config.generator_configs()):
         required.append("proc_ms")  # periodic emission runs on the proc_ms clock
     if isinstance(operator, IntervalJoinConfig):
         proc_join = operator.join_time == "proctime"
@@ -123,7 +123,7 @@ def required_columns(kind: Kind, config: ScenarioConfig | None) -> tuple[str, ..
             # The row's time or its early-fire timer comes from the clock at arrival: a record
             # without proc_ms would silently inherit a stale clock.
             required.append("proc_ms")
-        if proc_join and generator is None:
+        if proc_join and config.generator is None:
             required.remove("event_ms")  # a processing-time join has no event time to need
     return tuple(required)
 
@@ -134,8 +134,7 @@ def missing_reason(column: str, kind: Kind | None, config: ScenarioConfig | None
         return f"required; expected one of {KIND_NAMES}"
     why = ""
     if column == "proc_ms" and kind is Kind.RECORD and config is not None:
-        generator = config.generator
-        if generator is not None and generator.emit == "periodic":
+        if any(generator.emits_periodically for generator in config.generator_configs()):
             why = " (the generator emits periodically)"
         else:
             why = " (the interval join takes this record's time from the arrival clock)"

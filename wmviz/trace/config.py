@@ -24,10 +24,12 @@ from wmviz.core.scenario import (
     ScenarioConfig,
     WindowConfig,
 )
+from wmviz.core.sql_expr import UnsupportedExpression, expr_from_json, expr_to_json
 from wmviz.core.types import Profile, fits_long
 from wmviz.core.windows import offset_config_problem, sliding_config_problem
 from wmviz.trace.errors import IssueCollector
 from wmviz.trace.quote import show
+from wmviz.trace.sqlconfig import sql_style_problems
 
 MAX_CHANNELS = int(os.environ.get("WMVIZ_MAX_CHANNELS", "32768"))
 """The most channels a valve may have: Flink's own ceiling on parallelism (32,768, its largest max
@@ -41,7 +43,7 @@ partition is a split; a Kafka topic has at most tens of thousands). Settable wit
 
 JUDGING_ORDER: dict[type, tuple[str, ...]] = {
     # The operator before `channels`, whose names must be inputs of the operator.
-    ScenarioConfig: ("name", "description", "profile", "operator", "channels", "generator"),
+    ScenarioConfig: ("name", "description", "profile", "operator", "channels", "generator", "generators"),
     # The EARLY_FIRE hint and the time domain first: the order these messages have always come in.
     IntervalJoinConfig: ("early_fire_delay_ms", "time_mode", "join_time", "all_idle_flush"),
     # The preset first: it gives the defaults of the fields judged after it (`resume` for `splits`).
@@ -104,9 +106,11 @@ def _interval_join_rules(values: SectionValues, data: dict[str, Any]) -> Iterato
 
 
 def _generator_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    """Watermark alignment pauses subtasks and splits of FLIP-27 readers: it needs `splits`."""
+    """Watermark alignment pauses subtasks and splits of FLIP-27 readers: it needs `splits`; each
+    `style` takes its own fields (`sql_style_problems`)."""
     if values["alignment"] is not None and not values["splits"]:
         yield "alignment", "needs generator.splits: alignment pauses the splits of FLIP-27 source readers"
+    yield from sql_style_problems(values, data)
 
 
 SECTION_RULES: dict[type, SectionRule] = {
@@ -153,6 +157,8 @@ class _ConfigParser:
             Check.CHANNELS: self.channels,
             Check.SPLITS: self.splits,
             Check.SECTION: self.section,
+            Check.EXPRESSION: self.expression,
+            Check.INPUT_SECTIONS: self.input_sections,
         }
 
     def issue(self, path: str, reason: str) -> None:
@@ -244,6 +250,39 @@ class _ConfigParser:
             self.operator_kind = cls
         return self.judge(data, cls, f"{path}.", owner, rule.sections)
 
+    def input_sections(self, value: Any, path: str, rule: Rule, values: SectionValues) -> Any:
+        """{input: object}: one section per input of the operator, given beside `generator`."""
+        mapping = self.obj(value, path)
+        if mapping is None:
+            return _REFUSED
+        if mapping and values.get("generator") is None:
+            self.issue(path, "needs generator: the inputs not named here keep it")
+            return _REFUSED
+        kind, out = self.operator_kind, {}
+        for raw_name, data in mapping.items():
+            name = kind.canonical_input(str(raw_name)) if kind is not None else str(raw_name)
+            if name is None or name in out:
+                why = "is given twice" if name else f"is no input of operator type {kind.type_name}"  # type: ignore[union-attr]
+                self.issue(f"{path}.{raw_name}", f"input {raw_name} {why}")
+                continue
+            section = self.obj(data, f"{path}.{raw_name}")
+            judged = (
+                _REFUSED
+                if section is None
+                else self.judge(section, rule.sections[0], f"{path}.{name}.", f"{path}.{name}", rule.sections)
+            )
+            if judged is not _REFUSED:
+                out[name] = judged
+        return out
+
+    def expression(self, value: Any, path: str, rule: Rule, values: SectionValues) -> Any:
+        try:
+            return expr_from_json(value, path)
+        except UnsupportedExpression as exc:
+            where, _, reason = str(exc).partition(": ")  # the node's own path, under `path`
+            self.issue(where, reason)
+            return _REFUSED
+
     def text(self, value: Any, path: str, rule: Rule, values: SectionValues) -> Any:
         if isinstance(value, str):
             return value
@@ -269,6 +308,8 @@ class _ConfigParser:
             self.issue(path, f"{value} is outside the signed 64-bit range of Flink's long")
         elif rule.minimum is not None and value < rule.minimum:
             self.issue(path, f"{value} must be {'positive' if rule.minimum == 1 else f'>= {rule.minimum}'}")
+        elif rule.maximum is not None and value > rule.maximum:
+            self.issue(path, f"{value:,} is more than {rule.maximum:,}: {rule.maximum_why}")
         else:
             return value
         return _REFUSED
@@ -430,6 +471,10 @@ def _value_to_json(value: Any, rule: Rule) -> Any:
         return dict(value)
     if rule.check is Check.SPLITS:
         return {str(ch): list(ids) for ch, ids in value}
+    if rule.check is Check.EXPRESSION:
+        return expr_to_json(value)
+    if rule.check is Check.INPUT_SECTIONS:
+        return {name: _section_to_dict(section, typed=False) for name, section in value.items()}
     if rule.check is Check.SECTION:
         return _section_to_dict(value, typed=len(rule.sections) > 1)
     return value

@@ -16,6 +16,8 @@ from wmviz.trace.quote import show
 
 MAX_DEPTH = 64
 MAX_INT_DIGITS = 400
+_DECODED_NON_OBJECT = 4096
+"""A line that is not an object is decoded (for its message) only up to this length."""
 
 
 class JsonLineError(ValueError):
@@ -46,6 +48,9 @@ def decode_json_line(raw: bytes, *, first: bool = False) -> dict[str, Any] | Non
         raise JsonLineError("line is not valid UTF-8 text") from None
     if not line or line.startswith(("#", "//")):
         return None
+    if not line.startswith("{") and len(line) > _DECODED_NON_OBJECT:
+        # Not an object, whatever it holds: decoding 40 MB of `[],[],…` first held ~1 GB.
+        raise JsonLineError(f"line is not a JSON object: it begins {line[:40]}…")
     try:
         obj = loads_strict(line)
     except JsonLineError as exc:

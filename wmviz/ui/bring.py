@@ -69,21 +69,35 @@ def format_reference() -> None:
     st.markdown(path.read_text(encoding="utf-8") if path.is_file() else "docs/trace-format.md is missing.")
 
 
+def page_limit_mb() -> int:
+    """The one upload limit the page states, gives every drop zone and applies: wmviz's own
+    (`WMVIZ_MAX_UPLOAD_MB`), never above what Streamlit's server takes at all
+    (`server.maxUploadSize`, set equal to wmviz's default in .streamlit/config.toml), which refuses
+    a larger body before wmviz could say anything."""
+    return min(uploads.limit_mb(), int(st.get_option("server.maxUploadSize")))
+
+
 def upload_panel() -> StoredUpload | None:
     """The sidebar's upload box; returns a newly stored upload (once per file), else None."""
+    limit = page_limit_mb()
     with st.sidebar.expander("Bring your own trace", expanded=False):
         st.caption(
-            f"CSV, JSON Lines, Parquet or the compact valve format, up to {uploads.limit_mb():,} MB "
+            f"CSV, JSON Lines, Parquet or the compact valve format, up to {limit:,} MB "
             "(see docs/trace-format.md). A bundle (.zip) reopens the view it was saved with."
         )
         if st.button("How to write a trace", key="format_reference", icon=":material/menu_book:"):
             format_reference()
-        trace_file = st.file_uploader("Trace or bundle", type=TRACE_TYPES, key="upload_trace")
-        config_file = st.file_uploader("Config (JSON, optional)", type=["json"], key="upload_config")
+        trace_file = st.file_uploader(
+            "Trace or bundle", type=TRACE_TYPES, key="upload_trace", max_upload_size=limit
+        )
+        config_file = st.file_uploader(
+            "Config (JSON, optional)", type=["json"], key="upload_config", max_upload_size=limit
+        )
         story_file = st.file_uploader(
             "Story (optional: plain text or markdown)",
             type=["md", "txt"],
             key="upload_story",
+            max_upload_size=limit,
             help="What users saw, what happened, the fix: shown above the steps and in the report. "
             "Headings, lists, paragraphs, **bold**, *italics* and `code` are kept; HTML, links and "
             "images are shown as text.",
@@ -99,9 +113,9 @@ def upload_panel() -> StoredUpload | None:
         return None  # already taken in on an earlier run
     st.session_state[state.UPLOAD_MARKER] = marker
     try:
-        uploads.check_upload(trace_file.name, trace_file.size)
+        uploads.check_upload(trace_file.name, trace_file.size, limit)
         if config_file is not None:
-            uploads.check_upload("config.jsonl", config_file.size)  # size only: a config is JSON
+            uploads.check_upload("config.jsonl", config_file.size, limit)  # size only: a config is JSON
         view = {}
         story = None
         if story_file is not None:

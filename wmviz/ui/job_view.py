@@ -17,9 +17,10 @@ import pandas as pd
 import streamlit as st
 
 from wmviz.analysis.blame import BlameError, Walker
-from wmviz.analysis.job_moment import graph_at
+from wmviz.analysis.job_moment import graph_at, valve_trace_rows
+from wmviz.core.budgets import MAX_IMPORT_ROWS
 from wmviz.record.job import JobFormatError, is_recording_bytes, read_recording
-from wmviz.record.job_trace import NoValve, instance_at, step_at, vertex_trace
+from wmviz.record.job_trace import NoValve, channel_map, instance_at, step_at, vertex_trace
 from wmviz.record.output import jsonl_bytes
 from wmviz.store import uploads
 from wmviz.store.incidents import SAMPLES, JobIncident, job_incidents
@@ -32,7 +33,8 @@ from wmviz.view.timefmt import TimeFormat
 from wmviz.view.url import JobLink, job_link
 
 STALLED = ""
-"""The vertex picker's first option: start where `wmviz blame` starts (the stalled vertex)."""
+"""The vertex picker's first option: start where `wmviz blame` starts (the most downstream vertex
+standing still, else the most downstream)."""
 
 
 def route() -> bool:
@@ -104,7 +106,7 @@ def job_page(link: JobLink, notes: list[str]) -> None:
     vertex = st.selectbox(
         "Vertex",
         [STALLED, *names],
-        format_func=lambda v: names.get(v, "the stalled vertex (where blame starts)"),
+        format_func=lambda v: names.get(v, "where blame starts (the most downstream vertex standing still)"),
         key=state.JOB_VERTEX,
     )
     graph = graph_at(walker, at, vertex or None)
@@ -115,7 +117,7 @@ def job_page(link: JobLink, notes: list[str]) -> None:
         key=state.JOB_CLICK,
         config={"displayModeBar": False},
     )
-    st.markdown(f"**Who holds it:** {literal(graph.ending)}")
+    st.markdown(f"**{'Who holds it' if graph.stalled else 'No stall'}:** {literal(graph.ending)}")
     if graph.chain:
         st.dataframe(pd.DataFrame(chain_rows(graph, t)), hide_index=True, width="stretch", key="job_chain")
     _valve_link(path, walker, graph, vertex or (graph.chain[0].vertex if graph.chain else None), link.job, t)
@@ -153,7 +155,7 @@ def _resolve(job: str) -> tuple[Path, str, str, bool] | None:
         return None
     if upload is None:
         return None
-    if not is_recording_bytes(upload.read(upload.trace_path)):
+    if not _is_recording(job, identity(upload.trace_path)):
         st.error(literal(f"{upload.name} is a trace, not a job recording: it opens on the valve page."))
         st.button(
             "Open it as a trace",
@@ -163,6 +165,15 @@ def _resolve(job: str) -> tuple[Path, str, str, bool] | None:
         )
         return None
     return upload.trace_path, f"Uploaded job: {upload.name}", upload.story(), False
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _is_recording(digest: str, stamp: tuple) -> bool:
+    """Whether the stored upload is a job recording, judged once per digest (and file identity,
+    `stamp`): reading an upload reads and hashes the whole file (the store checks its digest),
+    which every rerun of the page (each click) paid before, with a whole decode on top."""
+    upload = uploads.find_upload(digest)
+    return upload is not None and is_recording_bytes(upload.read(upload.trace_path))
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -202,45 +213,56 @@ def _clicked() -> None:
         st.session_state[state.JOB_VERTEX] = str(data[0] if isinstance(data, list) else data)
 
 
-@st.cache_resource(show_spinner=False, max_entries=64)
-def _vertex_trace(path: str, stamp: tuple, vertex: str) -> tuple[bytes, list[dict]]:
-    """The vertex's one-operator trace: (its JSON Lines bytes, its rows), built once per file."""
-    config, rows = vertex_trace(_walker(path, stamp).rec, vertex)
-    return jsonl_bytes(config, rows), rows
-
-
-def _vertex_upload(path: Path, vertex: str, name: str) -> tuple[str, list[dict]]:
-    """The vertex's trace stored as an upload (its digest, its rows): stored again whenever it is
-    not there (the store returns the same upload when it is)."""
-    data, rows = _vertex_trace(str(path), identity(path), vertex)
-    return uploads.store_upload(name, data, None).digest, rows
+def _step_into(path: str, stamp: tuple, vertex: str, name: str, subtask: int, at_ms: int, job: str) -> None:
+    """The button's work, done only when pressed: build the vertex's one-operator trace (its size
+    checked before, `_valve_link`), store it as an upload and open its valve page at the step
+    nearest the moment; what goes wrong is said in a toast, and the graph stays."""
+    try:
+        rec = _walker(path, stamp).rec  # the page's decoded recording, not a second read
+        config, rows = vertex_trace(rec, vertex)
+        digest = uploads.store_upload(f"{job}-{name}.jsonl", jsonl_bytes(config, rows), None).digest
+    except (NoValve, JobFormatError) as err:
+        st.toast(literal(str(err)), icon=":material/info:")
+        return
+    except (OSError, UploadError) as err:
+        st.toast(literal(f"{name}: its valve trace cannot be stored ({err})"), icon=":material/error:")
+        return
+    instance = instance_at(rec, subtask, at_ms)
+    _open_valve(digest, instance, step_at(rows, instance, at_ms), JobLink(job, at_ms, vertex))
 
 
 def _valve_link(
     path: Path, walker: Walker, graph: JobGraph, vertex: str | None, job: str, t: TimeFormat
 ) -> None:
-    """The button (and the link) into the vertex's valve page at the step nearest the moment, on
-    the subtask the chain names (else the vertex's slowest)."""
+    """The button into the vertex's valve page at the step nearest the moment, on the subtask the
+    chain names (else the vertex's slowest). Nothing is built until it is pressed, and a trace
+    over the import budget (`MAX_IMPORT_ROWS`) is a notice instead of a button."""
     if vertex is None:
         return
-    name = walker.rec.vertex(vertex).name
-    hop = next((h for h in graph.chain if h.vertex == vertex), None)
-    subtask = hop.subtask if hop else walker.slowest_subtask(vertex, graph.at_ms, include_idle=True) or 0
+    name = walker.vertex(vertex).name
+    rows = valve_trace_rows(walker, vertex)
+    if rows > MAX_IMPORT_ROWS:
+        st.info(
+            literal(
+                f"{name}: its valve step-through would be a trace of about {rows:,} rows (samples × "
+                f"subtasks × channels), more than wmviz builds: {MAX_IMPORT_ROWS:,} (WMVIZ_MAX_IMPORT_ROWS)"
+            ),
+            icon=":material/data_usage:",
+        )
+        return
     try:
-        digest, rows = _vertex_upload(path, vertex, f"{job}-{name}.jsonl")
+        channel_map(walker.rec, vertex)  # a source, or unequal channels: no valve (costs rows / samples)
     except NoValve as err:
         st.caption(literal(str(err)))
         return
-    except (OSError, UploadError) as err:
-        st.error(literal(f"{name}: its valve trace cannot be stored ({err})"))
-        return
-    instance = instance_at(walker.rec, subtask, graph.at_ms)
-    step = step_at(rows, instance, graph.at_ms)
+    hop = next((h for h in graph.chain if h.vertex == vertex), None)
+    subtask = hop.subtask if hop else walker.slowest_subtask(vertex, graph.at_ms, include_idle=True) or 0
     st.button(
-        f"Step through {name} subtask {subtask} at {t(graph.at_ms)}",
+        literal(f"Step through {name} subtask {subtask} at {t(graph.at_ms)}"),
         key="job_valve",
-        on_click=_open_valve,
-        args=(digest, instance, step, JobLink(job, graph.at_ms, vertex)),
+        on_click=_step_into,
+        args=(str(path), identity(path), vertex, name, subtask, graph.at_ms, job),
         icon=":material/tune:",
-        help="Opens the vertex's valve step-through (its one-operator trace) at the step nearest the moment.",
+        help="Builds the vertex's valve step-through (its one-operator trace) and opens it at the step "
+        "nearest the moment.",
     )

@@ -42,4 +42,5 @@ VALIDATED = "_validated"  # upload digest -> None (valid) or its TraceValidation
 LIVE = "_live"  # this session's live run: its key in the server's registry of live runs
 TUNE_LINES = "_tune_lines"  # the Tune view's grid as last submitted (its --vary lines)
 TUNE_PICKED = "_tune_picked"  # the combination picked on the Tune chart (its row index)
+TUNE_TEXT = "tune_text"  # the Tune view's grid text area (reset to a new trace's default grid)
 JOB_ADOPTED = "_job_adopted"  # the job link (JobLink) whose moment and vertex are in the widgets

@@ -47,6 +47,11 @@ ALIGNMENT_SEED_BASE = 7_300_000
 """tests/test_flink_splits.py: seeded traces where splits are added, finish and are marked idle or
 active, with records and clock ticks (tools/flinkrecord/split_lifecycle.py)."""
 
+SQL_SOURCE_TRACES = 400
+"""tests/test_sql_model_flink.py: traces through the pushed-down SQL generator."""
+SQL_ASSIGNER_TRACES = 400
+SQL_MINIBATCH_TRACES = 200
+"""tests/test_sql_model_flink.py: traces through the SQL WatermarkAssigner and mini-batch assigner."""
 INTERVAL_JOIN_TRACES = 1000
 INTERVAL_JOIN_SEED_BASE = 3_000_000
 """tests/test_flink_interval_join.py: seeded row-time join traces (4 join types, both inputs)."""
@@ -83,6 +88,29 @@ def claims() -> tuple[Claim, ...]:
             f"(manual clock) writing to the FLIP-27 source output, on {IDLENESS_TRACES:,} random traces "
             "of records and clock ticks: same watermarks, same IDLE, same ACTIVE (resume flip27-released)",
             "tests/test_flink_idleness.py",
+        ),
+        Claim(
+            "SQL pushed-down generator",
+            True,
+            f"equal to {release}'s GeneratedWatermarkGeneratorSupplier generator (on-event and on-periodic) "
+            "inside WatermarksWithIdleness writing to the FLIP-27 source output, on "
+            f"{SQL_SOURCE_TRACES:,} random traces: same watermarks, IDLE and ACTIVE",
+            "tests/test_sql_model_flink.py",
+        ),
+        Claim(
+            "SQL watermark assigner",
+            True,
+            f"equal to {release}'s WatermarkAssignerOperator (manual processing-time clock, in a real "
+            f"task) on {SQL_ASSIGNER_TRACES:,} random traces of rows, clock moves, upstream watermarks "
+            "and statuses: same watermarks, IDLE and ACTIVE",
+            "tests/test_sql_model_flink.py",
+        ),
+        Claim(
+            "SQL mini-batch assigner",
+            True,
+            f"equal to {release}'s RowTimeMiniBatchAssginerOperator on {SQL_MINIBATCH_TRACES:,} random "
+            "watermark and status sequences",
+            "tests/test_sql_model_flink.py",
         ),
         Claim(
             "split readers",
@@ -218,12 +246,24 @@ def claim_lines() -> list[str]:
 
 def _generator_subjects(generator: GeneratorConfig) -> list[str]:
     """The claims a scenario's generator needs."""
-    wanted = ["generation and idleness"]
+    wanted = {
+        "sql-source": ["SQL pushed-down generator"],
+        "sql-assigner": ["SQL watermark assigner"],
+        "source-watermark": [],
+    }.get(generator.style, ["generation and idleness"])
+    if generator.minibatch_interval_ms is not None:
+        wanted.append("SQL mini-batch assigner")
+    if generator.style == "sql-assigner":
+        return wanted
     if generator.splits:
         wanted += ["split readers", "splits that come and go"]
     if generator.alignment is not None:
         wanted.append("watermark alignment")
-    if generator.resume == "eager" and generator.idle_timeout_ms is not None:
+    if (
+        generator.resume == "eager"
+        and generator.idle_timeout_ms is not None
+        and generator.style == "datastream"
+    ):
         wanted.append("resume eager")
     return wanted
 
@@ -237,7 +277,7 @@ def scenario_claims(config: ScenarioConfig, profile: Profile | None = None) -> t
     """
     by_subject = {c.subject: c for c in claims()}
     profile = profile or config.profile
-    wanted = _generator_subjects(config.generator) if config.generator is not None else []
+    wanted = list(dict.fromkeys(s for g in config.generator_configs() for s in _generator_subjects(g)))
     released = profile is Profile.FLINK_1X_2X
     wanted.append(
         "valve (profile flink-1.x-2.x)" if released else "valve (profiles flink-master, flip-38477)"

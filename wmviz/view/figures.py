@@ -28,6 +28,7 @@ from wmviz.view.figures_common import (
     clip_sentinels,
     describe_ms,
     natural_key,
+    plotly_text,
     sentinel_levels,
     thin,
 )
@@ -127,7 +128,7 @@ def watermark_figure(
     split = lanes_px / (380 + lanes_px)
     layout = {
         # Left-aligned, so it never runs into the legend at the top right.
-        "title": {"text": title, "x": 0.01, "xanchor": "left"} if title else None,
+        "title": {"text": plotly_text(title), "x": 0.01, "xanchor": "left"} if title else None,
         "height": 380 + lanes_px + 110,
         "barmode": "overlay",
         "hovermode": "closest",
@@ -284,8 +285,8 @@ def _stall_band(stall: tuple[int, int, str], end: int) -> dict:
 
 
 def _stall_note(stall: tuple[int, int, str]) -> dict:
-    first, _, summary = stall
-    return {"x": max(first, 0), "xref": "x", "y": 1, "yref": "y domain", "text": summary,
+    first, _, summary = stall  # names inputs and channels: user text
+    return {"x": max(first, 0), "xref": "x", "y": 1, "yref": "y domain", "text": plotly_text(summary),
             "showarrow": False, "xanchor": "left", "yanchor": "top", "align": "left",
             "font": {"size": 11, "color": "#8a5a00"}, "bgcolor": "rgba(255,255,255,0.8)"}  # fmt: skip
 
@@ -311,7 +312,8 @@ def _channel_rows(history: pd.DataFrame, last_step: int) -> tuple[pd.DataFrame, 
     keys = df[["input", "channel"]].drop_duplicates()
     ordered = sorted(zip(keys["input"], keys["channel"]), key=lambda k: (natural_key(k[0]), k[1]))
     several_inputs = len({i for i, _ in ordered}) > 1
-    names = [f"{i}/ch {c}" if several_inputs else f"ch {c}" for i, c in ordered]
+    # Drawn as trace names, lane ticks, hover text and notes: an input's name is user text.
+    names = [plotly_text(f"{i}/ch {c}") if several_inputs else f"ch {c}" for i, c in ordered]
     lanes = pd.DataFrame(ordered, columns=["input", "channel"]).assign(lane=np.arange(1, len(ordered) + 1))
     df = df.merge(lanes, on=["input", "channel"], how="left", sort=False)
     df = df.sort_values(["lane", "step"], kind="stable").drop_duplicates(["lane", "step"], keep="last")

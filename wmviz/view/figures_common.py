@@ -34,6 +34,31 @@ CURSOR_COLOR = "#D55E00"
 MAX_TEXT = "MAX (end of time)"
 MIN_TEXT = "MIN (Long.MIN_VALUE)"
 
+_PLOTLY_ENTITIES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "%": "&#37;"})
+
+
+def plotly_text(text: object) -> str:
+    """User text (an instance, input or file name, a key, a config value) as text Plotly shows as
+    it is, wherever a figure draws it: a trace or legend name, a tick label (a categorical axis's
+    categories are its labels), hover text, an annotation, a title.
+
+    Plotly.js reads every string it draws as its own pseudo-HTML: `<a href>` becomes a link,
+    `<span style>` restyles, `<br>` breaks the line. Between its tags it decodes HTML entities
+    (`&lt;` `&gt;` `&amp;` and numeric ones, `&#37;`), the same in every one of those places, so
+    `<`, `>` and `&` written as entities are drawn as the characters. `%` is written `&#37;` too:
+    a hovertemplate substitutes `%{x}` before the entities are decoded, so user text placed in a
+    template can never name a field, and outside one `&#37;` reads as `%`."""
+    return str(text).translate(_PLOTLY_ENTITIES)
+
+
+def plotly_texts(values: np.ndarray) -> np.ndarray:
+    """`plotly_text` of every item, as an object array (names, not per-point values: a few
+    thousand at most)."""
+    return np.array([plotly_text(v) for v in np.asarray(values, dtype=object).ravel()], dtype=object).reshape(
+        np.shape(values)
+    )
+
+
 POINT_CAP = 20_000
 """The most points one trace may carry; longer traces are thinned (see `thin`)."""
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from wmviz.view.figures_common import HIGHLIGHT_COLOR, ROOT_COLOR, STATUS_COLORS, describe_ms
+from wmviz.view.figures_common import HIGHLIGHT_COLOR, ROOT_COLOR, STATUS_COLORS, describe_ms, plotly_text
 from wmviz.view.timefmt import DEFAULT, TimeFormat
 
 EMPTY_HEAP_TEXT = "no aligned channel (the heap is empty)"
@@ -44,6 +44,11 @@ def heap_figure(
         "hovermode": "closest",
     }
     nodes = list(heap)
+
+    def shown(channel: int) -> str:
+        """The channel's label as drawn: a caller's label may hold user text (an input's name)."""
+        return plotly_text(label(channel))
+
     if not nodes:
         empty = {"text": EMPTY_HEAP_TEXT, "x": 0.5, "y": 0.5, "xref": "paper", "yref": "paper",
                  "showarrow": False, "font": {"size": 15}}  # fmt: skip
@@ -55,7 +60,7 @@ def heap_figure(
     depth = np.array([(i + 1).bit_length() - 1 for i in range(n)])
     slot = np.arange(n) + 1 - 2**depth
     x = (slot + 0.5) / 2**depth
-    texts = [f"{label(c)}<br>{t(int(w))}" for c, w in zip(channels, watermarks)]
+    texts = [f"{shown(c)}<br>{t(int(w))}" for c, w in zip(channels, watermarks)]
     sizes = np.maximum(8, 14 - depth)
     # A level whose labels would not fit side by side (at _ASSUMED_WIDTH_PX, a character being
     # ~0.6 em wide) gets vertical labels under its nodes, and the level below moves down to make
@@ -85,8 +90,8 @@ def heap_figure(
     ring = [highlight is not None and c == highlight for c in channels]
     described = describe_ms(watermarks, t)
     hover = [
-        f"{label(c)}<br>watermark {described[i]}<br>heap index {i}"
-        + (" (root: the current minimum)" if i == 0 else f", parent {label(channels[(i - 1) // 2])}")
+        f"{shown(c)}<br>watermark {described[i]}<br>heap index {i}"
+        + (" (root: the current minimum)" if i == 0 else f", parent {shown(channels[(i - 1) // 2])}")
         + ("<br>just changed" if ring[i] else "")
         for i, c in enumerate(channels)
     ]
@@ -114,7 +119,7 @@ def heap_figure(
                   "font": {"color": ROOT_COLOR}})  # fmt: skip
     if highlight is not None and not any(ring):
         notes.append(
-            {"text": f"{label(highlight)} is not in the heap (not aligned)", "x": 0, "y": 0, "xref": "paper",
+            {"text": f"{shown(highlight)} is not in the heap (not aligned)", "x": 0, "y": 0, "xref": "paper",
              "yref": "paper", "xanchor": "left", "yanchor": "bottom", "showarrow": False,
              "font": {"color": HIGHLIGHT_COLOR}}
         )  # fmt: skip

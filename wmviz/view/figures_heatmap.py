@@ -8,7 +8,14 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from wmviz.core.types import MAX_MS, MIN_MS
-from wmviz.view.figures_common import CURSOR_COLOR, clip_sentinels, describe_ms, natural_key, sentinel_levels
+from wmviz.view.figures_common import (
+    CURSOR_COLOR,
+    clip_sentinels,
+    describe_ms,
+    natural_key,
+    plotly_texts,
+    sentinel_levels,
+)
 from wmviz.view.timefmt import DEFAULT, TimeFormat, duration
 
 
@@ -114,7 +121,9 @@ def instance_heatmap(
              "showarrow": False}
         ]  # fmt: skip
         return go.Figure(layout=layout)
-    instances = np.array([str(i) for i in matrix.index], dtype=object)
+    # The categories of the y axis are its tick labels, and `%{y}` in the hover: user text, so
+    # each is the text Plotly shows as it is (`plotly_text`), not markup.
+    instances = plotly_texts(np.array([str(i) for i in matrix.index], dtype=object))
     bounds = np.asarray(matrix.columns, dtype=np.int64)
 
     if frontier is None:

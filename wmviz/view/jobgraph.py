@@ -3,8 +3,15 @@
 The graph is laid out in layers from the plan: each vertex's layer is its longest distance from a
 source, so sources stand on the left and sinks on the right; the vertices of one layer are spread
 top to bottom in the plan's order. Each vertex is coloured by how far its output watermark is
-behind the leading one (the job's most advanced vertex output), each edge labelled with the
-watermark it carries, and the blame chain drawn over it: its vertices ringed, its edges thick.
+behind the job's leading watermark (`wmviz.analysis.blame.Walker.leading`, the mark blame's hops
+are measured from), each edge labelled with the watermark it carries, and the blame chain drawn
+over it: its vertices ringed, its edges thick, vermillion when it is a stall and sky blue when
+nothing is stalled and it is only the slowest path. A legend names every colour and the ring.
+
+Plotly draws its text (names, labels, hover text) as its own small HTML: a vertex name or a ship
+strategy holding `<a href=...>` would become a link and `<span style=...>` a style. Every piece of
+user text goes through `figures_common.plotly_text` (the charts' one escape), so it shows as the
+text it is.
 
 What the graph shows (`JobGraph`) is plain data, filled by `wmviz.analysis.job_moment` from a
 recording; this module only draws it, so it is tested without a recording or a browser.
@@ -17,10 +24,12 @@ from itertools import pairwise
 from typing import Any
 
 from wmviz.core.types import MAX_MS
-from wmviz.view.figures_common import STATUS_COLORS
+from wmviz.view.figures_common import STATUS_COLORS, plotly_text
 from wmviz.view.timefmt import TimeFormat, duration
 
 CHAIN_COLOR = "#D55E00"  # vermillion, the valve page's root colour: what holds the watermark
+PATH_COLOR = "#56B4E9"  # sky blue: the slowest path of a job where nothing is stalled
+UNKNOWN_COLOR = "#bdbdbd"
 EDGE_COLOR = "#7f7f7f"
 # Behind 0 is green, far behind is red; the scale saturates at `FAR_BEHIND_MS`.
 FAR_BEHIND_MS = 60_000
@@ -73,6 +82,15 @@ class JobGraph:
     edges: tuple[GraphEdge, ...]
     chain: tuple[GraphHop, ...]
     ending: str
+    stalled: bool = True
+    """Whether the chain is a stall (blame's threshold) or only the slowest path."""
+    first_ms: int | None = None
+    """The recording's first sample: a hop held since then may have been held before it began."""
+
+    @property
+    def chain_color(self) -> str:
+        """The colour the chain is drawn in."""
+        return CHAIN_COLOR if self.stalled else PATH_COLOR
 
 
 def positions(graph: JobGraph) -> dict[str, tuple[float, float]]:
@@ -101,7 +119,7 @@ def vertex_text(vertex: GraphVertex, t: TimeFormat) -> str:
         state = f"idle (every subtask); last output {t(vertex.output_ms)}"
     else:
         state = f"output {t(vertex.output_ms)}, {duration(vertex.behind_ms or 0)} behind the leading vertex"
-    return f"{vertex.name} ({vertex.parallelism} subtasks)<br>{state}"
+    return f"{plotly_text(vertex.name)} ({vertex.parallelism} subtasks)<br>{state}"
 
 
 def vertex_color(vertex: GraphVertex) -> str | float:
@@ -109,7 +127,7 @@ def vertex_color(vertex: GraphVertex) -> str | float:
     if vertex.idle:
         return STATUS_COLORS["IDLE"]
     if vertex.output_ms is None or vertex.behind_ms is None:
-        return "#bdbdbd"
+        return UNKNOWN_COLOR
     if vertex.output_ms == MAX_MS:
         return STATUS_COLORS["FINISHED"]
     return min(vertex.behind_ms, FAR_BEHIND_MS) / FAR_BEHIND_MS
@@ -122,7 +140,7 @@ def _edge_annotations(graph: JobGraph, where: dict[str, tuple[float, float]], t:
     for edge in graph.edges:
         (sx, sy), (tx, ty) = where[edge.source], where[edge.target]
         on_chain = (edge.source, edge.target) in held
-        color = CHAIN_COLOR if on_chain else EDGE_COLOR
+        color = graph.chain_color if on_chain else EDGE_COLOR
         out.append(
             {
                 "x": tx - 0.12, "y": ty, "ax": sx + 0.12, "ay": sy,
@@ -135,7 +153,7 @@ def _edge_annotations(graph: JobGraph, where: dict[str, tuple[float, float]], t:
         out.append(
             {
                 "x": (sx + tx) / 2, "y": (sy + ty) / 2 + 0.08, "xref": "x", "yref": "y",
-                "text": f"{label}<br><i>{edge.strategy.lower()} · input {edge.input}</i>",
+                "text": f"{label}<br><i>{plotly_text(edge.strategy.lower())} · input {edge.input}</i>",
                 "showarrow": False, "font": {"size": 11, "color": color},
                 "bgcolor": "rgba(255,255,255,0.85)",
             }
@@ -157,7 +175,7 @@ def job_graph_figure(graph: JobGraph, t: TimeFormat, picked: str | None = None) 
         "color": colors,
         "line": {
             "width": [6 if v.id in on_chain else 3 if v.id == picked else 1 for v in vertices],
-            "color": [CHAIN_COLOR if v.id in on_chain else "#000000" for v in vertices],
+            "color": [graph.chain_color if v.id in on_chain else "#000000" for v in vertices],
         },
     }
     if scaled:
@@ -167,7 +185,7 @@ def job_graph_figure(graph: JobGraph, t: TimeFormat, picked: str | None = None) 
         "mode": "markers+text",
         "x": [where[v.id][0] for v in vertices],
         "y": [where[v.id][1] for v in vertices],
-        "text": [v.name for v in vertices],
+        "text": [plotly_text(v.name) for v in vertices],
         "textposition": "bottom center",
         "customdata": [v.id for v in vertices],
         "hovertext": [vertex_text(v, t) for v in vertices],
@@ -179,19 +197,57 @@ def job_graph_figure(graph: JobGraph, t: TimeFormat, picked: str | None = None) 
     rows = max((sum(1 for w in vertices if w.layer == v.layer) for v in vertices), default=1)
     axis = {"visible": False, "fixedrange": True}
     return {
-        "data": [nodes],
+        "data": [nodes, *legend(graph)],
         "layout": {
-            "title": {"text": f"The job at {t(graph.at_ms)}: colour = how far each output is behind"},
+            "title": {
+                "text": f"The job at {t(graph.at_ms)}: colour = how far each output is behind the leading one"
+            },
             "xaxis": {**axis, "range": [-0.6, layers + 0.6]},
             "yaxis": {**axis, "range": [-(rows / 2) - 0.2, rows / 2 + 0.2]},
             "annotations": _edge_annotations(graph, where, t),
-            "height": 160 + 130 * rows,
+            "height": 220 + 130 * rows,
             "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
             "plot_bgcolor": "#ffffff",
+            "showlegend": True,
+            "legend": {"orientation": "h", "y": -0.02, "yanchor": "top", "font": {"size": 11}},
             "clickmode": "event+select",
             "dragmode": False,
         },
     }
+
+
+def legend(graph: JobGraph) -> list[dict[str, Any]]:
+    """One legend entry per colour a vertex may take and one for the ring: empty traces (no
+    points, so a click never picks them)."""
+    far = duration(FAR_BEHIND_MS)
+    entries = [
+        ("level with the leading watermark", COLORSCALE[0][1], "circle"),
+        (f"{duration(FAR_BEHIND_MS // 2)} behind", COLORSCALE[1][1], "circle"),
+        (f"{far} or more behind", COLORSCALE[2][1], "circle"),
+        ("idle (every subtask)", STATUS_COLORS["IDLE"], "circle"),
+        ("finished (MAX)", STATUS_COLORS["FINISHED"], "circle"),
+        ("no watermark reported", UNKNOWN_COLOR, "circle"),
+        (
+            "ring, thick edges: what holds the watermark (a stall)"
+            if graph.stalled
+            else "ring, thick edges: the slowest path (nothing is stalled)",
+            graph.chain_color,
+            "circle-open",
+        ),
+    ]
+    return [
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "x": [None],
+            "y": [None],
+            "name": name,
+            "marker": {"size": 12, "color": color, "symbol": symbol, "line": {"width": 3, "color": color}},
+            "hoverinfo": "skip",
+            "showlegend": True,
+        }
+        for name, color, symbol in entries
+    ]
 
 
 def chain_rows(graph: JobGraph, t: TimeFormat) -> list[dict[str, str | int]]:
@@ -204,7 +260,8 @@ def chain_rows(graph: JobGraph, t: TimeFormat) -> list[dict[str, str | int]]:
             "held by": hop.held_by,
             "watermark": t(hop.watermark_ms),
             "behind": duration(hop.behind_ms),
-            "since": t(hop.since_ms),
+            "since": t(hop.since_ms)
+            + (" or earlier (the recording's start)" if hop.since_ms == graph.first_ms else ""),
         }
         for hop in graph.chain
     ]

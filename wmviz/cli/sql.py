@@ -1,0 +1,141 @@
+"""`wmviz sql replay JOB ROWS [--json]`: a SQL job's watermarks replayed on its rows (docs/sql.md).
+
+JOB is a `.sql` script (compiled by Flink's own planner) or any plan `wmviz plan` reads; ROWS is a
+JSON Lines file of input rows in arrival order (`wmviz.sql.rows`). Every node's watermark is
+printed at each step it changes; what the model does not replay is said by name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from wmviz.cli.errors import BadInput
+from wmviz.core.sql_expr import UnsupportedExpression
+from wmviz.core.types import Profile
+from wmviz.disk import refuse_overlap
+from wmviz.record.job import write_recording
+from wmviz.sql.errors import PlanError
+from wmviz.sql.load import read_plan_file
+from wmviz.sql.model import SqlJob
+from wmviz.sql.recording import recording_of
+from wmviz.sql.replay import (
+    ReplayRefused,
+    WatermarkLine,
+    group_trace,
+    replay_states,
+    rows_not_replayed,
+    watermark_changes,
+)
+from wmviz.sql.rows import InputRow, ReplayInput, RowsFileError, read_input
+from wmviz.trace.writers import write_trace
+from wmviz.view.timefmt import TimeFormat
+
+
+def add_sql_parser(sub) -> None:
+    """The `sql` subcommand and its `replay` verb."""
+    sql = sub.add_parser("sql", help="a Flink SQL job: replay its watermarks on its rows")
+    verbs = sql.add_subparsers(dest="sql_command", required=True)
+    replay = verbs.add_parser(
+        "replay",
+        help="replay a SQL job (a .sql script or a plan) on rows in arrival order: each operator's watermark",
+    )
+    replay.add_argument(
+        "job", type=Path, help="a .sql script, a COMPILE PLAN JSON, EXPLAIN text or REST plan"
+    )
+    replay.add_argument("rows", type=Path, help='JSON Lines: {"table", "partition", "row": {...}} per line')
+    replay.add_argument(
+        "--json", action="store_true", help='JSON Lines: {"step", "operator", "node", "watermark"} per change'
+    )
+    replay.add_argument(
+        "--out",
+        type=Path,
+        help="also write the replay as a job recording (wmviz-job/1): the graph page and blame read it",
+    )
+    replay.add_argument(
+        "--trace-out",
+        type=Path,
+        help="also write the replay as a wmviz trace (.jsonl, with its config) the page steps through; "
+        "for a job whose watermarks form one group",
+    )
+    replay.add_argument("--profile", choices=[p.value for p in Profile], default=Profile.FLINK_1X_2X.value)
+
+
+def cmd_sql(args: argparse.Namespace) -> None:
+    """`sql replay`: read the job and the rows, replay, print (and write --out)."""
+    job, rows = _inputs(args)
+    if args.out is not None:
+        refuse_overlap([("the job", args.job), ("the rows", args.rows)], [], ("--out", args.out))
+    try:
+        states = list(replay_states(job, rows, Profile.parse(args.profile)))
+    except (RowsFileError, ReplayRefused) as err:
+        raise BadInput(str(err)) from None
+    if args.trace_out is not None:
+        _write_trace(job, rows, args)
+    if args.out is not None:
+        running = [s for s in states if s.step < rows.end_step]
+        write_recording(recording_of(job, running, args.job.stem), args.out)
+    _print(list(watermark_changes(job, states)), rows_not_replayed(job), rows, args)
+
+
+def _print(lines: list[WatermarkLine], notes: list[str], rows: ReplayInput, args: argparse.Namespace) -> None:
+    if args.json:
+        for note in notes:
+            print(json.dumps({"note": note}))
+        for change in lines:
+            print(json.dumps(change.as_json()))
+        return
+    for text in _readable(lines, rows):
+        print(text)
+    for note in notes:
+        print(f"note: {note}")
+    if args.out is not None:
+        print(f"wrote {args.out} (a job recording: open it in the app, or `wmviz blame {args.out} --at ...`)")
+
+
+def _write_trace(job: SqlJob, rows: ReplayInput, args: argparse.Namespace) -> None:
+    refuse_overlap([("the job", args.job), ("the rows", args.rows)], [], ("--trace-out", args.trace_out))
+    try:
+        config, trace_rows = group_trace(job, rows, f"{args.job.stem} replayed on {args.rows.name}")
+    except ReplayRefused as err:
+        raise BadInput(f"--trace-out: {err}") from None
+    write_trace(trace_rows, args.trace_out, "jsonl", config)
+
+
+def _inputs(args: argparse.Namespace) -> tuple[SqlJob, ReplayInput]:
+    for path in (args.job, args.rows):
+        if path.is_dir():
+            raise BadInput(f"{path}: is a folder, not a file")
+        if not path.exists():
+            raise BadInput(f"{path}: no such file")
+    try:
+        job = read_plan_file(args.job)
+    except (PlanError, UnsupportedExpression) as err:
+        raise BadInput(f"{args.job}: {err}") from None
+    try:
+        return job, read_input(args.rows)
+    except RowsFileError as err:
+        raise BadInput(str(err)) from None
+
+
+def _readable(lines: list[WatermarkLine], rows: ReplayInput) -> list[str]:
+    """The changes as a person reads them: a heading per step naming its line, then each node."""
+    times = TimeFormat()
+    out: list[str] = []
+    current = -1
+    for change in lines:
+        if change.step != current:
+            current = change.step
+            out.append(f"step {current} ({_what_arrived(rows, current)})")
+        out.append(f"  {change.operator} [{change.node}]: watermark {times(change.watermark_ms)}")
+    return out
+
+
+def _what_arrived(rows: ReplayInput, step: int) -> str:
+    if step >= len(rows.lines):
+        return "end of input: every source finishes"
+    line = rows.lines[step]
+    if isinstance(line, InputRow):
+        return f"line {line.line}: a row of {line.table}, partition {line.partition}"
+    return f"line {line.line}: {line.table} has {line.partitions} partitions"
