@@ -216,7 +216,7 @@ def test_a_finished_replayed_on_a_channel_already_at_max_is_narrated(tmp_path):
     path.write_text('{"channels": 2}\n{"ch": 0, "wm": "MAX"}\n{"ch": 0, "status": "FINISHED"}\n')
     result = _cli("explain", str(path))
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[-1] == (
+    assert [line for line in result.stdout.splitlines() if line.startswith("step ")][-1] == (
         "step 1 FINISHED@0: released Flink has no FINISHED status, so it is replayed as WMAX@0 (REPLAY-MAX; "
         "shown as 'finished (replayed as MAX)'); dropped (W2): MAX is not above ch0's watermark MAX "
         "(equal values are dropped too); nothing emitted"
