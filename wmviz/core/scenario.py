@@ -68,6 +68,12 @@ Resume = Literal["eager", "flip27-released"]
 Preset = Literal["none", "flip27", "sql-source", "sql-assigner"]
 Style = Literal["datastream", "sql-source", "sql-assigner", "source-watermark"]
 ColumnType = Literal["timestamp", "timestamp_ltz", "number"]
+COLUMN_KINDS: dict[ColumnType, TypeKind] = {
+    "timestamp": "TIMESTAMP",
+    "timestamp_ltz": "TIMESTAMP_LTZ",
+    "number": "NUMBER",
+}
+"""A config's `column_type` and the type `wmviz.core.sql_expr` names, one to one."""
 Aggregate = Literal["list", "count", "sum", "min", "max"]
 JoinType = Literal["inner", "left", "right", "full"]
 TimeMode = Literal["rowtime", "proctime"]
@@ -212,9 +218,14 @@ class GeneratorConfig:
         return cls.presets.get(preset, {}).get(name, default)
 
     @classmethod
+    def with_preset(cls, preset: Preset, **fields: Any) -> GeneratorConfig:
+        """`{"preset": preset, ...}` built in code: the preset's defaults, then `fields`."""
+        return cls(**{"preset": preset, **cls.presets[preset], **fields})
+
+    @classmethod
     def flip27(cls, **fields: Any) -> GeneratorConfig:
-        """`{"preset": "flip27", ...}` built in code: the preset's defaults, then `fields`."""
-        return cls(**{"preset": "flip27", **cls.presets["flip27"], **fields})
+        """`{"preset": "flip27", ...}` built in code."""
+        return cls.with_preset("flip27", **fields)
 
     @property
     def emits_per_record(self) -> bool:
@@ -229,7 +240,7 @@ class GeneratorConfig:
     @property
     def column_kind(self) -> TypeKind:
         """`column_type` as `wmviz.core.sql_expr` names a type."""
-        return {"timestamp": "TIMESTAMP", "timestamp_ltz": "TIMESTAMP_LTZ"}.get(self.column_type, "NUMBER")  # type: ignore[return-value]
+        return COLUMN_KINDS[self.column_type]
 
     def splits_of(self, channel: int) -> tuple[str, ...] | None:
         """The split ids of a channel that reads splits, else None."""

@@ -26,6 +26,7 @@ from itertools import groupby
 from wmviz.core.operator_log import OutputWatermark
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import (
+    COLUMN_KINDS,
     AlignmentConfig,
     GeneratorConfig,
     Kind,
@@ -42,6 +43,7 @@ from wmviz.sql.job_shape import Branch, Group, ReplayRefused, groups_of
 from wmviz.sql.model import Behaviour, SourceTable, SqlJob
 from wmviz.sql.rows import InputRow, ReplayInput
 from wmviz.sql.values import event_ms_of
+from wmviz.trace.timecells import parse_duration_ms
 
 __all__ = ["ReplayRefused", "StepState", "WatermarkLine", "job_trace", "replay_states", "replay_watermarks"]
 
@@ -87,8 +89,6 @@ def interval_ms_of(job: SqlJob) -> int:
     text = job.global_options.get("pipeline.auto-watermark-interval")
     if text is None:
         return DEFAULT_INTERVAL_MS
-    from wmviz.trace.timecells import parse_duration_ms
-
     return parse_duration_ms(text.replace(" ", ""), "pipeline.auto-watermark-interval")
 
 
@@ -96,7 +96,7 @@ def job_trace(job: SqlJob, rows: ReplayInput) -> JobTrace:
     """The job and its rows as a trace the core runs (one instance per group)."""
     interval = interval_ms_of(job)
     groups = groups_of(job)
-    configs = {g.name: _scenario(g, rows, interval, job) for g in groups}
+    configs = {g.name: _scenario(g, rows, interval) for g in groups}
     by_table = {b.table.table: (g, b) for g in groups for b in g.branches}
     out: list[tuple[int, TraceRow]] = []
     proc_ms = 0
@@ -152,7 +152,7 @@ def split_id(table: str, partition: int) -> str:
     return f"{table}-{partition}"
 
 
-def _scenario(group: Group, rows: ReplayInput, interval_ms: int, job: SqlJob) -> ScenarioConfig:
+def _scenario(group: Group, rows: ReplayInput, interval_ms: int) -> ScenarioConfig:
     generators = {b.input: _generator(b, rows, interval_ms, group.zone) for b in group.branches}
     first = next(iter(generators.values()))
     operator: OperatorConfig = group.operator if group.operator is not None else NoOperator()
@@ -169,7 +169,7 @@ def _generator(branch: Branch, rows: ReplayInput, interval_ms: int, zone: str) -
     assert source.expression is not None
     (column,) = set(columns_read(source.expression))
     kind = source.column_kinds.get(column, "TIMESTAMP")
-    column_type = {"TIMESTAMP": "timestamp", "TIMESTAMP_LTZ": "timestamp_ltz"}.get(kind, "number")
+    column_type = next(name for name, named in COLUMN_KINDS.items() if named == kind)
     common = {
         "expression": source.expression,
         "column_type": column_type,
@@ -178,20 +178,15 @@ def _generator(branch: Branch, rows: ReplayInput, interval_ms: int, zone: str) -
         "idle_timeout_ms": source.idle_timeout_ms.value,
     }
     if source.where == "assigner":
-        return GeneratorConfig(
-            **{"preset": "sql-assigner", **GeneratorConfig.presets["sql-assigner"], **common}
-        )
+        return GeneratorConfig.with_preset("sql-assigner", **common)
     partitions = rows.partitions.get(source.table, 1)
     splits = ((branch.channel, tuple(split_id(source.table, p) for p in range(partitions))),)
-    return GeneratorConfig(
-        **{
-            "preset": "sql-source",
-            **GeneratorConfig.presets["sql-source"],
-            **common,
-            "emit": source.emit.value or "on-periodic",
-            "splits": splits,
-            "alignment": _alignment(source),
-        }
+    return GeneratorConfig.with_preset(
+        "sql-source",
+        **common,
+        emit=source.emit.value or "on-periodic",
+        splits=splits,
+        alignment=_alignment(source),
     )
 
 
