@@ -38,6 +38,10 @@ class Check(Enum):
     """`{channel: [split id, ...]}`: the channels that are FLIP-27 readers of several splits."""
     EXPRESSION = "expression"
     """A SQL watermark expression in the config's JSON spelling (`wmviz.core.sql_expr.expr_from_json`)."""
+    NAMES = "names"
+    """A list of column names (a SQL operator's keys, `PARTITION BY`, ...), kept as a tuple."""
+    AGGREGATES = "aggregates"
+    """A list of aggregate calls spelled as SQL (`"COUNT(*) AS orders"`, `wmviz.core.sql_aggregates`)."""
     SECTION = "section"
     INPUT_SECTIONS = "input_sections"
     """`{input: object}`: one nested object of `sections[0]` per input of the config's operator."""
@@ -103,6 +107,14 @@ def split_lists(meaning: str) -> Mapping[str, Rule]:
 
 def expression(meaning: str) -> Mapping[str, Rule]:
     return {RULE: Rule(Check.EXPRESSION, meaning)}
+
+
+def names(meaning: str) -> Mapping[str, Rule]:
+    return {RULE: Rule(Check.NAMES, meaning)}
+
+
+def aggregates(meaning: str) -> Mapping[str, Rule]:
+    return {RULE: Rule(Check.AGGREGATES, meaning)}
 
 
 def section(meaning: str, *types: type) -> Mapping[str, Rule]:

@@ -7,21 +7,15 @@ from enum import Enum
 from typing import Any
 
 from wmviz.core.alignment import HeldRecord, PauseEvent, ReleasedRecords
+from wmviz.core.changelog import RowKind
 from wmviz.core.scenario import TraceRow
 from wmviz.core.splits import SplitEvent
 from wmviz.core.sql_assigner import AssignerEvent
 from wmviz.core.sql_generator import SqlGeneratorUpdate
 from wmviz.core.sql_minibatch import MiniBatchHeld
+from wmviz.core.sql_rows import RowFate, SqlOutput
 from wmviz.core.timers import FiredTimer, TimerRegistration
 from wmviz.core.timetext import TimedText
-
-
-class RowKind(Enum):
-    """Changelog row kinds the interval join emits (it never emits -D)."""
-
-    INSERT = "+I"
-    UPDATE_BEFORE = "-U"
-    UPDATE_AFTER = "+U"
 
 
 class Cause(Enum):
@@ -85,7 +79,7 @@ class OutputWatermark:
     watermark_ms: int
 
 
-OperatorOutput = JoinOutput | WindowOutput | OutputWatermark
+OperatorOutput = JoinOutput | WindowOutput | SqlOutput | OutputWatermark
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +142,7 @@ StepEvent = (
     | HeldRecord
     | ReleasedRecords
     | SessionMerge
+    | RowFate
     | SqlGeneratorUpdate
     | AssignerEvent
     | MiniBatchHeld
@@ -197,6 +192,7 @@ class StepLog:
 _BUCKET: dict[type, int] = {
     JoinOutput: 0,
     WindowOutput: 0,
+    SqlOutput: 0,
     OutputWatermark: 0,
     Dropped: 1,
     TimerRegistration: 2,

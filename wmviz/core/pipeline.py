@@ -28,6 +28,7 @@ from wmviz.core.channel_generators import (
 from wmviz.core.combiner import InputCombiner
 from wmviz.core.generator import ProbeResult
 from wmviz.core.interval_join import IntervalJoin
+from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.core.operator_log import (
     Dropped,
     OperatorOutput,
@@ -50,6 +51,7 @@ from wmviz.core.split_rows import apply_split_row, split_of
 from wmviz.core.splits import SplitReader
 from wmviz.core.sql_assigner import WatermarkAssigner
 from wmviz.core.sql_minibatch import MiniBatchAssigner, MiniBatchHeld
+from wmviz.core.sql_operators import SqlOperator, build_sql_operator
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerRegistration, TimerService
 from wmviz.core.types import (
     Emission,
@@ -138,10 +140,14 @@ class InstancePipeline:
         # Only the join combines two inputs; the flush setting is the join's.
         flush = op.all_idle_flush if isinstance(op, IntervalJoinConfig) else True
         self.combiner = InputCombiner(self.inputs, flush_when_all_idle=flush)
-        self.two_input = isinstance(op, IntervalJoinConfig)
+        self.two_input = len(op.inputs) > 1
         self.timers = TimerService()
-        self.operator: WindowOperator | IntervalJoin | None = None
-        if isinstance(op, WindowConfig) and op.session_gap_ms is not None:
+        self.operator: WindowOperator | IntervalJoin | SqlOperator | None = None
+        self.sql_operator: SqlOperator | None = None
+        """The operator again when it is one of SQL's (`wmviz.core.sql_operators.SqlOperator`)."""
+        if isinstance(op, SqlOperatorKind):
+            self.operator = self.sql_operator = build_sql_operator(op, self.timers)
+        elif isinstance(op, WindowConfig) and op.session_gap_ms is not None:
             self.operator = SessionWindowOperator(op, self.timers)
         elif isinstance(op, WindowConfig):
             self.operator = WindowOperator(op, self.timers)
@@ -308,10 +314,7 @@ class InstancePipeline:
         if generator is not None:
             for inp in generator.before_record():
                 self.feed_valve(row.input, inp, generated=True)
-        if isinstance(self.operator, WindowOperator):
-            self.operator.on_record(row, self.step_log)
-        elif isinstance(self.operator, IntervalJoin):
-            self.operator.on_row(row.input, row, self.step_log)
+        self.to_operator(row)
         if isinstance(generator, SplitReader):
             assert row.event_ms is not None
             punctuated = generator.record(split_of(row, generator), row.event_ms)
@@ -324,6 +327,15 @@ class InstancePipeline:
             self.step_log.timeline.extend(record_events(row.channel, generator, bool(generated)))
             for inp in generated:
                 self.feed_valve(row.input, inp, generated=True)
+
+    def to_operator(self, row: TraceRow) -> None:
+        """A record reaches the operator, by its kind's own method."""
+        if self.sql_operator is not None:
+            self.sql_operator.on_record(row.input, row, self.step_log)
+        elif isinstance(self.operator, WindowOperator):
+            self.operator.on_record(row, self.step_log)
+        elif isinstance(self.operator, IntervalJoin):
+            self.operator.on_row(row.input, row, self.step_log)
 
     def split_change(self, row: TraceRow) -> None:
         """A `split` row: a split of a reading channel is added, finished, or marked idle/active."""
@@ -366,11 +378,17 @@ class InstancePipeline:
         operator = self.operator
         if operator is None:
             return
-        operator.on_watermark(watermark_ms)
+        sql = self.sql_operator
+        if sql is not None:
+            sql.on_watermark(watermark_ms, self.step_log)
+        else:
+            operator.on_watermark(watermark_ms)  # type: ignore[call-arg]
         while (fired := self.timers.pop_due(TimeDomain.EVENT, watermark_ms)) is not None:
             self.step_log.fired.append(fired)
             operator.on_timer(fired, self.step_log)
-        if isinstance(operator, IntervalJoin):
+        if sql is not None:
+            sql.output_watermark(watermark_ms, self.step_log)
+        elif isinstance(operator, IntervalJoin):
             operator.output_watermark(self.step_log)
         else:
             self.step_log.emit.append(OutputWatermark(watermark_ms))

@@ -25,6 +25,7 @@ from wmviz.core.fieldrules import (
     split_lists,
     text,
 )
+from wmviz.core.operator_kind import OperatorKind
 from wmviz.core.sql_expr import Expr, TypeKind
 from wmviz.core.types import Profile, Status
 
@@ -248,22 +249,6 @@ class GeneratorConfig:
             if ch == channel:
                 return ids
         return None
-
-
-class OperatorKind:
-    """What each operator type says as a type rather than a field: its name in a config's
-    `operator.type`, and the inputs a trace may name for it."""
-
-    __slots__ = ()
-    type_name: ClassVar[str]
-    inputs: ClassVar[tuple[str, ...]] = ("0",)
-    """The canonical `input` names, in order."""
-
-    @classmethod
-    def canonical_input(cls, name: str) -> str | None:
-        """The canonical input a trace's (or a config's `channels`) input name means, or None if
-        the operator has no such input."""
-        return "0" if name == "0" else None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -167,6 +167,10 @@ class Node:
     mini_batch_mode: str | None = None
     """`RowTime` (batches end at watermarks) or `ProcTime` (batches end on the processing-time clock)."""
     parallelism: int | None = None
+    spec: Mapping[str, object] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    """The node's own COMPILE PLAN object (its grouping, aggregate calls, output type, ...), which
+    the SQL operators' plan readers read (`wmviz.sql.operators`); empty when the plan was not a
+    COMPILE PLAN (EXPLAIN text and a REST plan do not carry it)."""
 
     @property
     def is_exchange(self) -> bool:

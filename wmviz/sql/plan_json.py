@@ -140,6 +140,7 @@ class _Reader:
             early_fire_delay_ms=early,
             mini_batch_interval_ms=interval if isinstance(interval, int) else None,
             mini_batch_mode=str(batch["mode"]) if isinstance(batch, dict) and "mode" in batch else None,
+            spec=raw,
         )
 
     def _note_config(self, raw: Json) -> None:

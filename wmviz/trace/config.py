@@ -24,6 +24,7 @@ from wmviz.core.scenario import (
     ScenarioConfig,
     WindowConfig,
 )
+from wmviz.core.sql_aggregates import AggregateError, parse_call
 from wmviz.core.sql_expr import UnsupportedExpression, expr_from_json, expr_to_json
 from wmviz.core.types import Profile, fits_long
 from wmviz.core.windows import offset_config_problem, sliding_config_problem
@@ -159,6 +160,8 @@ class _ConfigParser:
             Check.SECTION: self.section,
             Check.EXPRESSION: self.expression,
             Check.INPUT_SECTIONS: self.input_sections,
+            Check.NAMES: self.names,
+            Check.AGGREGATES: self.aggregates,
         }
 
     def issue(self, path: str, reason: str) -> None:
@@ -282,6 +285,33 @@ class _ConfigParser:
             where, _, reason = str(exc).partition(": ")  # the node's own path, under `path`
             self.issue(where, reason)
             return _REFUSED
+
+    def names(self, value: Any, path: str, rule: Rule, values: SectionValues) -> Any:
+        """A list of column names, none twice."""
+        if not isinstance(value, list) or not all(isinstance(n, str) and n.strip() for n in value):
+            self.issue(path, f"{show(value)} is not a list of column names")
+            return _REFUSED
+        if len(set(value)) != len(value):
+            self.issue(path, "a column is named twice")
+            return _REFUSED
+        return tuple(n.strip() for n in value)
+
+    def aggregates(self, value: Any, path: str, rule: Rule, values: SectionValues) -> Any:
+        """A list of aggregate calls spelled as SQL, each output field named once."""
+        if not isinstance(value, list) or not value:
+            self.issue(path, f'{show(value)} is not a list of aggregate calls ("COUNT(*) AS n")')
+            return _REFUSED
+        calls = []
+        for index, text in enumerate(value):
+            try:
+                calls.append(parse_call(text))
+            except AggregateError as exc:
+                self.issue(f"{path}[{index}]", str(exc))
+                return _REFUSED
+        if len({call.name for call in calls}) != len(calls):
+            self.issue(path, "two calls give the same output field (AS name)")
+            return _REFUSED
+        return tuple(calls)
 
     def text(self, value: Any, path: str, rule: Rule, values: SectionValues) -> Any:
         if isinstance(value, str):
@@ -473,6 +503,10 @@ def _value_to_json(value: Any, rule: Rule) -> Any:
         return {str(ch): list(ids) for ch, ids in value}
     if rule.check is Check.EXPRESSION:
         return expr_to_json(value)
+    if rule.check is Check.NAMES:
+        return list(value)
+    if rule.check is Check.AGGREGATES:
+        return [call.spelled() for call in value]
     if rule.check is Check.INPUT_SECTIONS:
         return {name: _section_to_dict(section, typed=False) for name, section in value.items()}
     if rule.check is Check.SECTION:

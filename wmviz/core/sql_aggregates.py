@@ -1,0 +1,120 @@
+"""SQL's aggregate calls as wmviz models them: COUNT(*), COUNT, SUM, MIN, MAX and AVG over one column.
+
+Written once for every SQL operator that aggregates (window TVFs, SESSION, OVER). An accumulator is
+a small immutable tuple, so a two-phase aggregation can keep a partial per slice and merge it
+later, as Flink's local and global window aggregates do. Types follow Flink's: COUNT is a BIGINT
+(never null); SUM, MIN, MAX and AVG of no non-null value are NULL; AVG of an integer column is an
+integer (the sum divided by the count, truncated toward zero as Java's `/` does); NULLs are skipped.
+
+A config spells a call as SQL does, with the output field after AS: `"COUNT(*) AS orders"`,
+`"sum(paid) as paid"` (`parse_call`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from wmviz.core.sql_rows import SqlValue
+
+Function = Literal["count_star", "count", "sum", "min", "max", "avg"]
+FUNCTIONS: tuple[str, ...] = ("COUNT", "SUM", "MIN", "MAX", "AVG")
+
+Accumulator = tuple[int, SqlValue]
+"""(how many non-null values were taken (rows, for COUNT(*)), the running sum / min / max)."""
+
+_CALL = re.compile(
+    r"^\s*(?P<fn>[A-Za-z]+)\s*\(\s*(?P<arg>\*|[A-Za-z_][A-Za-z0-9_$]*)\s*\)"
+    r"(?:\s+AS\s+(?P<name>[A-Za-z_][A-Za-z0-9_$]*))?\s*$",
+    re.IGNORECASE,
+)
+
+
+class AggregateError(ValueError):
+    """A call wmviz cannot read; the message says what it expected."""
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateCall:
+    """One aggregate call: its function, the column it reads (None for COUNT(*)) and its output field."""
+
+    function: Function
+    column: str | None
+    name: str
+
+    def spelled(self) -> str:
+        """The call as a config writes it (`COUNT(*) AS orders`)."""
+        fn = "COUNT" if self.function == "count_star" else self.function.upper()
+        return f"{fn}({self.column or '*'}) AS {self.name}"
+
+    def empty(self) -> Accumulator:
+        return (0, None)
+
+    def add(self, acc: Accumulator, columns: Mapping[str, SqlValue]) -> Accumulator:
+        """The accumulator after one more input row."""
+        taken, value = acc
+        if self.function == "count_star":
+            return (taken + 1, None)
+        assert self.column is not None
+        item = columns.get(self.column)
+        if item is None:
+            return acc  # SQL's aggregates skip NULLs
+        if self.function == "count":
+            return (taken + 1, None)
+        return (taken + 1, item if value is None else _fold(self.function, value, item))
+
+    def merge(self, left: Accumulator, right: Accumulator) -> Accumulator:
+        """Two partial accumulators as one (a local pre-aggregate reaching the global one)."""
+        if right[0] == 0:
+            return left
+        if left[0] == 0:
+            return right
+        if self.function in ("count_star", "count"):
+            return (left[0] + right[0], None)
+        assert left[1] is not None and right[1] is not None
+        return (left[0] + right[0], _fold(self.function, left[1], right[1]))
+
+    def result(self, acc: Accumulator) -> SqlValue:
+        """The call's value for everything taken."""
+        taken, value = acc
+        if self.function in ("count_star", "count"):
+            return taken
+        if taken == 0:
+            return None
+        if self.function == "avg":
+            assert isinstance(value, int | float)
+            if isinstance(value, int):
+                quotient = abs(value) // taken
+                return quotient if value >= 0 else -quotient  # Java's `/` truncates toward zero
+            return value / taken
+        return value
+
+
+def _fold(function: Function, value: SqlValue, item: SqlValue) -> SqlValue:
+    if function in ("sum", "avg"):
+        assert isinstance(value, int | float) and isinstance(item, int | float)
+        return value + item
+    assert value is not None and item is not None
+    if function == "min":
+        return item if item < value else value  # type: ignore[operator]
+    return item if item > value else value  # type: ignore[operator]
+
+
+def parse_call(text: str) -> AggregateCall:
+    """`COUNT(*) AS orders` as a call; AggregateError names what is wrong."""
+    match = _CALL.match(text) if isinstance(text, str) else None
+    if match is None:
+        raise AggregateError(
+            f"{text!r} is not an aggregate call: expected FUNCTION(column) AS name, FUNCTION one of "
+            f"{', '.join(FUNCTIONS)} (COUNT(*) counts rows)"
+        )
+    fn, arg, name = match["fn"].upper(), match["arg"], match["name"]
+    if fn not in FUNCTIONS:
+        raise AggregateError(f"{fn} is not an aggregate wmviz models: one of {', '.join(FUNCTIONS)}")
+    if arg == "*" and fn != "COUNT":
+        raise AggregateError(f"{fn}(*) is not SQL: only COUNT takes *")
+    function: Function = "count_star" if arg == "*" else fn.lower()  # type: ignore[assignment]
+    column = None if arg == "*" else arg
+    return AggregateCall(function, column, name or f"{fn}({arg})")

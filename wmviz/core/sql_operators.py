@@ -1,0 +1,46 @@
+"""SQL's operators as the pipeline calls them: the one contract (`SqlOperator`) and which operator
+each SQL operator config builds (`SQL_OPERATORS`).
+
+Each SQL operator of the core lives in its own module, one method per rule as in `valve.py`; this
+module only names them, so the pipeline knows one table rather than every operator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from wmviz.core.operator_kind import SqlOperatorKind
+from wmviz.core.operator_log import StepLog
+from wmviz.core.scenario import TraceRow
+from wmviz.core.timers import FiredTimer, TimerService
+
+
+class SqlOperator(Protocol):
+    """The methods the pipeline calls on a SQL operator (`wmviz.core.sql_rows` states the contract)."""
+
+    def on_record(self, input_name: str, row: TraceRow, log: StepLog) -> None: ...
+
+    def on_watermark(self, watermark_ms: int, log: StepLog) -> None: ...
+
+    def on_timer(self, fired: FiredTimer, log: StepLog) -> None: ...
+
+    def output_watermark(self, watermark_ms: int, log: StepLog) -> None: ...
+
+    def snapshot(self) -> tuple[object, ...]: ...
+
+    def live_rows(self) -> set[int]: ...
+
+
+Builder = Callable[[SqlOperatorKind, TimerService], SqlOperator]
+
+SQL_OPERATORS: dict[type[SqlOperatorKind], Builder] = {}
+"""Config type -> the operator it builds (config, the instance's timers). One line per operator."""
+
+
+def build_sql_operator(config: SqlOperatorKind, timers: TimerService) -> SqlOperator:
+    """The operator `config` configures."""
+    builder = SQL_OPERATORS.get(type(config))
+    if builder is None:
+        raise TypeError(f"no SQL operator is declared for {type(config).__name__}")
+    return builder(config, timers)

@@ -1,0 +1,79 @@
+"""What a SQL operator takes and gives (docs/sql.md, "Operators"): an input row's columns, the rows
+it outputs with their changelog kind, and what became of every row it received (the late-row
+ledger's source).
+
+The contract every SQL operator of the core keeps (`wmviz.core.sql_operators.SqlOperator`), so
+the pipeline, the replay and the ledger treat them alike:
+- a record reaches `on_record(input, row, log)`; the row's SQL columns are its `payload` pairs
+  (`columns_of`), its time attribute is `row.event_ms`, already in epoch milliseconds;
+- the combined watermark reaches `on_watermark(ms, log)` before the due event-time timers fire
+  (`on_timer`), then `output_watermark(ms, log)` forwards what the operator lets through;
+- for every record received the operator logs exactly one `RowFate` (kept, added late or
+  dropped), at the step its fate is decided; a row Flink counts in
+  `numLateRecordsDropped` is also logged as a late `Dropped`, which the page already shows;
+- every output row is one `SqlOutput`, values in the operator's output field order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+
+from wmviz.core.changelog import RowKind
+from wmviz.core.scenario import TraceRow
+from wmviz.core.timetext import TimedText
+
+SqlValue = str | int | float | bool | None
+"""A column's value as the rows file gives it (a timestamp as its text) or an operator computes it."""
+
+
+def columns_of(row: TraceRow) -> Mapping[str, SqlValue]:
+    """A record's SQL columns: its payload pairs (the rows file's `row` object, in order)."""
+    return dict(row.payload)
+
+
+@dataclass(frozen=True, slots=True)
+class SqlOutput:
+    """One output row of a SQL operator: its changelog kind and its values by output field."""
+
+    kind: RowKind
+    values: tuple[tuple[str, SqlValue], ...]
+    """(field name, value) in the operator's output field order."""
+    rows: tuple[int, ...] = ()
+    """The trace rows (their `row` numbers) the output was made from, in arrival order."""
+
+    def value(self, name: str) -> SqlValue:
+        return dict(self.values)[name]
+
+
+class Fate(Enum):
+    """What became of one input row in one operator (the late-row ledger's column)."""
+
+    KEPT = "kept"
+    """Taken on time: into a window, a buffer or a cache."""
+    ADDED_LATE = "added late"
+    """Behind the watermark, yet still counted: in the windows not yet fired, or an open session.
+    Nothing already emitted is revised."""
+    DROPPED = "dropped"
+    """Never reaches an output; Flink counts it (`metric`) or not (metric None)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RowFate:
+    """One input row's fate in the operator that logs it, under a rule id of docs/rules.md."""
+
+    row: TraceRow
+    fate: Fate
+    rule: str
+    why: TimedText
+    """In words, times kept as numbers (`why.text(times)` in the reader's format)."""
+    metric: str | None = None
+    """The Flink metric that counts it, when one does (`numLateRecordsDropped`)."""
+
+    @property
+    def reason(self) -> str:
+        return self.why.text()
+
+
+__all__ = ["Fate", "RowFate", "RowKind", "SqlOutput", "SqlValue", "columns_of"]
