@@ -11,11 +11,12 @@ digest carries in EXPLAIN and a REST plan, and its behaviour.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Generic, Literal, TypeVar
 
+from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.core.sql_expr import Expr, TypeKind
 
 T = TypeVar("T")
@@ -294,3 +295,23 @@ def ordered_edges(pairs: list[tuple[str, str, str]]) -> tuple[Edge, ...]:
         seen[target] = number + 1
         edges.append(Edge(source, target, number, shuffle))
     return tuple(edges)
+
+
+class OperatorRefused(ValueError):
+    """A plan node whose rows wmviz does not model; the message names what and where."""
+
+
+PlanReader = Callable[[Node, "SqlJob"], SqlOperatorKind]
+"""Reads one plan node (and, for its input fields, the job around it) into the core config of the
+SQL operator that models it (`wmviz.sql.operators.PLAN_OPERATORS`)."""
+
+
+def fields_of(node: Node) -> tuple[str, ...]:
+    """The names of a node's output fields, in order, from its COMPILE PLAN `outputType` (a
+    `{"type": "ROW", "fields": [...]}` object, or `ROW<`a` T, `b` T>` text); () without a spec."""
+    output = node.spec.get("outputType")
+    if isinstance(output, dict):
+        return tuple(str(f.get("name")) for f in output.get("fields", ()) if isinstance(f, dict))
+    if isinstance(output, str):
+        return tuple(re.findall(r"`((?:[^`]|``)*)`", output))
+    return ()

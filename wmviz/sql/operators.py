@@ -2,43 +2,21 @@
 
 One table, declared once: a COMPILE PLAN node type (`stream-exec-window-aggregate`) and the reader
 that turns that node (its `spec`, the plan's own JSON) into the core config of the operator that
-models it (a `wmviz.core.operator_kind.SqlOperatorKind`). A reader raises `OperatorRefused` naming
-what it does not model (an aggregate function, a computed grouping key), so a job is refused by
-name rather than replayed approximately. A node type not listed here passes rows on unchanged
-(a projection is followed by the replay itself) or is refused where rows must be computed.
+models it (a `wmviz.core.operator_kind.SqlOperatorKind`). A reader raises
+`wmviz.sql.model.OperatorRefused` naming what it does not model (an aggregate function, a
+computed grouping key), so a job is refused by name rather than replayed approximately. A node
+type not listed here passes rows on unchanged (a projection is followed by the replay itself) or
+is refused where rows must be computed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from wmviz.core.operator_kind import SqlOperatorKind
-from wmviz.sql.model import Node, SqlJob
-
-
-class OperatorRefused(ValueError):
-    """A plan node whose rows wmviz does not model; the message names what and where."""
-
-
-PlanReader = Callable[[Node, SqlJob], SqlOperatorKind]
-"""Reads one plan node (and, for its input fields, the job around it) into a core config."""
+from wmviz.sql.model import Node, PlanReader, SqlJob
 
 PLAN_OPERATORS: dict[str, PlanReader] = {}
-"""COMPILE PLAN node type (without its `_N` version) -> the reader of its operator's config.
-Each SQL operator's module adds its own line here (`register`)."""
-
-
-def register(*flink_types: str) -> Callable[[PlanReader], PlanReader]:
-    """Declares a reader for the given node types (a decorator on the reader)."""
-
-    def add(reader: PlanReader) -> PlanReader:
-        for flink_type in flink_types:
-            if flink_type in PLAN_OPERATORS:
-                raise ValueError(f"{flink_type} has two plan readers")
-            PLAN_OPERATORS[flink_type] = reader
-        return reader
-
-    return add
+"""COMPILE PLAN node type (without its `_N` version) -> the reader of its operator's config
+(each reader lives in its operator's module `wmviz/sql/plan_<operator>.py`; one line each here)."""
 
 
 def operator_of(node: Node, job: SqlJob) -> SqlOperatorKind | None:
