@@ -322,6 +322,18 @@ def test_proc_ms_going_back_within_an_instance_names_the_earlier_row(tmp_path: P
     ]
 
 
+def test_proc_ms_going_back_in_iso_times_is_said_in_iso_times(tmp_path: Path) -> None:
+    """Issue 30 (5): a file written in ISO times was told its proc_ms in epoch milliseconds."""
+    text = (
+        "kind,channel,watermark_ms,proc_ms\n"
+        "watermark,0,1,2026-11-21T10:00:05Z\nwatermark,0,2,2026-11-21T10:00:04.500Z\n"
+    )
+    assert _issues(tmp_path, "t.csv", text) == [
+        "t.csv:3: column proc_ms: 2026-11-21T10:00:04.500Z is before 2026-11-21T10:00:05Z on line 2; "
+        'proc_ms must not decrease within instance "0"'
+    ]
+
+
 def test_proc_ms_order_follows_seq_not_file_order(tmp_path: Path) -> None:
     text = "seq,kind,proc_ms\n2,proctime,5\n1,proctime,9\n"
     assert _issues(tmp_path, "t.csv", text) == [
