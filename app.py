@@ -112,6 +112,7 @@ def live_page(run: live_view.LiveRun, alone: bool) -> None:
         live_view.stop()
         st.rerun()
     instances = sorted(run.session.timeline.meta["instances"], key=_natural)
+    live_view.followed_instance(instances)
     area = live_area if alone else live_area_body
     area(run, instances, controls.instance_choice(instances) if instances else None, t)
 
