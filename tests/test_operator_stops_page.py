@@ -8,8 +8,11 @@ from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
 
-TRACE = b"""{"config": {"name": "finished twice", "generator": {"emit": "periodic", "interval_ms": 1000, "idle_timeout_ms": 5000, "resume": "flip27-released", "splits": {"0": ["orders-0", "orders-1"]}}}}
-{"kind": "record", "channel": 0, "split": "orders-0", "event_ms": 20000, "proc_ms": 10000, "value": "a"}
+CONFIG = (
+    b'{"config": {"name": "finished twice", "generator": {"emit": "periodic", "interval_ms": 1000, '
+    b'"idle_timeout_ms": 5000, "resume": "flip27-released", "splits": {"0": ["orders-0", "orders-1"]}}}}\n'
+)
+TRACE = CONFIG + b"""{"kind": "record", "channel": 0, "split": "orders-0", "event_ms": 20000, "proc_ms": 1}
 {"kind": "split", "channel": 0, "split": "orders-1", "split_event": "finished", "proc_ms": 13500}
 {"kind": "split", "channel": 0, "split": "orders-1", "split_event": "finished", "proc_ms": 13600}
 """
