@@ -12,10 +12,13 @@ CONFIG = (
     b'{"config": {"name": "finished twice", "generator": {"emit": "periodic", "interval_ms": 1000, '
     b'"idle_timeout_ms": 5000, "resume": "flip27-released", "splits": {"0": ["orders-0", "orders-1"]}}}}\n'
 )
-TRACE = CONFIG + b"""{"kind": "record", "channel": 0, "split": "orders-0", "event_ms": 20000, "proc_ms": 1}
+TRACE = (
+    CONFIG
+    + b"""{"kind": "record", "channel": 0, "split": "orders-0", "event_ms": 20000, "proc_ms": 1}
 {"kind": "split", "channel": 0, "split": "orders-1", "split_event": "finished", "proc_ms": 13500}
 {"kind": "split", "channel": 0, "split": "orders-1", "split_event": "finished", "proc_ms": 13600}
 """
+)
 
 
 def test_a_trace_the_operator_stops_at_is_a_notice_naming_its_row(tmp_path, monkeypatch):
