@@ -45,7 +45,8 @@ def main() -> None:
     """Render the page for the view in the URL and the sidebar."""
     st.set_page_config(page_title="wmviz: watermark valve debugger", layout="wide")
     panels.page_style()
-    keys.install_shortcuts()  # arrows step the trace whatever has focus, never a widget's value
+    # Arrows step the trace (or the job graph's time) whatever has focus, never a widget's value.
+    keys.install_shortcuts(keys.JOB_SHORTCUTS if job_view.on_job_page() else keys.SHORTCUTS)
     # Spark starts now, in the background, and is never waited for. While its box refreshes itself,
     # the step redraws with the page: two fragments rerunning at once can leave a step drawn twice.
     alone = not panels.spark_status(loading.spark_service())

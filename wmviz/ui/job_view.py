@@ -10,6 +10,7 @@ with the job link beside it, which the valve page turns into its way back.
 
 from __future__ import annotations
 
+import bisect
 import os
 from pathlib import Path
 
@@ -37,13 +38,20 @@ STALLED = ""
 standing still, else the most downstream)."""
 
 
+def on_job_page() -> bool:
+    """Whether the link opens the job graph (a `job` and no trace or incident): the page's keys
+    are then the graph's (`keys.JOB_SHORTCUTS`)."""
+    query = st.query_params
+    return bool(query.get("job")) and not query.get("trace") and not query.get("scenario")
+
+
 def route() -> bool:
     """app.py's routing: draw the job graph when the link names a job and no trace (True); on
     the valve page, the way back to the job graph it came from and the built-in jobs (False)."""
     query = st.query_params.to_dict()
     notes: list[str] = []
     link = job_link(query, notes)
-    if link is not None and not query.get("trace") and not query.get("scenario"):
+    if link is not None and on_job_page():
         job_page(link, notes)
         return True
     with st.sidebar:
@@ -102,6 +110,7 @@ def job_page(link: JobLink, notes: list[str]) -> None:
     )
     panels.story_strip(story, trusted=trusted, description=None)
     at = st.select_slider("Time", options=walker.times, format_func=t, key=state.JOB_AT)
+    _time_buttons(walker.times, at)
     names = {v.id: v.name for v in rec.vertices}
     vertex = st.selectbox(
         "Vertex",
@@ -124,6 +133,31 @@ def job_page(link: JobLink, notes: list[str]) -> None:
     shown = JobLink(link.job, at, vertex or None)
     st.query_params.from_dict(shown.query())
     st.session_state[state.JOB_ADOPTED] = shown
+
+
+def _time_buttons(times: list[int], at: int) -> None:
+    """A sample earlier or later, and the ends: the buttons the arrow keys, Home and End press."""
+    index = min(bisect.bisect_left(times, at), len(times) - 1)  # the sample times are sorted
+    row = st.container(horizontal=True)
+    moves = (
+        ("|◀ First", "job_first", 0, "Home"),
+        ("◀ Earlier", "job_earlier", max(index - 1, 0), "Left"),
+        ("Later ▶", "job_later", min(index + 1, len(times) - 1), "Right"),
+        ("Last ▶|", "job_last", len(times) - 1, "End"),
+    )
+    for label, key, target, shortcut in moves:
+        row.button(
+            label,
+            key=key,
+            on_click=_move_to,
+            args=(times[target],),
+            disabled=target == index,
+            shortcut=shortcut,
+        )
+
+
+def _move_to(time_ms: int) -> None:
+    st.session_state[state.JOB_AT] = time_ms
 
 
 def _sidebar() -> None:
