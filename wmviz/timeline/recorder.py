@@ -190,6 +190,7 @@ class InstanceRecorder:
             values = ("window", None, None, None, output.start_ms, output.end_ms, output.late, text)
             values += (None, output.key)
         else:
+            assert isinstance(output, OutputWatermark)  # SQL rows are not this table's (see above)
             values = ("wm", None, None, None, None, None, None, None, output.watermark_ms, None)
         self._output_rows.append((step, ordinal, *values))
         return text
