@@ -47,6 +47,8 @@ FIXED = (
     ("a", 2, 5),
     ("b", 3, 3),
     ("a", 4, 30),
+    ("z", 16, 18.001),
+    ("y", 17, 24.001),
     ("a", 5, 19),
     ("a", 6, 10),
     ("b", 7, 5),
@@ -60,7 +62,9 @@ FIXED = (
     ("f", 15, 70),
 )
 """(key, amount, second) in hour 1 before the seeds: a late row bridging into an open session and
-moving its start back twice (a at 19, 10, 1 behind the watermark 28), a late row dropped (b at 5),
+moving its start back twice (a at 19, 10, 1 behind the watermark 28), a late row dropped (b at 5), rows
+whose own session ends exactly at the watermark (z at 18.001 under 28 with a 10 s gap, y at 24.001
+under 29 with a 5 s gap: dropped) or one millisecond after it (y under 28: added),
 sessions of several keys ending at the same millisecond (d, e; g merged, h), a NULL amount."""
 
 
@@ -71,7 +75,7 @@ def session_rows(keys: list[str]) -> list[dict[str, Any]]:
         {
             "table": "clicks",
             "partition": 0,
-            "row": {"user_id": k, "amount": a, "ts": _text(3_600_000 + s * 1000)},
+            "row": {"user_id": k, "amount": a, "ts": _text(3_600_000 + round(s * 1000))},
         }
         for k, a, s in FIXED
     ]
@@ -166,8 +170,19 @@ def test_a_late_test_one_millisecond_off_is_caught(real_runs, monkeypatch):
     assert any(compare(script, real_runs) for script in SCRIPTS)
 
 
-def test_dropping_a_late_row_that_would_merge_is_caught(real_runs, monkeypatch):
+def test_dropping_every_row_behind_the_watermark_is_caught(real_runs, monkeypatch):
+    """DataStream's habit planted: a row behind the watermark dropped rather than merged."""
+    from wmviz.core.operator_log import Dropped
     from wmviz.core.sql_session import SqlSessionOperator
+    from wmviz.core.timetext import TimedText
 
-    monkeypatch.setattr(SqlSessionOperator, "session_has_fired", lambda self, w: w[0] <= self.watermark_ms)
+    real = SqlSessionOperator.on_record
+
+    def on_record(self, input_name, row, log):
+        if row.event_ms <= self.watermark_ms:
+            log.dropped.append(Dropped(row, TimedText.plain("behind the watermark"), late=True))
+            return
+        real(self, input_name, row, log)
+
+    monkeypatch.setattr(SqlSessionOperator, "on_record", on_record)
     assert any(compare(script, real_runs) for script in SCRIPTS)

@@ -23,6 +23,7 @@ from wmviz.core.operator_log import (
     WindowOutput,
 )
 from wmviz.core.pipeline import InstancePipeline, ValveStepFields
+from wmviz.core.sql_rows import SqlOutput
 from wmviz.core.timers import FiredTimer, Timer, TimerRegistration
 from wmviz.core.types import MAX_MS, MIN_MS, Emission, Status, format_emission
 from wmviz.core.valve import Outcome
@@ -161,6 +162,8 @@ class InstanceRecorder:
                 dropped.append(dumps(stored_drop(event)))  # type: ignore[arg-type]
             elif kind is WindowOutput or kind is JoinOutput or kind is OutputWatermark:
                 outputs.append(self._output(step, len(outputs), event))  # type: ignore[arg-type]
+            elif kind is SqlOutput:  # a SQL operator's row: in `emit_json`, not the outputs table
+                outputs.append(dumps(output_json(event)))  # type: ignore[arg-type]
         for timer in fired:  # after the registrations, as the timers table has always listed them
             self._fired(step, timer)
         self.emit.append(f"[{', '.join(outputs)}]" if outputs else None)
@@ -190,7 +193,7 @@ class InstanceRecorder:
             values = ("window", None, None, None, output.start_ms, output.end_ms, output.late, text)
             values += (None, output.key)
         else:
-            assert isinstance(output, OutputWatermark)  # SQL rows are not this table's (see above)
+            assert isinstance(output, OutputWatermark)  # SQL rows are not this table's (`_events`)
             values = ("wm", None, None, None, None, None, None, None, output.watermark_ms, None)
         self._output_rows.append((step, ordinal, *values))
         return text
