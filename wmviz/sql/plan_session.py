@@ -47,6 +47,10 @@ def session_config(node: Node, job: SqlJob) -> SqlSessionConfig:
     inputs = _input_fields(node, job, where)
     partition = tuple(_field(inputs, i, where) for i in window.get("partition_key_indices") or ())
     grouping = tuple(_field(inputs, i, where) for i in spec.get("grouping") or ())
+    if not spec.get("aggCalls"):
+        raise OperatorRefused(
+            f"{where}: a SESSION aggregate without aggregate calls (not checked against Flink)"
+        )
     if grouping != partition:
         raise OperatorRefused(f"{where}: grouped by {list(grouping)} but partitioned by {list(partition)}")
     config = SqlSessionConfig(
