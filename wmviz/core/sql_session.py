@@ -89,7 +89,8 @@ class SqlSessionOperator:
         joined = self.add_window(key, own)
         if self.session_has_fired(joined.window):
             self.retire(key, joined.window)
-            why = TimedText.of(lambda t: self.drop_reason(key, row.event_ms, own, t))  # type: ignore[arg-type]
+            watermark = self.watermark_ms
+            why = TimedText.of(lambda t: self.drop_reason(key, own, watermark, t))
             log.dropped.append(Dropped(row, why, late=True))
             log.notes.append(RowFate(row, Fate.DROPPED, "SQL-S3", why, LATE_METRIC))
             return
@@ -274,10 +275,11 @@ class SqlSessionOperator:
         fate = Fate.ADDED_LATE if behind else Fate.KEPT
         return RowFate(row, fate, "SQL-S2" if behind else "SQL-S4", TimedText.of(why))
 
-    def drop_reason(self, key: str, ts_ms: int, own: Window, t: Times) -> str:
+    def drop_reason(self, key: str, own: Window, watermark_ms: int, t: Times) -> str:
+        """SQL-S3's narration."""
         return (
-            f"its session [{t(own[0])}, {t(own[1])}) would have fired at {t(own[1] - 1)}, behind the "
-            f"watermark {t(self.watermark_ms)}, and it touches no open session of {self.key_text(key)}: "
+            f"its session [{t(own[0])}, {t(own[1])}) would have fired at {t(own[1] - 1)}, at or behind "
+            f"the watermark {t(watermark_ms)}, and it touches no open session of {self.key_text(key)}: "
             f"dropped, counted in {LATE_METRIC}"
         )
 
