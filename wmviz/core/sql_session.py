@@ -202,6 +202,7 @@ class SqlSessionOperator:
         """SQL-S3: the late session leaves the key's live sessions at once; it never held state."""
         self.state_of[key].pop(window, None)
         self.sorted_windows[key].remove(window)
+        self.forget_if_empty(key)
 
     def accumulate(self, key: str, window: Window, row: TraceRow, columns: Mapping[str, SqlValue]) -> None:
         """SQL-S4: the row goes into its session's state window, through every aggregate call
@@ -228,6 +229,10 @@ class SqlSessionOperator:
         state = self.states.pop((key, target))
         values = (*self.key_values[key], *self.aggregate_values(state), *self.window_values(window))
         log.emit.append(SqlOutput(RowKind.INSERT, values, state.rows))
+        self.forget_if_empty(key)
+
+    def forget_if_empty(self, key: str) -> None:
+        """A key without live sessions keeps nothing (so equal states have equal snapshots)."""
         if not self.state_of[key]:
             del self.state_of[key], self.sorted_windows[key], self.key_values[key]
 
