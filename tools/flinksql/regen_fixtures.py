@@ -32,6 +32,8 @@ PLANNED = (
     "source_watermark",
     "incident_silent_partition",
     "incident_silent_partition_fixed",
+    "session_partitioned",
+    "session_global",
 )
 """Scripts Flink plans: each gets a .plan.json and an .explain.txt."""
 

@@ -13,6 +13,8 @@ from typing import Protocol
 from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.core.operator_log import StepLog
 from wmviz.core.scenario import TraceRow
+from wmviz.core.sql_session import build as build_sql_session
+from wmviz.core.sql_session_config import SqlSessionConfig
 from wmviz.core.timers import FiredTimer, TimerService
 
 
@@ -34,7 +36,9 @@ class SqlOperator(Protocol):
 
 Builder = Callable[[SqlOperatorKind, TimerService], SqlOperator]
 
-SQL_OPERATORS: dict[type[SqlOperatorKind], Builder] = {}
+SQL_OPERATORS: dict[type[SqlOperatorKind], Builder] = {
+    SqlSessionConfig: build_sql_session,  # type: ignore[dict-item]
+}
 """Config type -> the operator it builds (config, the instance's timers). One line per operator."""
 
 

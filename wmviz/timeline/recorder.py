@@ -160,7 +160,7 @@ class InstanceRecorder:
                 fired.append(event)  # type: ignore[arg-type]
             elif kind is Dropped:
                 dropped.append(dumps(stored_drop(event)))  # type: ignore[arg-type]
-            elif kind is WindowOutput or kind is JoinOutput or kind is OutputWatermark:
+            elif kind is WindowOutput or kind is JoinOutput or kind is OutputWatermark or kind is SqlOutput:
                 outputs.append(self._output(step, len(outputs), event))  # type: ignore[arg-type]
         for timer in fired:  # after the registrations, as the timers table has always listed them
             self._fired(step, timer)

@@ -26,6 +26,7 @@ from wmviz.core.scenario import (
 )
 from wmviz.core.sql_aggregates import AggregateError, parse_call
 from wmviz.core.sql_expr import UnsupportedExpression, expr_from_json, expr_to_json
+from wmviz.core.sql_session_config import WINDOW_PROPERTIES, SqlSessionConfig
 from wmviz.core.types import Profile, fits_long
 from wmviz.core.windows import offset_config_problem, sliding_config_problem
 from wmviz.trace.errors import IssueCollector
@@ -114,10 +115,25 @@ def _generator_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tu
     yield from sql_style_problems(values, data)
 
 
+def _sql_session_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """SESSION's window columns are window_start, window_end and window_time; no output field twice."""
+    properties = values["properties"] or ()
+    if unknown := [p for p in properties if p not in WINDOW_PROPERTIES]:
+        yield "properties", f"{unknown[0]!r} is not a window column: one of {', '.join(WINDOW_PROPERTIES)}"
+    calls = values["aggregates"] or ()
+    named = [*(values["partition_by"] or ()), *(c.name for c in calls), *properties]
+    if twice := sorted({n for n in named if named.count(n) > 1}):
+        yield (
+            "aggregates",
+            f"the output field {twice[0]!r} is named twice (keys, aggregates and window columns)",
+        )
+
+
 SECTION_RULES: dict[type, SectionRule] = {
     GeneratorConfig: _generator_rules,
     WindowConfig: _window_rules,
     IntervalJoinConfig: _interval_join_rules,
+    SqlSessionConfig: _sql_session_rules,
 }
 """The rules over several fields of one config type; a field one of them refuses keeps its default."""
 
