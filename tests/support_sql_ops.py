@@ -70,12 +70,16 @@ def late_drops(events: Iterable[Event], operator: str) -> dict[int, int]:
 
 
 def operator_trace(
-    config: SqlOperatorKind, fed: Sequence[Fed], watermarks: Mapping[str, Mapping[int, int]]
+    config: SqlOperatorKind,
+    fed: Sequence[Fed],
+    watermarks: Mapping[str, Mapping[int, int]],
+    order: Sequence[str] | None = None,
 ) -> tuple[Trace, list[int]]:
     """The trace driving `config`'s operator, and each trace row's oracle step.
 
     `watermarks` gives, per input, step -> the watermark of the node feeding it (`node_watermarks`).
-    Within a step the records come first, then the watermarks, inputs in the operator's order."""
+    Within a step the records come first, then the watermarks, inputs in `order` (default: the
+    operator's)."""
     steps = sorted({f.step for f in fed} | {s for w in watermarks.values() for s in w})
     by_step: dict[int, list[Fed]] = {}
     for f in fed:
@@ -96,7 +100,7 @@ def operator_trace(
                 )
             )
             origin.append(step)
-        for name in config.inputs:
+        for name in order or config.inputs:
             if step in watermarks.get(name, {}):
                 wm = watermarks[name][step]
                 rows.append(TraceRow(len(rows) + 1, Kind.WATERMARK, input=name, channel=0, watermark_ms=wm))
@@ -106,10 +110,13 @@ def operator_trace(
 
 
 def run_operator(
-    config: SqlOperatorKind, fed: Sequence[Fed], watermarks: Mapping[str, Mapping[int, int]]
+    config: SqlOperatorKind,
+    fed: Sequence[Fed],
+    watermarks: Mapping[str, Mapping[int, int]],
+    order: Sequence[str] | None = None,
 ) -> dict[int, StepOut]:
-    """Oracle step -> the operator's outputs and late drops at that step."""
-    trace, origin = operator_trace(config, fed, watermarks)
+    """Oracle step -> the operator's outputs and late drops at that step (`order`: operator_trace's)."""
+    trace, origin = operator_trace(config, fed, watermarks, order)
     out: dict[int, StepOut] = {}
     for index, result in enumerate(simulate(trace)):
         step = out.setdefault(origin[index], StepOut())
