@@ -52,7 +52,7 @@ JOINS = {"7": "priced", "10": "priced_or_null"}
 SINK_FIELDS = ("order_id", "currency", "amount", "rate", "order_ts", "rate_ts")
 RENAMES = {"order_ts": "ts", "rate_ts": "ts0"}
 """The sink's names of the join's output fields (the Calc between them only renames and casts)."""
-CASES = ((11, 36, 26), (5, 34, 22))
+CASES = ((11, 36, 26), (28, 36, 26))
 """(seed, lines, the line after which the rates table goes quiet)."""
 
 
@@ -63,14 +63,15 @@ def _timestamp(seconds: int) -> str:
 
 def temporal_rows(rng: random.Random, lines: int, quiet_after: int) -> list[dict]:
     """Orders and rates on a coarse clock (ties between an order and a version are common); a
-    quarter of the rows late; every rates row a new rate (ChangelogNormalize drops a repeat). After
-    line `quiet_after` the rates table is quiet: only orders come, and wait for the end of input."""
+    third of the rows late (some far behind); every rates row a new rate (ChangelogNormalize drops
+    a repeat). After line `quiet_after` the rates table is quiet: only orders come, and wait for
+    the end of input."""
     out: list[dict] = []
     clock, rate = 2, 100
     for number in range(lines):
         clock += rng.choice([0, 1, 1, 2, 3])
         currency = rng.choice(["USD", "EUR", "GBP"])
-        ts = max(0, clock - (rng.choice([2, 4, 6]) if rng.random() < 0.25 else 0))
+        ts = max(0, clock - (rng.choice([2, 5, 9, 14]) if rng.random() < 0.3 else 0))
         rates = number < quiet_after and rng.random() < 0.4
         if rates:
             rate += 1
