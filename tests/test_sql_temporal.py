@@ -36,7 +36,7 @@ PLAN = Path(__file__).parent / "data" / "sql" / "temporal_rates.plan.json"
 def harness_config(join: str) -> TemporalJoinConfig:
     """Flink's test rows (t, k, v) on both sides, keyed by k."""
     return TemporalJoinConfig(
-        join=join,  # type: ignore[arg-type]
+        join_type=join,  # type: ignore[arg-type]
         probe_key=("k",),
         build_key=("k",),
         build_columns=("t", "k", "v"),
@@ -150,13 +150,13 @@ def test_the_plan_reader_reads_both_joins_of_the_fixture():
     job = read_compile_plan(json.loads(PLAN.read_text()))
     configs = {n.id: operator_of(n, job) for n in job.nodes if n.flink_type == "stream-exec-temporal-join"}
     assert configs["7"] == TemporalJoinConfig(
-        join="inner",
+        join_type="inner",
         probe_key=("currency",),
         build_key=("currency",),
         build_columns=("currency", "rate", "ts"),
         build_fields=("currency0", "rate", "ts0"),
     )
-    assert configs["10"] is not None and configs["10"].join == "left"  # type: ignore[attr-defined]
+    assert configs["10"] is not None and configs["10"].join_type == "left"  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(

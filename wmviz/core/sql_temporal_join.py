@@ -59,7 +59,7 @@ class TemporalRowTimeJoin:
     def __init__(self, config: TemporalJoinConfig, timers: TimerService) -> None:
         self.config = config
         self.timers = timers
-        self.outer = config.join == "left"
+        self.outer = config.join_type == "left"
         self.watermark_ms = MIN_MS
         self.keys: dict[str, KeyState] = {}
 

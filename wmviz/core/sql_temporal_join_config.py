@@ -27,7 +27,7 @@ class TemporalJoinConfig(SqlOperatorKind):
     type_name: ClassVar[str] = "temporal_join"
     inputs: ClassVar[tuple[str, ...]] = (PROBE, BUILD)
 
-    join: TemporalJoinType = field(
+    join_type: TemporalJoinType = field(
         default="inner",
         metadata=choice(TemporalJoinType, "inner: a probe row without a version emits nothing; left: NULLs"),
     )

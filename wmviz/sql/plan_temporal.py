@@ -45,7 +45,7 @@ def read_temporal_join(node: Node, job: SqlJob) -> TemporalJoinConfig:
     if output[: len(probe)] != probe or len(output) != len(probe) + len(build):
         raise OperatorRefused(f"{where}: its output fields are not the probe's then the build side's")
     return TemporalJoinConfig(
-        join=join_type,  # type: ignore[arg-type]
+        join_type=join_type,  # type: ignore[arg-type]
         probe_key=_columns(join.get("leftKeys"), probe, where, "leftKeys"),
         build_key=_columns(join.get("rightKeys"), build, where, "rightKeys"),
         build_columns=build,
