@@ -24,9 +24,11 @@ from wmviz.core.sql_rows import Fate, RowFate, SqlOutput
 from wmviz.core.sql_temporal_join import TemporalRowTimeJoin
 from wmviz.core.sql_temporal_join_config import TemporalJoinConfig
 from wmviz.core.timers import TimerService
+from wmviz.core.windows import ScenarioError
 from wmviz.sql.model import OperatorRefused
 from wmviz.sql.operators import operator_of
 from wmviz.sql.plan_json import read_compile_plan
+from wmviz.trace import read_trace
 from wmviz.trace.config import parse_config
 from wmviz.trace.errors import TraceValidationError
 
@@ -186,3 +188,13 @@ def test_a_config_by_hand_is_checked_field_by_field():
         parse_config({"operator": operator}, "t.json")
     operator |= {"build_key": ["k"]}
     assert isinstance(parse_config({"operator": operator}, "t.json").operator, TemporalJoinConfig)
+
+
+def test_a_row_without_its_key_column_is_refused_naming_row_and_column(tmp_path):
+    trace = tmp_path / "t.jsonl"
+    config = {"channels": {"L": 1, "R": 1}, "operator": {"type": "temporal_join", "probe_key": ["k"]}}
+    config["operator"] |= {"build_key": ["k"], "build_columns": ["k", "v"]}
+    row = {"kind": "record", "input": "L", "channel": 0, "event_ms": 5, "v": 1}
+    trace.write_text(json.dumps({"config": config}) + "\n" + json.dumps(row) + "\n")
+    with pytest.raises(ScenarioError, match=r"^row 2: column k: missing: operator\.probe_key names it$"):
+        list(simulate(read_trace(trace, None)))

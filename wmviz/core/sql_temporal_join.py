@@ -93,7 +93,7 @@ class TemporalRowTimeJoin:
         why = TimedText.of(
             lambda tt: (
                 f"waits for the watermark to pass {tt(t)}; the combined watermark (the smaller"
-                f" of both inputs') is at {self._wm(w, tt)}"
+                f" of both inputs') {self._wm(w, tt)}"
             )
         )
         log.notes.append(RowFate(row, Fate.KEPT, "SQL-T1", why))
@@ -250,7 +250,7 @@ class TemporalRowTimeJoin:
 
     @staticmethod
     def _wm(w: int, tt: Times) -> str:
-        return "not yet set" if w == MIN_MS else tt(w)
+        return "has not started" if w == MIN_MS else f"is at {tt(w)}"
 
     def snapshot(self) -> tuple[object, ...]:
         """The watermark and, per key, the waiting probe rows, the versions and the timer."""
