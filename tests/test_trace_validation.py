@@ -463,7 +463,8 @@ def test_misplaced_or_malformed_config_lines_are_errors(tmp_path: Path) -> None:
 def test_bad_in_file_config_is_reported_on_its_line_with_the_field_path(tmp_path: Path) -> None:
     text = '{"config": {"operator": {"type": "windoe"}}}\n{"kind": "proctime", "proc_ms": 1}\n'
     assert _issues(tmp_path, "t.jsonl", text) == [
-        't.jsonl:1: field operator.type: "windoe" is not one of none, window, interval_join, sql_session'
+        't.jsonl:1: field operator.type: "windoe" is not one of none, window, interval_join, sql_session, '
+        "temporal_join"
     ]
 
 

@@ -34,6 +34,7 @@ PLANNED = (
     "incident_silent_partition_fixed",
     "session_partitioned",
     "session_global",
+    "temporal_rates",
 )
 """Scripts Flink plans: each gets a .plan.json and an .explain.txt."""
 

@@ -22,6 +22,7 @@ from wmviz.core.operator_log import JoinOutput
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.sql_rules import SQL_RULES
 from wmviz.core.sql_session_rules import SQL_SESSION_RULES
+from wmviz.core.sql_temporal_rules import SQL_TEMPORAL_RULES
 from wmviz.core.valve import Valve
 
 if TYPE_CHECKING:
@@ -342,6 +343,7 @@ RULES: tuple[Rule, ...] = (
     ),
     *(Rule(*rule) for rule in SQL_RULES),
     *(Rule(*rule) for rule in SQL_SESSION_RULES),
+    *(Rule(*rule) for rule in SQL_TEMPORAL_RULES),
 )
 
 GLOSSARY: dict[str, Rule] = {rule.id: rule for rule in RULES}

@@ -28,6 +28,7 @@ from wmviz.core.fieldrules import (
 from wmviz.core.operator_kind import OperatorKind
 from wmviz.core.sql_expr import Expr, TypeKind
 from wmviz.core.sql_session_config import SqlSessionConfig
+from wmviz.core.sql_temporal_join_config import TemporalJoinConfig
 from wmviz.core.types import Profile, Status
 
 
@@ -331,7 +332,7 @@ class IntervalJoinConfig(OperatorKind):
         return {"l": "L", "0": "L", "r": "R", "1": "R"}.get(name.strip().lower())
 
 
-OperatorConfig = NoOperator | WindowConfig | IntervalJoinConfig | SqlSessionConfig
+OperatorConfig = NoOperator | WindowConfig | IntervalJoinConfig | SqlSessionConfig | TemporalJoinConfig
 """`operator`: what sits behind the valve, one type per operator."""
 
 
@@ -354,7 +355,12 @@ class ScenarioConfig:
     operator: OperatorConfig = field(
         default_factory=NoOperator,
         metadata=section(
-            "what sits behind the valve", NoOperator, WindowConfig, IntervalJoinConfig, SqlSessionConfig
+            "what sits behind the valve",
+            NoOperator,
+            WindowConfig,
+            IntervalJoinConfig,
+            SqlSessionConfig,
+            TemporalJoinConfig,
         ),
     )
     generators: dict[str, GeneratorConfig] = field(

@@ -15,6 +15,7 @@ from wmviz.core.operator_log import StepLog
 from wmviz.core.scenario import TraceRow
 from wmviz.core.sql_session import build as build_sql_session
 from wmviz.core.sql_session_config import SqlSessionConfig
+from wmviz.core.sql_temporal_join import TemporalJoinConfig, TemporalRowTimeJoin
 from wmviz.core.timers import FiredTimer, TimerService
 
 
@@ -38,6 +39,7 @@ Builder = Callable[[SqlOperatorKind, TimerService], SqlOperator]
 
 SQL_OPERATORS: dict[type[SqlOperatorKind], Builder] = {
     SqlSessionConfig: build_sql_session,  # type: ignore[dict-item]
+    TemporalJoinConfig: TemporalRowTimeJoin,  # type: ignore[dict-item]
 }
 """Config type -> the operator it builds (config, the instance's timers). One line per operator."""
 
