@@ -13,6 +13,7 @@ from typing import Protocol
 from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.core.operator_log import StepLog
 from wmviz.core.scenario import TraceRow
+from wmviz.core.sql_temporal_join import TemporalJoinConfig, TemporalRowTimeJoin
 from wmviz.core.timers import FiredTimer, TimerService
 
 
@@ -34,7 +35,9 @@ class SqlOperator(Protocol):
 
 Builder = Callable[[SqlOperatorKind, TimerService], SqlOperator]
 
-SQL_OPERATORS: dict[type[SqlOperatorKind], Builder] = {}
+SQL_OPERATORS: dict[type[SqlOperatorKind], Builder] = {
+    TemporalJoinConfig: TemporalRowTimeJoin,  # type: ignore[dict-item]
+}
 """Config type -> the operator it builds (config, the instance's timers). One line per operator."""
 
 
