@@ -32,6 +32,7 @@ PLANNED = (
     "source_watermark",
     "incident_silent_partition",
     "incident_silent_partition_fixed",
+    "buffer_ops",
 )
 """Scripts Flink plans: each gets a .plan.json and an .explain.txt."""
 

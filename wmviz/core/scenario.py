@@ -26,8 +26,8 @@ from wmviz.core.fieldrules import (
     text,
 )
 from wmviz.core.operator_kind import OperatorKind
+from wmviz.core.sql_buffer_config import DeduplicateConfig, OverAggregateConfig, TemporalSortConfig
 from wmviz.core.sql_expr import Expr, TypeKind
-from wmviz.core.sql_temporal_join_config import TemporalJoinConfig
 from wmviz.core.types import Profile, Status
 
 
@@ -331,7 +331,14 @@ class IntervalJoinConfig(OperatorKind):
         return {"l": "L", "0": "L", "r": "R", "1": "R"}.get(name.strip().lower())
 
 
-OperatorConfig = NoOperator | WindowConfig | IntervalJoinConfig | TemporalJoinConfig
+OperatorConfig = (
+    NoOperator
+    | WindowConfig
+    | IntervalJoinConfig
+    | OverAggregateConfig
+    | DeduplicateConfig
+    | TemporalSortConfig
+)
 """`operator`: what sits behind the valve, one type per operator."""
 
 
@@ -354,7 +361,13 @@ class ScenarioConfig:
     operator: OperatorConfig = field(
         default_factory=NoOperator,
         metadata=section(
-            "what sits behind the valve", NoOperator, WindowConfig, IntervalJoinConfig, TemporalJoinConfig
+            "what sits behind the valve",
+            NoOperator,
+            WindowConfig,
+            IntervalJoinConfig,
+            OverAggregateConfig,
+            DeduplicateConfig,
+            TemporalSortConfig,
         ),
     )
     generators: dict[str, GeneratorConfig] = field(

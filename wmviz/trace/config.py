@@ -26,7 +26,6 @@ from wmviz.core.scenario import (
 )
 from wmviz.core.sql_aggregates import AggregateError, parse_call
 from wmviz.core.sql_expr import UnsupportedExpression, expr_from_json, expr_to_json
-from wmviz.core.sql_temporal_join_config import TemporalJoinConfig
 from wmviz.core.types import Profile, fits_long
 from wmviz.core.windows import offset_config_problem, sliding_config_problem
 from wmviz.trace.errors import IssueCollector
@@ -107,16 +106,6 @@ def _interval_join_rules(values: SectionValues, data: dict[str, Any]) -> Iterato
         yield "time_mode", "rowtime is rejected on a processing-time join (join_time proctime)"
 
 
-def _temporal_join_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    """A temporal join's keys pair up column by column, and each build column has one output name."""
-    probe, build = values["probe_key"], values["build_key"]
-    if probe and build and len(probe) != len(build):
-        yield "build_key", f"has {len(build)} columns, operator.probe_key {len(probe)}: they pair up"
-    columns, names = values["build_columns"], values["build_fields"]
-    if columns and names and len(names) != len(columns):
-        yield "build_fields", f"names {len(names)} columns, operator.build_columns has {len(columns)}"
-
-
 def _generator_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """Watermark alignment pauses subtasks and splits of FLIP-27 readers: it needs `splits`; each
     `style` takes its own fields (`sql_style_problems`)."""
@@ -129,7 +118,6 @@ SECTION_RULES: dict[type, SectionRule] = {
     GeneratorConfig: _generator_rules,
     WindowConfig: _window_rules,
     IntervalJoinConfig: _interval_join_rules,
-    TemporalJoinConfig: _temporal_join_rules,
 }
 """The rules over several fields of one config type; a field one of them refuses keeps its default."""
 
