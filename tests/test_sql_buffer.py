@@ -1,0 +1,143 @@
+"""SQL's buffering operators in the core, without Flink: cases of Flink's own harness tests replayed
+(the parts before their state-TTL steps, which wmviz does not model), the rules the narration
+cites, configs by hand, and snapshots.
+
+Replayed: `RowTimeDeduplicateKeepFirstRowFunctionTest.testRowTimeDeduplicateKeepFirstRow`
+(watermark 50, a late row counted; at 102 the earliest row of each key; after the restore a
+row of a new key only), and `RowTimeDeduplicateFunctionTest` keep-last and keep-first (non-mini-
+batch) for each generateUpdateBefore / generateInsert pair the test lists.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support_sql_ops import Line, drive
+from wmviz.core.sql_aggregates import parse_call
+from wmviz.core.sql_buffer_config import DeduplicateConfig, OverAggregateConfig, TemporalSortConfig
+from wmviz.trace.config import parse_config
+
+
+def _line(key: str, value: int, ts: int) -> Line:
+    return Line({"key": key, "value": value}, ts)
+
+
+def _outputs(answers) -> list[tuple[str, str, int]]:
+    return [(kind, values["key"], values["value"]) for a in answers for kind, values in a.outputs]
+
+
+KEEP_FIRST_BUFFERED = [None, _line("key1", 0, 1)] + [
+    _line(*r)
+    for r in (("key1", 14, 101), ("key1", 13, 99), ("key1", 15, 99), ("key1", 12, 100), ("key2", 11, 101))
+]
+
+
+def test_flinks_keep_first_row_function_test():
+    lines = [*KEEP_FIRST_BUFFERED, _line("key1", 12, 300), _line("key2", 11, 301), _line("key3", 5, 299)]
+    watermarks = {0: 50, 6: 102, 9: 302}
+    answers = drive(DeduplicateConfig(partition_by=("key",)), lines, watermarks)
+    assert [a.late_dropped for a in answers].count(1) == 1 and answers[1].late_dropped == 1
+    assert _outputs(answers[6:7]) == [("+I", "key1", 13), ("+I", "key2", 11)]
+    assert _outputs(answers[9:]) == [("+I", "key3", 5)]
+    assert {f.rule for a in answers for f in a.fates} == {"SQL-D1", "SQL-D2", "SQL-D3", "SQL-D4"}
+
+
+DEDUP_LINES = [_line("key1", 13, 99), _line("key1", 12, 100), _line("key2", 11, 101)]
+DEDUP_AFTER = [_line("key1", 12, 300), _line("key2", 11, 301), _line("key3", 5, 299)]
+
+
+@pytest.mark.parametrize(
+    ("update_before", "insert", "expected"),
+    [
+        (
+            True,
+            True,
+            [
+                "+I k1 13",
+                "-U k1 13",
+                "+U k1 12",
+                "+I k2 11",
+                "-U k1 12",
+                "+U k1 12",
+                "-U k2 11",
+                "+U k2 11",
+                "+I k3 5",
+            ],
+        ),
+        (False, True, ["+I k1 13", "+U k1 12", "+I k2 11", "+U k1 12", "+U k2 11", "+I k3 5"]),
+        (False, False, ["+U k1 13", "+U k1 12", "+U k2 11", "+U k1 12", "+U k2 11", "+U k3 5"]),
+    ],
+)
+def test_flinks_row_time_deduplicate_function_test_keep_last(update_before, insert, expected):
+    config = DeduplicateConfig(
+        partition_by=("key",),
+        keep="last",
+        insert_only=False,
+        generate_update_before=update_before,
+        generate_insert=insert,
+    )
+    answers = drive(config, DEDUP_LINES + DEDUP_AFTER, {2: 102, 5: 302})
+    assert [f"{k} k{key[-1]} {v}" for k, key, v in _outputs(answers)] == expected
+    assert sum(a.late_dropped for a in answers) == 0
+
+
+def test_flinks_row_time_deduplicate_function_test_keep_first():
+    lines = [
+        _line("key1", 13, 99),
+        _line("key1", 13, 99),
+        _line("key1", 12, 100),
+        _line("key2", 11, 101),
+        *DEDUP_AFTER,
+    ]
+    for insert, kind in ((True, "+I"), (False, "+U")):
+        config = DeduplicateConfig(
+            partition_by=("key",), keep="first", insert_only=False, generate_insert=insert
+        )
+        answers = drive(config, lines, {3: 102, 6: 302})
+        assert _outputs(answers) == [(kind, "key1", 13), (kind, "key2", 11), (kind, "key3", 5)]
+
+
+def test_over_rows_and_range_differ_only_on_ties_and_drop_at_the_watermark():
+    calls = (parse_call("COUNT(*) AS n"), parse_call("SUM0(value) AS s"))
+    lines = [_line("a", 1, 10), _line("a", 2, 10), _line("a", 4, 12), _line("a", 8, 8)]
+    watermarks = {2: 8, 4: 2**63 - 1}
+    rows = drive(
+        OverAggregateConfig(partition_by=("key",), frame="rows", aggregates=calls), lines, watermarks
+    )
+    rng = drive(
+        OverAggregateConfig(partition_by=("key",), frame="range", aggregates=calls), lines, watermarks
+    )
+    assert rows[3].late_dropped == 1 and rng[3].late_dropped == 1  # 8 is not after the watermark 8
+    assert [(v["n"], v["s"]) for _, v in rows[4].outputs] == [(1, 1), (2, 3), (3, 7)]
+    assert [(v["n"], v["s"]) for _, v in rng[4].outputs] == [(2, 3), (2, 3), (3, 7)]
+
+
+def test_sort_keeps_a_row_behind_the_watermark_until_a_later_time_has_left():
+    config = TemporalSortConfig(then_by=("value",), descending=("value",))
+    lines = [_line("a", 1, 10), _line("a", 5, 10), _line("a", 7, 12), _line("a", 3, 9)]
+    answers = drive(config, lines, {1: 15, 3: 16})
+    assert _outputs(answers[1:2]) == [("+I", "a", 5), ("+I", "a", 1)]  # DESC on value
+    assert [f.rule for f in answers[2].fates] == ["SQL-SORT2"]  # 12 is behind 15 but after 10
+    assert [f.rule for f in answers[3].fates] == ["SQL-SORT1"] and answers[3].late_dropped == 0
+    assert _outputs(answers[3:4]) == [("+I", "a", 7)]  # its timer fires at the next watermark
+
+
+def test_a_config_by_hand_names_each_operator():
+    config = parse_config(
+        {
+            "operator": {
+                "type": "over_aggregate",
+                "partition_by": ["k"],
+                "frame": "range",
+                "aggregates": ["COUNT(*) AS n"],
+            }
+        },
+        "test",
+    )
+    assert config.operator == OverAggregateConfig(
+        partition_by=("k",), frame="range", aggregates=(parse_call("COUNT(*) AS n"),)
+    )
+    assert parse_config(
+        {"operator": {"type": "deduplicate", "keep": "last"}}, "test"
+    ).operator == DeduplicateConfig(keep="last")
+    assert parse_config({"operator": {"type": "temporal_sort"}}, "test").operator == TemporalSortConfig()
