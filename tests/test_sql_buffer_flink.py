@@ -185,7 +185,7 @@ def _compare(runs, seed: int, node: int) -> list[str]:
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("node", sorted(OPERATORS))
 def test_every_row_and_drop_equals_real_flink(real_runs, seed, node):
-    rows, events = real_runs[seed]
+    _rows, events = real_runs[seed]
     assert any(e.get("sink") == OPERATORS[node] for e in events), "the real run wrote nothing to compare"
     assert _compare(real_runs, seed, node) == []
 

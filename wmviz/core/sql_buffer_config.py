@@ -34,7 +34,8 @@ class OverAggregateConfig(SqlOperatorKind):
         default="rows",
         metadata=choice(
             Frame,
-            "ROWS: each row of a timestamp adds itself in turn; RANGE: all rows of a timestamp share one value",
+            "ROWS: each row of a timestamp adds itself in turn; RANGE: all rows of a timestamp share"
+            " one value",
         ),
     )
     aggregates: tuple[AggregateCall, ...] = field(

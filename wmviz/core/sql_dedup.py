@@ -164,7 +164,8 @@ class Deduplicate(ForwardsWatermark):
         if displaced is row:
             why = TimedText.of(
                 lambda t: (
-                    f"{t(ts)} is not earlier than the waiting first row{key_words(key)}: ignored, uncounted (SQL-D3)"
+                    f"{t(ts)} is not earlier than the waiting first row{key_words(key)}: ignored, "
+                    "uncounted (SQL-D3)"
                 )
             )
         else:

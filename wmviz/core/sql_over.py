@@ -90,7 +90,8 @@ class OverAggregate(ForwardsWatermark):
         why = TimedText.of(
             lambda t: (
                 f"{t(ts)} is after the watermark {t(watermark)} on arrival{key_words(key)}: waits until "
-                f"the watermark reaches {t(ts)}, then leaves in time order with the {frame} aggregates (SQL-O2)"
+                f"the watermark reaches {t(ts)}, then leaves in time order with the {frame} aggregates "
+                "(SQL-O2)"
             )
         )
         log.notes.append(RowFate(row, Fate.KEPT, "SQL-O2", why))

@@ -92,14 +92,15 @@ def read_over(node: Node, job: SqlJob) -> OverAggregateConfig:
     if lower != "UNBOUNDED_PRECEDING" or upper != "CURRENT_ROW":
         raise _refuse(
             node,
-            "a bounded frame (Flink's RowTimeRowsBoundedPrecedingFunction / RowTimeRangeBoundedPrecedingFunction,"
-            " with its own late test and cleanup timers) is not modelled; only UNBOUNDED PRECEDING AND CURRENT ROW",
+            "a bounded frame (Flink's RowTimeRowsBoundedPrecedingFunction /"
+            " RowTimeRangeBoundedPrecedingFunction, with its own late test and cleanup timers) is not"
+            " modelled; only UNBOUNDED PRECEDING AND CURRENT ROW",
         )
     if node.spec.get("unboundedOverVersion") != 2:
         raise _refuse(
             node,
-            "table.exec.unbounded-over.version 1 (RowTimeRowsUnboundedPrecedingFunction, one timer per watermark)"
-            " is not modelled; Flink 2.3.0's default, version 2, is",
+            "table.exec.unbounded-over.version 1 (RowTimeRowsUnboundedPrecedingFunction, one timer per"
+            " watermark) is not modelled; Flink 2.3.0's default, version 2, is",
         )
     partition = (spec.get("partition") or {}).get("fields") or []
     calls = tuple(_call(node, fields, call) for call in group.get("aggCalls") or [])
@@ -135,7 +136,8 @@ def read_deduplicate(node: Node, job: SqlJob) -> DeduplicateConfig:
     spec = node.spec
     if spec.get("isRowtime") is not True:
         raise _refuse(node, "deduplicates on processing time, which wmviz does not model")
-    options = spec.get("configuration") or {}
+    found = spec.get("configuration")
+    options: Mapping[str, Any] = found if isinstance(found, dict) else {}
     if str(options.get("table.exec.mini-batch.enabled", "false")).lower() == "true":
         raise _refuse(
             node, "a mini-batch deduplication (RowTimeMiniBatchDeduplicateFunction) is not modelled"
@@ -144,12 +146,16 @@ def read_deduplicate(node: Node, job: SqlJob) -> DeduplicateConfig:
         raise _refuse(node, "its input has no row-time attribute")
     sensitive = str(options.get("table.exec.deduplicate.insert-update-after-sensitive-enabled", "true"))
     return DeduplicateConfig(
-        partition_by=tuple(_name(node, fields, i) for i in spec.get("uniqueKeys") or []),
+        partition_by=tuple(_name(node, fields, i) for i in _list(spec.get("uniqueKeys"))),
         keep="last" if spec.get("keepLastRow") else "first",
         insert_only=bool(spec.get("outputInsertOnly", False)),
         generate_update_before=bool(spec.get("generateUpdateBefore", False)),
         generate_insert=sensitive.lower() == "true",
     )
+
+
+def _list(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
 
 
 def read_temporal_sort(node: Node, job: SqlJob) -> TemporalSortConfig:
