@@ -1,5 +1,6 @@
-"""SQL's buffering operators against real Flink SQL 2.3.0: OVER (ROWS and RANGE, unbounded),
-row-time deduplication (keep first, insert-only: buffered; keep last: at once) and ORDER BY rowtime.
+"""SQL's buffering operators against real Flink SQL 2.3.0: OVER (ROWS and RANGE, unbounded and
+bounded), row-time deduplication (keep first, insert-only: buffered; keep last: at once) and
+ORDER BY rowtime.
 
 `tests/data/sql/buffer_ops.sql` runs for real (`tools.flinksql.run`) on rows drawn from seeds
 (several keys, ties in time, rows exactly at the watermark, rows behind it, NULL amounts). wmviz's
@@ -8,8 +9,8 @@ the core (`tests/support_sql_ops.drive`) on the same rows with the source's wate
 as the real run reports it. Per step, every sink row (kind and values, through the projection
 after the operator, evaluated from the plan) and every `numLateRecordsDropped` delta must agree.
 Planted bugs (OVER's late test `<` instead of `≤`, the deduplication dropping at `≤`, the sort
-testing the watermark) must make the comparison fail. The bounded OVER frames of the script are
-refused by name.
+or a bounded frame testing the watermark, RANGE run as ROWS, a ROWS frame one row short) must make
+the comparison fail; what the readers do not model is refused by name.
 
 Flink's own tests replayed (where they translate to SQL rows): `RowTimeDeduplicateKeepFirstRowFunctionTest
 .testRowTimeDeduplicateKeepFirstRow` (late row counted, the earliest row of a key emitted once at
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,8 @@ SOURCE_NODE = 1
 OPERATORS = {
     3: "over_rows_unbounded",
     6: "over_range_unbounded",
+    9: "over_rows_bounded",
+    12: "over_range_bounded",
     15: "first_click",
     17: "last_click",
     20: "sorted_clicks",
@@ -228,8 +232,37 @@ def test_a_sort_that_drops_behind_the_watermark_is_caught(real_runs, monkeypatch
     assert any(_compare(real_runs, seed, 20) for seed in SEEDS)
 
 
-def test_bounded_over_frames_are_refused_by_name():
+def test_a_bounded_frame_that_tests_the_watermark_is_caught(real_runs, monkeypatch):
+    """The bounded frames' late test is the last fired time, not the watermark."""
+    from wmviz.core.sql_over_bounded import BoundedOver
+
+    monkeypatch.setattr(BoundedOver, "o5_is_late", lambda self, key, ts: ts <= self.watermark_ms)
+    assert any(_compare(real_runs, seed, node) for seed in SEEDS for node in (9, 12))
+
+
+def test_a_rows_frame_one_row_short_is_caught(real_runs, monkeypatch):
+    """ROWS 2 PRECEDING holds three rows; Flink's precedingOffset is n + 1."""
+    from wmviz.core.sql_over_bounded import BoundedOver
+
+    real = BoundedOver.__init__
+
+    def short(self, config, timers):
+        real(self, config, timers)
+        self.preceding -= 1
+
+    monkeypatch.setattr(BoundedOver, "__init__", short)
+    assert any(_compare(real_runs, seed, 9) for seed in SEEDS)
+
+
+def test_what_the_readers_do_not_model_is_refused_by_name():
     job = read_plan_file(DATA / "buffer_ops.plan.json")
-    for node in ("9", "12"):
-        with pytest.raises(OperatorRefused, match=rf"plan node {node}\): a bounded frame"):
-            operator_of(job.node(node), job)
+    over = job.node("3")
+    old = replace(over, spec={**over.spec, "unboundedOverVersion": 1})
+    with pytest.raises(OperatorRefused, match=r"plan node 3\): table.exec.unbounded-over.version 1"):
+        operator_of(old, job)
+    dedup = job.node("15")
+    minibatch = replace(
+        dedup, spec={**dedup.spec, "configuration": {"table.exec.mini-batch.enabled": "true"}}
+    )
+    with pytest.raises(OperatorRefused, match="mini-batch deduplication"):
+        operator_of(minibatch, job)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
-from wmviz.core.fieldrules import aggregates, choice, flag, names
+from wmviz.core.fieldrules import aggregates, choice, count, flag, names
 from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.core.sql_aggregates import AggregateCall
 
@@ -24,7 +24,9 @@ Keep = Literal["first", "last"]
 class OverAggregateConfig(SqlOperatorKind):
     """`operator.type` over_aggregate: `AGG(x) OVER (PARTITION BY k ORDER BY ts ROWS|RANGE BETWEEN
     UNBOUNDED PRECEDING AND CURRENT ROW)`, as Flink 2.3.0 runs it by default
-    (`RowTimeUnboundedPrecedingOverFunctionV2`, `table.exec.unbounded-over.version` 2)."""
+    (`RowTimeUnboundedPrecedingOverFunctionV2`, `table.exec.unbounded-over.version` 2), or with
+    `preceding` a bounded frame (`RowTimeRowsBoundedPrecedingFunction`,
+    `RowTimeRangeBoundedPrecedingFunction`, wmviz/core/sql_over_bounded.py)."""
 
     type_name: ClassVar[str] = "over_aggregate"
     partition_by: tuple[str, ...] = field(
@@ -36,6 +38,14 @@ class OverAggregateConfig(SqlOperatorKind):
             Frame,
             "ROWS: each row of a timestamp adds itself in turn; RANGE: all rows of a timestamp share"
             " one value",
+        ),
+    )
+    preceding: int | None = field(
+        default=None,
+        metadata=count(
+            "a bounded frame: ROWS n PRECEDING (n rows) or RANGE INTERVAL … PRECEDING (milliseconds);"
+            " none: UNBOUNDED PRECEDING",
+            minimum=0,
         ),
     )
     aggregates: tuple[AggregateCall, ...] = field(

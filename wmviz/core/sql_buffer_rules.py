@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from wmviz.core.sql_dedup import Deduplicate
 from wmviz.core.sql_over import OverAggregate
+from wmviz.core.sql_over_bounded import BoundedOver
 from wmviz.core.sql_sort import TemporalSort
 
 OVER = "SQL, OVER aggregation"
@@ -41,6 +42,34 @@ BUFFER_RULES = (
         "RANGE: at the timer all rows of one timestamp are taken first, then all leave with the "
         "same aggregates.",
         OverAggregate.o4_range,
+    ),
+    (
+        "SQL-O5",
+        OVER,
+        "A bounded frame drops (and counts) a row whose time is not after the last timer that fired "
+        "for its key; the watermark is not compared.",
+        BoundedOver.o5_is_late,
+    ),
+    (
+        "SQL-O6",
+        OVER,
+        "RANGE bounded: a cleanup timer 1.5 frames after a row, when no later row moved it, clears "
+        "the key's state and its last fired time.",
+        BoundedOver.o6_cleans,
+    ),
+    (
+        "SQL-O7",
+        OVER,
+        "ROWS n PRECEDING: each row joins a frame of at most n + 1 rows (the oldest leaves) and "
+        "leaves with the frame's aggregates.",
+        BoundedOver.o7_rows_frame,
+    ),
+    (
+        "SQL-O8",
+        OVER,
+        "RANGE bounded: rows more than the frame before the timestamp leave the state; the rows of "
+        "the timestamp share the aggregates over the rest.",
+        BoundedOver.o8_range_frame,
     ),
     (
         "SQL-D1",

@@ -18,6 +18,7 @@ from wmviz.core.scenario import TraceRow
 from wmviz.core.sql_aggregates import Accumulator
 from wmviz.core.sql_buffer import ForwardsWatermark, input_values, key_words, partition_key
 from wmviz.core.sql_buffer_config import OverAggregateConfig
+from wmviz.core.sql_over_bounded import BoundedOver
 from wmviz.core.sql_rows import Fate, RowFate, SqlOutput, SqlValue, columns_of
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.timetext import TimedText
@@ -133,5 +134,8 @@ class OverAggregate(ForwardsWatermark):
         return SqlOutput(RowKind.INSERT, input_values(row) + results, (row.row,))
 
 
-def build_over(config: OverAggregateConfig, timers: TimerService) -> OverAggregate:
+def build_over(config: OverAggregateConfig, timers: TimerService) -> OverAggregate | BoundedOver:
+    """The unbounded frame's operator, or the bounded one's when the config has `preceding`."""
+    if config.preceding is not None:
+        return BoundedOver(config, timers)
     return OverAggregate(config, timers)

@@ -87,34 +87,67 @@ def read_over(node: Node, job: SqlJob) -> OverAggregateConfig:
         raise _refuse(node, f"has {len(groups)} window groups; wmviz models one")
     group = groups[0]
     _time_first(node, fields, _order_fields(node, group.get("orderBy")))
-    lower = (group.get("lowerBound") or {}).get("kind")
-    upper = (group.get("upperBound") or {}).get("kind")
-    if lower != "UNBOUNDED_PRECEDING" or upper != "CURRENT_ROW":
-        raise _refuse(
-            node,
-            "a bounded frame (Flink's RowTimeRowsBoundedPrecedingFunction /"
-            " RowTimeRangeBoundedPrecedingFunction, with its own late test and cleanup timers) is not"
-            " modelled; only UNBOUNDED PRECEDING AND CURRENT ROW",
-        )
-    if node.spec.get("unboundedOverVersion") != 2:
+    lower = group.get("lowerBound") or {}
+    if (group.get("upperBound") or {}).get("kind") != "CURRENT_ROW":
+        raise _refuse(node, "a frame that does not end at CURRENT ROW is not modelled")
+    preceding = None
+    if lower.get("kind") == "BOUNDED_WINDOW" and lower.get("isPreceding"):
+        preceding = _preceding(node, spec, lower)
+    elif lower.get("kind") != "UNBOUNDED_PRECEDING":
+        raise _refuse(node, f"a frame starting at {lower.get('kind')} is not modelled")
+    elif node.spec.get("unboundedOverVersion") != 2:
         raise _refuse(
             node,
             "table.exec.unbounded-over.version 1 (RowTimeRowsUnboundedPrecedingFunction, one timer per"
             " watermark) is not modelled; Flink 2.3.0's default, version 2, is",
         )
     partition = (spec.get("partition") or {}).get("fields") or []
-    calls = tuple(_call(node, fields, call) for call in group.get("aggCalls") or [])
+    calls = tuple(
+        _call(node, fields, call, bounded=preceding is not None) for call in group.get("aggCalls") or []
+    )
     if not calls:
         raise _refuse(node, "has no aggregate call")
     return OverAggregateConfig(
         partition_by=tuple(_name(node, fields, i) for i in partition),
         frame="rows" if group.get("isRows") else "range",
+        preceding=preceding,
         aggregates=calls,
     )
 
 
-def _call(node: Node, fields: Sequence[Mapping[str, Any]], call: Mapping[str, Any]) -> AggregateCall:
+def _preceding(node: Node, spec: Mapping[str, Any], lower: Mapping[str, Any]) -> int:
+    """A bounded frame's size: ROWS n PRECEDING gives n, RANGE INTERVAL … PRECEDING its milliseconds.
+    The plan states it as a constant, numbered after the input's fields."""
+    offset = lower.get("offset")
+    index = offset.get("inputIndex") if isinstance(offset, dict) else None
+    first, constants = spec.get("originalInputFields"), spec.get("constants")
+    if not (isinstance(index, int) and isinstance(first, int) and isinstance(constants, list)):
+        raise _refuse(node, "its frame's bound is not a constant the plan states")
+    if not 0 <= index - first < len(constants) or not isinstance(constants[index - first], dict):
+        raise _refuse(node, "its frame's bound is not a constant the plan states")
+    value = constants[index - first].get("value")
+    try:
+        size = int(str(value))
+    except ValueError:
+        raise _refuse(node, f"its frame's bound {value!r} is not a whole number") from None
+    if size < 0:
+        raise _refuse(node, f"its frame's bound {size} is negative")
+    return size
+
+
+def _call(
+    node: Node, fields: Sequence[Mapping[str, Any]], call: Mapping[str, Any], *, bounded: bool = False
+) -> AggregateCall:
     internal = str(call.get("internalName"))
+    kind = str(call.get("type", ""))
+    if (
+        bounded
+        and internal in ("$$SUM0$1", "$SUM$1", "$AVG$1")
+        and kind.split()[0] in ("FLOAT", "DOUBLE", "REAL")
+    ):
+        raise _refuse(
+            node, f"{internal} over {kind} in a bounded frame (Flink adds and retracts; floating sums drift)"
+        )
     function = AGGREGATES.get(internal)
     if function is None:
         raise _refuse(node, f"aggregate {internal} is not one wmviz models ({', '.join(AGGREGATES)})")
