@@ -141,3 +141,34 @@ def test_a_config_by_hand_names_each_operator():
         {"operator": {"type": "deduplicate", "keep": "last"}}, "test"
     ).operator == DeduplicateConfig(keep="last")
     assert parse_config({"operator": {"type": "temporal_sort"}}, "test").operator == TemporalSortConfig()
+
+
+def test_match_recognize_is_refused_by_name():
+    from wmviz.sql.model import Behaviour, Node, OperatorRefused, SqlJob
+    from wmviz.sql.operators import operator_of
+
+    node = Node("7", "stream-exec-match", "stream-exec-match", Behaviour.PASSES)
+    job = SqlJob("compile-plan", (node,), (), ())
+    with pytest.raises(OperatorRefused, match=r"plan node 7\): MATCH_RECOGNIZE"):
+        operator_of(node, job)
+
+
+def test_a_range_frame_forgets_its_key_after_the_cleanup_timer():
+    """SQL-O5/O6: 10000 fires; the cleanup at 10000 + 1500 + 1 clears the key, so a row at 9000
+    (not after the last fired 10000 before it) is taken and emitted alone at the next watermark."""
+    calls = (parse_call("COUNT(*) AS n"),)
+    config = OverAggregateConfig(partition_by=("key",), frame="range", preceding=1000, aggregates=calls)
+    lines = [_line("a", 1, 10000), _line("a", 2, 9500), _line("a", 3, 9000)]
+    answers = drive(config, lines, {0: 10000, 1: 12000, 2: 12001})
+    assert answers[1].late_dropped == 1  # 9500 is not after the last fired 10000
+    assert answers[2].late_dropped == 0 and _outputs(answers[2:]) == [("+I", "a", 3)]
+    assert answers[2].outputs[0][1]["n"] == 1
+
+
+def test_a_rows_frame_keeps_n_plus_one_rows():
+    calls = (parse_call("SUM0(value) AS s"),)
+    config = OverAggregateConfig(partition_by=("key",), frame="rows", preceding=1, aggregates=calls)
+    lines = [_line("a", 1, 10), _line("a", 2, 10), _line("a", 4, 11), _line("a", 8, 3)]
+    answers = drive(config, lines, {2: 11, 3: 2**63 - 1})
+    assert [v["s"] for a in answers for _, v in a.outputs] == [1, 3, 6]
+    assert answers[3].late_dropped == 1  # 3 is not after the last fired 11 (the watermark is not asked)

@@ -266,3 +266,21 @@ def test_what_the_readers_do_not_model_is_refused_by_name():
     )
     with pytest.raises(OperatorRefused, match="mini-batch deduplication"):
         operator_of(minibatch, job)
+
+
+def test_a_range_cleanup_that_never_clears_is_caught(real_runs, monkeypatch):
+    """SQL-O6: after a quiet spell the key's state is gone and an old row is taken again."""
+    from wmviz.core.sql_over_bounded import BoundedOver
+
+    cleared = []
+    real = BoundedOver.o6_cleans
+
+    def counting(self, key, ts):
+        done = real(self, key, ts)
+        cleared.append(done)
+        return done
+
+    monkeypatch.setattr(BoundedOver, "o6_cleans", counting)
+    assert _compare(real_runs, SEEDS[0], 12) == [] and any(cleared), "the seeds reach no cleanup"
+    monkeypatch.setattr(BoundedOver, "o6_cleans", lambda self, key, ts: False)
+    assert any(_compare(real_runs, seed, 12) for seed in SEEDS)
