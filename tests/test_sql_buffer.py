@@ -172,3 +172,17 @@ def test_a_rows_frame_keeps_n_plus_one_rows():
     answers = drive(config, lines, {2: 11, 3: 2**63 - 1})
     assert [v["s"] for a in answers for _, v in a.outputs] == [1, 3, 6]
     assert answers[3].late_dropped == 1  # 3 is not after the last fired 11 (the watermark is not asked)
+
+
+def test_a_value_the_operator_cannot_use_names_its_row_and_column():
+    from wmviz.core.windows import ScenarioError
+
+    over = OverAggregateConfig(aggregates=(parse_call("SUM(value) AS s"),))
+    with pytest.raises(ScenarioError, match="column value: 'x' is not a number"):
+        drive(over, [_line("a", 1, 5), Line({"key": "a", "value": "x"}, 6)], {1: 10})
+    high = OverAggregateConfig(aggregates=(parse_call("MAX(value) AS m"),))
+    with pytest.raises(ScenarioError, match="column value: cannot be compared"):
+        drive(high, [_line("a", 1, 5), Line({"key": "a", "value": "x"}, 6)], {1: 10})
+    sort = TemporalSortConfig(then_by=("value",))
+    with pytest.raises(ScenarioError, match="column value: cannot be compared"):
+        drive(sort, [_line("a", 1, 5), Line({"key": "a", "value": "x"}, 5)], {1: 10})

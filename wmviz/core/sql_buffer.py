@@ -8,10 +8,17 @@ watermark), so each operator states its own (docs/rules.md, SQL-O1, SQL-D1, SQL-
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
 from wmviz.core.operator_log import OutputWatermark, StepLog
 from wmviz.core.scenario import TraceRow
+from wmviz.core.sql_aggregates import AggregateCall
 from wmviz.core.sql_rows import SqlValue, columns_of
 from wmviz.core.types import MIN_MS
+from wmviz.core.windows import ScenarioError
+
+T = TypeVar("T")
 
 
 def partition_key(row: TraceRow, columns: tuple[str, ...]) -> str:
@@ -32,6 +39,32 @@ def input_values(row: TraceRow) -> tuple[tuple[str, SqlValue], ...]:
 def key_words(key: str) -> str:
     """`for user_id='u1'`, or nothing for the one key of an operator without PARTITION BY."""
     return f" for {key}" if key else ""
+
+
+def check_aggregated(row: TraceRow, calls: Iterable[AggregateCall]) -> None:
+    """A record whose column a SUM, SUM0 or AVG reads holds a number or NULL, and one MIN or MAX
+    reads a number, a text or NULL; else ScenarioError names the row and the column."""
+    values = columns_of(row)
+    for call in calls:
+        if call.column is None or values.get(call.column) is None:
+            continue
+        value = values[call.column]
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if call.function in ("sum", "sum0", "avg") and not number:
+            raise ScenarioError(row, call.column, f"{value!r} is not a number, which {call.spelled()} needs")
+        if call.function in ("min", "max") and not (number or isinstance(value, str)):
+            raise ScenarioError(row, call.column, f"{value!r} is neither a number nor a text")
+
+
+def compared(row: TraceRow, column: str, work: Callable[[], T]) -> T:
+    """`work()`, which compares the row's `column` with other rows' values: a number met by a text
+    (or the other way round) is a ScenarioError naming the row and the column, not a traceback."""
+    try:
+        return work()
+    except TypeError:
+        raise ScenarioError(
+            row, column, "cannot be compared with the other rows' values (a number and a text)"
+        ) from None
 
 
 class ForwardsWatermark:

@@ -16,7 +16,14 @@ from wmviz.core.changelog import RowKind
 from wmviz.core.operator_log import Dropped, StepLog
 from wmviz.core.scenario import TraceRow
 from wmviz.core.sql_aggregates import Accumulator
-from wmviz.core.sql_buffer import ForwardsWatermark, input_values, key_words, partition_key
+from wmviz.core.sql_buffer import (
+    ForwardsWatermark,
+    check_aggregated,
+    compared,
+    input_values,
+    key_words,
+    partition_key,
+)
 from wmviz.core.sql_buffer_config import OverAggregateConfig
 from wmviz.core.sql_over_bounded import BoundedOver
 from wmviz.core.sql_rows import Fate, RowFate, SqlOutput, SqlValue, columns_of
@@ -74,6 +81,7 @@ class OverAggregate(ForwardsWatermark):
 
     def on_record(self, input_name: str, row: TraceRow, log: StepLog) -> None:
         assert row.event_ms is not None
+        check_aggregated(row, self.config.aggregates)
         key = partition_key(row, self.config.partition_by)
         ts, watermark = row.event_ms, self.watermark_ms
         if self.o1_is_late(ts):
@@ -124,7 +132,10 @@ class OverAggregate(ForwardsWatermark):
         calls = self.config.aggregates
         accs = self.accumulators.get(key) or tuple(call.empty() for call in calls)
         columns = columns_of(row)
-        self.accumulators[key] = tuple(call.add(acc, columns) for call, acc in zip(calls, accs, strict=True))
+        self.accumulators[key] = tuple(
+            compared(row, call.column or "", lambda: call.add(acc, columns))  # noqa: B023 (called at once)
+            for call, acc in zip(calls, accs, strict=True)
+        )
 
     def _output(self, key: str, row: TraceRow) -> SqlOutput:
         accs = self.accumulators[key]

@@ -21,7 +21,14 @@ from __future__ import annotations
 from wmviz.core.changelog import RowKind
 from wmviz.core.operator_log import Dropped, StepLog
 from wmviz.core.scenario import TraceRow
-from wmviz.core.sql_buffer import ForwardsWatermark, input_values, key_words, partition_key
+from wmviz.core.sql_buffer import (
+    ForwardsWatermark,
+    check_aggregated,
+    compared,
+    input_values,
+    key_words,
+    partition_key,
+)
 from wmviz.core.sql_buffer_config import OverAggregateConfig
 from wmviz.core.sql_rows import Fate, RowFate, SqlOutput, SqlValue, columns_of
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
@@ -97,6 +104,7 @@ class BoundedOver(ForwardsWatermark):
 
     def on_record(self, input_name: str, row: TraceRow, log: StepLog) -> None:
         assert row.event_ms is not None
+        check_aggregated(row, self.config.aggregates)
         key = partition_key(row, self.config.partition_by)
         ts, last = row.event_ms, self.last_fired.get(key, 0)
         if self.o5_is_late(key, ts):
@@ -163,6 +171,6 @@ class BoundedOver(ForwardsWatermark):
         for call in self.config.aggregates:
             acc = call.empty()
             for member in frame:
-                acc = call.add(acc, columns_of(member))
+                acc = compared(member, call.column or "", lambda: call.add(acc, columns_of(member)))  # noqa: B023
             results.append((call.name, call.result(acc)))
         return SqlOutput(RowKind.INSERT, input_values(row) + tuple(results), (row.row,))

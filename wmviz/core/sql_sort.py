@@ -16,7 +16,7 @@ from functools import cmp_to_key
 from wmviz.core.changelog import RowKind
 from wmviz.core.operator_log import Dropped, StepLog
 from wmviz.core.scenario import TraceRow
-from wmviz.core.sql_buffer import ForwardsWatermark, input_values
+from wmviz.core.sql_buffer import ForwardsWatermark, compared, input_values
 from wmviz.core.sql_buffer_config import TemporalSortConfig
 from wmviz.core.sql_rows import Fate, RowFate, SqlOutput, SqlValue, columns_of
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
@@ -60,7 +60,8 @@ class TemporalSort(ForwardsWatermark):
         rows = self.waiting.pop(ts_ms, None)
         if rows is None:
             return
-        for row in sorted(rows, key=cmp_to_key(self._compare)):
+        column = ", ".join(self.config.then_by)
+        for row in compared(rows[-1], column, lambda: sorted(rows, key=cmp_to_key(self._compare))):
             log.emit.append(SqlOutput(RowKind.INSERT, input_values(row), (row.row,)))
         self.last_emitted_ms = ts_ms
 
