@@ -186,3 +186,46 @@ def test_a_value_the_operator_cannot_use_names_its_row_and_column():
     sort = TemporalSortConfig(then_by=("value",))
     with pytest.raises(ScenarioError, match="column value: cannot be compared"):
         drive(sort, [_line("a", 1, 5), Line({"key": "a", "value": "x"}, 5)], {1: 10})
+
+
+def _random_lines(seed: int) -> tuple[list[Line | None], dict[int, int]]:
+    import random
+
+    rng = random.Random(seed)
+    lines: list[Line | None] = []
+    watermarks: dict[int, int] = {}
+    clock, top = 10_000, None
+    for step in range(30):
+        clock += rng.choice([0, 0, 500, 1000, 3000])
+        ts = clock - (rng.choice([1000, 2000, 6000]) if rng.random() < 0.3 else 0)
+        lines.append(Line({"key": rng.choice("abc"), "value": rng.randint(1, 9)}, ts))
+        if top is None or ts - 2000 > top:
+            top = watermarks[step] = ts - 2000
+    watermarks[len(lines)] = 2**63 - 1
+    return lines, watermarks
+
+
+CONFIGS = [
+    OverAggregateConfig(partition_by=("key",), frame="rows", aggregates=(parse_call("COUNT(*) AS n"),)),
+    OverAggregateConfig(partition_by=("key",), frame="range", aggregates=(parse_call("COUNT(*) AS n"),)),
+    OverAggregateConfig(
+        partition_by=("key",), frame="rows", preceding=2, aggregates=(parse_call("COUNT(*) AS n"),)
+    ),
+    OverAggregateConfig(
+        partition_by=("key",), frame="range", preceding=3000, aggregates=(parse_call("COUNT(*) AS n"),)
+    ),
+    DeduplicateConfig(partition_by=("key",)),
+    DeduplicateConfig(partition_by=("key",), keep="last", insert_only=False),
+    TemporalSortConfig(then_by=("value",)),
+]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c.type_name}-{getattr(c, 'frame', '')}")
+def test_every_record_gets_exactly_one_fate_by_the_end(config):
+    for seed in range(12):
+        lines, watermarks = _random_lines(seed)
+        answers = drive(config, lines, watermarks)
+        fates = [f.row.row for a in answers for f in a.fates]
+        assert sorted(fates) == sorted(set(fates)) and len(fates) == len(lines), (seed, config)
+        late = sum(a.late_dropped for a in answers)
+        assert late == sum(1 for a in answers for f in a.fates if f.metric == "numLateRecordsDropped")
