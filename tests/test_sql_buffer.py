@@ -229,3 +229,38 @@ def test_every_record_gets_exactly_one_fate_by_the_end(config):
         assert sorted(fates) == sorted(set(fates)) and len(fates) == len(lines), (seed, config)
         late = sum(a.late_dropped for a in answers)
         assert late == sum(1 for a in answers for f in a.fates if f.metric == "numLateRecordsDropped")
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c.type_name}-{getattr(c, 'frame', '')}")
+def test_a_pickled_pipeline_carries_on_as_the_original(config):
+    """What a Spark task or a keyframe does: the pipeline pickled mid-trace behaves the same from
+    there, and its snapshots stay equal to the original's (the operator's snapshot is complete)."""
+    import pickle
+
+    from wmviz.core.pipeline import InstancePipeline
+    from wmviz.core.scenario import Kind, ScenarioConfig, TraceRow
+    from wmviz.core.types import Profile
+
+    lines, watermarks = _random_lines(3)
+    rows: list[TraceRow] = []
+    for step, line in enumerate(lines):
+        assert line is not None
+        payload = tuple(line.columns.items())
+        rows.append(
+            TraceRow(row=len(rows), kind=Kind.RECORD, channel=0, event_ms=line.event_ms, payload=payload)
+        )
+        if step in watermarks:
+            rows.append(
+                TraceRow(row=len(rows), kind=Kind.WATERMARK, channel=0, watermark_ms=watermarks[step])
+            )
+    original = InstancePipeline("0", ScenarioConfig(operator=config), Profile.FLINK_1X_2X, {"0": 1}, set())
+    copy = None
+    for step, row in enumerate(rows):
+        if step == len(rows) // 2:
+            copy = pickle.loads(pickle.dumps(original))
+            assert copy.snapshot() == original.snapshot()
+        mine = original.process(step, row, explain=False)
+        if copy is not None:
+            theirs = copy.process(step, row, explain=False)
+            assert theirs.events == mine.events
+            assert copy.snapshot() == original.snapshot()
