@@ -49,7 +49,10 @@ class OverAggregateConfig(SqlOperatorKind):
         ),
     )
     aggregates: tuple[AggregateCall, ...] = field(
-        metadata=aggregates("the calls, each appended to the input row as its own output field")
+        default=(),
+        metadata=aggregates(
+            "the calls, each appended to the input row as its own output field (none: the input columns only)"
+        ),
     )
 
 
