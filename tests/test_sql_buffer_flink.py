@@ -10,7 +10,8 @@ as the real run reports it. Per step, every sink row (kind and values, through t
 after the operator, evaluated from the plan) and every `numLateRecordsDropped` delta must agree.
 Planted bugs (OVER's late test `<` instead of `≤`, the deduplication dropping at `≤`, the sort
 or a bounded frame testing the watermark, RANGE run as ROWS, a ROWS frame one row short, a RANGE
-cleanup that never clears or keeps the last fired time) must make the comparison fail; what the readers do not model is refused by name.
+cleanup that never clears or keeps the last fired time) must make the comparison fail; what the
+readers do not model is refused by name.
 
 Flink's own harness tests are replayed without Flink in tests/test_sql_buffer.py
 (RowTimeDeduplicateKeepFirstRowFunctionTest, RowTimeDeduplicateFunctionTest, the OVER tests'
