@@ -464,7 +464,7 @@ def test_bad_in_file_config_is_reported_on_its_line_with_the_field_path(tmp_path
     text = '{"config": {"operator": {"type": "windoe"}}}\n{"kind": "proctime", "proc_ms": 1}\n'
     assert _issues(tmp_path, "t.jsonl", text) == [
         't.jsonl:1: field operator.type: "windoe" is not one of none, window, interval_join, sql_session, '
-        "temporal_join"
+        "temporal_join, over_aggregate, deduplicate, temporal_sort"
     ]
 
 

@@ -35,6 +35,7 @@ PLANNED = (
     "session_partitioned",
     "session_global",
     "temporal_rates",
+    "buffer_ops",
 )
 """Scripts Flink plans: each gets a .plan.json and an .explain.txt."""
 

@@ -20,6 +20,7 @@ from wmviz.core.interval_join import CachedRow, IntervalJoin
 from wmviz.core.narrate import cited_rules
 from wmviz.core.operator_log import JoinOutput
 from wmviz.core.pipeline import InstancePipeline
+from wmviz.core.sql_buffer_rules import BUFFER_RULES
 from wmviz.core.sql_rules import SQL_RULES
 from wmviz.core.sql_session_rules import SQL_SESSION_RULES
 from wmviz.core.sql_temporal_rules import SQL_TEMPORAL_RULES
@@ -344,6 +345,7 @@ RULES: tuple[Rule, ...] = (
     *(Rule(*rule) for rule in SQL_RULES),
     *(Rule(*rule) for rule in SQL_SESSION_RULES),
     *(Rule(*rule) for rule in SQL_TEMPORAL_RULES),
+    *(Rule(*rule) for rule in BUFFER_RULES),
 )
 
 GLOSSARY: dict[str, Rule] = {rule.id: rule for rule in RULES}

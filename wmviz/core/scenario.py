@@ -26,6 +26,7 @@ from wmviz.core.fieldrules import (
     text,
 )
 from wmviz.core.operator_kind import OperatorKind
+from wmviz.core.sql_buffer_config import DeduplicateConfig, OverAggregateConfig, TemporalSortConfig
 from wmviz.core.sql_expr import Expr, TypeKind
 from wmviz.core.sql_session_config import SqlSessionConfig
 from wmviz.core.sql_temporal_join_config import TemporalJoinConfig
@@ -332,7 +333,16 @@ class IntervalJoinConfig(OperatorKind):
         return {"l": "L", "0": "L", "r": "R", "1": "R"}.get(name.strip().lower())
 
 
-OperatorConfig = NoOperator | WindowConfig | IntervalJoinConfig | SqlSessionConfig | TemporalJoinConfig
+OperatorConfig = (
+    NoOperator
+    | WindowConfig
+    | IntervalJoinConfig
+    | SqlSessionConfig
+    | TemporalJoinConfig
+    | OverAggregateConfig
+    | DeduplicateConfig
+    | TemporalSortConfig
+)
 """`operator`: what sits behind the valve, one type per operator."""
 
 
@@ -361,6 +371,9 @@ class ScenarioConfig:
             IntervalJoinConfig,
             SqlSessionConfig,
             TemporalJoinConfig,
+            OverAggregateConfig,
+            DeduplicateConfig,
+            TemporalSortConfig,
         ),
     )
     generators: dict[str, GeneratorConfig] = field(
