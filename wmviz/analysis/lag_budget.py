@@ -43,6 +43,7 @@ from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.core.windows import assigner_offset, max_timestamp, window_start
 from wmviz.record.job import SOURCE_IDLE_TIME, SPLIT_WATERMARK, JobRecording, Vertex
 from wmviz.record.samples import Topology
+from wmviz.view.timefmt import TimeFormat, duration
 
 Kind = Literal["measured", "derived"]
 CAUSES = (
@@ -232,12 +233,18 @@ class LagBudget:
             return 0
         wait = wm + 1 - end
         window = config.operator
-        shape = f"{window.size_ms} ms" + (f" sliding by {window.slide_ms} ms" if window.slide_ms else "")
+        shape = duration(window.size_ms or 0)
+        shape += f" sliding by {duration(window.slide_ms)}" if window.slide_ms else ""
         parts.append(
-            Part("window", wait, "derived", f"{hop.vertex} subtask {hop.subtask}",
-                 f"windows of {shape}: its watermark is {wait} ms past the end of its last fired window "
-                 f"({end}); later results wait for the next end")
-        )  # fmt: skip
+            Part(
+                "window",
+                wait,
+                "derived",
+                f"{hop.vertex} subtask {hop.subtask}",
+                f"windows of {shape}: its watermark is {duration(wait)} past the end of its last "
+                f"fired window ({TimeFormat()(end)}); later results wait for the next end",
+            )
+        )
         return wait
 
     def _hold(self, hop: Hop, t: int, parts: list[Part]) -> None:
@@ -254,15 +261,21 @@ class LagBudget:
         if config is not None and isinstance(config.operator, IntervalJoinConfig):
             bound = IntervalJoin(config.operator, TimerService()).hold_back_ms
             why = (
-                f"its output trails its input by {held} ms; "
-                f"an interval join holds back max(A, B) = {bound} ms"
+                f"its output trails its input by {duration(held)}; "
+                f"an interval join holds back max(A, B) = {duration(bound)}"
             )
             parts.append(Part("join bound", held, "measured", where, why))
             return
         parts.append(
-            Part("unexplained", held, "measured", where,
-                 f"its output trails the input holding it by {held} ms, and no join is configured there")
-        )  # fmt: skip
+            Part(
+                "unexplained",
+                held,
+                "measured",
+                where,
+                f"its output trails the input holding it by {duration(held)}, and no join is "
+                "configured there",
+            )
+        )
 
     def _root(self, blame: Blame, reference_ms: int, t: int, parts: list[Part]) -> None:
         """Reference − the root's watermark, split into its causes (see the module)."""
@@ -277,10 +290,17 @@ class LagBudget:
         bound = bound_ms(generator) if generator is not None else None
         if bound is not None:
             parts.append(
-                Part("out-of-orderness", bound, "derived", where,
-                     f"its watermark is the newest event time − {generator.out_of_orderness_ms} ms − 1 ms"
-                     if generator else "")
-            )  # fmt: skip
+                Part(
+                    "out-of-orderness",
+                    bound,
+                    "derived",
+                    where,
+                    f"its watermark is the newest event time − "
+                    f"{duration(generator.out_of_orderness_ms)} − 1ms"
+                    if generator
+                    else "",
+                )
+            )
             left -= bound
         still = t - self._still_since(vid, root, t)
         quiet = self._quiet_ms(vid, root, t) if still else 0  # a moving watermark waits for no timeout
@@ -288,22 +308,32 @@ class LagBudget:
         if idle_after is not None and quiet > 0 and left > 0:
             waited = min(quiet, idle_after, left)
             parts.append(
-                Part("idle timeout", waited, "measured" if waited == quiet else "derived", where,
-                     f"no record for {quiet} ms; the idleness timeout declares it idle after "
-                     f"{idle_after} ms (timeout + 2 probe intervals)")
-            )  # fmt: skip
+                Part(
+                    "idle timeout",
+                    waited,
+                    "measured" if waited == quiet else "derived",
+                    where,
+                    f"no record for {duration(quiet)}; the idleness timeout declares it idle after "
+                    f"{duration(idle_after)} (timeout + 2 probe intervals)",
+                )
+            )
             left -= waited
         paused = self._paused_ms(vid, root, t)
         if paused > 0 and left > 0:
             parts.append(
-                Part("alignment pause", min(paused, left), "measured", where,
-                     f"paused by watermark alignment for {paused} ms while it held the chain")
-            )  # fmt: skip
+                Part(
+                    "alignment pause",
+                    min(paused, left),
+                    "measured",
+                    where,
+                    f"paused by watermark alignment for {duration(paused)} while it held the chain",
+                )
+            )
             left -= min(paused, left)
         if left > 0:
             cause = "stall" if still >= LAG_THRESHOLD_MS else "backlog"
             why = (
-                f"its watermark has not moved for {still} ms ({blame.ending})"
+                f"its watermark has not moved for {duration(still)} ({blame.ending})"
                 if cause == "stall"
                 else f"its watermark moves, but its data is behind ({blame.ending})"
             )
