@@ -60,8 +60,9 @@ def recording_and_moment(args: argparse.Namespace) -> tuple[JobRecording, int | 
         raise BadInput(f"--at {err}") from None
     try:
         return read_recording(args.recording), at_ms
-    except JobFormatError as err:
-        raise BadInput(f"{args.recording.name}: {err}") from None
+    except JobFormatError as err:  # its message names the file already, as the reader read it
+        said, name = str(err), args.recording.name
+        raise BadInput(said if said.startswith(name) else f"{name}: {said}") from None
     except (ValueError, OSError) as err:
         raise BadInput(f"{args.recording}: {err}") from None
 
