@@ -86,3 +86,10 @@ def test_a_bad_config_names_file_and_field_and_exits_2(tmp_path):
     assert proc.returncode == 2 and not proc.stdout and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("error: bad.json: config.vertices.d4: field operator.size_ms")
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_the_output_docs_lag_md_quotes_is_what_the_cli_prints(capsys):
+    doc = (REPO / "docs" / "lag.md").read_text()
+    quoted = doc.split("```text\n", 1)[1].split("```", 1)[0]
+    code, out, _ = run(capsys, str(RECORDING))
+    assert code == 0 and out == quoted

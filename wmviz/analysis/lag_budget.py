@@ -337,6 +337,8 @@ class LagBudget:
                 if cause == "stall"
                 else f"its watermark moves, but its data is behind ({blame.ending})"
             )
+            if generator is not None and bound is None:
+                why += "; its SQL WATERMARK expression's own distance is not computed, so it is counted here"
             parts.append(Part(cause, left, "measured", where, why))
 
     def _idle_after(self, vid: str) -> int | None:
