@@ -113,11 +113,13 @@ def test_the_idle_timeout_takes_the_quiet_time_up_to_timeout_plus_two_probe_inte
     idle = {"s": {"generator": {"out_of_orderness_ms": 5000, "idle_timeout_ms": 3000, "interval_ms": 500}}}
     rec = chain(idle, stop_at=5, idle_ms=True)
     waiting, waited = budget_of(rec, T0 + 7000), budget_of(rec, T0 + 19000)
-    # 2 s quiet: all of it is the timeout's wait (measured); 14 s quiet: 3 s + 2 × 500 ms of it (derived).
+    # 2 s quiet: all of it is the timeout's wait (measured).
     assert parts(waiting) == {"out-of-orderness": 5001, "idle timeout": 2000, "backlog": 2000}
     assert kinds(waiting)["idle timeout"] == "measured"
-    assert parts(waited) == {"out-of-orderness": 5001, "idle timeout": 4000, "stall": 21001 - 5001 - 4000}
-    assert kinds(waited)["idle timeout"] == "derived"
+    # 14 s quiet: past 3 s + 2 × 500 ms Flink has declared it idle; mid and out read only idle channels, so
+    # nothing moves the output on: all of it is a stall, and blame's ending says why.
+    assert parts(waited) == {"stall": 21001}
+    assert "every input channel of 'out' subtask 0 is idle" in waited.parts[0].why
     # No timeout configured: the same quiet time is all stall.
     assert "idle timeout" not in parts(budget_of(chain(SOURCE_5S, stop_at=5, idle_ms=True), T0 + 19000))
 
@@ -245,3 +247,24 @@ def test_the_built_in_job_names_the_cause_a_person_would():
     assert (top.cause, top.where) == ("stall", "Source: orders subtask 2 split orders-5")
     assert parts(after) == {"window": 30_001, "out-of-orderness": 5001, "stall": 304_999}
     assert "unexplained" not in parts(after)
+
+
+def test_blame_and_the_budget_take_a_sources_own_idleness_timeout():
+    """Two sources into one output: `quiet` stops at sample 5 (its `sourceIdleTime` growing), `busy`
+    runs 1 s behind. The recording names no idleness; `quiet`'s config gives 3 s: past 3 s + 2 ×
+    200 ms without a record it is idle, so blame walks to `busy` instead, and the budget with it."""
+    quiet, busy = Vertex("q", "quiet", 1), Vertex("b", "busy", 1)
+    rec = JobRecording("j", (quiet, busy, OUT), (Edge("q", "o", "HASH"), Edge("b", "o", "HASH")))
+    for i in range(20):
+        t = T0 + i * 1000
+        rec.add(("q", 0, "currentOutputWatermark", None), t, T0 + min(i, 5) * 1000)
+        rec.add(("q", 0, "sourceIdleTime", None), t, max(0, i - 5) * 1000)
+        rec.add(("b", 0, "currentOutputWatermark", None), t, t - 1000)
+        rec.add(("o", 0, "currentOutputWatermark", None), t, min(T0 + min(i, 5) * 1000, t - 1000))
+    assert LagBudget(rec).at(OUT, None).blame.chain[-1].vertex == "quiet"  # no timeout: it holds
+    rec.config = JobConfig("wall", {"q": parse_config({"generator": {"idle_timeout_ms": 3000}}, "q")})
+    waiting, idle = LagBudget(rec).at(OUT, T0 + 8000), LagBudget(rec).at(OUT, T0 + 19_000)
+    assert waiting.blame.chain[-1].vertex == "quiet"  # 3 s quiet: not yet 3.4 s
+    assert parts(waiting)["idle timeout"] == 2999  # 3 s quiet, less its 0 ms bound's 1 ms
+    assert idle.blame.chain[-1].vertex == "busy"
+    assert "idle timeout" not in parts(idle)

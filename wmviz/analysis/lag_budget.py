@@ -42,7 +42,6 @@ from wmviz.core.timers import TimerService
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.core.windows import assigner_offset, max_timestamp, window_start
 from wmviz.record.job import SOURCE_IDLE_TIME, SPLIT_WATERMARK, JobRecording, Vertex
-from wmviz.record.samples import Topology
 from wmviz.view.timefmt import TimeFormat, duration
 
 Kind = Literal["measured", "derived"]
@@ -304,7 +303,7 @@ class LagBudget:
             left -= bound
         still = t - self._still_since(vid, root, t)
         quiet = self._quiet_ms(vid, root, t) if still else 0  # a moving watermark waits for no timeout
-        idle_after = self._idle_after(vid)
+        idle_after = self.walker.idle_after(vid)
         if idle_after is not None and quiet > 0 and left > 0:
             waited = min(quiet, idle_after, left)
             parts.append(
@@ -340,16 +339,6 @@ class LagBudget:
             if generator is not None and bound is None:
                 why += "; its SQL WATERMARK expression's own distance is not computed, so it is counted here"
             parts.append(Part(cause, left, "measured", where, why))
-
-    def _idle_after(self, vid: str) -> int | None:
-        """After how long without records the source is declared idle: its config's timeout (else
-        the recording's `idleness_ms`), by the one rule (`Topology.idle_after_ms`)."""
-        generator = self._generator(vid)
-        if generator is not None:
-            timeout, interval = generator.idle_timeout_ms, generator.interval_ms
-        else:
-            timeout, interval = self.rec.idleness_ms, self.rec.watermark_interval_ms
-        return Topology("", "", 1, 1, idleness_ms=timeout, watermark_interval_ms=interval).idle_after_ms
 
     def _root_series(self, vid: str, root: Hop) -> tuple[str, int, str, str | None]:
         if root.split is not None:
