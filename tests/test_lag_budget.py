@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from wmviz.analysis.lag_budget import CAUSES, LagBudget, bound_ms, fired_end
+from wmviz.analysis.lag_budget import CAUSES, LagBudget, bound_ms, fired_end, window_in_name
 from wmviz.core.scenario import GeneratorConfig, WindowConfig
 from wmviz.core.types import MAX_MS
 from wmviz.record.job import (
@@ -268,3 +268,22 @@ def test_blame_and_the_budget_take_a_sources_own_idleness_timeout():
     assert parts(waiting)["idle timeout"] == 2999  # 3 s quiet, less its 0 ms bound's 1 ms
     assert idle.blame.chain[-1].vertex == "busy"
     assert "idle timeout" not in parts(idle)
+
+
+def test_without_a_config_the_window_is_read_from_the_assigner_flink_names_it_by():
+    # Flink 2.3.0 describes a window operator as Window(<assigner as it prints itself>, <trigger>, ...).
+    named = Vertex("o", "Window(SlidingEventTimeWindows(60000, 10000), EventTimeTrigger, Sum) -> Sink: x", 1)
+    assert window_in_name(named) == WindowConfig(size_ms=60_000, slide_ms=10_000)
+    assert window_in_name(
+        Vertex("o", "x", 1, ("Window(TumblingEventTimeWindows(1000), EventTimeTrigger)",))
+    ) == (WindowConfig(size_ms=1000))
+    assert window_in_name(Vertex("o", "Window(EventTimeSessionWindows(5000), EventTimeTrigger)", 1)) is None
+    rec = chain(SOURCE_5S)
+    rec.vertices = (
+        SRC,
+        MID,
+        Vertex("o", "Window(TumblingEventTimeWindows(60000), EventTimeTrigger, Sum)", 1),
+    )
+    budget = LagBudget(rec).at(rec.vertex("o"), None)
+    assert parts(budget)["window"] == 12_000  # as with the config (test_a_tumbling_window_waits_for_its_end)
+    assert "(its name in the plan)" in next(p.why for p in budget.parts if p.cause == "window")

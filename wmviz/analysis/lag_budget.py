@@ -30,6 +30,7 @@ and each term is given to its cause:
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from typing import Literal
 
@@ -131,6 +132,26 @@ def fired_end(window: WindowConfig, watermark_ms: int) -> int | None:
     return max_timestamp((end - window.size_ms, end)) + 1
 
 
+_ASSIGNER = re.compile(r"\b(Tumbling|Sliding)EventTimeWindows\(([0-9]+)(?:, ([0-9]+))?\)")
+
+
+def window_in_name(vertex: Vertex) -> WindowConfig | None:
+    """The event-time windows a vertex's name shows, for a vertex the config says nothing of.
+
+    Flink 2.3.0 describes a DataStream window operator as `Window(<assigner>, <trigger>, ...)`
+    with the assigner as it prints itself, `TumblingEventTimeWindows(<size ms>)` or
+    `SlidingEventTimeWindows(<size ms>, <slide ms>)` (no offset: an assigner with one is read as
+    offset 0); a plan read without the job's vertex names (`wmviz import prometheus --plan`)
+    names vertices by that description. None when the name shows no such assigner."""
+    for text in (vertex.name, *vertex.operators):
+        if (found := _ASSIGNER.search(text)) is not None:
+            size = int(found.group(2))
+            slide = int(found.group(3)) if found.group(1) == "Sliding" and found.group(3) else None
+            if size >= 1 and (slide is None or slide >= 1):
+                return WindowConfig(size_ms=size, slide_ms=slide)
+    return None
+
+
 class LagBudget:
     """Freshness budgets of one recording, over its blame walker."""
 
@@ -224,14 +245,18 @@ class LagBudget:
 
     def _window_wait(self, hop: Hop, t: int, parts: list[Part]) -> int:
         """At a window vertex: its watermark past its last fired window's end (0 elsewhere)."""
-        config = self.rec.config.of(self._vid(hop))
-        if config is None or not isinstance(config.operator, WindowConfig):
+        vid = self._vid(hop)
+        config = self.rec.config.of(vid)
+        if config is not None and isinstance(config.operator, WindowConfig):
+            window, said = config.operator, "its config"
+        elif (named := window_in_name(self.walker.vertex(vid))) is not None:
+            window, said = named, "its name in the plan"
+        else:
             return 0
-        wm = self.walker.output(self._vid(hop), hop.subtask, t)
-        if wm is None or not MIN_MS < wm < MAX_MS or (end := fired_end(config.operator, wm)) is None:
+        wm = self.walker.output(vid, hop.subtask, t)
+        if wm is None or not MIN_MS < wm < MAX_MS or (end := fired_end(window, wm)) is None:
             return 0
         wait = wm + 1 - end
-        window = config.operator
         shape = duration(window.size_ms or 0)
         shape += f" sliding by {duration(window.slide_ms)}" if window.slide_ms else ""
         parts.append(
@@ -240,8 +265,8 @@ class LagBudget:
                 wait,
                 "derived",
                 f"{hop.vertex} subtask {hop.subtask}",
-                f"windows of {shape}: its watermark is {duration(wait)} past the end of its last "
-                f"fired window ({TimeFormat()(end)}); later results wait for the next end",
+                f"windows of {shape} ({said}): its watermark is {duration(wait)} past the end of its "
+                f"last fired window ({TimeFormat()(end)}); later results wait for the next end",
             )
         )
         return wait
