@@ -287,3 +287,28 @@ def test_without_a_config_the_window_is_read_from_the_assigner_flink_names_it_by
     budget = LagBudget(rec).at(rec.vertex("o"), None)
     assert parts(budget)["window"] == 12_000  # as with the config (test_a_tumbling_window_waits_for_its_end)
     assert "(its name in the plan)" in next(p.why for p in budget.parts if p.cause == "window")
+
+
+def test_the_sql_incident_replayed_names_its_silent_partition(tmp_path: Path, capsys):
+    """The built-in SQL incident (sql-silent-partition-holds-the-window: partition 2 of `clicks`
+    falls quiet, no idle timeout) replayed by `wmviz sql replay` into a job recording: its sample
+    times are the replay's processing times from 0, no wall clock, so the budget measures from the
+    newest event time, and names what a person would, the quiet partition's stall."""
+    from wmviz import cli
+
+    sql = REPO / "tests" / "data" / "sql"
+    out = tmp_path / "replayed.json"
+    argv = [
+        "sql",
+        "replay",
+        str(sql / "incident_silent_partition.sql"),
+        str(sql / "incident_silent_partition.rows.jsonl"),
+    ]
+    assert cli.main([*argv, "--out", str(out)]) == 0
+    capsys.readouterr()
+    rec = read_recording(out)
+    assert rec.config.clock is None
+    budget = LagBudget(rec).at(None, None)
+    assert budget.reference == "newest event time"
+    assert parts(budget) == {"stall": budget.total_ms} and budget.total_ms == 23_500
+    assert budget.parts[0].where == "TableSourceScan(clicks) [1] subtask 0 split clicks-2"

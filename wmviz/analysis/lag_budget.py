@@ -40,7 +40,7 @@ from wmviz.core.generator import ChannelGenerator
 from wmviz.core.interval_join import IntervalJoin
 from wmviz.core.scenario import GeneratorConfig, IntervalJoinConfig, WindowConfig
 from wmviz.core.timers import TimerService
-from wmviz.core.types import MAX_MS, MIN_MS
+from wmviz.core.types import MAX_MS, MIN_MS, is_epoch
 from wmviz.core.windows import assigner_offset, max_timestamp, window_start
 from wmviz.record.job import SOURCE_IDLE_TIME, SPLIT_WATERMARK, JobRecording, Vertex
 from wmviz.view.timefmt import TimeFormat, duration
@@ -181,7 +181,7 @@ class LagBudget:
             freshest -= self._window_wait(hop, t, parts)
             self._hold(hop, t, parts)
         self._root(blame, reference_ms, t, parts)
-        total = gap(reference_ms, freshest) if freshest > MIN_MS else gap(reference_ms, MIN_MS)
+        total = gap(reference_ms, max(freshest, MIN_MS))
         left = total - sum(p.ms for p in parts)
         if left:
             parts.append(Part("unexplained", left, "measured", first.vertex, "what no cause takes"))
@@ -211,7 +211,10 @@ class LagBudget:
 
     def _reference(self, t: int) -> tuple[str, int]:
         """(what the reference is, its time): the sample time, or the newest event time read."""
-        if self.rec.config.clock == "wall":
+        clock = self.rec.config.clock
+        if clock is None:  # not said: sample times that read as instants are a wall clock
+            clock = "wall" if is_epoch(self.walker.times[0]) and is_epoch(self.walker.times[-1]) else "event"
+        if clock == "wall":
             return "wall clock", t
         newest = [wm + self._bound_of(vid) for vid, wm in self._source_marks(t) if MIN_MS < wm < MAX_MS]
         if not newest:

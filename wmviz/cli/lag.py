@@ -10,6 +10,7 @@ from wmviz.analysis.blame_answer import BlameError
 from wmviz.analysis.lag_budget import Budget, LagBudget
 from wmviz.cli.blame import pick_vertex, recording_and_moment
 from wmviz.cli.errors import BadInput
+from wmviz.core.types import MAX_MS
 from wmviz.view.timefmt import TimeFormat, duration
 
 
@@ -55,7 +56,12 @@ def budget_lines(budget: Budget) -> list[str]:
         f"its watermark is {times(budget.watermark_ms)}",
     ]
     if not budget.parts:
-        lines.append("  nothing: its watermark is MAX (the vertex has finished)")
+        finished = budget.watermark_ms == MAX_MS
+        lines.append(
+            "  nothing: its watermark is MAX (the vertex has finished)"
+            if finished
+            else f"  nothing: its output is level with the {budget.reference}"
+        )
         return lines
     width = max(len(p.cause) for p in budget.parts)
     for part in sorted(budget.parts, key=lambda p: -abs(p.ms)):

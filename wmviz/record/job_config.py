@@ -12,8 +12,10 @@ Each vertex's config is a trace's scenario config, read by the one config reader
 (`wmviz.trace.config.parse_config`), so a field means here what it means for one operator: a
 source's `generator` (`out_of_orderness_ms`, `idle_timeout_ms`, `interval_ms`, `alignment`), a
 window's or an interval join's `operator`. `clock` says what the sample times are: `wall` (the
-recorder's wall clock, the default) or `event` (a replay whose times are no wall clock: the budget
-then measures from the newest event time instead).
+recorder's wall clock) or `event` (a replay whose times are no wall clock: the budget then
+measures from the newest event time instead); not said, the budget takes sample times that read as
+instants (epoch ms from the year 2000 on) for a wall clock, and any others (a `wmviz sql replay`'s
+processing times from 0) for none.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ class JobConfigError(ValueError):
 class JobConfig:
     """The recording's clock and each configured vertex's scenario config (by vertex id)."""
 
-    clock: Clock = "wall"
+    clock: Clock | None = None
+    """None: not said (the budget tells by the sample times)."""
     vertices: dict[str, ScenarioConfig] = field(default_factory=dict)
 
     def of(self, vertex_id: str) -> ScenarioConfig | None:
@@ -47,7 +50,7 @@ class JobConfig:
     @property
     def empty(self) -> bool:
         """Nothing said: what a recording without a `config` member holds."""
-        return self.clock == "wall" and not self.vertices
+        return self.clock is None and not self.vertices
 
 
 def job_config_of(body: Any, name: str, vertex_ids: set[str]) -> JobConfig:
@@ -59,8 +62,8 @@ def job_config_of(body: Any, name: str, vertex_ids: set[str]) -> JobConfig:
     unknown = sorted(set(body) - {"clock", "vertices"})
     if unknown:
         raise JobConfigError(f"{name}: config: unknown field {unknown[0]!r} (the fields: clock, vertices)")
-    clock = body.get("clock", "wall")
-    if clock not in CLOCKS:
+    clock = body.get("clock")
+    if clock is not None and clock not in CLOCKS:
         raise JobConfigError(f"{name}: config.clock: {clock!r} is not one of wall, event")
     vertices = body.get("vertices", {})
     if not isinstance(vertices, dict):
@@ -82,6 +85,6 @@ def job_config_json(config: JobConfig) -> dict[str, Any] | None:
     if config.empty:
         return None
     return {
-        "clock": config.clock,
+        **({"clock": config.clock} if config.clock is not None else {}),
         "vertices": {vid: config_to_dict(c) for vid, c in config.vertices.items()},
     }
