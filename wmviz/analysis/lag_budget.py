@@ -42,7 +42,7 @@ from wmviz.core.scenario import GeneratorConfig, IntervalJoinConfig, WindowConfi
 from wmviz.core.timers import TimerService
 from wmviz.core.types import MAX_MS, MIN_MS, is_epoch
 from wmviz.core.windows import assigner_offset, max_timestamp, window_start
-from wmviz.record.job import SOURCE_IDLE_TIME, SPLIT_WATERMARK, JobRecording, Vertex
+from wmviz.record.job import OUTPUT_WATERMARK, SOURCE_IDLE_TIME, SPLIT_WATERMARK, JobRecording, Vertex
 from wmviz.view.timefmt import TimeFormat, duration
 
 Kind = Literal["measured", "derived"]
@@ -371,7 +371,7 @@ class LagBudget:
     def _root_series(self, vid: str, root: Hop) -> tuple[str, int, str, str | None]:
         if root.split is not None:
             return (vid, root.subtask, SPLIT_WATERMARK, root.split)
-        return (vid, root.subtask, "currentOutputWatermark", None)
+        return (vid, root.subtask, OUTPUT_WATERMARK, None)
 
     def _still_since(self, vid: str, root: Hop, t: int) -> int:
         """The first sample of the run, ending at t, over which the root's watermark stood still."""
