@@ -28,6 +28,7 @@ from wmviz.store.incidents import SAMPLES, JobIncident, job_incidents
 from wmviz.store.runs import identity
 from wmviz.store.uploads import UploadError
 from wmviz.ui import bring, controls, panels, state
+from wmviz.ui.lag_view import lag_panel
 from wmviz.view.jobgraph import JobGraph, chain_rows, job_graph_figure
 from wmviz.view.plain import literal
 from wmviz.view.timefmt import TimeFormat
@@ -130,6 +131,8 @@ def job_page(link: JobLink, notes: list[str]) -> None:
     if graph.chain:
         st.dataframe(pd.DataFrame(chain_rows(graph, t)), hide_index=True, width="stretch", key="job_chain")
     _valve_link(path, walker, graph, vertex or (graph.chain[0].vertex if graph.chain else None), link.job, t)
+    if graph.chain:
+        lag_panel(walker, identity(path), vertex or graph.chain[0].vertex, at, t)
     shown = JobLink(link.job, at, vertex or None)
     st.query_params.from_dict(shown.query())
     st.session_state[state.JOB_ADOPTED] = shown
