@@ -143,6 +143,20 @@ class ReleasedRecords:
 
 
 @dataclass(frozen=True, slots=True)
+class AlignmentUpdate:
+    """One update of an alignment group (steps 1 and 2): what each subtask reported and what the
+    coordinator announced. It is data for the transcript; the narration says only what the
+    announcement paused or resumed (`PauseEvent`), so it has no sentence of its own."""
+
+    time_ms: int
+    """The update's time on the processing clock."""
+    group: str
+    reports: tuple[Report, ...]
+    """The reports in subtask order; a subtask that has sent no watermark yet is absent."""
+    announcement: Announcement
+
+
+@dataclass(frozen=True, slots=True)
 class PauseEvent:
     """A subtask or split was paused or resumed by an announcement (the narration's subject)."""
 
@@ -155,6 +169,9 @@ class PauseEvent:
     group: str
     announcement: Announcement
     max_drift_ms: int
+    sampled_ms: int
+    """The sampled watermark the announcement was compared with (the oldest in the sampling ring;
+    the latest with `buffer_size` 0): above its highest allowed pauses, at or below resumes."""
 
 
 class PauseClock:

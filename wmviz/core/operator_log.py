@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from wmviz.core.alignment import HeldRecord, PauseEvent, ReleasedRecords
+from wmviz.core.alignment import AlignmentUpdate, HeldRecord, PauseEvent, ReleasedRecords
 from wmviz.core.changelog import RowKind
 from wmviz.core.scenario import TraceRow
 from wmviz.core.splits import SplitEvent
@@ -138,6 +138,7 @@ StepEvent = (
     | Finalized
     | GeneratorUpdate
     | SplitEvent
+    | AlignmentUpdate
     | PauseEvent
     | HeldRecord
     | ReleasedRecords

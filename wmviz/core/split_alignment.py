@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from wmviz.core.alignment import (
+    AlignmentUpdate,
     Announcement,
     PauseEvent,
     ReleasedRecords,
@@ -44,20 +45,24 @@ def align(reader: SplitReader, announcement: Announcement, now_ms: int, group: s
     reader.announcement = announcement
     allowed = announcement.max_allowed_ms
 
-    def event(split: str | None, paused: bool, watermark_ms: int) -> PauseEvent:
-        return PauseEvent(reader.channel, split, paused, watermark_ms, group, announcement, drift_ms)
+    def event(split: str | None, paused: bool, watermark_ms: int, sampled_ms: int) -> PauseEvent:
+        return PauseEvent(
+            reader.channel, split, paused, watermark_ms, group, announcement, drift_ms, sampled_ms
+        )
 
-    paused = reader.sampled.oldest_ms() > allowed
+    sampled = reader.sampled.oldest_ms()
+    paused = sampled > allowed
     if paused != reader.paused:
         reader.set_paused(None, paused)
-        reader.events.append(event(None, paused, reader.sent_ms))
+        reader.events.append(event(None, paused, reader.sent_ms, sampled))
     for state in reader.splits.values():
         if state.partial_idle:
             continue  # an idle split is left as it is until it turns active
-        split_paused = state.sampler.oldest_ms() > allowed
+        sampled = state.sampler.oldest_ms()
+        split_paused = sampled > allowed
         if split_paused != state.paused:
             reader.set_paused(state, split_paused)
-            reader.events.append(event(state.split, split_paused, state.partial_ms))
+            reader.events.append(event(state.split, split_paused, state.partial_ms, sampled))
 
 
 def release(reader: SplitReader) -> list[TraceRow]:
@@ -70,14 +75,18 @@ def release(reader: SplitReader) -> list[TraceRow]:
 
 def align_readers(
     readers: list[SplitReader], alignment: AlignmentConfig, time_ms: int
-) -> tuple[list[SplitEvent | PauseEvent | SqlGeneratorUpdate], list[TraceRow]]:
+) -> tuple[list[AlignmentUpdate | SplitEvent | PauseEvent | SqlGeneratorUpdate], list[TraceRow]]:
     """One alignment update over an instance's split readers: they report, the coordinator
-    announces, each subtask and split is paused or resumed; returns what that told and the held
-    records that may be read now, reader by reader in arrival order (`read_released` reads them)."""
-    notes: list[SplitEvent | PauseEvent | SqlGeneratorUpdate] = []
+    announces, each subtask and split is paused or resumed; returns what that told (first the
+    update itself, `AlignmentUpdate`: the reports and the announcement) and the held records that
+    may be read now, reader by reader in arrival order (`read_released` reads them)."""
     for reader in readers:
         sample(reader)
-    announcement = announce((r for g in readers if (r := report(g)) is not None), alignment.max_drift_ms)
+    reports = tuple(r for g in readers if (r := report(g)) is not None)
+    announcement = announce(reports, alignment.max_drift_ms)
+    notes: list[AlignmentUpdate | SplitEvent | PauseEvent | SqlGeneratorUpdate] = [
+        AlignmentUpdate(time_ms, alignment.group, reports, announcement)
+    ]
     for reader in readers:
         align(reader, announcement, time_ms, alignment.group, alignment.max_drift_ms)
         notes.extend(reader.drain_events())

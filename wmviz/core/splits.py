@@ -287,18 +287,17 @@ class SplitReader:
             return
         allowed = told.max_allowed_ms
 
-        def event(split: str | None, watermark_ms: int) -> PauseEvent:
-            return PauseEvent(
-                self.channel, split, True, watermark_ms, alignment.group, told, alignment.max_drift_ms
-            )
+        def event(split: str | None, watermark_ms: int, sampled_ms: int) -> PauseEvent:
+            group, drift_ms = alignment.group, alignment.max_drift_ms
+            return PauseEvent(self.channel, split, True, watermark_ms, group, told, drift_ms, sampled_ms)
 
         if not self.paused and self.sampled.oldest_ms() > allowed:
             self.set_paused(None, True)
-            self.events.append(event(None, self.sent_ms))
+            self.events.append(event(None, self.sent_ms, self.sampled.oldest_ms()))
         for state in self.splits.values():
             if not state.partial_idle and not state.paused and state.sampler.oldest_ms() > allowed:
                 self.set_paused(state, True)
-                self.events.append(event(state.split, state.partial_ms))
+                self.events.append(event(state.split, state.partial_ms, state.sampler.oldest_ms()))
 
     def set_paused(self, state: SplitState | None, paused: bool) -> None:
         """Pause or resume a split (None: the subtask) and the idleness clock it stops."""

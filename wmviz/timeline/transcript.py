@@ -3,7 +3,8 @@
 `step`, `instance` and `out` are as the conformance cases (tests/data/conformance) write them.
 Scenarios with a generator or an operator add `emit` (the operator's output in emission order),
 `dropped` and `timers`; a step in which a SQL watermark stage did something adds `sql`, what it
-did in words.
+did in words; a step in which watermark alignment did something adds `alignment`, what it did as
+data (`alignment_json`; docs/trace-format.md, "The transcript").
 """
 
 from __future__ import annotations
@@ -11,6 +12,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from wmviz.core.alignment import (
+    AlignmentUpdate,
+    Announcement,
+    HeldRecord,
+    PauseEvent,
+    ReleasedRecords,
+    Report,
+)
 from wmviz.core.operator_log import Dropped, JoinOutput, OperatorOutput, SqlEvent, WindowOutput
 from wmviz.core.pipeline import StepResult
 from wmviz.core.scenario import TraceRow
@@ -103,6 +112,55 @@ def fired_json(fired: FiredTimer) -> dict[str, Any]:
     }
 
 
+def report_json(report: Report) -> dict[str, Any]:
+    """A subtask's report: its watermark (MAX while idle, as a plain integer) and the split that
+    holds it (null for a subtask whose watermark no single split holds)."""
+    return {"subtask": report.subtask, "wm": report.watermark_ms, "split": report.holder}
+
+
+def announcement_json(announcement: Announcement) -> dict[str, Any]:
+    """The coordinator's announcement: the group watermark, the highest allowed, and who set it."""
+    holder = announcement.held_by
+    return {
+        "group_wm": announcement.group_ms,
+        "max_allowed": announcement.max_allowed_ms,
+        "held_by": None if holder is None else {"subtask": holder.subtask, "split": holder.holder},
+    }
+
+
+AlignmentEvent = AlignmentUpdate | PauseEvent | HeldRecord | ReleasedRecords
+
+
+def alignment_json(event: AlignmentEvent) -> dict[str, Any]:
+    """One `alignment` item: an update (the reports and the announcement), a subtask or split
+    paused or resumed (its watermark, the sampled one the announcement was compared with, and that
+    announcement), a record held back, or
+    the held records read now (only those actually read: `read_released`)."""
+    if isinstance(event, AlignmentUpdate):
+        reports = [report_json(r) for r in event.reports]
+        return {"event": "update", "at": event.time_ms, "group": event.group, "reports": reports} | (
+            announcement_json(event.announcement)
+        )
+    if isinstance(event, PauseEvent):
+        return {
+            "event": "paused" if event.paused else "resumed",
+            "subtask": event.channel,
+            "split": event.split,
+            "wm": event.watermark_ms,
+            "sampled": event.sampled_ms,
+        } | announcement_json(event.announcement)
+    if isinstance(event, HeldRecord):
+        waits_on = "subtask" if event.subtask_paused else "split"
+        return {
+            "event": "held",
+            "subtask": event.channel,
+            "split": event.split,
+            "row": event.row,
+            "waits_on": waits_on,
+        }
+    return {"event": "released", "subtask": event.channel, "rows": list(event.rows)}
+
+
 def transcript_record(
     result: StepResult, *, with_input: bool = False, operator: bool = False
 ) -> dict[str, Any]:
@@ -121,6 +179,9 @@ def transcript_record(
     sql = [event.describe(RAW) for event in result.events if isinstance(event, SqlEvent)]
     if sql:
         record["sql"] = sql  # what SQL's watermark stages did, in words (docs/rules.md, SQL-*)
+    alignment = [alignment_json(e) for e in result.events if isinstance(e, AlignmentEvent)]
+    if alignment:
+        record["alignment"] = alignment  # what watermark alignment did, as data (docs/alignment.md)
     return record
 
 
