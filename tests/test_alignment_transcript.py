@@ -110,7 +110,7 @@ def test_a_release_that_listed_every_held_record_is_caught(capsys, monkeypatch):
 def test_the_incident_reports_announces_pauses_holds_and_releases(capsys):
     steps = alignment_by_step(transcript(capsys, INCIDENT))
     updates = [e for events in steps.values() for e in events if e["event"] == "update"]
-    # one update a second from 1000 to 7000; the one due at 8000 (the last row's own time) never runs
+    # one update a second from 1000 to 7000, the last row (a proctime row: its own time included)
     assert [u["at"] for u in updates] == [1000, 2000, 3000, 4000, 5000, 6000, 7000]
     for u in updates:
         assert u["group"] == "orders"
