@@ -12,6 +12,7 @@ same lines (marker `spark`).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,23 @@ def test_a_trace_without_alignment_has_no_alignment_key(capsys, tmp_path):
 @pytest.mark.parametrize("path", [INCIDENT, HAND], ids=lambda p: p.stem)
 def test_both_engines_print_the_same_alignment(spark, capsys, path):
     assert transcript(capsys, path, "spark") == transcript(capsys, path, "local")
+
+
+def test_every_event_and_field_the_transcript_writes_is_documented(capsys):
+    """docs/trace-format.md's table names every `event` and every field the items carry."""
+    text = (REPO / "docs" / "trace-format.md").read_text()
+    section = text.split("### Alignment in the transcript", 1)[1].split("\n## ", 1)[0]
+    table = [line for line in section.splitlines() if line.startswith("| `")][1:]  # past the header
+    documented_events = {e for line in table for e in re.findall(r"`(\w+)`", line.split("|")[1])}
+    items = [
+        item
+        for path in (INCIDENT, HAND)
+        for events in alignment_by_step(transcript(capsys, path)).values()
+        for item in events
+    ]
+    assert {item["event"] for item in items} == documented_events
+    fields = {key for item in items for key in item} | {
+        key for item in items for report in item.get("reports", []) for key in report
+    }
+    undocumented = {f for f in fields if f"`{f}`" not in section and f'"{f}"' not in section}
+    assert not undocumented
