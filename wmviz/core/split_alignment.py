@@ -4,7 +4,9 @@ Every `update_interval_ms` on the processing clock (wmviz/core/alignment.py, ste
 pipeline runs `align_readers` over the channels of an instance that read splits: each reader's
 samplers take their sample, each reports to the coordinator (`announce`), the announcement pauses
 or resumes each subtask and each split that is not idle, and the records held back that may now be
-read are handed back. Between updates a reader only pauses, which is part of its own rules
+read are handed back. What the update did is told as events: the update itself
+(`AlignmentUpdate`: the reports and the announcement, data for the transcript), then each pause or
+resume (`PauseEvent`). Between updates a reader only pauses, which is part of its own rules
 (`SplitReader.maybe_pause`, wmviz/core/splits.py), as is whether a record waits (`is_held`).
 """
 
