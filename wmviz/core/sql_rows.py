@@ -68,6 +68,9 @@ class RowFate:
     """In words, times kept as numbers (`why.text(times)` in the reader's format)."""
     metric: str | None = None
     """The Flink metric that counts it, when one does (`numLateRecordsDropped`)."""
+    watermark_ms: int | None = None
+    """The operator's combined input watermark when the row arrived, before the row (what
+    `CURRENT_WATERMARK(ts)` returns at that node; MIN: none yet, SQL's NULL). None: not said."""
 
     @property
     def reason(self) -> str:
