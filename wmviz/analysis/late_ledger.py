@@ -17,7 +17,7 @@ from wmviz.core.operator_log import Dropped, JoinOutput, OperatorOutput, WindowO
 from wmviz.core.pipeline import StepResult
 from wmviz.core.scenario import IntervalJoinConfig, ScenarioConfig, WindowConfig
 from wmviz.core.sql_rows import Fate, RowFate, SqlOutput
-from wmviz.core.timetext import RAW, Times
+from wmviz.core.timetext import RAW, Times, duration
 from wmviz.core.types import MIN_MS
 
 FATES: dict[str, Fate] = {fate.value: fate for fate in Fate}
@@ -184,3 +184,37 @@ def parse_fate(text: str) -> Fate:
     if fate is None:
         raise ValueError(f"{text!r} is not a fate; choose one of: {', '.join(FATES)}")
     return fate
+
+
+PAGE_FILTERS = ("late", "added late", "dropped", "kept", "all")
+"""The page's fate filter: the late rows (the default), one fate, or every record."""
+
+
+def page_selection(ledger: Iterable[LedgerRow], instance: str, choice: str) -> list[LedgerRow]:
+    """The rows the page's table shows for one instance under a `PAGE_FILTERS` choice."""
+    if choice == "late":
+        return select(ledger, instance=instance, late_only=True)
+    if choice == "all":
+        return select(ledger, instance=instance)
+    return select(ledger, instance=instance, fate=parse_fate(choice))
+
+
+def table_rows(ledger: Iterable[LedgerRow], t: Times = RAW) -> list[dict[str, object]]:
+    """The ledger as the page's table: one plain dict per row, times through `t`."""
+    return [
+        {
+            "step": entry.step,
+            "row": entry.row,
+            "input": entry.fate.row.input,
+            "event time": t(entry.event_ms) if entry.event_ms is not None else "",
+            "CURRENT_WATERMARK": t(entry.watermark_ms) if entry.watermark_ms is not None else "NULL",
+            "behind": duration(entry.lateness_ms) if entry.lateness_ms is not None else "",
+            "fate": entry.fate.fate.value,
+            "operator": entry.operator,
+            "rule": entry.fate.rule,
+            "metric": entry.fate.metric or "",
+            "why": entry.fate.why.text(t),
+            "ended in": "; ".join(f"step {e.step}: {e.text(t)}" for e in entry.endings),
+        }
+        for entry in ledger
+    ]
