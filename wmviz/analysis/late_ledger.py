@@ -119,7 +119,7 @@ def build_ledger(steps: Iterable[StepResult], operator: str) -> list[LedgerRow]:
         instance, step = result.instance, result.step
         # The fates first: an operator may log a row's fate after the output it made (a late firing).
         for event in result.events:
-            if type(event) is RowFate:
+            if isinstance(event, RowFate):
                 entry = LedgerRow(step, instance, operator, event)
                 ledger.append(entry)
                 by_row[(instance, entry.row)] = entry

@@ -28,9 +28,10 @@ from wmviz.core.operator_log import (
     OutputWatermark,
     RowKind,
     StepLog,
+    ToldFate,
 )
 from wmviz.core.scenario import IntervalJoinConfig, TraceRow
-from wmviz.core.sql_rows import Fate, RowFate
+from wmviz.core.sql_rows import Fate
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.timetext import TimedText
 from wmviz.core.types import MAX_MS, MIN_MS
@@ -154,9 +155,9 @@ class IntervalJoin:
             log.timeline.append(self.fate(row, Fate.ADDED_LATE, "A4", _JOINED_LATE))
         return None
 
-    def fate(self, row: TraceRow, fate: Fate, rule: str, why: TimedText) -> RowFate:
+    def fate(self, row: TraceRow, fate: Fate, rule: str, why: TimedText) -> ToldFate:
         """A row's fate on arrival, with the watermark it arrived under (the late-row ledger's)."""
-        return RowFate(row, fate, rule, why, watermark_ms=self.watermark_ms)
+        return ToldFate(row, fate, rule, why, watermark_ms=self.watermark_ms)
 
     def row_time_ms(self, row: TraceRow) -> int:
         """The join attribute: the event time, or the processing clock on a processing-time join."""

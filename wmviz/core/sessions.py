@@ -38,14 +38,10 @@ from wmviz.core.java.hashorder import JavaHashTable
 from wmviz.core.java.longs import wrap_long
 from wmviz.core.operator_log import Dropped, SessionMerge, StepLog
 from wmviz.core.scenario import TraceRow, WindowConfig
-from wmviz.core.sql_rows import Fate, RowFate
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.timetext import RAW, TimedText, Times
 from wmviz.core.types import MAX_MS, format_ms
 from wmviz.core.windows import (
-    ASSIGNMENT,
-    FIRING,
-    LATENESS,
     WINDOW_CLEANUP,
     WINDOW_END,
     ScenarioError,
@@ -55,6 +51,7 @@ from wmviz.core.windows import (
     element_of,
     format_window,
     max_timestamp,
+    session_fate,
 )
 
 Window = tuple[int, int]
@@ -244,9 +241,6 @@ class SessionMergeFailure(Exception):
     """Flink's UnsupportedOperationException from the merge callback: the job fails."""
 
 
-_IN_SESSION = TimedText.plain("on time: added to its session, which fires when the watermark reaches its end")
-
-
 class SessionWindowOperator(WindowOperator):
     """Keyed event-time session windows; `panes` holds contents by (key, state window)."""
 
@@ -306,9 +300,9 @@ class SessionWindowOperator(WindowOperator):
             end = max_timestamp(actual)
             if end <= watermark:  # EventTimeTrigger.onElement: the watermark is past it, fire now
                 log.emit.append(self._firing(key, actual, late=True, pane=pane))
-                log.timeline.append(self.session_fate(row, window, actual, fired_late=True))
+                log.timeline.append(session_fate(row, window, actual, watermark, lateness, fired_late=True))
             else:
-                log.timeline.append(self.session_fate(row, window, actual, fired_late=False))
+                log.timeline.append(session_fate(row, window, actual, watermark, lateness, fired_late=False))
                 log.registered.append(self.timers.register(TimeDomain.EVENT, end, key, WINDOW_END, actual))
             if cleanup != MAX_MS:
                 log.registered.append(
@@ -321,29 +315,6 @@ class SessionWindowOperator(WindowOperator):
             why = TimedText.of(lambda t: self.session_drop_reason(ts_ms, window, late, t))
             log.dropped.append(Dropped(row, why, late=late))
             log.timeline.append(drop_fate(row, why, late, watermark))
-
-    def session_fate(self, row: TraceRow, own: Window, session: Window, *, fired_late: bool) -> RowFate:
-        """A row a live session took: late when the session fired again at once, or when the
-        watermark had passed its own window's end and it survived by merging into an open session."""
-        watermark = self.watermark_ms
-        if not fired_late and max_timestamp(own) > watermark:
-            return RowFate(row, Fate.KEPT, ASSIGNMENT, _IN_SESSION, watermark_ms=watermark)
-
-        def why(t: Times) -> str:
-            if fired_late:
-                return (
-                    f"late but within allowed lateness {self.lateness_ms}: added to session "
-                    f"{format_window(session, t)}, whose max timestamp the watermark {t(watermark)} has "
-                    "passed, so the whole session fires again at once (a late firing)"
-                )
-            return (
-                f"behind the watermark {t(watermark)}: its own window {format_window(own, t)} has "
-                f"reached its end, but it touches the open session, now {format_window(session, t)}, "
-                "and joins it; the session fires with it when the watermark reaches the session's end"
-            )
-
-        rule = FIRING if fired_late else LATENESS
-        return RowFate(row, Fate.ADDED_LATE, rule, TimedText.of(why), watermark_ms=watermark)
 
     def _merge_timer(self, result: Window) -> int | None:
         end = max_timestamp(result)

@@ -20,9 +20,9 @@ from typing import Any
 
 from wmviz.core.budgets import MAX_LIVE_WINDOWS, live_windows_reason
 from wmviz.core.java.longs import java_rem, wrap_long
-from wmviz.core.operator_log import Dropped, StepLog, WindowOutput
+from wmviz.core.operator_log import Dropped, StepLog, ToldFate, WindowOutput
 from wmviz.core.scenario import TraceRow, WindowConfig
-from wmviz.core.sql_rows import Fate, RowFate
+from wmviz.core.sql_rows import Fate
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.timetext import RAW, TimedText, Times
 from wmviz.core.types import MAX_MS, MIN_MS
@@ -231,9 +231,9 @@ class WindowOperator:
         elif skipped or fired_late:
             log.timeline.append(self.added_late_fate(row, windows, fired_late))
         else:
-            log.timeline.append(RowFate(row, Fate.KEPT, ASSIGNMENT, _ON_TIME, watermark_ms=watermark))
+            log.timeline.append(ToldFate(row, Fate.KEPT, ASSIGNMENT, _ON_TIME, watermark_ms=watermark))
 
-    def added_late_fate(self, row: TraceRow, windows: list[tuple[int, int]], fired_late: bool) -> RowFate:
+    def added_late_fate(self, row: TraceRow, windows: list[tuple[int, int]], fired_late: bool) -> ToldFate:
         """A row some window still took although it is behind the watermark: it fired a window again
         at once (within allowed lateness), or only its windows not yet cleaned up took it."""
         watermark, lateness = self.watermark_ms, self.lateness_ms
@@ -253,7 +253,7 @@ class WindowOperator:
             )
 
         rule = FIRING if fired_late else LATENESS
-        return RowFate(row, Fate.ADDED_LATE, rule, TimedText.of(why), watermark_ms=watermark)
+        return ToldFate(row, Fate.ADDED_LATE, rule, TimedText.of(why), watermark_ms=watermark)
 
     def element_is_late(self, ts_ms: int) -> bool:
         """Flink's `isElementLate`: timestamp + allowedLateness ≤ watermark, in long arithmetic."""
@@ -348,11 +348,46 @@ class WindowOperator:
 _ON_TIME = TimedText.plain("on time: added to its windows, which fire when the watermark reaches their end")
 
 
-def drop_fate(row: TraceRow, why: TimedText, late: bool, watermark_ms: int) -> RowFate:
+def drop_fate(row: TraceRow, why: TimedText, late: bool, watermark_ms: int) -> ToldFate:
     """A row no window takes: late ones Flink counts in `numLateRecordsDropped`; others (a gap of a
     sliding window, not late) vanish uncounted."""
     metric = LATE_METRIC if late else None
-    return RowFate(row, Fate.DROPPED, LATENESS, why, metric, watermark_ms)
+    return ToldFate(row, Fate.DROPPED, LATENESS, why, metric, watermark_ms)
+
+
+_IN_SESSION = TimedText.plain("on time: added to its session, which fires when the watermark reaches its end")
+
+
+def session_fate(
+    row: TraceRow,
+    own: tuple[int, int],
+    session: tuple[int, int],
+    watermark: int,
+    lateness: int,
+    *,
+    fired_late: bool,
+) -> ToldFate:
+    """A row a live session took (`wmviz.core.sessions`): late when the session fired again at
+    once, or when the watermark had passed its own window's end and it survived by merging into
+    an open session."""
+    if not fired_late and max_timestamp(own) > watermark:
+        return ToldFate(row, Fate.KEPT, ASSIGNMENT, _IN_SESSION, watermark_ms=watermark)
+
+    def why(t: Times) -> str:
+        if fired_late:
+            return (
+                f"late but within allowed lateness {lateness}: added to session "
+                f"{format_window(session, t)}, whose max timestamp the watermark {t(watermark)} has "
+                "passed, so the whole session fires again at once (a late firing)"
+            )
+        return (
+            f"behind the watermark {t(watermark)}: its own window {format_window(own, t)} has "
+            f"reached its end, but it touches the open session, now {format_window(session, t)}, "
+            "and joins it; the session fires with it when the watermark reaches the session's end"
+        )
+
+    rule = FIRING if fired_late else LATENESS
+    return ToldFate(row, Fate.ADDED_LATE, rule, TimedText.of(why), watermark_ms=watermark)
 
 
 def element_of(row: TraceRow, how: str) -> Any:
