@@ -112,6 +112,15 @@ def test_behind_the_watermark_but_its_window_still_open_is_kept_and_listed_as_la
     assert select(ledger, late_only=True) == [first]
 
 
+def test_a_row_at_the_watermark_on_its_windows_last_ms_is_dropped_though_not_behind_it(tmp_path):
+    """docs/late-rows.md: `ts < CURRENT_WATERMARK(ts)` misses it, the window's test drops it."""
+    op = {"type": "window", "size_ms": 5, "aggregate": "count"}
+    (entry,) = ledger_of(trace_of(tmp_path, op, [wm(4), rec(4), wm(20)]))
+    assert (entry.fate.fate, entry.fate.metric) == (Fate.DROPPED, "numLateRecordsDropped")
+    assert entry.watermark_ms == entry.event_ms == 4 and entry.lateness_ms is None
+    assert entry.late  # at the watermark: --late-only lists it
+
+
 def test_sliding_row_only_its_later_windows_take_is_added_late(tmp_path):
     op = {"type": "window", "size_ms": 10, "slide_ms": 5, "aggregate": "count"}
     trace = trace_of(tmp_path, op, [wm(9), rec(7), wm(30)])
