@@ -157,7 +157,7 @@ class IntervalJoin:
 
     def fate(self, row: TraceRow, fate: Fate, rule: str, why: TimedText) -> ToldFate:
         """A row's fate on arrival, with the watermark it arrived under (the late-row ledger's)."""
-        return ToldFate(row, fate, rule, why, watermark_ms=self.watermark_ms)
+        return ToldFate(row, fate, rule, why, None, self.watermark_ms)
 
     def row_time_ms(self, row: TraceRow) -> int:
         """The join attribute: the event time, or the processing clock on a processing-time join."""

@@ -231,7 +231,7 @@ class WindowOperator:
         elif skipped or fired_late:
             log.timeline.append(self.added_late_fate(row, windows, fired_late))
         else:
-            log.timeline.append(ToldFate(row, Fate.KEPT, ASSIGNMENT, _ON_TIME, watermark_ms=watermark))
+            log.timeline.append(ToldFate(row, Fate.KEPT, ASSIGNMENT, _ON_TIME, None, watermark))
 
     def added_late_fate(self, row: TraceRow, windows: list[tuple[int, int]], fired_late: bool) -> ToldFate:
         """A row some window still took although it is behind the watermark: it fired a window again
@@ -371,7 +371,7 @@ def session_fate(
     once, or when the watermark had passed its own window's end and it survived by merging into
     an open session."""
     if not fired_late and max_timestamp(own) > watermark:
-        return ToldFate(row, Fate.KEPT, ASSIGNMENT, _IN_SESSION, watermark_ms=watermark)
+        return ToldFate(row, Fate.KEPT, ASSIGNMENT, _IN_SESSION, None, watermark)
 
     def why(t: Times) -> str:
         if fired_late:
