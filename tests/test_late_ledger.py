@@ -199,6 +199,7 @@ def test_json_row_says_every_column(tmp_path):
         "channel": 0,
         "event_ms": 3,
         "watermark_ms": 6,
+        "watermark_known": True,
         "lateness_ms": 3,
         "fate": "dropped",
         "operator": "tumbling window",
@@ -207,3 +208,20 @@ def test_json_row_says_every_column(tmp_path):
         "why": ledger[9].fate.reason,
         "ended_in": [],
     }
+
+
+def test_a_sql_operators_rows_join_the_ledger_with_nothing_more(tmp_path):
+    """The SQL SESSION window (wmviz/core/sql_session.py) logs RowFate and appears as it is: its
+    rule ids, its drop counted, the watermark it arrived under."""
+    from tests.conftest import REPO
+
+    trace = read_trace(REPO / "tests" / "data" / "sql" / "sql-session-late-merge.jsonl")
+    ledger = ledger_of(trace)
+    assert len(ledger) == sum(1 for r in trace.rows if r.kind is Kind.RECORD)
+    assert {e.operator for e in ledger} == {"sql_session"}
+    assert {e.fate.rule for e in ledger} <= {"SQL-S2", "SQL-S3", "SQL-S4"}
+    assert all(e.watermark_known for e in ledger)
+    dropped = [e for e in ledger if e.fate.fate is Fate.DROPPED]
+    assert dropped and all(e.fate.metric == "numLateRecordsDropped" for e in dropped)
+    late = [e for e in ledger if e.fate.fate is Fate.ADDED_LATE]
+    assert late and all(e.event_ms <= e.watermark_ms for e in late)

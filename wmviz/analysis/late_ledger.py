@@ -17,6 +17,7 @@ from wmviz.core.operator_log import Dropped, JoinOutput, OperatorOutput, WindowO
 from wmviz.core.pipeline import StepResult
 from wmviz.core.scenario import IntervalJoinConfig, ScenarioConfig, WindowConfig
 from wmviz.core.sql_rows import Fate, RowFate, SqlOutput
+from wmviz.core.story import describe_sql_output
 from wmviz.core.timetext import RAW, Times, duration
 from wmviz.core.types import MIN_MS
 
@@ -62,6 +63,18 @@ class LedgerRow:
         return None if wm is None or wm == MIN_MS else wm
 
     @property
+    def watermark_known(self) -> bool:
+        """Whether the operator said the watermark it had (every operator of the core does)."""
+        return self.fate.watermark_ms is not None
+
+    def watermark_text(self, t: Times = RAW) -> str:
+        """The watermark as the reader sees it: a time, `NULL` (none yet), `?` (not said)."""
+        if not self.watermark_known:
+            return "?"
+        wm = self.watermark_ms
+        return t(wm) if wm is not None else "NULL"
+
+    @property
     def event_ms(self) -> int | None:
         return self.fate.row.event_ms
 
@@ -88,6 +101,7 @@ class LedgerRow:
             "channel": row.channel,
             "event_ms": self.event_ms,
             "watermark_ms": self.watermark_ms,
+            "watermark_known": self.watermark_known,
             "lateness_ms": self.lateness_ms,
             "fate": self.fate.fate.value,
             "operator": self.operator,
@@ -152,7 +166,7 @@ def _output_ending(step: int, output: WindowOutput | JoinOutput | SqlOutput) -> 
     if isinstance(output, JoinOutput):
         partner = "joined" if output.left is not None and output.right is not None else "padded with nulls"
         return Ending(step, f"{output.kind.value} {partner} ({output.cause.value})")
-    return Ending(step, f"{output.kind.value} output row")
+    return Ending(step, _literal(describe_sql_output(output)))
 
 
 def _literal(text: str) -> str:
@@ -207,7 +221,7 @@ def table_rows(ledger: Iterable[LedgerRow], t: Times = RAW) -> list[dict[str, ob
             "row": entry.row,
             "input": entry.fate.row.input,
             "event time": t(entry.event_ms) if entry.event_ms is not None else "",
-            "CURRENT_WATERMARK": t(entry.watermark_ms) if entry.watermark_ms is not None else "NULL",
+            "CURRENT_WATERMARK": entry.watermark_text(t),
             "behind": duration(entry.lateness_ms) if entry.lateness_ms is not None else "",
             "fate": entry.fate.fate.value,
             "operator": entry.operator,

@@ -106,7 +106,7 @@ def _cells(entry: LedgerRow, times: TimeFormat, multi: bool) -> tuple[str, ...]:
     row = entry.fate.row
     step = f"{entry.instance}:{entry.step}" if multi else str(entry.step)
     channel = f"{row.input}/{row.channel}" if row.channel is not None else row.input
-    watermark = times(entry.watermark_ms) if entry.watermark_ms is not None else "NULL"
+    watermark = entry.watermark_text(times)
     behind = duration(entry.lateness_ms) if entry.lateness_ms is not None else "-"
     event = times(entry.event_ms) if entry.event_ms is not None else "-"
     metric = entry.fate.metric or "-"
