@@ -92,7 +92,7 @@ class SqlSessionOperator:
             watermark = self.watermark_ms
             why = TimedText.of(lambda t: self.drop_reason(key, own, watermark, t))
             log.dropped.append(Dropped(row, why, late=True))
-            log.notes.append(RowFate(row, Fate.DROPPED, "SQL-S3", why, LATE_METRIC, watermark))
+            log.notes.append(RowFate(row, Fate.DROPPED, "SQL-S3", why, LATE_METRIC))
             return
         self.accumulate(key, joined.window, row, columns)
         self.register_firing(key, joined.window, log)
@@ -278,7 +278,7 @@ class SqlSessionOperator:
             return f"{into}: kept, {now}, firing when the watermark reaches {t(joined.window[1] - 1)}"
 
         fate = Fate.ADDED_LATE if behind else Fate.KEPT
-        return RowFate(row, fate, "SQL-S2" if behind else "SQL-S4", TimedText.of(why), watermark_ms=wm)
+        return RowFate(row, fate, "SQL-S2" if behind else "SQL-S4", TimedText.of(why))
 
     def drop_reason(self, key: str, own: Window, watermark_ms: int, t: Times) -> str:
         """SQL-S3's narration."""
