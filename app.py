@@ -26,6 +26,7 @@ from wmviz.ui import (
     import_views,
     job_view,
     keys,
+    late_view,
     live_view,
     loading,
     panels,
@@ -95,7 +96,8 @@ def step_area_body(
     shown.view = shown.view.with_step(step)
     st.query_params.from_dict(view_query(shown.view))
     if other is None:
-        ask = step_panels(cursor, str(cursor.timeline.path), step, meta, t)
+        late = partial(late_view.late_rows_panel, incident, effective, shown.view, meta, cursor.instance, t)
+        ask = step_panels(cursor, str(cursor.timeline.path), step, meta, t, late=late)
     else:
         ask = compare_view.compare_panels(cursor, effective, other, step, t)
     what_if(ask, incident, cursor.instance, step)
@@ -183,11 +185,13 @@ def step_panels(
     meta: dict,
     t: TimeFormat,
     beside: Callable[[], None] | None = None,
+    late: Callable[[int], None] | None = None,
 ) -> dict | None:
     """Everything about one step: what arrived and what happened, the output, the channels (and
     `beside` them, live mode's inputs), the operator panel that matters now; then the chart, the
-    heap and input row, the overview. What the step shows is built once for every session looking
-    at it (`step_cache`); the page adds the widgets. Returns the what-if edit asked for, if any."""
+    heap and input row, the overview; `late`, the Late rows table under the operator. What the
+    step shows is built once for every session looking at it (`step_cache`); the page adds the
+    widgets. Returns the what-if edit asked for, if any."""
     record = cursor.row(step)
     left, right = st.columns([5, 7], gap="medium")
     with left:  # the heading first: it reaches the browser before the step's state is rebuilt
@@ -208,6 +212,8 @@ def step_panels(
         if view.operator is not None:
             moment = (str(getattr(cursor.timeline, "path", "")), cursor.instance, step)
             panels.operator_panel(view.operator, moment)
+        if late is not None:
+            late(step)
     panels.watermark_chart(view.chart)
     panels.heap_and_input(view.heaps, view.input_row)
     if len(meta["instances"]) > 1 and path is not None:

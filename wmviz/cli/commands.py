@@ -22,6 +22,7 @@ from wmviz.cli.blame import add_blame_parser, cmd_blame
 from wmviz.cli.errors import BadInput
 from wmviz.cli.inputs import check_files, load
 from wmviz.cli.lag import add_lag_parser, cmd_lag
+from wmviz.cli.late import add_late_parser, cmd_late
 from wmviz.cli.plan import add_plan_parser, cmd_plan
 from wmviz.cli.record import add_import_parser, add_record_parser, cmd_import, cmd_record
 from wmviz.cli.sql import add_sql_parser, cmd_sql
@@ -94,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_import_parser(sub)
     add_blame_parser(sub)
     add_lag_parser(sub)
+    add_late_parser(sub)
     add_sweep_parser(sub)
     add_plan_parser(sub)
     add_sql_parser(sub)
@@ -138,6 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "import": cmd_import,
         "blame": cmd_blame,
         "lag": cmd_lag,
+        "late": cmd_late,
         "sweep": cmd_sweep,
         "plan": cmd_plan,
         "sql": cmd_sql,

@@ -28,8 +28,10 @@ from wmviz.core.operator_log import (
     OutputWatermark,
     RowKind,
     StepLog,
+    ToldFate,
 )
 from wmviz.core.scenario import IntervalJoinConfig, TraceRow
+from wmviz.core.sql_rows import Fate
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.timetext import TimedText
 from wmviz.core.types import MAX_MS, MIN_MS
@@ -39,6 +41,13 @@ _LATE_UNMATCHED = TimedText.plain("too late to be cached and matched nothing (an
 _NEGATIVE_WINDOW = TimedText.plain("negative window (hi < lo): the planner filters the non-outer side")
 _CLEANUP_QUIRK = TimedText.plain("discarded by the cleanup quirk for event times ≤ 0")
 _EXPIRED_UNMATCHED = TimedText.plain("expired from the cache without a match (inner side)")
+# A row's fate on arrival (the late-row ledger's narration).
+_CACHED = TimedText.plain("cached: its partners may still come (it waits until its side's cache expires it)")
+_PADDED = TimedText.plain(
+    "too late to be cached and matched nothing: an outer side, so it is padded with nulls at once"
+)
+_JOINED_LATE = TimedText.plain("too late to be cached, but it joined the partners already cached")
+_NEGATIVE_PADDED = TimedText.plain("negative window (hi < lo): no join runs, an outer row is padded at once")
 
 
 LEFT, RIGHT = "L", "R"
@@ -134,18 +143,21 @@ class IntervalJoin:
             matched = self.a4_probe(side, row, t, state, log)
         if self.operator_time_ms() < upper:
             self.a5_cache(side, row, t, matched, state, log)
+            log.timeline.append(self.fate(row, Fate.KEPT, "A5", _CACHED))
         elif not matched and self.outer[side]:
             self.a6_pad_not_cached(side, row, t, log)
+            log.timeline.append(self.fate(row, Fate.ADDED_LATE, "A6", _PADDED))
         elif not matched:
-            log.dropped.append(
-                Dropped(
-                    row,
-                    TimedText.plain(
-                        "too late to be cached and matched nothing (an inner side emits nothing)"
-                    ),
-                )
-            )
+            log.dropped.append(Dropped(row, _LATE_UNMATCHED))
+            # TimeIntervalJoin (Flink 2.3.0) has no late-record metric: the drop is uncounted.
+            log.timeline.append(self.fate(row, Fate.DROPPED, "A5", _LATE_UNMATCHED))
+        else:
+            log.timeline.append(self.fate(row, Fate.ADDED_LATE, "A4", _JOINED_LATE))
         return None
+
+    def fate(self, row: TraceRow, fate: Fate, rule: str, why: TimedText) -> ToldFate:
+        """A row's fate on arrival, with the watermark it arrived under (the late-row ledger's)."""
+        return ToldFate(row, fate, rule, why, None, self.watermark_ms)
 
     def row_time_ms(self, row: TraceRow) -> int:
         """The join attribute: the event time, or the processing clock on a processing-time join."""
@@ -231,8 +243,10 @@ class IntervalJoin:
         """With hi < lo the planner runs no join: outer rows are padded on arrival, the rest filtered."""
         if self.outer[side]:
             log.emit.append(self._pad(side, row, RowKind.INSERT, Cause.PAD_NEGATIVE_WINDOW, t))
+            log.timeline.append(self.fate(row, Fate.KEPT, "A2", _NEGATIVE_PADDED))
         else:
             log.dropped.append(Dropped(row, _NEGATIVE_WINDOW))
+            log.timeline.append(self.fate(row, Fate.DROPPED, "A2", _NEGATIVE_WINDOW))
 
     # ---- E3, C1–C4 timers -------------------------------------------------------------------------
 

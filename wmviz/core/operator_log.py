@@ -100,6 +100,13 @@ class Dropped:
 
 
 @dataclass(frozen=True, slots=True)
+class ToldFate(RowFate):
+    """A record's fate logged by an operator whose other events already tell it in their own words
+    (DataStream's windows and sessions, the interval join: a firing, a `Dropped`, a `Cached`): the
+    late-row ledger reads it, the narration does not say it a second time."""
+
+
+@dataclass(frozen=True, slots=True)
 class Cached:
     """The interval join kept a row: it waits for partners until its side's cache expires it."""
 

@@ -52,6 +52,7 @@ from wmviz.core.splits import SplitReader
 from wmviz.core.sql_assigner import WatermarkAssigner
 from wmviz.core.sql_minibatch import MiniBatchAssigner, MiniBatchHeld
 from wmviz.core.sql_operators import SqlOperator, build_sql_operator
+from wmviz.core.sql_rows import said_watermark
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerRegistration, TimerService
 from wmviz.core.types import (
     Emission,
@@ -331,7 +332,10 @@ class InstancePipeline:
     def to_operator(self, row: TraceRow) -> None:
         """A record reaches the operator, by its kind's own method."""
         if self.sql_operator is not None:
+            events, watermark = self.step_log.timeline, self.output_watermark_ms
+            start = len(events)
             self.sql_operator.on_record(row.input, row, self.step_log)
+            said_watermark(events, start, watermark)
         elif isinstance(self.operator, WindowOperator):
             self.operator.on_record(row, self.step_log)
         elif isinstance(self.operator, IntervalJoin):

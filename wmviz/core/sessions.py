@@ -47,9 +47,11 @@ from wmviz.core.windows import (
     ScenarioError,
     WindowOperator,
     cleanup_time,
+    drop_fate,
     element_of,
     format_window,
     max_timestamp,
+    session_fate,
 )
 
 Window = tuple[int, int]
@@ -298,7 +300,9 @@ class SessionWindowOperator(WindowOperator):
             end = max_timestamp(actual)
             if end <= watermark:  # EventTimeTrigger.onElement: the watermark is past it, fire now
                 log.emit.append(self._firing(key, actual, late=True, pane=pane))
+                log.timeline.append(session_fate(row, window, actual, watermark, lateness, fired_late=True))
             else:
+                log.timeline.append(session_fate(row, window, actual, watermark, lateness, fired_late=False))
                 log.registered.append(self.timers.register(TimeDomain.EVENT, end, key, WINDOW_END, actual))
             if cleanup != MAX_MS:
                 log.registered.append(
@@ -310,6 +314,7 @@ class SessionWindowOperator(WindowOperator):
             ts_ms = row.event_ms  # narrowed here, not inside the lambda
             why = TimedText.of(lambda t: self.session_drop_reason(ts_ms, window, late, t))
             log.dropped.append(Dropped(row, why, late=late))
+            log.timeline.append(drop_fate(row, why, late, watermark))
 
     def _merge_timer(self, result: Window) -> int | None:
         end = max_timestamp(result)

@@ -17,7 +17,7 @@ the pipeline, the replay and the ledger treat them alike:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from wmviz.core.changelog import RowKind
@@ -68,10 +68,24 @@ class RowFate:
     """In words, times kept as numbers (`why.text(times)` in the reader's format)."""
     metric: str | None = None
     """The Flink metric that counts it, when one does (`numLateRecordsDropped`)."""
+    watermark_ms: int | None = None
+    """The operator's combined input watermark when the row arrived, before the row (what
+    `CURRENT_WATERMARK(ts)` returns at that node; MIN: none yet, SQL's NULL). None: not said."""
 
     @property
     def reason(self) -> str:
         return self.why.text()
 
 
-__all__ = ["Fate", "RowFate", "RowKind", "SqlOutput", "SqlValue", "columns_of"]
+def said_watermark(events: list, start: int, watermark_ms: int) -> None:
+    """Give every `RowFate` logged from `events[start]` on that does not say its watermark the one
+    the operator had when the record arrived (the pipeline calls this around a SQL operator's
+    `on_record`), so an operator that logs a fate needs nothing more for the ledger's
+    `CURRENT_WATERMARK` column."""
+    for index in range(start, len(events)):
+        event = events[index]
+        if isinstance(event, RowFate) and event.watermark_ms is None:
+            events[index] = replace(event, watermark_ms=watermark_ms)
+
+
+__all__ = ["Fate", "RowFate", "RowKind", "SqlOutput", "SqlValue", "columns_of", "said_watermark"]

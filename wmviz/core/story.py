@@ -23,6 +23,7 @@ from wmviz.core.operator_log import (
     SessionMerge,
     SqlEvent,
     StepEvent,
+    ToldFate,
     WindowOutput,
 )
 from wmviz.core.pipeline import StepResult, ValveStep
@@ -189,7 +190,7 @@ def _record_part(event: StepEvent, t: Times) -> str | None:
         )
     if isinstance(event, Dropped):
         return f"{label(event.row, t)} dropped: {event.why.text(t)}"
-    if isinstance(event, RowFate):
+    if isinstance(event, RowFate) and not isinstance(event, ToldFate):
         return f"{label(event.row, t)} {event.fate.value} ({event.rule}): {event.why.text(t)}"
     return None
 

@@ -20,14 +20,20 @@ from typing import Any
 
 from wmviz.core.budgets import MAX_LIVE_WINDOWS, live_windows_reason
 from wmviz.core.java.longs import java_rem, wrap_long
-from wmviz.core.operator_log import Dropped, StepLog, WindowOutput
+from wmviz.core.operator_log import Dropped, StepLog, ToldFate, WindowOutput
 from wmviz.core.scenario import TraceRow, WindowConfig
+from wmviz.core.sql_rows import Fate
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.timetext import RAW, TimedText, Times
 from wmviz.core.types import MAX_MS, MIN_MS
 
 WINDOW_END = "window_end"
 WINDOW_CLEANUP = "window_cleanup"
+
+ASSIGNMENT, FIRING, LATENESS = "Window assignment", "Firing", "Lateness"
+"""The rule a window row's fate cites: docs/rules.md's window sections, which have no short ids."""
+LATE_METRIC = "numLateRecordsDropped"
+"""The operator metric Flink counts a late element in (when no late side output is set)."""
 
 MAX_WINDOWS_PER_ELEMENT = 10_000_000
 """Flink's `SlidingEventTimeWindows.MAX_WINDOW_NUM`: it rejects `size / slide` above this."""
@@ -191,12 +197,13 @@ class WindowOperator:
             windows = assign_windows(row.event_ms, self.size_ms, self.slide_ms, self.offset_ms)
         except AssignerError as err:
             raise ScenarioError(row, "event_ms", str(err)) from None
-        added = False
+        added = skipped = fired_late = False
         lateness, watermark = self.lateness_ms, self.watermark_ms
         for window in windows:
             end = max_timestamp(window)
             cleanup = _cleanup_after(end, lateness)
             if cleanup <= watermark:  # the window is late, it takes no more elements
+                skipped = True
                 continue
             added = True
             pane = self.panes.get((key, window))
@@ -207,6 +214,7 @@ class WindowOperator:
             pane.append((row, element))
             # The default event-time trigger's onElement, then the operator's cleanup timer.
             if end <= watermark:
+                fired_late = True
                 log.emit.append(self._firing(key, window, late=True))
             else:
                 log.registered.append(self.timers.register(TimeDomain.EVENT, end, key, WINDOW_END, window))
@@ -219,6 +227,33 @@ class WindowOperator:
             ts_ms = row.event_ms  # narrowed here, not inside the lambda
             why = TimedText.of(lambda t: self.unassigned_reason(ts_ms, windows, late, t))
             log.dropped.append(Dropped(row, why, late=late))
+            log.timeline.append(drop_fate(row, why, late, watermark))
+        elif skipped or fired_late:
+            log.timeline.append(self.added_late_fate(row, windows, fired_late))
+        else:
+            log.timeline.append(ToldFate(row, Fate.KEPT, ASSIGNMENT, _ON_TIME, None, watermark))
+
+    def added_late_fate(self, row: TraceRow, windows: list[tuple[int, int]], fired_late: bool) -> ToldFate:
+        """A row some window still took although it is behind the watermark: it fired a window again
+        at once (within allowed lateness), or only its windows not yet cleaned up took it."""
+        watermark, lateness = self.watermark_ms, self.lateness_ms
+        taken = [w for w in windows if _cleanup_after(max_timestamp(w), lateness) > watermark]
+
+        def why(t: Times) -> str:
+            listed = ", ".join(format_window(w, t) for w in taken)
+            if fired_late:
+                return (
+                    f"late but within allowed lateness {lateness}: added to {listed}, whose max "
+                    f"timestamp the watermark {t(watermark)} has passed, so it fires again at once "
+                    "(a late firing)"
+                )
+            return (
+                f"behind the watermark {t(watermark)}: its other windows are cleaned up, so only "
+                f"{listed} took it; nothing already fired is revised"
+            )
+
+        rule = FIRING if fired_late else LATENESS
+        return ToldFate(row, Fate.ADDED_LATE, rule, TimedText.of(why), watermark_ms=watermark)
 
     def element_is_late(self, ts_ms: int) -> bool:
         """Flink's `isElementLate`: timestamp + allowedLateness ≤ watermark, in long arithmetic."""
@@ -308,6 +343,51 @@ class WindowOperator:
     def cleanup_time(self, window: tuple[int, int]) -> int:
         """When `window` is cleaned up (`cleanup_time` with this operator's lateness)."""
         return cleanup_time(window, self.lateness_ms)
+
+
+_ON_TIME = TimedText.plain("on time: added to its windows, which fire when the watermark reaches their end")
+
+
+def drop_fate(row: TraceRow, why: TimedText, late: bool, watermark_ms: int) -> ToldFate:
+    """A row no window takes: late ones Flink counts in `numLateRecordsDropped`; others (a gap of a
+    sliding window, not late) vanish uncounted."""
+    metric = LATE_METRIC if late else None
+    return ToldFate(row, Fate.DROPPED, LATENESS, why, metric, watermark_ms)
+
+
+_IN_SESSION = TimedText.plain("on time: added to its session, which fires when the watermark reaches its end")
+
+
+def session_fate(
+    row: TraceRow,
+    own: tuple[int, int],
+    session: tuple[int, int],
+    watermark: int,
+    lateness: int,
+    *,
+    fired_late: bool,
+) -> ToldFate:
+    """A row a live session took (`wmviz.core.sessions`): late when the session fired again at
+    once, or when the watermark had passed its own window's end and it survived by merging into
+    an open session."""
+    if not fired_late and max_timestamp(own) > watermark:
+        return ToldFate(row, Fate.KEPT, ASSIGNMENT, _IN_SESSION, None, watermark)
+
+    def why(t: Times) -> str:
+        if fired_late:
+            return (
+                f"late but within allowed lateness {lateness}: added to session "
+                f"{format_window(session, t)}, whose max timestamp the watermark {t(watermark)} has "
+                "passed, so the whole session fires again at once (a late firing)"
+            )
+        return (
+            f"behind the watermark {t(watermark)}: its own window {format_window(own, t)} has "
+            f"reached its end, but it touches the open session, now {format_window(session, t)}, "
+            "and joins it; the session fires with it when the watermark reaches the session's end"
+        )
+
+    rule = FIRING if fired_late else LATENESS
+    return ToldFate(row, Fate.ADDED_LATE, rule, TimedText.of(why), watermark_ms=watermark)
 
 
 def element_of(row: TraceRow, how: str) -> Any:

@@ -25,6 +25,8 @@ JOB_AT = "job_at"  # the job graph's time slider: a sample time of the recording
 JOB_VERTEX = "job_vertex"  # the vertex picked on the job graph (its id, or job_view.STALLED)
 JOB_CLICK = "job_click"  # the job graph's selection (a click on a vertex)
 WHATIF_OPEN = "whatif_open"  # whether the what-if form is open; it stays open as the step moves
+LATE_FILTER = "late_filter"  # the Late rows table's fate filter (one of late_ledger.PAGE_FILTERS)
+LATE_ROWS = "late_rows"  # the Late rows box (a container's key: its CSS class st-key-late_rows)
 
 # --- the page's memory ---------------------------------------------------------------------------
 PLAYING = "playing"  # autoplay is on (a bool; the Play button's label reads it)
