@@ -36,6 +36,9 @@ PLANNED = (
     "session_global",
     "temporal_rates",
     "buffer_ops",
+    "incident_cumulate_late",
+    "incident_quiet_rates",
+    "incident_over_drops",
 )
 """Scripts Flink plans: each gets a .plan.json and an .explain.txt."""
 
