@@ -188,7 +188,7 @@ def test_window_needs_a_size_and_an_unknown_operator_type_is_named() -> None:
         "s.json: field operator.size_ms: required for operator type window (or operator.session_gap_ms)"
     ]
     assert _errors({"operator": {"type": "session"}}) == [
-        's.json: field operator.type: "session" is not one of none, window, interval_join'
+        's.json: field operator.type: "session" is not one of none, window, interval_join, sql_window'
     ]
 
 

@@ -32,6 +32,10 @@ PLANNED = (
     "source_watermark",
     "incident_silent_partition",
     "incident_silent_partition_fixed",
+    "win_tumble",
+    "win_hop_one_phase",
+    "win_cumulate",
+    "win_cumulate_one_phase",
 )
 """Scripts Flink plans: each gets a .plan.json and an .explain.txt."""
 

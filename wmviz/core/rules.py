@@ -21,6 +21,7 @@ from wmviz.core.narrate import cited_rules
 from wmviz.core.operator_log import JoinOutput
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.sql_rules import SQL_RULES
+from wmviz.core.sql_window_rules import SQL_WINDOW_RULES
 from wmviz.core.valve import Valve
 
 if TYPE_CHECKING:
@@ -340,6 +341,7 @@ RULES: tuple[Rule, ...] = (
         IntervalJoin.e3_early_fire,
     ),
     *(Rule(*rule) for rule in SQL_RULES),
+    *(Rule(*rule) for rule in SQL_WINDOW_RULES),
 )
 
 GLOSSARY: dict[str, Rule] = {rule.id: rule for rule in RULES}

@@ -27,6 +27,7 @@ from wmviz.core.fieldrules import (
 )
 from wmviz.core.operator_kind import OperatorKind
 from wmviz.core.sql_expr import Expr, TypeKind
+from wmviz.core.sql_windows_config import SqlWindowConfig
 from wmviz.core.types import Profile, Status
 
 
@@ -330,7 +331,7 @@ class IntervalJoinConfig(OperatorKind):
         return {"l": "L", "0": "L", "r": "R", "1": "R"}.get(name.strip().lower())
 
 
-OperatorConfig = NoOperator | WindowConfig | IntervalJoinConfig
+OperatorConfig = NoOperator | WindowConfig | IntervalJoinConfig | SqlWindowConfig
 """`operator`: what sits behind the valve, one type per operator."""
 
 
@@ -352,7 +353,9 @@ class ScenarioConfig:
     )
     operator: OperatorConfig = field(
         default_factory=NoOperator,
-        metadata=section("what sits behind the valve", NoOperator, WindowConfig, IntervalJoinConfig),
+        metadata=section(
+            "what sits behind the valve", NoOperator, WindowConfig, IntervalJoinConfig, SqlWindowConfig
+        ),
     )
     generators: dict[str, GeneratorConfig] = field(
         default_factory=dict,

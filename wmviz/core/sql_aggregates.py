@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from wmviz.core.sql_rows import SqlValue
+from wmviz.core.sql_value import SqlValue
 
 Function = Literal["count_star", "count", "sum", "min", "max", "avg"]
 FUNCTIONS: tuple[str, ...] = ("COUNT", "SUM", "MIN", "MAX", "AVG")

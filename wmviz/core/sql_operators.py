@@ -13,6 +13,8 @@ from typing import Protocol
 from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.core.operator_log import StepLog
 from wmviz.core.scenario import TraceRow
+from wmviz.core.sql_windows import build as build_sql_window
+from wmviz.core.sql_windows_config import SqlWindowConfig
 from wmviz.core.timers import FiredTimer, TimerService
 
 
@@ -34,7 +36,9 @@ class SqlOperator(Protocol):
 
 Builder = Callable[[SqlOperatorKind, TimerService], SqlOperator]
 
-SQL_OPERATORS: dict[type[SqlOperatorKind], Builder] = {}
+SQL_OPERATORS: dict[type[SqlOperatorKind], Builder] = {
+    SqlWindowConfig: build_sql_window,
+}
 """Config type -> the operator it builds (config, the instance's timers). One line per operator."""
 
 

@@ -13,8 +13,12 @@ from __future__ import annotations
 
 from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.sql.model import Node, PlanReader, SqlJob
+from wmviz.sql.plan_windows import window_config
 
-PLAN_OPERATORS: dict[str, PlanReader] = {}
+PLAN_OPERATORS: dict[str, PlanReader] = {
+    "stream-exec-window-aggregate": window_config,
+    "stream-exec-global-window-aggregate": window_config,
+}
 """COMPILE PLAN node type (without its `_N` version) -> the reader of its operator's config
 (each reader lives in its operator's module `wmviz/sql/plan_<operator>.py`; one line each here)."""
 

@@ -26,6 +26,7 @@ from wmviz.core.scenario import (
 )
 from wmviz.core.sql_aggregates import AggregateError, parse_call
 from wmviz.core.sql_expr import UnsupportedExpression, expr_from_json, expr_to_json
+from wmviz.core.sql_windows_config import SqlWindowConfig, sql_window_problems
 from wmviz.core.types import Profile, fits_long
 from wmviz.core.windows import offset_config_problem, sliding_config_problem
 from wmviz.trace.errors import IssueCollector
@@ -118,6 +119,7 @@ SECTION_RULES: dict[type, SectionRule] = {
     GeneratorConfig: _generator_rules,
     WindowConfig: _window_rules,
     IntervalJoinConfig: _interval_join_rules,
+    SqlWindowConfig: lambda values, data: iter(sql_window_problems(values)),
 }
 """The rules over several fields of one config type; a field one of them refuses keeps its default."""
 
