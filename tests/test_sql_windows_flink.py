@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -25,12 +26,15 @@ import pytest
 
 from tests.conftest import require_flink
 from tests.support_sql_ops import Step, StepOutcome, run_steps
+from tests.test_sql_replay_flink import disagreements, events_rows, flink_changes, wmviz_changes
 from wmviz.core.sql_windows_config import SqlWindowConfig
 from wmviz.core.types import MAX_MS
 from wmviz.sql import jars
 from wmviz.sql.load import read_plan_file
 from wmviz.sql.model import SqlJob
 from wmviz.sql.operators import PLAN_OPERATORS, operator_of
+from wmviz.sql.replay import replay_states
+from wmviz.sql.rowflow import replay_lines, rows_not_replayed
 from wmviz.sql.rows import InputRow, read_input
 from wmviz.sql.values import cell_ms
 
@@ -67,6 +71,7 @@ class Case:
     script: str
     seed: int
     lines: int = 18
+    rows: Callable[[random.Random, int], list[dict]] = clicks_rows
 
 
 CASES = (
@@ -74,7 +79,10 @@ CASES = (
     Case("win_hop_one_phase", 8),
     Case("win_cumulate", 5),
     Case("win_cumulate_one_phase", 13),
+    Case("ltz_rowtime", 11, 14, events_rows),
 )
+CLICKS = [c.script for c in CASES if c.rows is clicks_rows]
+"""The cases the operator is also driven alone on (their time attribute is the rows' `ts`)."""
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +95,7 @@ def real_runs(tmp_path_factory) -> dict[str, tuple[Path, list[dict]]]:
     runs = {}
     for case in CASES:
         rows = tmp_path_factory.mktemp(case.script) / "rows.jsonl"
-        lines = clicks_rows(random.Random(case.seed), case.lines)
+        lines = case.rows(random.Random(case.seed), case.lines)
         rows.write_text("".join(json.dumps(line) + "\n" for line in lines))
         runs[case.script] = (rows, run_script(DATA / f"{case.script}.sql", rows))
     return runs
@@ -164,17 +172,19 @@ def compare(case: str, runs, config: SqlWindowConfig | None = None) -> list[str]
     ]
 
 
-@pytest.mark.parametrize("case", [c.script for c in CASES])
+@pytest.mark.parametrize("case", CLICKS)
 def test_every_window_row_and_late_drop_equals_real_flink(case, real_runs):
     events = real_runs[case][1]
     assert sum(1 for e in events if "sink" in e) >= 4, "the real run emitted too few rows to compare"
     assert compare(case, real_runs) == []
 
 
-def test_the_cases_hold_late_rows_both_added_and_dropped(real_runs):
-    """The seeds are worth their run: some rows dropped late (Flink counted them) in every case."""
+def test_the_cases_hold_late_rows_and_local_hours(real_runs):
+    """The seeds are worth their run: some rows dropped late (Flink counted them) in every clicks
+    case; the LTZ case fires windows of local hours on both sides of the repeated hour."""
     drops = Counter(case for case, (_, events) in real_runs.items() for e in events if "metric" in e)
-    assert all(drops[c.script] >= 1 for c in CASES), drops
+    assert all(drops[case] >= 1 for case in CLICKS), drops
+    assert len({e["row"]["window_end"] for e in real_runs["ltz_rowtime"][1] if "sink" in e}) >= 3
 
 
 def test_the_cases_hold_rows_added_late(real_runs):
@@ -199,7 +209,7 @@ def test_a_window_that_fires_one_millisecond_late_is_caught(real_runs, monkeypat
 
     real = ShiftZone.timer_ms
     monkeypatch.setattr(ShiftZone, "timer_ms", lambda self, local_ms: real(self, local_ms) + 1)
-    assert any(compare(c.script, real_runs) for c in CASES)
+    assert any(compare(case, real_runs) for case in CLICKS)
 
 
 def test_a_late_row_dropped_instead_of_added_is_caught(real_runs, monkeypatch):
@@ -220,3 +230,48 @@ def test_two_phase_run_as_one_phase_is_caught(real_runs):
         if compare(case, real_runs, replace(config, two_phase=False)):
             return
     pytest.fail("neither two-phase case tells the local stage's buffering apart")
+
+
+# ---- Part B: `wmviz sql replay` carries the rows to the sinks --------------------------------------
+
+
+def replay_disagreements(case: str, runs) -> list[str]:
+    """`wmviz sql replay` against the real run: every sink row and drop line, in the oracle's form
+    and order, and every watermark change."""
+    rows, events = runs[case]
+    job = read_plan_file(DATA / f"{case}.plan.json")
+    replay = read_input(rows)
+    states = list(replay_states(job, replay))
+    mine = [line.as_json() for line in replay_lines(job, replay, states)]
+    flink = [e for e in events if "sink" in e or "metric" in e]
+    out = [
+        f"line {i}: flink {a} wmviz {b}" for i, (a, b) in enumerate(zip(flink, mine, strict=False)) if a != b
+    ]
+    if len(flink) != len(mine):
+        out.append(f"flink has {len(flink)} row and drop lines, wmviz {len(mine)}")
+    reported = flink_changes(events)
+    return out + disagreements(reported, wmviz_changes(job, states, set(reported)))
+
+
+@pytest.mark.parametrize("case", [c.script for c in CASES])
+def test_sql_replay_gives_every_sink_row_drop_and_watermark_of_real_flink(case, real_runs):
+    """TUMBLE, HOP, CUMULATE, one- and two-phase, and hour windows of Berlin's local time across
+    the change back from summer time (ltz_rowtime: a TIMESTAMP_LTZ rowtime)."""
+    assert rows_not_replayed(read_plan_file(DATA / f"{case}.plan.json")) == []
+    assert replay_disagreements(case, real_runs) == []
+
+
+def test_a_replay_that_skips_the_sinks_projection_is_caught(real_runs, monkeypatch):
+    """The Calc before the sink planted as passing rows unprojected: the columns come out wrong."""
+    from wmviz.sql import rowflow
+
+    monkeypatch.setattr(rowflow, "_through", lambda node: ((), None))
+    assert replay_disagreements("win_tumble", real_runs) != []
+
+
+def test_a_replay_cutting_ltz_windows_in_utc_is_caught(real_runs, monkeypatch):
+    """The session zone planted as ignored (windows cut in UTC): the hour windows move."""
+    from wmviz.core.sql_window_time import ShiftZone
+
+    monkeypatch.setattr(ShiftZone, "__init__", lambda self, zone: setattr(self, "zone", "UTC"))
+    assert replay_disagreements("ltz_rowtime", real_runs) != []

@@ -23,6 +23,7 @@ from wmviz.core.operator_log import (
     WindowOutput,
 )
 from wmviz.core.pipeline import InstancePipeline, ValveStepFields
+from wmviz.core.sql_rows import SqlOutput
 from wmviz.core.timers import FiredTimer, Timer, TimerRegistration
 from wmviz.core.types import MAX_MS, MIN_MS, Emission, Status, format_emission
 from wmviz.core.valve import Outcome
@@ -189,6 +190,8 @@ class InstanceRecorder:
         elif isinstance(output, WindowOutput):
             values = ("window", None, None, None, output.start_ms, output.end_ms, output.late, text)
             values += (None, output.key)
+        elif isinstance(output, SqlOutput):
+            values = ("sql", None, None, None, None, None, None, text, None, None)
         else:
             values = ("wm", None, None, None, None, None, None, None, output.watermark_ms, None)
         self._output_rows.append((step, ordinal, *values))
