@@ -8,7 +8,9 @@ own generator config: pushed into the source per split, or a separate assigner),
 pipeline runs that trace. The watermark of every plan node is then read off the run
 (`NodeWatermarks`): a node on one table's branch carries what that table's source (or assigner)
 sent, a node at or after the meeting point carries the meeting operator's output (an interval
-join's held back by its bounds).
+join's held back by its bounds). A one-table group's instance runs, as its operator, the first SQL
+operator on its path the core models (`job_shape.SqlStage`); each step's `StepState` keeps the
+rows it output and the rows it dropped late, which `wmviz.sql.rowflow` carries to the sinks.
 
 What is not replayed is refused by name (`ReplayRefused`), never approximated: a source whose
 watermark expression wmviz does not evaluate, `SOURCE_WATERMARK()` (the connector's own logic),

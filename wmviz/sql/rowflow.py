@@ -20,13 +20,12 @@ from dataclasses import dataclass
 from wmviz.core.sql_expr import local_ms_of_instant
 from wmviz.core.sql_rows import SqlValue
 from wmviz.core.sql_window_time import timestamp_text
+from wmviz.core.sql_windows import LATE_METRIC
 from wmviz.sql.job_shape import Group, groups_of
 from wmviz.sql.model import Node, SqlJob, fields_of
 from wmviz.sql.replay import StepState
 from wmviz.sql.rows import InputRow, ReplayInput
 from wmviz.sql.values import cell_ms
-
-LATE_METRIC = "numLateRecordsDropped"
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,9 +232,11 @@ def replay_lines(job: SqlJob, rows: ReplayInput, states: Iterable[StepState]) ->
 
 def rows_not_replayed(job: SqlJob) -> list[str]:
     """What the replay leaves out, by name: the sinks whose rows it does not compute, and why."""
-    return [
-        f"the rows {route.sink} receives are not replayed: {route.refused}"
-        for plan in group_rows(job)
-        for route in plan.routes
-        if route.refused is not None
-    ]
+    routes = [route for plan in group_rows(job) for route in plan.routes]
+    notes = [f"the rows {r.sink} receives are not replayed: {r.refused}" for r in routes if r.refused]
+    reached = {r.sink for r in routes}
+    for sink in job.nodes:
+        name = sink.table or sink.name
+        if sink.flink_type == "stream-exec-sink" and name not in reached:
+            notes.append(f"the rows {name} receives are not replayed: it reads no table with a watermark")
+    return notes
