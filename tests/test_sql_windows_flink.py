@@ -249,14 +249,19 @@ def replay_disagreements(case: str, runs) -> list[str]:
     ]
     if len(flink) != len(mine):
         out.append(f"flink has {len(flink)} row and drop lines, wmviz {len(mine)}")
-    reported = flink_changes(events)
+    # A sink taking a rowtime column (`window_time`) gets a timestamp inserter that Flink reports
+    # under the sink's Calc node too: the same change twice, kept once.
+    reported = {
+        key: [c for i, c in enumerate(seq) if c not in seq[:i]] for key, seq in flink_changes(events).items()
+    }
     return out + disagreements(reported, wmviz_changes(job, states, set(reported)))
 
 
 @pytest.mark.parametrize("case", [c.script for c in CASES])
 def test_sql_replay_gives_every_sink_row_drop_and_watermark_of_real_flink(case, real_runs):
-    """TUMBLE, HOP, CUMULATE, one- and two-phase, and hour windows of Berlin's local time across
-    the change back from summer time (ltz_rowtime: a TIMESTAMP_LTZ rowtime)."""
+    """TUMBLE (offset by 2 s), HOP (selecting `window_time`), CUMULATE, one- and two-phase, and
+    hour windows of Berlin's local time across the change back from summer time (ltz_rowtime: a
+    TIMESTAMP_LTZ rowtime)."""
     assert rows_not_replayed(read_plan_file(DATA / f"{case}.plan.json")) == []
     assert replay_disagreements(case, real_runs) == []
 

@@ -19,12 +19,13 @@ CREATE TABLE per_window (
   user_id STRING,
   window_start TIMESTAMP(3),
   window_end TIMESTAMP(3),
+  window_time TIMESTAMP(3),
   n BIGINT,
   total BIGINT,
   smallest BIGINT
 ) WITH ('connector' = 'kafka', 'topic' = 'per-window', 'format' = 'json');
 
 INSERT INTO per_window
-SELECT user_id, window_start, window_end, COUNT(*) AS n, SUM(amount) AS total, MIN(amount) AS smallest
+SELECT user_id, window_start, window_end, window_time, COUNT(*) AS n, SUM(amount) AS total, MIN(amount) AS smallest
 FROM TABLE(HOP(TABLE clicks, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '15' SECOND))
-GROUP BY user_id, window_start, window_end;
+GROUP BY user_id, window_start, window_end, window_time;

@@ -1,5 +1,6 @@
--- Clicks per user in 10-second TUMBLE windows; the planner's default two-phase aggregation (a local
--- stage before the exchange buffers partials per user and slice).
+-- Clicks per user in 10-second TUMBLE windows offset by 2 seconds ([10:00:02, 10:00:12), ...);
+-- the planner's default two-phase aggregation (a local stage before the exchange buffers
+-- partials per user and slice).
 
 CREATE TABLE clicks (
   user_id STRING,
@@ -25,5 +26,5 @@ CREATE TABLE per_window (
 
 INSERT INTO per_window
 SELECT user_id, window_start, window_end, COUNT(*) AS n, SUM(amount) AS total, MIN(amount) AS smallest
-FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '10' SECOND))
+FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '10' SECOND, INTERVAL '2' SECOND))
 GROUP BY user_id, window_start, window_end;
