@@ -5,7 +5,7 @@ script, all of the module's checks share it) on rows drawn at random from a seed
 rows late by a little and by a lot, rows at a window's first and last millisecond. wmviz's side:
 the plan reader (`wmviz.sql.plan_windows`) reads the operator's config from the script's COMPILE
 PLAN, and the core runs it in an `InstancePipeline` with no generator
-(`tests/support_sql_ops.py`), fed each step's row and then the watermark the real run reports for
+(`tests/support_sql_window_ops.py`), fed each step's row and then the watermark the real run reports for
 the operator's input node at that step. Every sink row (values and changelog kind) and every
 `numLateRecordsDropped` delta must be the same, step by step. The cases cover TUMBLE two-phase
 (the planner's default), HOP one-phase, CUMULATE one- and two-phase; planted bugs (a window that
@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require_flink
-from tests.support_sql_ops import Step, StepOutcome, run_steps
+from tests.support_sql_window_ops import Step, StepOutcome, run_steps
 from tests.test_sql_replay_flink import disagreements, events_rows, flink_changes, wmviz_changes
 from wmviz.core.sql_windows_config import SqlWindowConfig
 from wmviz.core.types import MAX_MS
