@@ -39,6 +39,10 @@ PLANNED = (
     "incident_cumulate_late",
     "incident_quiet_rates",
     "incident_over_drops",
+    "win_tumble",
+    "win_hop_one_phase",
+    "win_cumulate",
+    "win_cumulate_one_phase",
 )
 """Scripts Flink plans: each gets a .plan.json and an .explain.txt."""
 

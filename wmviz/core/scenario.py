@@ -30,6 +30,7 @@ from wmviz.core.sql_buffer_config import DeduplicateConfig, OverAggregateConfig,
 from wmviz.core.sql_expr import Expr, TypeKind
 from wmviz.core.sql_session_config import SqlSessionConfig
 from wmviz.core.sql_temporal_join_config import TemporalJoinConfig
+from wmviz.core.sql_windows_config import SqlWindowConfig
 from wmviz.core.types import Profile, Status
 
 
@@ -342,6 +343,7 @@ OperatorConfig = (
     | OverAggregateConfig
     | DeduplicateConfig
     | TemporalSortConfig
+    | SqlWindowConfig
 )
 """`operator`: what sits behind the valve, one type per operator."""
 
@@ -374,6 +376,7 @@ class ScenarioConfig:
             OverAggregateConfig,
             DeduplicateConfig,
             TemporalSortConfig,
+            SqlWindowConfig,
         ),
     )
     generators: dict[str, GeneratorConfig] = field(
