@@ -39,6 +39,7 @@ PLANNED = (
     "incident_cumulate_late",
     "incident_quiet_rates",
     "incident_over_drops",
+    "incident_cumulate_dead_letter",
     "win_tumble",
     "win_hop_one_phase",
     "win_cumulate",

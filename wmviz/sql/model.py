@@ -56,6 +56,7 @@ class Behaviour(Enum):
     WINDOW = "fires windows at the watermark"
     INTERVAL_JOIN = "holds rows back by the join's bounds"
     TEMPORAL_JOIN = "joins a versioned table at the watermark"
+    BUFFERS = "holds rows until the watermark passes their time"
     MINI_BATCH = "batches rows between watermarks"
     LOSES_TIME = "passes watermarks on, but its output has no time attribute"
     SINK = "writes a table"
@@ -99,6 +100,10 @@ NODE_KINDS: tuple[NodeKind, ...] = tuple(
         ("WindowDeduplicate", _B.WINDOW),
         ("IntervalJoin", _B.INTERVAL_JOIN),
         ("TemporalJoin", _B.TEMPORAL_JOIN),
+        ("OverAggregate", _B.BUFFERS),
+        ("Deduplicate", _B.BUFFERS),
+        ("TemporalSort", _B.BUFFERS),
+        ("Match", _B.BUFFERS),
         ("MiniBatchAssigner", _B.MINI_BATCH),
         ("Join", _B.LOSES_TIME),
         ("GroupAggregate", _B.LOSES_TIME),

@@ -2,8 +2,9 @@
 `stream-exec-window-aggregate` (one phase) or `stream-exec-global-window-aggregate` (the global half
 of two; the local half before it passes rows on) node read into `SqlWindowConfig`.
 
-What the core does not model is refused by name (`OperatorRefused`), never approximated: SESSION
-windows (`wmviz/sql/plan_session.py`), processing time, DISTINCT or FILTER aggregates, functions
+SESSION windows are read by `wmviz/sql/plan_session.py` (`window_aggregate_config` sends them
+there). What the core does not model is refused by name (`OperatorRefused`), never approximated:
+processing time, DISTINCT or FILTER aggregates, functions
 other than COUNT, SUM, MIN, MAX and AVG, windows whose bounds come from an upstream window TVF.
 """
 
@@ -11,9 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.core.sql_aggregates import AggregateCall
 from wmviz.core.sql_windows_config import SqlWindowConfig, WindowKind
 from wmviz.sql.model import Node, OperatorRefused, SqlJob, fields_of
+from wmviz.sql.plan_session import session_config
 
 _FUNCTIONS = {
     "$COUNT$1": "count",
@@ -24,6 +27,14 @@ _FUNCTIONS = {
     "$AVG$1": "avg",
 }
 _KINDS: dict[str, WindowKind] = {"TUMBLE": "tumble", "HOP": "hop", "CUMULATE": "cumulate"}
+
+
+def window_aggregate_config(node: Node, job: SqlJob) -> SqlOperatorKind:
+    """A window aggregate node's operator: SESSION windows are the unslicing operator's
+    (`wmviz.sql.plan_session`), TUMBLE, HOP and CUMULATE the slicing one's (`window_config`)."""
+    if node.window is not None and node.window.kind == "SESSION":
+        return session_config(node, job)
+    return window_config(node, job)
 
 
 def window_config(node: Node, job: SqlJob) -> SqlWindowConfig:

@@ -102,12 +102,17 @@ def _feeds_event_time(node_id: str, consumers: dict[str, list[str]], by_id: dict
                 continue
             seen.add(target)
             bounds, window = node.join_bounds, node.window
-            if (bounds is not None and bounds.event_time) or node.behaviour is Behaviour.TEMPORAL_JOIN:
+            if (bounds is not None and bounds.event_time) or node.behaviour in _ROW_TIME:
                 return True
             if node.behaviour is Behaviour.WINDOW and window is not None and window.rowtime is not False:
                 return True
             todo.append(target)
     return False
+
+
+_ROW_TIME = (Behaviour.TEMPORAL_JOIN, Behaviour.BUFFERS)
+"""Operators that read event time whatever their spec says (a row-time OVER, deduplication and
+sort are planned only on a time attribute here: a processing-time one is refused by its reader)."""
 
 
 def _runtime_named(common: dict[str, Any], event_time_below: bool) -> SourceTable:
