@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pyarrow.compute as pc
 
+from wmviz.core.errors import BadInputError
 from wmviz.core.operator_log import Dropped, JoinOutput, OutputWatermark, StepEvent, WindowOutput
 from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow, WindowConfig
 from wmviz.core.simulate import manual_channels_of
@@ -63,7 +64,7 @@ COUNTER_COLUMNS = (
 """The columns after the varied fields, in order."""
 
 
-class SweepError(ValueError):
+class SweepError(BadInputError, ValueError):
     """A `--vary` that cannot be read, or a grid over the budget; the message names it."""
 
 

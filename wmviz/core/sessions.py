@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from wmviz.core.budgets import MAX_LIVE_WINDOWS, live_windows_reason
+from wmviz.core.errors import Refused
 from wmviz.core.java.hashorder import JavaHashTable
 from wmviz.core.java.longs import wrap_long
 from wmviz.core.operator_log import Dropped, SessionMerge, StepLog
@@ -235,7 +236,7 @@ class MergingWindowSet:
         return result_window
 
 
-class SessionMergeFailure(Exception):
+class SessionMergeFailure(Refused):
     """Flink's UnsupportedOperationException from the merge callback: the job fails."""
 
 

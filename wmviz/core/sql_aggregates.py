@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from wmviz.core.errors import BadInputError
 from wmviz.core.sql_rows import SqlValue
 
 Function = Literal["count_star", "count", "sum", "min", "max", "avg"]
@@ -32,7 +33,7 @@ _CALL = re.compile(
 )
 
 
-class AggregateError(ValueError):
+class AggregateError(BadInputError, ValueError):
     """A call wmviz cannot read; the message says what it expected."""
 
 

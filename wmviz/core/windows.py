@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from wmviz.core.budgets import MAX_LIVE_WINDOWS, live_windows_reason
+from wmviz.core.errors import BadInputError
 from wmviz.core.java.longs import java_rem, wrap_long
 from wmviz.core.operator_log import Dropped, StepLog, WindowOutput
 from wmviz.core.scenario import TraceRow, WindowConfig
@@ -33,7 +34,7 @@ MAX_WINDOWS_PER_ELEMENT = 10_000_000
 """Flink's `SlidingEventTimeWindows.MAX_WINDOW_NUM`: it rejects `size / slide` above this."""
 
 
-class ScenarioError(ValueError):
+class ScenarioError(BadInputError, ValueError):
     """A trace row the operator cannot process; names the row and column like validation does."""
 
     def __init__(self, row: TraceRow, column: str, reason: str) -> None:
@@ -45,7 +46,7 @@ class ScenarioError(ValueError):
         return (ScenarioError, (self.row, self.column, self.reason))
 
 
-class AssignerError(ValueError):
+class AssignerError(BadInputError, ValueError):
     """An event time Flink's window assigner cannot handle: the job would fail on that record."""
 
 

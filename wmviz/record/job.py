@@ -27,6 +27,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from wmviz.core.errors import BadInputError
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.disk.atomic import write_file
 from wmviz.trace.config import MAX_CHANNELS, channel_budget_reason
@@ -61,7 +62,7 @@ POINTWISE_STRATEGIES = frozenset({"FORWARD", "RESCALE"})
 MAX_FILE_BYTES = 512 << 20
 
 
-class JobFormatError(ValueError):
+class JobFormatError(BadInputError, ValueError):
     """A job recording or plan that cannot be read; the message names the file and the place."""
 
 

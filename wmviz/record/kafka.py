@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from wmviz.core.budgets import MAX_IMPORT_ROWS, import_rows_reason
+from wmviz.core.errors import BadInputError
 from wmviz.core.types import MAX_MS
 from wmviz.trace.config import MAX_CHANNELS, MAX_SPLITS, channel_budget_reason, split_budget_reason
 from wmviz.trace.quote import show
@@ -37,7 +38,7 @@ _CONSOLE = re.compile(
 )
 
 
-class KafkaDumpError(ValueError):
+class KafkaDumpError(BadInputError, ValueError):
     """A dump line that cannot be read; the message names the file and line."""
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wmviz.core.errors import BadInputError
 from wmviz.core.types import fits_long
 from wmviz.record.job import SPLIT_METRICS, is_operator_metric
 from wmviz.record.names import chain_parts, name_key, pick_name
@@ -57,7 +58,7 @@ def scope_and_metric(name: str) -> tuple[str, str] | None:
     return None
 
 
-class PrometheusError(ValueError):
+class PrometheusError(BadInputError, ValueError):
     """The file is not a usable query_range matrix; the message names the file and the place."""
 
 

@@ -20,13 +20,14 @@ import urllib.parse
 from typing import Any
 
 from wmviz.core.budgets import MAX_REST_ANSWER_BYTES, rest_answer_reason
+from wmviz.core.errors import BadInputError
 
 _REDIRECTS = {301, 302, 303, 307, 308}
 _MAX_HOPS = 5
 _CHUNK = 64 << 10
 
 
-class RecordError(Exception):
+class RecordError(BadInputError):
     """The endpoint, job or vertex cannot be recorded; the message says why.
 
     `status` is the HTTP status of the answer that failed (None: no answer), `passing` whether

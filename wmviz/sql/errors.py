@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from wmviz.core.budgets import _limit
+from wmviz.core.errors import BadInputError
 
 MAX_PLAN_BYTES = _limit("WMVIZ_MAX_PLAN_BYTES", 32 << 20)
 """The largest plan file wmviz reads: a COMPILE PLAN of a 200-operator job is ~2 MB of JSON, and
@@ -24,7 +25,7 @@ MAX_PLAN_NODES = _limit("WMVIZ_MAX_PLAN_NODES", 10_000)
 """The most operators (or edges) a plan may have."""
 
 
-class PlanError(ValueError):
+class PlanError(BadInputError, ValueError):
     """A plan wmviz cannot read: `where` is the position in the file, `reason` what is wrong."""
 
     def __init__(self, where: str, reason: str) -> None:

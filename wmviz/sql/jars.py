@@ -20,6 +20,8 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from wmviz.core.errors import Refused
+
 FLINK_VERSION = "2.3.0"
 WHEEL_REQUIREMENT = f"apache-flink-libraries=={FLINK_VERSION}"
 JAR_NAME = f"flink-dist-{FLINK_VERSION}.jar"
@@ -44,7 +46,7 @@ SQL_JAR_NAMES = (*TABLE_JAR_NAMES, PLANNER_JAR_NAME, CEP_JAR_NAME)
 _TRACE_JVM_FLAGS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m"]
 
 
-class HarnessError(RuntimeError):
+class HarnessError(Refused, RuntimeError):
     """Java, javac or a jar is missing, or Java code could not be compiled or run."""
 
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from wmviz.core.errors import Refused
 from wmviz.core.scenario import IntervalJoinConfig
 from wmviz.sql.model import Behaviour, Node, SourceTable, SqlJob
 
 
-class ReplayRefused(ValueError):
+class ReplayRefused(Refused, ValueError):
     """The job (or its rows) has something `sql replay` does not model; the message names it."""
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from wmviz.core.budgets import MAX_IMPORT_ROWS
+from wmviz.core.errors import BadInputError
 from wmviz.trace.jsonline import JsonLineError, decode_json_line
 from wmviz.trace.quote import show
 
@@ -34,7 +35,7 @@ MAX_FILE_BYTES = 256 * 1024 * 1024
 """A rows file larger than this is refused before it is read."""
 
 
-class RowsFileError(ValueError):
+class RowsFileError(BadInputError, ValueError):
     """A line of a rows file that cannot be replayed; the message names the file, line and field."""
 
     def __init__(self, path: str, line: int, field_name: str | None, reason: str) -> None:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from wmviz.core.errors import BadInputError
 from wmviz.store.runs import LAST_USED as _LAST_USED
 from wmviz.store.runs import data_root, identity
 from wmviz.trace.errors import TraceValidationError
@@ -37,7 +38,7 @@ _NAME_LIMIT = 120
 _SUFFIX_LIMIT = 16
 
 
-class UploadError(ValueError):
+class UploadError(BadInputError, ValueError):
     """An upload refused before reading it (too large, unknown format, a broken bundle)."""
 
 

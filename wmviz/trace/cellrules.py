@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from wmviz.core.errors import BadInputError
 from wmviz.core.scenario import Kind
 from wmviz.core.types import Status, fits_long
 from wmviz.trace.columns import CHECK_COLUMNS, KIND_NAMES, REPORTED_MS, Parse
@@ -35,7 +36,7 @@ _KIND_BY_NAME = {k.value: k for k in Kind}
 _STATUS_BY_NAME = {s.value.lower(): s for s in Status}
 
 
-class Invalid(ValueError):
+class Invalid(BadInputError, ValueError):
     """A cell that breaks its column's rule; the message is the reason a user reads."""
 
 

@@ -21,6 +21,7 @@ from wmviz.analysis.sweep import SweepError, default_grid, grid_size, parse_vary
 from wmviz.analysis.whatif_edit import Configure
 from wmviz.analysis.whatif_token import encode_edit
 from wmviz.core import budgets
+from wmviz.core.errors import Refused
 from wmviz.store.runs import file_digest
 from wmviz.trace.errors import TraceValidationError
 from wmviz.ui import state
@@ -35,7 +36,7 @@ _SLOTS = threading.BoundedSemaphore(budgets.MAX_PAGE_SWEEPS)
 """The server's sweeps at once: every session of this process shares it."""
 
 
-class SweepRefused(Exception):
+class SweepRefused(Refused):
     """A sweep the page will not run now (over its budget, or the server busy): the message says why."""
 
 
