@@ -8,6 +8,7 @@ from pathlib import Path
 
 from wmviz.analysis.blame import Blame, BlameError, Walker
 from wmviz.cli.errors import BadInput
+from wmviz.core.errors import BadValue
 from wmviz.record.job import JobFormatError, read_recording
 from wmviz.record.names import pick_name
 from wmviz.trace.timecells import parse_time_ms
@@ -41,7 +42,7 @@ def cmd_blame(args: argparse.Namespace) -> None:
         raise BadInput(f"{args.recording}: no such file")
     try:
         at_ms = parse_time_ms(args.at, sentinels=False) if args.at is not None else None
-    except ValueError as err:
+    except BadValue as err:
         raise BadInput(f"--at {err}") from None
     try:
         rec = read_recording(args.recording)
@@ -54,7 +55,7 @@ def cmd_blame(args: argparse.Namespace) -> None:
                 or by_name[pick_name(list(by_name), args.vertex, "--vertex", "vertices")]
             )
         blame = Walker(rec).blame(vertex, at_ms)
-    except (ValueError, JobFormatError, BlameError) as err:
+    except (BadValue, JobFormatError, BlameError) as err:
         raise BadInput(
             f"{args.recording.name}: {err}" if isinstance(err, JobFormatError) else str(err)
         ) from None

@@ -36,6 +36,11 @@ class BadInputError(WmvizError):
         """The column, field or option, if known."""
 
 
+class BadValue(BadInputError, ValueError):
+    """One value (a cell, an option, a duration) that cannot be read: also a `ValueError`, so a
+    reader that tries a value and catches the builtin (a cell rule, an option type) still does."""
+
+
 class Refused(WmvizError):
     """A well-formed request wmviz does not do: an operator or feature it does not model, a tool it
     needs that is missing (Java, a jar), a run the page will not start."""

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from wmviz.core.budgets import MAX_LIVE_WINDOWS, live_windows_reason
+from wmviz.core.budgets import live_windows_reason
 from wmviz.core.errors import BadInputError
 from wmviz.core.java.longs import java_rem, wrap_long
 from wmviz.core.operator_log import Dropped, StepLog, WindowOutput
 from wmviz.core.scenario import TraceRow, WindowConfig
+from wmviz.core.settings import MAX_LIVE_WINDOWS
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.timetext import RAW, TimedText, Times
 from wmviz.core.types import MAX_MS, MIN_MS
@@ -202,7 +203,7 @@ class WindowOperator:
             added = True
             pane = self.panes.get((key, window))
             if pane is None:
-                if len(self.panes) >= MAX_LIVE_WINDOWS:
+                if len(self.panes) >= MAX_LIVE_WINDOWS.get():
                     raise ScenarioError(row, "event_ms", live_windows_reason(len(self.panes) + 1))
                 pane = self.panes[(key, window)] = []
             pane.append((row, element))

@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from wmviz.core.errors import BadInputError
+from wmviz.core.settings import MAX_CHANNELS
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.disk.atomic import write_file
-from wmviz.trace.config import MAX_CHANNELS, channel_budget_reason
+from wmviz.trace.config import channel_budget_reason
 from wmviz.trace.jsonline import loads_strict
 from wmviz.trace.quote import show
 
@@ -313,7 +314,7 @@ def parallelism_of(value: Any, name: str) -> int:
     """A vertex's parallelism: a JSON integer (not text, a float or a bool, which `int()` would
     take) counting subtasks within the channel budget (Flink's ceiling)."""
     count = _whole(value, f"{name}: parallelism", 1)
-    if count > MAX_CHANNELS:
+    if count > MAX_CHANNELS.get():
         raise JobFormatError(f"{name}: parallelism {count:,}: {channel_budget_reason(count)}")
     return count
 

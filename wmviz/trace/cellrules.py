@@ -17,9 +17,10 @@ from typing import Any
 
 from wmviz.core.errors import BadInputError
 from wmviz.core.scenario import Kind
+from wmviz.core.settings import MAX_CHANNELS
 from wmviz.core.types import Status, fits_long
 from wmviz.trace.columns import CHECK_COLUMNS, KIND_NAMES, REPORTED_MS, Parse
-from wmviz.trace.config import MAX_CHANNELS, channel_budget_reason
+from wmviz.trace.config import channel_budget_reason
 from wmviz.trace.quote import show
 from wmviz.trace.timecells import ASCII_SPACE, parse_time_ms
 
@@ -86,7 +87,7 @@ def channel(value: Any) -> int:
         raise Invalid(f"{result} must be >= 0")
     if result > MAX_CHANNEL:
         raise Invalid(f"{result} is larger than the largest channel index, {MAX_CHANNEL}")
-    if result >= MAX_CHANNELS:
+    if result >= MAX_CHANNELS.get():
         raise Invalid(f"channel {result}: {channel_budget_reason(result + 1)}")
     return result
 
