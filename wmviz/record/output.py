@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from wmviz.core.budgets import duration_reason, import_rows_reason, max_duration_ms
-from wmviz.core.errors import BadValue
+from wmviz.core.errors import BudgetExceeded
 from wmviz.core.settings import MAX_IMPORT_ROWS
 from wmviz.disk.atomic import GrowingFile, replacing_file
 from wmviz.trace.config import parse_config
@@ -34,17 +34,17 @@ def duration_option_ms(text: str, option: str) -> int:
     """A duration option of an import or the recorder (`5s`, `1m30s`), within the duration budget."""
     ms = parse_duration_ms(text, option)
     if ms > max_duration_ms():
-        raise BadValue(duration_reason(option, show(text)))
+        raise BudgetExceeded(duration_reason(option, show(text)))
     return ms
 
 
 def bounded_rows(rows: Iterable[dict[str, Any]], what: str) -> list[dict[str, Any]]:
-    """The rows an import builds, stopped with a ValueError naming the budget as soon as they pass
+    """The rows an import builds, stopped with a BudgetExceeded naming the budget as soon as they pass
     it (so a small input cannot make an import build rows without end)."""
     held: list[dict[str, Any]] = []
     for row in rows:
         if len(held) >= MAX_IMPORT_ROWS.get():
-            raise BadValue(import_rows_reason(what))
+            raise BudgetExceeded(import_rows_reason(what))
         held.append(row)
     return held
 
