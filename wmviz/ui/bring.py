@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 
 import streamlit as st
 
@@ -18,6 +17,7 @@ from wmviz.core.settings import SAMPLES as SAMPLES_SETTING
 from wmviz.record.job import is_recording_bytes
 from wmviz.store import bundles, runs, uploads
 from wmviz.store.incidents import SAMPLES, Incident
+from wmviz.store.resources import doc_text
 from wmviz.store.uploads import StoredUpload, UploadError
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace
@@ -60,14 +60,13 @@ def upload_title(upload: StoredUpload) -> str:
     return f"Uploaded: {upload.name}"
 
 
-DOCS = Path(__file__).resolve().parent.parent.parent / "docs"
-
-
 @st.dialog("The trace format", width="large")
 def format_reference() -> None:
-    """The repo's own reference (docs/trace-format.md), our text, shown as markdown."""
-    path = DOCS / "trace-format.md"
-    st.markdown(path.read_text(encoding="utf-8") if path.is_file() else "docs/trace-format.md is missing.")
+    """The repo's own reference (docs/trace-format.md, shipped in the wheel), our text, as markdown."""
+    try:
+        st.markdown(doc_text("trace-format.md"))
+    except FileNotFoundError as err:
+        st.markdown(str(err))
 
 
 def page_limit_mb() -> int:
