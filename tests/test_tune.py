@@ -144,7 +144,7 @@ def test_a_server_runs_at_most_its_sweeps_at_once_and_tells_the_next_person(app)
     from wmviz.ui import tune_view
 
     taken = 0
-    while tune_view._SLOTS.acquire(blocking=False):  # other sessions hold every slot
+    while tune_view._slots().acquire(blocking=False):  # other sessions hold every slot
         taken += 1
     try:
         _sweep(app, "generator.out_of_orderness_ms=0,3s")
@@ -152,7 +152,7 @@ def test_a_server_runs_at_most_its_sweeps_at_once_and_tells_the_next_person(app)
         assert not _tune_table(app)
     finally:
         for _ in range(taken):
-            tune_view._SLOTS.release()
+            tune_view._slots().release()
     assert taken >= 1
     assert len(_tune_table(_sweep(app))[0]) == 2
 

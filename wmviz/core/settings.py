@@ -47,9 +47,17 @@ class Setting:
         """What a value must be, as the error and the docs say it."""
         raise NotImplementedError
 
+    def get(self, env: Environment | None = None) -> object:
+        """The value, read now from `env` (default: the process's environment)."""
+        raise NotImplementedError
+
     def check(self, env: Environment | None = None) -> None:
         """Read the value and drop it: raises SettingError for a bad one."""
-        raise NotImplementedError
+        self.get(env)
+
+    def __format__(self, spec: str) -> str:
+        # `f"{MAX_CHANNELS:,}"` would quote the declaration, not the value: a message says the value.
+        raise TypeError(f"format {self.name}'s value (.get()), not its declaration")
 
 
 @dataclass(frozen=True)
@@ -72,9 +80,6 @@ class Whole(Setting):
         if value < self.low or (self.high is not None and value > self.high):
             raise SettingError(self.name, text, self.expected())
         return value
-
-    def check(self, env: Environment | None = None) -> None:
-        self.get(env)
 
     def expected(self) -> str:
         top = f"from {self.low:,} to {self.high:,}" if self.high is not None else f"of at least {self.low:,}"
@@ -109,9 +114,6 @@ class Number(Setting):
             raise SettingError(self.name, text, self.expected())
         return value
 
-    def check(self, env: Environment | None = None) -> None:
-        self.get(env)
-
     def expected(self) -> str:
         bound = f"above {self.low:g}" if self.above else f"of at least {self.low:g}"
         return f"a number {bound}{f' ({self.unit})' if self.unit else ''}"
@@ -134,9 +136,6 @@ class Choice(Setting):
         if text not in self.choices:
             raise SettingError(self.name, text, self.expected())
         return text
-
-    def check(self, env: Environment | None = None) -> None:
-        self.get(env)
 
     def expected(self) -> str:
         return "one of " + ", ".join(self.choices)
@@ -166,9 +165,6 @@ class Text(Setting):
         """The value as a path, `~` expanded (None when unset)."""
         text = self.get(env)
         return Path(text).expanduser() if text else None
-
-    def check(self, env: Environment | None = None) -> None:
-        self.get(env)
 
     def expected(self) -> str:
         return self.kind

@@ -241,11 +241,11 @@ def _valve_link(
         return
     name = walker.vertex(vertex).name
     rows = valve_trace_rows(walker, vertex)
-    if rows > MAX_IMPORT_ROWS.get():
+    if rows > (most := MAX_IMPORT_ROWS.get()):
         st.info(
             literal(
                 f"{name}: its valve step-through would be a trace of about {rows:,} rows (samples × "
-                f"subtasks × channels), more than wmviz builds: {MAX_IMPORT_ROWS:,} (WMVIZ_MAX_IMPORT_ROWS)"
+                f"subtasks × channels), more than wmviz builds: {most:,} (WMVIZ_MAX_IMPORT_ROWS)"
             ),
             icon=":material/data_usage:",
         )
