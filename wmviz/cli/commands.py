@@ -106,7 +106,20 @@ def build_parser() -> argparse.ArgumentParser:
         description="Start the page. Streamlit's own options are passed on to `streamlit run`, with or "
         "without a `--` before them: wmviz app --server.port 8599, or wmviz app -- --server.port 8599.",
     )
+    for name, command in sub.choices.items():
+        if name != "app":  # the app's unknown options are Streamlit's
+            _debug_after(command)
     return parser
+
+
+def _debug_after(parser: argparse.ArgumentParser) -> None:
+    """`--debug` taken after a command (and its subcommands) too, not only before it."""
+    if "--debug" not in parser._option_string_actions:
+        parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _debug_after(child)
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
