@@ -122,7 +122,6 @@ def test_no_setting_is_read_at_import():
     modules = sorted(
         ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
         for p in (ROOT / "wmviz").rglob("*.py")
-        if "ui" not in p.parts and "spark" not in p.parts  # Streamlit and pyspark are slow to load
     )
     code = "".join(f"import {m}\n" for m in modules)
     proc = subprocess.run(
