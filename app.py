@@ -49,7 +49,8 @@ def main() -> None:
     if bad := bad_settings():  # each WMVIZ_* setting is read when needed: a bad one says so first
         st.error("The server's settings need fixing:\n\n" + "\n".join(f"- {literal(str(e))}" for e in bad))
         st.stop()
-    keys.install_shortcuts()  # arrows step the trace whatever has focus, never a widget's value
+    # Arrows step the trace (or the job graph's time) whatever has focus, never a widget's value.
+    keys.install_shortcuts(keys.JOB_SHORTCUTS if job_view.on_job_page() else keys.SHORTCUTS)
     # Spark starts now, in the background, and is never waited for. While its box refreshes itself,
     # the step redraws with the page: two fragments rerunning at once can leave a step drawn twice.
     alone = not panels.spark_status(loading.spark_service())
@@ -116,6 +117,7 @@ def live_page(run: live_view.LiveRun, alone: bool) -> None:
         live_view.stop()
         st.rerun()
     instances = sorted(run.session.timeline.meta["instances"], key=_natural)
+    live_view.followed_instance(instances)
     area = live_area if alone else live_area_body
     area(run, instances, controls.instance_choice(instances) if instances else None, t)
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
+from wmviz.core.fieldrules import rule_of
 from wmviz.core.scenario import GeneratorConfig, IntervalJoinConfig, NoOperator, ScenarioConfig, WindowConfig
 from wmviz.core.types import Profile
 from wmviz.trace import TraceValidationError, config_to_dict, load_config, parse_config
@@ -187,8 +189,15 @@ def test_window_needs_a_size_and_an_unknown_operator_type_is_named() -> None:
     assert _errors({"operator": {"type": "window"}}) == [
         "s.json: field operator.size_ms: required for operator type window (or operator.session_gap_ms)"
     ]
+    # Every operator type the config names, in the order the section declares them (one list, so
+    # an operator added later needs no edit here).
+    types = ", ".join(
+        kind.type_name
+        for kind in rule_of(next(f for f in fields(ScenarioConfig) if f.name == "operator")).sections
+    )
+    assert types.startswith("none, window, interval_join")
     assert _errors({"operator": {"type": "session"}}) == [
-        's.json: field operator.type: "session" is not one of none, window, interval_join'
+        f's.json: field operator.type: "session" is not one of {types}'
     ]
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
-from wmviz.core.fieldrules import UNIT_WORDS, Check, DeclaredField, declared_fields, is_required
+from wmviz.core.fieldrules import UNIT_WORDS, Check, DeclaredField, declared_fields, is_required, rule_of
 from wmviz.core.scenario import (
     AlignmentConfig,
     GeneratorConfig,
@@ -33,11 +33,15 @@ def _errors(call: Any) -> list[str]:
     return [str(issue) for issue in err.value.issues]
 
 
+_VALID: dict[Check, Any] = {Check.NAMES: ["k"], Check.AGGREGATES: ["COUNT(*) AS n"]}
+"""A valid value of a required field by its rule (1 for the rest: a count or milliseconds)."""
+
+
 def _section_with(field: DeclaredField, value: Any) -> dict[str, Any]:
     """A config whose only doubtful value is `value` at `field`, every required sibling valid."""
     owner = field.owner
     leaf = field.path.rsplit(".", 1)[-1]
-    section = {f.name: 1 for f in fields(owner) if is_required(f)}
+    section = {f.name: _VALID.get(rule_of(f).check, 1) for f in fields(owner) if is_required(f)}
     if owner is WindowConfig and leaf != "session_gap_ms":
         section["size_ms"] = 1_000  # a window needs a size or a gap (a rule over the section)
     section[leaf] = value

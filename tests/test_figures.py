@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wmviz.core.types import MAX_MS, MIN_MS
+from wmviz.core.types import EPOCH_FROM_MS, MAX_MS, MIN_MS
 from wmviz.view.figures import (
     STATUS_COLORS,
     ChartMarks,
@@ -36,7 +36,7 @@ from wmviz.view.figures_common import (
     thin,
 )
 from wmviz.view.figures_heap import EMPTY_HEAP_TEXT
-from wmviz.view.timefmt import EPOCH_FROM_MS, TimeFormat
+from wmviz.view.timefmt import TimeFormat
 
 UI = Path(__file__).resolve().parent.parent / "wmviz" / "view"
 HISTORY_COLUMNS = ["step", "input", "channel", "watermark_ms", "status", "aligned"]

@@ -20,8 +20,7 @@ ORDER: tuple[tuple[str, ...], ...] = (
     ("wmviz", "core", "disk"),  # "wmviz": the package's own __init__.py, which holds the version
     ("trace",),
     ("timeline",),
-    ("view",),
-    ("record",),
+    ("view", "record"),  # record: Flink's REST and Prometheus answers, Kafka, a job recording
     ("analysis", "sql"),  # sql: a Flink SQL job's plan, read and replayed (docs/sql.md)
     ("spark", "report"),
     ("store",),

@@ -167,6 +167,17 @@ def test_the_split_table_shows_who_holds_the_subtask(imported):
     assert import_views.split_table(Simulation(_valve_only()).pipeline("0"), TimeFormat("utc")) is None
 
 
+def test_the_split_table_never_shows_min_as_a_raw_long(imported):
+    """Issue 30 (5): a split that has sent nothing read -9223372036854775808 in its raw column; the
+    raw column now says MIN and MAX by name, as the channel table does, and is left out in ms mode."""
+    sim = Simulation(imported)
+    next(iter(sim.run()))
+    table = import_views.split_table(sim.pipelines["0"], TimeFormat("utc", short=True))
+    assert str(-(2**63)) not in table.to_string() and "MIN" in set(table["watermark"])
+    raw_mode = import_views.split_table(sim.pipelines["0"], TimeFormat("ms"))
+    assert "raw (ms)" not in raw_mode.columns
+
+
 def _valve_only() -> Trace:
     return Trace("v", (), ScenarioConfig(channels={"0": 2}), {("0", "0"): 2})
 

@@ -148,6 +148,7 @@ COMMANDS = [
     ["record", "--rest", "http://127.0.0.1:9", "--job", "j", "--out", "never.jsonl"],
     ["import", "kafka", "dump.txt", "--parallelism", "1", "--out-of-orderness", "1s", "--out", "t.jsonl"],
     ["blame", "job.json"],
+    ["lag", "job.json"],
     ["sweep", str(TRACE), "--vary", "generator.out_of_orderness_ms=0,5s", "--out", "t.csv"],
     ["plan", "plan.json"],
     ["sql", "replay", "job.json", "rows.jsonl"],

@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 
 from tests.conftest import REPO
 from wmviz.cli import main
-from wmviz.core.types import MAX_MS, MIN_MS
+from wmviz.core.types import EPOCH_FROM_MS, MAX_MS, MIN_MS
 from wmviz.trace.readers import read_trace
 from wmviz.trace.timecells import parse_time_ms
 from wmviz.view.figures_common import format_many
-from wmviz.view.timefmt import EPOCH_FROM_MS, TimeFormat, duration, is_epoch, trace_origin
+from wmviz.view.timefmt import TimeFormat, duration, is_epoch, trace_origin
 
 KAFKA = REPO / "tests" / "data" / "kafka-rebalance.csv"
 KAFKA_CONFIG = KAFKA.with_suffix(".json")

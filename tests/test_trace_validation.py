@@ -322,6 +322,18 @@ def test_proc_ms_going_back_within_an_instance_names_the_earlier_row(tmp_path: P
     ]
 
 
+def test_proc_ms_going_back_in_iso_times_is_said_in_iso_times(tmp_path: Path) -> None:
+    """Issue 30 (5): a file written in ISO times was told its proc_ms in epoch milliseconds."""
+    text = (
+        "kind,channel,watermark_ms,proc_ms\n"
+        "watermark,0,1,2026-11-21T10:00:05Z\nwatermark,0,2,2026-11-21T10:00:04.500Z\n"
+    )
+    assert _issues(tmp_path, "t.csv", text) == [
+        "t.csv:3: column proc_ms: 2026-11-21T10:00:04.500Z is before 2026-11-21T10:00:05Z on line 2; "
+        'proc_ms must not decrease within instance "0"'
+    ]
+
+
 def test_proc_ms_order_follows_seq_not_file_order(tmp_path: Path) -> None:
     text = "seq,kind,proc_ms\n2,proctime,5\n1,proctime,9\n"
     assert _issues(tmp_path, "t.csv", text) == [
@@ -451,7 +463,8 @@ def test_misplaced_or_malformed_config_lines_are_errors(tmp_path: Path) -> None:
 def test_bad_in_file_config_is_reported_on_its_line_with_the_field_path(tmp_path: Path) -> None:
     text = '{"config": {"operator": {"type": "windoe"}}}\n{"kind": "proctime", "proc_ms": 1}\n'
     assert _issues(tmp_path, "t.jsonl", text) == [
-        't.jsonl:1: field operator.type: "windoe" is not one of none, window, interval_join'
+        't.jsonl:1: field operator.type: "windoe" is not one of none, window, interval_join, sql_session, '
+        "temporal_join, over_aggregate, deduplicate, temporal_sort"
     ]
 
 

@@ -358,3 +358,14 @@ def test_the_spark_box_says_how_long_in_words_that_fit_its_state(state, words):
     from wmviz.ui.panels import _spark_timing
 
     assert _spark_timing(SparkStatus(state, "local[*]", None, 4.2)) == words
+
+
+def test_a_window_firing_says_its_result_not_its_raw_json(tmp_path):
+    """Issue 30 (5): the firings table's `result` was the recorded JSON, with the window's start and
+    end in raw ms even in relative mode; it now says the value alone (the `window` column says when)."""
+    timeline = timeline_of(tmp_path, "late-data-allowed-lateness")
+    cursor = InstanceCursor(timeline, "0")
+    table = om.window_firings_table(cursor, cursor.count - 1, TimeFormat("relative", origin_ms=0))
+    assert not table.empty
+    for result in table["result"]:
+        assert "{" not in result and '"start"' not in result, result

@@ -32,6 +32,10 @@ PLANNED = (
     "source_watermark",
     "incident_silent_partition",
     "incident_silent_partition_fixed",
+    "session_partitioned",
+    "session_global",
+    "temporal_rates",
+    "buffer_ops",
 )
 """Scripts Flink plans: each gets a .plan.json and an .explain.txt."""
 

@@ -10,8 +10,9 @@ Idleness is read where Flink reports it and inferred only where it must be:
 - a split is idle when its `accumulatedIdleTimeMs` grew by at least half the time since the
   previous sample, or (without that series) when `idleTimeMsPerSecond` is at least 500;
 - a source subtask with split metrics is idle when all its splits are; one without them is
-  inferred idle when `sourceIdleTime` reaches the idleness timeout the user named plus two
-  watermark intervals (the rule `wmviz.record.samples.Topology.idle_after_ms` states);
+  inferred idle when `sourceIdleTime` reaches the idleness timeout (the source's own, from the
+  recording's `config`, else the one the user named) plus two watermark intervals (the rule
+  `wmviz.record.samples.Topology.idle_after_ms` states);
 - any other subtask is idle when all its input channels are (what its valve would forward).
 
 A subtask whose task has FINISHED (`TASK_FINISHED`, which the REST recorder writes) sent its final
@@ -85,10 +86,8 @@ class Walker:
                 self._splits.setdefault((vid, subtask), []).append(split)
         for key, splits in self._splits.items():
             self._splits[key] = sorted(set(splits))  # `rec.splits_of`, for every subtask at once
-        self._idle_after = Topology(
-            "", "", 1, 1, idleness_ms=rec.idleness_ms, watermark_interval_ms=rec.watermark_interval_ms
-        ).idle_after_ms
         self._idle: dict[tuple[str, int], bytes] = {}
+        self._idle_after: dict[str, int | None] = {}
         self._columns: dict[str, list[list[int | None]]] = {}
         self._outputs: dict[tuple[str, int], list[int | None]] = {}
         self._spread: dict[tuple[str, int], Spread] = {}
@@ -142,6 +141,21 @@ class Walker:
         return edge.channels(
             subtask, self._by_id[edge.source].parallelism, self._by_id[edge.target].parallelism
         )
+
+    def idle_after(self, vid: str) -> int | None:
+        """After how long without records (`sourceIdleTime`) a source subtask is idle: its own
+        config's idleness timeout and probe interval where the recording gives one (docs/lag.md),
+        else the recording's `idleness_ms`; by the one rule, `Topology.idle_after_ms`."""
+        if vid not in self._idle_after:
+            config = self.rec.config.of(vid)
+            generator = config.generator if config is not None else None
+            if generator is not None:
+                timeout, interval = generator.idle_timeout_ms, generator.interval_ms
+            else:
+                timeout, interval = self.rec.idleness_ms, self.rec.watermark_interval_ms
+            topology = Topology("", "", 1, 1, idleness_ms=timeout, watermark_interval_ms=interval)
+            self._idle_after[vid] = topology.idle_after_ms
+        return self._idle_after[vid]
 
     def split_idle(self, vid: str, subtask: int, split: str, t: int) -> bool:
         acc = self.rec.value_at((vid, subtask, "accumulatedIdleTimeMs", split), t)
@@ -203,9 +217,8 @@ class Walker:
                     idle[s] = all(self.split_idle(vid, s, split, t) for split in splits)
                 else:
                     idle_ms = self.rec.value_at((vid, s, SOURCE_IDLE_TIME, None), t)
-                    idle[s] = (
-                        self._idle_after is not None and idle_ms is not None and idle_ms >= self._idle_after
-                    )
+                    after = self.idle_after(vid)
+                    idle[s] = after is not None and idle_ms is not None and idle_ms >= after
         for s in range(parallelism):
             if idle[s] and self.rec.finished(vid, s, t):
                 idle[s] = 0  # it sent MAX: it holds nothing, and is no idle channel either

@@ -9,7 +9,7 @@ from pathlib import Path
 from wmviz.analysis.blame import Blame, BlameError, Walker
 from wmviz.cli.errors import BadInput
 from wmviz.core.errors import BadValue
-from wmviz.record.job import JobFormatError, read_recording
+from wmviz.record.job import JobFormatError, JobRecording, Vertex, read_recording
 from wmviz.record.names import pick_name
 from wmviz.trace.timecells import parse_time_ms
 from wmviz.view.timefmt import TimeFormat, duration
@@ -36,6 +36,21 @@ def add_blame_parser(sub) -> None:
 
 def cmd_blame(args: argparse.Namespace) -> None:
     """Print the chain, one hop a line, or as JSON."""
+    rec, at_ms = recording_and_moment(args)
+    try:
+        blame = Walker(rec).blame(pick_vertex(rec, args.vertex), at_ms)
+    except (BadValue, BlameError) as err:
+        raise BadInput(str(err)) from None
+    if args.json:
+        print(json.dumps(blame.as_json()))
+        return
+    for line in blame_lines(blame):
+        print(line)
+
+
+def recording_and_moment(args: argparse.Namespace) -> tuple[JobRecording, int | None]:
+    """The recording `args.recording` names, read, and `--at` in epoch ms (None: not given);
+    `BadInput` naming the file, or the flag, when either cannot be read."""
     if args.recording.is_dir():
         raise BadInput(f"{args.recording}: is a folder, not a file")
     if not args.recording.is_file():
@@ -45,25 +60,22 @@ def cmd_blame(args: argparse.Namespace) -> None:
     except BadValue as err:
         raise BadInput(f"--at {err}") from None
     try:
-        rec = read_recording(args.recording)
-        vertex = None
-        if args.vertex is not None:
-            by_id = {v.id: v for v in rec.vertices}
-            by_name = {v.name: v for v in rec.vertices}
-            vertex = (
-                by_id.get(args.vertex)
-                or by_name[pick_name(list(by_name), args.vertex, "--vertex", "vertices")]
-            )
-        blame = Walker(rec).blame(vertex, at_ms)
-    except (BadValue, JobFormatError, BlameError) as err:
-        raise BadInput(
-            f"{args.recording.name}: {err}" if isinstance(err, JobFormatError) else str(err)
-        ) from None
-    if args.json:
-        print(json.dumps(blame.as_json()))
-        return
-    for line in blame_lines(blame):
-        print(line)
+        return read_recording(args.recording), at_ms
+    except JobFormatError as err:  # its message names the file already, as the reader read it
+        said, name = str(err), args.recording.name
+        raise BadInput(said if said.startswith(name) else f"{name}: {said}") from None
+    except OSError as err:
+        raise BadInput(f"{args.recording}: {err}") from None
+
+
+def pick_vertex(rec: JobRecording, text: str | None) -> Vertex | None:
+    """The vertex `--vertex` names, by id or by name (as typed or as the reporter filters it);
+    None when not given. `BadValue` naming the choices when it names none."""
+    if text is None:
+        return None
+    by_id = {v.id: v for v in rec.vertices}
+    by_name = {v.name: v for v in rec.vertices}
+    return by_id.get(text) or by_name[pick_name(list(by_name), text, "--vertex", "vertices")]
 
 
 def blame_lines(blame: Blame) -> list[str]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from wmviz.cli.blame import add_blame_parser, cmd_blame
 from wmviz.cli.errors import BadInput
 from wmviz.cli.inputs import check_files, load
+from wmviz.cli.lag import add_lag_parser, cmd_lag
 from wmviz.cli.plan import add_plan_parser, cmd_plan
 from wmviz.cli.record import add_import_parser, add_record_parser, cmd_import, cmd_record
 from wmviz.cli.sql import add_sql_parser, cmd_sql
@@ -96,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_record_parser(sub)
     add_import_parser(sub)
     add_blame_parser(sub)
+    add_lag_parser(sub)
     add_sweep_parser(sub)
     add_plan_parser(sub)
     add_sql_parser(sub)
@@ -152,6 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "record": cmd_record,
         "import": cmd_import,
         "blame": cmd_blame,
+        "lag": cmd_lag,
         "sweep": cmd_sweep,
         "plan": cmd_plan,
         "sql": cmd_sql,

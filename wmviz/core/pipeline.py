@@ -47,7 +47,7 @@ from wmviz.core.scenario import (
 from wmviz.core.schedule import due_times, ends_of
 from wmviz.core.sessions import SessionWindowOperator
 from wmviz.core.settings import MAX_GENERATED_CHANNELS
-from wmviz.core.split_alignment import align_readers
+from wmviz.core.split_alignment import align_readers, read_released
 from wmviz.core.split_rows import apply_split_row, split_of
 from wmviz.core.splits import SplitReader
 from wmviz.core.sql_assigner import WatermarkAssigner
@@ -450,8 +450,15 @@ class InstancePipeline:
         ]
         notes, released = align_readers(readers, config.alignment, time_ms)
         self.step_log.notes.extend(notes)
-        for row in released:
-            self.record(row)
+        for reader in readers:
+            rows = [row for row in released if row.channel == reader.channel]
+            if not rows:
+                continue
+            # Said before what the records cause, listing only the ones read (`read_released`).
+            at = len(self.step_log.timeline)
+            said = read_released(reader, rows, self.record)
+            if said is not None:
+                self.step_log.timeline.insert(at, said)
 
     def _due_alignments(self, now_ms: int, inclusive: bool) -> list[int]:
         """Alignment updates due; over a jump of more than `PROBE_BURST`, its first two and last."""

@@ -20,7 +20,10 @@ from wmviz.core.interval_join import CachedRow, IntervalJoin
 from wmviz.core.narrate import cited_rules
 from wmviz.core.operator_log import JoinOutput
 from wmviz.core.pipeline import InstancePipeline
+from wmviz.core.sql_buffer_rules import BUFFER_RULES
 from wmviz.core.sql_rules import SQL_RULES
+from wmviz.core.sql_session_rules import SQL_SESSION_RULES
+from wmviz.core.sql_temporal_rules import SQL_TEMPORAL_RULES
 from wmviz.core.valve import Valve
 
 if TYPE_CHECKING:
@@ -340,6 +343,9 @@ RULES: tuple[Rule, ...] = (
         IntervalJoin.e3_early_fire,
     ),
     *(Rule(*rule) for rule in SQL_RULES),
+    *(Rule(*rule) for rule in SQL_SESSION_RULES),
+    *(Rule(*rule) for rule in SQL_TEMPORAL_RULES),
+    *(Rule(*rule) for rule in BUFFER_RULES),
 )
 
 GLOSSARY: dict[str, Rule] = {rule.id: rule for rule in RULES}

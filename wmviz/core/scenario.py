@@ -27,7 +27,10 @@ from wmviz.core.fieldrules import (
 )
 from wmviz.core.operator_kind import OperatorKind
 from wmviz.core.settings import MAX_ALIGNMENT_BUFFER
+from wmviz.core.sql_buffer_config import DeduplicateConfig, OverAggregateConfig, TemporalSortConfig
 from wmviz.core.sql_expr import Expr, TypeKind
+from wmviz.core.sql_session_config import SqlSessionConfig
+from wmviz.core.sql_temporal_join_config import TemporalJoinConfig
 from wmviz.core.types import Profile, Status
 
 
@@ -331,7 +334,16 @@ class IntervalJoinConfig(OperatorKind):
         return {"l": "L", "0": "L", "r": "R", "1": "R"}.get(name.strip().lower())
 
 
-OperatorConfig = NoOperator | WindowConfig | IntervalJoinConfig
+OperatorConfig = (
+    NoOperator
+    | WindowConfig
+    | IntervalJoinConfig
+    | SqlSessionConfig
+    | TemporalJoinConfig
+    | OverAggregateConfig
+    | DeduplicateConfig
+    | TemporalSortConfig
+)
 """`operator`: what sits behind the valve, one type per operator."""
 
 
@@ -353,7 +365,17 @@ class ScenarioConfig:
     )
     operator: OperatorConfig = field(
         default_factory=NoOperator,
-        metadata=section("what sits behind the valve", NoOperator, WindowConfig, IntervalJoinConfig),
+        metadata=section(
+            "what sits behind the valve",
+            NoOperator,
+            WindowConfig,
+            IntervalJoinConfig,
+            SqlSessionConfig,
+            TemporalJoinConfig,
+            OverAggregateConfig,
+            DeduplicateConfig,
+            TemporalSortConfig,
+        ),
     )
     generators: dict[str, GeneratorConfig] = field(
         default_factory=dict,

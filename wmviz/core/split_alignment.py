@@ -10,6 +10,8 @@ read are handed back. Between updates a reader only pauses, which is part of its
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from wmviz.core.alignment import (
     Announcement,
     PauseEvent,
@@ -68,11 +70,11 @@ def release(reader: SplitReader) -> list[TraceRow]:
 
 def align_readers(
     readers: list[SplitReader], alignment: AlignmentConfig, time_ms: int
-) -> tuple[list[SplitEvent | PauseEvent | ReleasedRecords | SqlGeneratorUpdate], list[TraceRow]]:
+) -> tuple[list[SplitEvent | PauseEvent | SqlGeneratorUpdate], list[TraceRow]]:
     """One alignment update over an instance's split readers: they report, the coordinator
     announces, each subtask and split is paused or resumed; returns what that told and the held
-    records that may be read now, reader by reader in arrival order."""
-    notes: list[SplitEvent | PauseEvent | ReleasedRecords | SqlGeneratorUpdate] = []
+    records that may be read now, reader by reader in arrival order (`read_released` reads them)."""
+    notes: list[SplitEvent | PauseEvent | SqlGeneratorUpdate] = []
     for reader in readers:
         sample(reader)
     announcement = announce((r for g in readers if (r := report(g)) is not None), alignment.max_drift_ms)
@@ -81,11 +83,22 @@ def align_readers(
         notes.extend(reader.drain_events())
     released: list[TraceRow] = []
     for reader in readers:
-        free = release(reader)
-        if free:
-            notes.append(ReleasedRecords(reader.channel, tuple(r.row for r in free)))
-        released += free
+        released += release(reader)
     return notes, released
+
+
+def read_released(
+    reader: SplitReader, rows: list[TraceRow], read: Callable[[TraceRow], None]
+) -> ReleasedRecords | None:
+    """Read the records a reader may go on with, in arrival order, and say which were read: a record
+    can pause its subtask or split again (`SplitReader.maybe_pause`), and the ones after it then wait
+    on (the narration once said "reads lines 5, 6" when only line 5 was read)."""
+    done: list[int] = []
+    for row in rows:
+        read(row)
+        if not reader.held or reader.held[-1] is not row:  # not held back again
+            done.append(row.row)
+    return ReleasedRecords(reader.channel, tuple(done)) if done else None
 
 
 def _split_cell(row: TraceRow) -> str:

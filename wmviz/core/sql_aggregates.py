@@ -1,10 +1,12 @@
-"""SQL's aggregate calls as wmviz models them: COUNT(*), COUNT, SUM, MIN, MAX and AVG over one column.
+"""SQL's aggregate calls as wmviz models them: COUNT(*), COUNT, SUM, SUM0, MIN, MAX and AVG over one column.
 
 Written once for every SQL operator that aggregates (window TVFs, SESSION, OVER). An accumulator is
 a small immutable tuple, so a two-phase aggregation can keep a partial per slice and merge it
 later, as Flink's local and global window aggregates do. Types follow Flink's: COUNT is a BIGINT
 (never null); SUM, MIN, MAX and AVG of no non-null value are NULL; AVG of an integer column is an
 integer (the sum divided by the count, truncated toward zero as Java's `/` does); NULLs are skipped.
+SUM0 is the planner's `$SUM0`, a SUM that is 0 rather than NULL over no value: an OVER aggregation
+computes SUM as `CASE WHEN COUNT(x) > 0 THEN $SUM0(x) ELSE NULL END` in the projection after it.
 
 A config spells a call as SQL does, with the output field after AS: `"COUNT(*) AS orders"`,
 `"sum(paid) as paid"` (`parse_call`).
@@ -18,16 +20,16 @@ from dataclasses import dataclass
 from typing import Literal
 
 from wmviz.core.errors import BadInputError
-from wmviz.core.sql_rows import SqlValue
+from wmviz.core.sql_value import SqlValue
 
-Function = Literal["count_star", "count", "sum", "min", "max", "avg"]
-FUNCTIONS: tuple[str, ...] = ("COUNT", "SUM", "MIN", "MAX", "AVG")
+Function = Literal["count_star", "count", "sum", "sum0", "min", "max", "avg"]
+FUNCTIONS: tuple[str, ...] = ("COUNT", "SUM", "SUM0", "MIN", "MAX", "AVG")
 
 Accumulator = tuple[int, SqlValue]
 """(how many non-null values were taken (rows, for COUNT(*)), the running sum / min / max)."""
 
 _CALL = re.compile(
-    r"^\s*(?P<fn>[A-Za-z]+)\s*\(\s*(?P<arg>\*|[A-Za-z_][A-Za-z0-9_$]*)\s*\)"
+    r"^\s*(?P<fn>[A-Za-z][A-Za-z0-9]*)\s*\(\s*(?P<arg>\*|[A-Za-z_][A-Za-z0-9_$]*)\s*\)"
     r"(?:\s+AS\s+(?P<name>[A-Za-z_][A-Za-z0-9_$]*))?\s*$",
     re.IGNORECASE,
 )
@@ -83,7 +85,7 @@ class AggregateCall:
         if self.function in ("count_star", "count"):
             return taken
         if taken == 0:
-            return None
+            return 0 if self.function == "sum0" else None
         if self.function == "avg":
             assert isinstance(value, int | float)
             if isinstance(value, int):
@@ -94,7 +96,7 @@ class AggregateCall:
 
 
 def _fold(function: Function, value: SqlValue, item: SqlValue) -> SqlValue:
-    if function in ("sum", "avg"):
+    if function in ("sum", "sum0", "avg"):
         assert isinstance(value, int | float) and isinstance(item, int | float)
         return value + item
     assert value is not None and item is not None

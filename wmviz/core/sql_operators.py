@@ -13,6 +13,13 @@ from typing import Protocol
 from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.core.operator_log import StepLog
 from wmviz.core.scenario import TraceRow
+from wmviz.core.sql_buffer_config import DeduplicateConfig, OverAggregateConfig, TemporalSortConfig
+from wmviz.core.sql_dedup import build_dedup
+from wmviz.core.sql_over import build_over
+from wmviz.core.sql_session import build as build_sql_session
+from wmviz.core.sql_session_config import SqlSessionConfig
+from wmviz.core.sql_sort import build_sort
+from wmviz.core.sql_temporal_join import TemporalJoinConfig, TemporalRowTimeJoin
 from wmviz.core.timers import FiredTimer, TimerService
 
 
@@ -34,7 +41,13 @@ class SqlOperator(Protocol):
 
 Builder = Callable[[SqlOperatorKind, TimerService], SqlOperator]
 
-SQL_OPERATORS: dict[type[SqlOperatorKind], Builder] = {}
+SQL_OPERATORS: dict[type[SqlOperatorKind], Builder] = {
+    SqlSessionConfig: build_sql_session,  # type: ignore[dict-item]
+    TemporalJoinConfig: TemporalRowTimeJoin,  # type: ignore[dict-item]
+    OverAggregateConfig: build_over,  # type: ignore[dict-item]
+    DeduplicateConfig: build_dedup,  # type: ignore[dict-item]
+    TemporalSortConfig: build_sort,  # type: ignore[dict-item]
+}
 """Config type -> the operator it builds (config, the instance's timers). One line per operator."""
 
 

@@ -22,10 +22,8 @@ from enum import Enum
 
 from wmviz.core.changelog import RowKind
 from wmviz.core.scenario import TraceRow
+from wmviz.core.sql_value import SqlValue
 from wmviz.core.timetext import TimedText
-
-SqlValue = str | int | float | bool | None
-"""A column's value as the rows file gives it (a timestamp as its text) or an operator computes it."""
 
 
 def columns_of(row: TraceRow) -> Mapping[str, SqlValue]:

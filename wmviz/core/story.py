@@ -28,6 +28,7 @@ from wmviz.core.operator_log import (
 from wmviz.core.pipeline import StepResult, ValveStep
 from wmviz.core.scenario import Kind, TraceRow
 from wmviz.core.splits import SplitEvent
+from wmviz.core.sql_rows import RowFate, SqlOutput
 from wmviz.core.timers import FiredTimer, TimerRegistration
 from wmviz.core.timetext import RAW, Times, duration, emission_text, input_text
 from wmviz.core.types import MIN_MS, EmittedWatermark
@@ -154,7 +155,7 @@ def _event_part(event: StepEvent, t: Times) -> str | None:
     """What one event says; None for a timer registration (they are said together, last)."""
     if isinstance(event, FiredTimer):
         return describe_fired(event, t)
-    if isinstance(event, JoinOutput | WindowOutput):
+    if isinstance(event, JoinOutput | WindowOutput | SqlOutput):
         return describe_output(event, t)
     if isinstance(event, SplitEvent):
         return describe_split(event, t)
@@ -188,6 +189,8 @@ def _record_part(event: StepEvent, t: Times) -> str | None:
         )
     if isinstance(event, Dropped):
         return f"{label(event.row, t)} dropped: {event.why.text(t)}"
+    if isinstance(event, RowFate):
+        return f"{label(event.row, t)} {event.fate.value} ({event.rule}): {event.why.text(t)}"
     return None
 
 
@@ -200,8 +203,10 @@ def describe_fired(fired: FiredTimer, t: Times = RAW) -> str:
     return f"timer {'+'.join(fired.purposes)}@{t(timer.timestamp_ms)}{domain}{where}{key} fired"
 
 
-def describe_output(output: JoinOutput | WindowOutput, t: Times = RAW) -> str:
-    """A join changelog row or a window firing, with why it was emitted."""
+def describe_output(output: JoinOutput | WindowOutput | SqlOutput, t: Times = RAW) -> str:
+    """A join changelog row, a window firing or a SQL operator's row, with why it was emitted."""
+    if isinstance(output, SqlOutput):
+        return describe_sql_output(output)
     if isinstance(output, WindowOutput):
         what = list(output.elements) if output.aggregate == "list" else f"{output.aggregate} {output.result}"
         again = "fires again for a late element with" if output.late else "fires with"
@@ -217,6 +222,15 @@ def describe_output(output: JoinOutput | WindowOutput, t: Times = RAW) -> str:
         Cause.PAD_NOT_CACHED: f"{row}: too late to cache and unmatched, padded on arrival",
         Cause.PAD_NEGATIVE_WINDOW: f"{row}: negative window (hi < lo), padded on arrival",
     }[output.cause]
+
+
+def describe_sql_output(output: SqlOutput) -> str:
+    """`+I (window_start=…, orders=3) from rows 4, 7`: a SQL operator's output row."""
+    values = ", ".join(f"{name}={value}" for name, value in output.values)
+    made = (
+        f" from row{'s' * (len(output.rows) > 1)} {', '.join(map(str, output.rows))}" if output.rows else ""
+    )
+    return f"{output.kind.value} ({values}){made}"
 
 
 def describe_merge(merge: SessionMerge, t: Times = RAW) -> str:

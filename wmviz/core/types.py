@@ -206,3 +206,14 @@ def parse_input(token: str) -> ValveInput:
         return StatusInput(channel, Status(body.upper()))
     except ValueError:
         raise ValueError(f"{token!r}: {body!r} is not W<ms>, ACTIVE, IDLE or FINISHED") from None
+
+
+EPOCH_FROM_MS = 946_684_800_000
+"""2000-01-01T00:00:00Z: a value from here on is taken to be epoch milliseconds (an instant)."""
+EPOCH_UNTIL_MS = 253_402_300_799_999
+"""9999-12-31T23:59:59.999Z, the last instant an ISO year has four digits for."""
+
+
+def is_epoch(ms: int) -> bool:
+    """Whether `ms` reads as an instant (epoch milliseconds from the year 2000 on)."""
+    return EPOCH_FROM_MS <= ms <= EPOCH_UNTIL_MS

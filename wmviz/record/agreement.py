@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from wmviz.core.pipeline import StepResult
+from wmviz.core.timetext import Times
 from wmviz.core.types import MAX_MS, MIN_MS, EmittedWatermark
 from wmviz.trace.cellrules import reported_ms
 from wmviz.trace.columns import REPORTED_MS
-from wmviz.view.timefmt import TimeFormat
 
 CHECK_COLUMN = REPORTED_MS
 
@@ -121,7 +121,7 @@ class ReplayCheck:
         """The share of checks that agree (1.0 when there are none)."""
         return self.agreed / len(self.checks) if self.checks else 1.0
 
-    def summary(self, times: TimeFormat, limit: int = 10) -> list[str]:
+    def summary(self, times: Times, limit: int = 10) -> list[str]:
         """What `explain` prints after the steps: the agreement, then the first disagreements."""
         if not self.checks:
             return []
@@ -142,14 +142,14 @@ class ReplayCheck:
         return lines
 
 
-def verdict(check: Check, times: TimeFormat) -> str:
+def verdict(check: Check, times: Times) -> str:
     """The clause `explain` appends to a step that carries a check."""
     if check.agrees:
         return f"the job reported {times(check.reported_ms)} too (agrees)"
     return f"DISAGREES with the job: {disagreement(check, times)}"
 
 
-def disagreement(check: Check, times: TimeFormat) -> str:
+def disagreement(check: Check, times: Times) -> str:
     """Why a replay and a report may differ: the cause found, else by which one is ahead."""
     replay, reported = times(check.replay_ms), times(check.reported_ms)
     side = "ahead" if check.replay_ms > check.reported_ms else "behind"

@@ -31,6 +31,7 @@ from wmviz.core.errors import BadInputError
 from wmviz.core.settings import MAX_CHANNELS
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.disk.atomic import write_file
+from wmviz.record.job_config import JobConfig, JobConfigError, job_config_json, job_config_of
 from wmviz.trace.config import channel_budget_reason
 from wmviz.trace.jsonline import loads_strict
 from wmviz.trace.quote import show
@@ -137,6 +138,8 @@ class JobRecording:
     """The sources' idleness timeout the user named; None: never infer IDLE from sourceIdleTime."""
     watermark_interval_ms: int = 200
     notes: list[str] = field(default_factory=list)
+    config: JobConfig = field(default_factory=JobConfig)
+    """What the metrics cannot say (bounds, windows, joins, the clock): `wmviz.record.job_config`."""
 
     def vertex(self, vertex_id: str) -> Vertex:
         """A vertex by id."""
@@ -264,6 +267,7 @@ def to_json(rec: JobRecording) -> dict[str, Any]:
         "idleness_ms": rec.idleness_ms,
         "watermark_interval_ms": rec.watermark_interval_ms,
         "notes": rec.notes,
+        **({"config": job_config_json(rec.config)} if not rec.config.empty else {}),
         "vertices": [
             {"id": v.id, "name": v.name, "parallelism": v.parallelism, "operators": list(v.operators)}
             for v in rec.vertices
@@ -402,6 +406,10 @@ def recording_of(body: Any, name: str) -> JobRecording:
         if isinstance(err, JobFormatError):
             raise
         raise JobFormatError(f"{name}: {_what(err)} (see docs/whole-job.md for the format)") from None
+    try:
+        rec.config = job_config_of(body.get("config"), name, ids)
+    except JobConfigError as err:
+        raise JobFormatError(str(err)) from None
     for edge in rec.edges:
         if edge.source not in ids or edge.target not in ids:
             raise JobFormatError(

@@ -13,8 +13,16 @@ from __future__ import annotations
 
 from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.sql.model import Node, PlanReader, SqlJob
+from wmviz.sql.plan_buffer import read_deduplicate, read_match, read_over, read_temporal_sort
+from wmviz.sql.plan_temporal import read_temporal_join
 
-PLAN_OPERATORS: dict[str, PlanReader] = {}
+PLAN_OPERATORS: dict[str, PlanReader] = {
+    "stream-exec-temporal-join": read_temporal_join,
+    "stream-exec-over-aggregate": read_over,
+    "stream-exec-deduplicate": read_deduplicate,
+    "stream-exec-temporal-sort": read_temporal_sort,
+    "stream-exec-match": read_match,
+}
 """COMPILE PLAN node type (without its `_N` version) -> the reader of its operator's config
 (each reader lives in its operator's module `wmviz/sql/plan_<operator>.py`; one line each here)."""
 

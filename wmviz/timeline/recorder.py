@@ -23,6 +23,7 @@ from wmviz.core.operator_log import (
     WindowOutput,
 )
 from wmviz.core.pipeline import InstancePipeline, ValveStepFields
+from wmviz.core.sql_rows import SqlOutput
 from wmviz.core.timers import FiredTimer, Timer, TimerRegistration
 from wmviz.core.types import MAX_MS, MIN_MS, Emission, Status, format_emission
 from wmviz.core.valve import Outcome
@@ -159,7 +160,7 @@ class InstanceRecorder:
                 fired.append(event)  # type: ignore[arg-type]
             elif kind is Dropped:
                 dropped.append(dumps(stored_drop(event)))  # type: ignore[arg-type]
-            elif kind is WindowOutput or kind is JoinOutput or kind is OutputWatermark:
+            elif kind is WindowOutput or kind is JoinOutput or kind is OutputWatermark or kind is SqlOutput:
                 outputs.append(self._output(step, len(outputs), event))  # type: ignore[arg-type]
         for timer in fired:  # after the registrations, as the timers table has always listed them
             self._fired(step, timer)
@@ -189,6 +190,9 @@ class InstanceRecorder:
         elif isinstance(output, WindowOutput):
             values = ("window", None, None, None, output.start_ms, output.end_ms, output.late, text)
             values += (None, output.key)
+        elif isinstance(output, SqlOutput):
+            # A SQL row: its changelog kind, its values in the output's JSON text.
+            values = (output.kind.value, "sql", None, None, None, None, None, text, None, None)
         else:
             values = ("wm", None, None, None, None, None, None, None, output.watermark_ms, None)
         self._output_rows.append((step, ordinal, *values))

@@ -14,6 +14,7 @@ from typing import Any
 from wmviz.core.operator_log import Dropped, JoinOutput, OperatorOutput, SqlEvent, WindowOutput
 from wmviz.core.pipeline import StepResult
 from wmviz.core.scenario import TraceRow
+from wmviz.core.sql_rows import SqlOutput
 from wmviz.core.timers import FiredTimer, TimerRegistration
 from wmviz.core.timetext import RAW
 from wmviz.core.types import Emission, EmittedWatermark
@@ -71,6 +72,8 @@ def output_json(output: OperatorOutput) -> dict[str, Any]:
             item["result"] = output.result
         item["late"] = output.late
         return item
+    if isinstance(output, SqlOutput):
+        return {"kind": output.kind.value, "row": dict(output.values), "rows": list(output.rows)}
     return {"wm": output.watermark_ms}
 
 

@@ -27,6 +27,8 @@ from wmviz.core.scenario import (
 from wmviz.core.settings import MAX_CHANNELS, MAX_CONFIG_KB, MAX_SPLITS, MAX_WINDOWS_PER_RECORD
 from wmviz.core.sql_aggregates import AggregateError, parse_call
 from wmviz.core.sql_expr import UnsupportedExpression, expr_from_json, expr_to_json
+from wmviz.core.sql_session_config import WINDOW_PROPERTIES, SqlSessionConfig
+from wmviz.core.sql_temporal_join_config import TemporalJoinConfig
 from wmviz.core.types import Profile, fits_long
 from wmviz.core.windows import offset_config_problem, sliding_config_problem
 from wmviz.trace.errors import IssueCollector
@@ -104,6 +106,16 @@ def _interval_join_rules(values: SectionValues, data: dict[str, Any]) -> Iterato
         yield "time_mode", "rowtime is rejected on a processing-time join (join_time proctime)"
 
 
+def _temporal_join_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """A temporal join's keys pair up column by column, and each build column has one output name."""
+    probe, build = values["probe_key"], values["build_key"]
+    if probe and build and len(probe) != len(build):
+        yield "build_key", f"has {len(build)} columns, operator.probe_key {len(probe)}: they pair up"
+    columns, names = values["build_columns"], values["build_fields"]
+    if columns and names and len(names) != len(columns):
+        yield "build_fields", f"names {len(names)} columns, operator.build_columns has {len(columns)}"
+
+
 def _generator_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """Watermark alignment pauses subtasks and splits of FLIP-27 readers: it needs `splits`; each
     `style` takes its own fields (`sql_style_problems`)."""
@@ -112,10 +124,26 @@ def _generator_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tu
     yield from sql_style_problems(values, data)
 
 
+def _sql_session_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """SESSION's window columns are window_start, window_end and window_time; no output field twice."""
+    properties = values["properties"] or ()
+    if unknown := [p for p in properties if p not in WINDOW_PROPERTIES]:
+        yield "properties", f"{unknown[0]!r} is not a window column: one of {', '.join(WINDOW_PROPERTIES)}"
+    calls = values["aggregates"] or ()
+    named = [*(values["partition_by"] or ()), *(c.name for c in calls), *properties]
+    if twice := sorted({n for n in named if named.count(n) > 1}):
+        yield (
+            "aggregates",
+            f"the output field {twice[0]!r} is named twice (keys, aggregates and window columns)",
+        )
+
+
 SECTION_RULES: dict[type, SectionRule] = {
     GeneratorConfig: _generator_rules,
     WindowConfig: _window_rules,
     IntervalJoinConfig: _interval_join_rules,
+    SqlSessionConfig: _sql_session_rules,
+    TemporalJoinConfig: _temporal_join_rules,
 }
 """The rules over several fields of one config type; a field one of them refuses keeps its default."""
 

@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from wmviz.core.errors import BadValue
-from wmviz.core.types import MAX_MS, MIN_MS, fits_long, format_ms
+from wmviz.core.types import MAX_MS, MIN_MS, fits_long, format_ms, is_epoch
 from wmviz.trace.quote import show
 
 _INT_RE = re.compile(r"[+-]?[0-9]+")  # ASCII digits only: '٣' or '𝟙' are not numbers here
@@ -130,6 +130,15 @@ def ascii_float(text: str) -> float:
     if not (_DECIMAL_RE.fullmatch(cleaned) or cleaned.lower() in _FLOAT_WORDS):
         raise BadValue(f"{show(text)} is not a number (ASCII digits)")
     return float(cleaned)
+
+
+def said_time_ms(ms: int) -> str:
+    """A time in a message: an instant as its UTC ISO time (`2026-11-21T10:00:05Z`, milliseconds
+    when it has them), any other value as its number (`MIN`/`MAX` by name)."""
+    if not is_epoch(ms):
+        return format_ms(ms)
+    text = datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
+    return (text[:-4] if text.endswith(".000") else text) + "Z"
 
 
 def format_time_ms(ms: int) -> str:

@@ -20,6 +20,7 @@ from wmviz.core.scenario import ScenarioConfig
 from wmviz.trace.check import PHASE_GENERATED, PHASE_HEADER, PHASE_PROC, PHASE_SEQ
 from wmviz.trace.errors import IssueCollector
 from wmviz.trace.quote import show
+from wmviz.trace.timecells import said_time_ms
 
 NO_ROWS_REASON = "the trace has no rows"
 
@@ -48,8 +49,9 @@ def seq_reused_reason(seq: int, unit: str, first: int) -> str:
 
 
 def proc_ms_decrease_reason(proc_ms: int, previous: int, unit: str, previous_row: int, instance: str) -> str:
+    """Times said as instants when they are (a file of ISO times must not be told epoch ms back)."""
     return (
-        f"{proc_ms} is before {previous} on {unit} {previous_row}; "
+        f"{said_time_ms(proc_ms)} is before {said_time_ms(previous)} on {unit} {previous_row}; "
         f"proc_ms must not decrease within instance {show(instance)}"
     )
 

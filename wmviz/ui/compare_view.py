@@ -159,7 +159,8 @@ def _whatif_fields(record: dict, step: int, t: TimeFormat):
         index=kinds.index(record["kind"]) if record["kind"] in kinds else 0,
         key=f"whatif_kind_{step}",  # per step: the defaults follow the row shown
     )
-    cols = st.columns(4)
+    # Two rows of two: in four columns an ISO time was cut to `2026-11-2` at 1440 px (issue 30).
+    cols = [*st.columns(2), *st.columns(2)]
     channel = cols[0].number_input(
         "Channel",
         min_value=0,

@@ -10,6 +10,7 @@ with the job link beside it, which the valve page turns into its way back.
 
 from __future__ import annotations
 
+import bisect
 from pathlib import Path
 
 import pandas as pd
@@ -27,6 +28,7 @@ from wmviz.store.incidents import SAMPLES, JobIncident, job_incidents
 from wmviz.store.runs import identity
 from wmviz.store.uploads import UploadError
 from wmviz.ui import bring, controls, panels, state
+from wmviz.ui.lag_view import lag_panel
 from wmviz.view.jobgraph import JobGraph, chain_rows, job_graph_figure
 from wmviz.view.plain import literal
 from wmviz.view.timefmt import TimeFormat
@@ -37,13 +39,20 @@ STALLED = ""
 standing still, else the most downstream)."""
 
 
+def on_job_page() -> bool:
+    """Whether the link opens the job graph (a `job` and no trace or incident): the page's keys
+    are then the graph's (`keys.JOB_SHORTCUTS`)."""
+    query = st.query_params
+    return bool(query.get("job")) and not query.get("trace") and not query.get("scenario")
+
+
 def route() -> bool:
     """app.py's routing: draw the job graph when the link names a job and no trace (True); on
     the valve page, the way back to the job graph it came from and the built-in jobs (False)."""
     query = st.query_params.to_dict()
     notes: list[str] = []
     link = job_link(query, notes)
-    if link is not None and not query.get("trace") and not query.get("scenario"):
+    if link is not None and on_job_page():
         job_page(link, notes)
         return True
     with st.sidebar:
@@ -102,6 +111,7 @@ def job_page(link: JobLink, notes: list[str]) -> None:
     )
     panels.story_strip(story, trusted=trusted, description=None)
     at = st.select_slider("Time", options=walker.times, format_func=t, key=state.JOB_AT)
+    _time_buttons(walker.times, at)
     names = {v.id: v.name for v in rec.vertices}
     vertex = st.selectbox(
         "Vertex",
@@ -121,9 +131,36 @@ def job_page(link: JobLink, notes: list[str]) -> None:
     if graph.chain:
         st.dataframe(pd.DataFrame(chain_rows(graph, t)), hide_index=True, width="stretch", key="job_chain")
     _valve_link(path, walker, graph, vertex or (graph.chain[0].vertex if graph.chain else None), link.job, t)
+    if graph.chain:
+        lag_panel(walker, identity(path), vertex or graph.chain[0].vertex, at, t)
     shown = JobLink(link.job, at, vertex or None)
     st.query_params.from_dict(shown.query())
     st.session_state[state.JOB_ADOPTED] = shown
+
+
+def _time_buttons(times: list[int], at: int) -> None:
+    """A sample earlier or later, and the ends: the buttons the arrow keys, Home and End press."""
+    index = min(bisect.bisect_left(times, at), len(times) - 1)  # the sample times are sorted
+    row = st.container(horizontal=True)
+    moves = (
+        ("|◀ First", "job_first", 0, "Home"),
+        ("◀ Earlier", "job_earlier", max(index - 1, 0), "Left"),
+        ("Later ▶", "job_later", min(index + 1, len(times) - 1), "Right"),
+        ("Last ▶|", "job_last", len(times) - 1, "End"),
+    )
+    for label, key, target, shortcut in moves:
+        row.button(
+            label,
+            key=key,
+            on_click=_move_to,
+            args=(times[target],),
+            disabled=target == index,
+            shortcut=shortcut,
+        )
+
+
+def _move_to(time_ms: int) -> None:
+    st.session_state[state.JOB_AT] = time_ms
 
 
 def _sidebar() -> None:

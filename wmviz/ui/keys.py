@@ -6,7 +6,9 @@ listener on the page, ahead of every widget (capture phase): a shortcut key clic
 and goes no further, so no widget ever changes by a shortcut; in a text field, or in a select box
 that is open, the keys stay the field's. A key pressed while the page is still drawing (its step
 buttons not there yet, or stale while the script runs) waits in a queue and is handled, in order,
-once the buttons are drawn: a key is never lost.
+once the buttons are drawn: a key is never lost. A key whose button the drawn page does not have
+(the job graph has no step buttons) is dropped, never replayed on the next page; each page says its
+own map (`SHORTCUTS`, `JOB_SHORTCUTS`), and a key it does not map reaches the widget with focus.
 """
 
 from __future__ import annotations
@@ -26,6 +28,15 @@ SHORTCUTS = {
     "Shift+ArrowLeft": "prev_event",
 }
 
+JOB_SHORTCUTS = {
+    "ArrowRight": "job_later",
+    "ArrowLeft": "job_earlier",
+    "Home": "job_first",
+    "End": "job_last",
+}
+"""The job graph's keys: they move its time slider a sample (the valve page's map there stole the
+arrows from the slider and queued them for the next page, issue 30)."""
+
 CONTAINER_KEY = "shortcut_keys"
 
 _SCRIPT = """<script>
@@ -37,6 +48,8 @@ if (!page.__wmvizKeys) {
   const WAIT_MS = 30000;  // a key still waiting for its button after this is dropped
   let draining = false;
   let clickedAt = 0;
+  let absentSince = 0;
+  const ABSENT_MS = 400;  // a drawn page without the key's button for this long: the key is dropped
   const typing = (el) => {
     if (!el) return false;
     if (el.isContentEditable || el.tagName === "TEXTAREA") return true;
@@ -64,7 +77,15 @@ if (!page.__wmvizKeys) {
       return;
     }
     const button = page.document.querySelector(".st-key-" + queue[0][0] + " button");
-    if (busy() || !button) { page.setTimeout(drain, 15); return; }  // still drawing: keep the key
+    if (busy()) { absentSince = 0; page.setTimeout(drain, 15); return; }  // still drawing: keep the key
+    if (!button) {
+      // The page is drawn and has no such button: this page has no use for the key. It is dropped
+      // (after a moment for the frontend to finish drawing), never kept for the next page.
+      if (!absentSince) absentSince = Date.now();
+      if (Date.now() - absentSince < ABSENT_MS) { page.setTimeout(drain, 15); return; }
+      queue.shift(); absentSince = 0; page.setTimeout(drain, 15); return;
+    }
+    absentSince = 0;
     queue.shift();
     if (!button.disabled) { button.click(); clickedAt = Date.now(); }
     page.setTimeout(drain, 15);

@@ -40,6 +40,9 @@ from wmviz.trace.writers import write_trace_bytes
 from wmviz.ui import loading, state
 from wmviz.ui.live_clicks import Button, ButtonRow, ClickLog, click_panel, take_clicks
 from wmviz.view.plain import literal
+from wmviz.view.timefmt import TimeFormat, is_epoch
+
+UTC = TimeFormat("utc")
 
 
 @dataclass
@@ -112,6 +115,8 @@ class _PageTimeline(MemoryTimeline):
         super().__init__(meta, refs)
         self._landed: list[dict[str, Any]] = []
         self._landing = threading.Lock()
+        self.newest_instance: str | None = None
+        """The instance of the newest step taken in: the one live mode follows after a click."""
 
     def add(self, tables: dict[str, Any]) -> None:
         with self._landing:
@@ -122,6 +127,9 @@ class _PageTimeline(MemoryTimeline):
             landed, self._landed = self._landed, []
         for tables in landed:
             super().add(tables)
+            steps = tables.get("steps")
+            if steps is not None and steps.num_rows:
+                self.newest_instance = steps.column("instance")[-1].as_py()
 
 
 @dataclass(frozen=True)
@@ -252,6 +260,19 @@ def stop() -> None:
         registry().stop(key)
 
 
+FOLLOW_INSTANCE = "live_follow_instance"
+"""The instance a landed step belongs to, which the next full run of the page shows
+(`followed_instance`)."""
+
+
+def followed_instance(instances: list[str]) -> None:
+    """Before the instance choice is drawn: show the instance the newest step went to, when a
+    click's step landed on another one than the page showed."""
+    newest = st.session_state.pop(FOLLOW_INSTANCE, None)
+    if newest in instances:
+        st.session_state[state.INSTANCE] = newest
+
+
 # ---- stepping ------------------------------------------------------------------------------------
 
 
@@ -291,8 +312,15 @@ def live_header(run: LiveRun) -> None:
     busy = run.clicks.busy  # then: when idle here, every step taken in below has fully landed
     landed = run.steps
     session.timeline.take_in()
-    if run.follow:  # a click's step landed (or is landing): show the newest step
-        st.session_state[state.STEP] = max(0, run.shown - 1)
+    if run.follow:  # a click's step landed (or is landing): show the newest step, in its instance
+        newest = session.timeline.newest_instance
+        shown_instance = st.session_state.get(state.INSTANCE)
+        if newest is not None and shown_instance is not None and newest != shown_instance:
+            # The instance choice sits outside this fragment: switched before it is drawn.
+            st.session_state[FOLLOW_INSTANCE] = newest
+            st.rerun(scope="app")
+        counts = session.timeline.meta.get("instances", {})
+        st.session_state[state.STEP] = max(0, counts.get(newest, run.shown) - 1)
         run.follow = busy
     st.title(f"Live: {literal(run.title)}", anchor=False)
     steps = run.shown  # what the page draws: a step landing meanwhile is said on the next run
@@ -353,7 +381,7 @@ def inject_panel(run: LiveRun, instance: str, latest_output: int) -> None:
         # trace's time parser: any long, MIN / MAX or an ISO time (a number field stops at 2^53).
         text = left.text_input(
             "value to send (ms, MIN / MAX or ISO)",
-            value=str(_next_value(latest_output)),
+            value=value_text(_next_value(latest_output)),
             max_chars=40,
             key=f"live_value_{run.shown}",
         )
@@ -411,6 +439,12 @@ def _next_value(output: int) -> int:
     if output in (MIN_MS, MAX_MS):
         return 10
     return min(output + (1000 if abs(output) > 10**11 else 10), MAX_MS)
+
+
+def value_text(ms: int) -> str:
+    """The value box's suggestion as a person reads it: an epoch time as its UTC time (which the box
+    reads back exactly), a small number as itself (issue 30: it was prefilled `1795255199000`)."""
+    return UTC(ms).replace(" ", "T") if is_epoch(ms) else str(ms)
 
 
 def _typed_value(text: str) -> tuple[int | None, str | None]:

@@ -21,6 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from wmviz.core.settings import SPARK_START
+from wmviz.core.windows import ScenarioError
 from wmviz.spark.service import SparkService
 from wmviz.store.incidents import Incident, built_in_incidents
 from wmviz.store.runs import RunRequest, cache_root, cached_timeline, run_timeline
@@ -106,6 +107,8 @@ def load_timeline(request: RunRequest, what: str) -> Timeline:
             status.update(label="The simulation failed", state="error")
             if isinstance(state["error"], TimelineError | OSError):
                 _cannot_run(what, state["error"])
+            if isinstance(state["error"], ScenarioError):
+                _operator_stops(what, state["error"])
             raise state["error"]
         status.update(label=f"Simulated {what} on the {engine} engine", state="complete", expanded=False)
     box.empty()
@@ -126,6 +129,17 @@ def _bar(report: Report | None, service: SparkService) -> tuple[float, str]:
 def _cannot_run(what: str, exc: BaseException) -> NoReturn:
     """A notice naming the run (`what`, already quoted) and why, and the page stops there."""
     st.error(f"{what} could not be simulated and kept: {literal(exc)}", icon=":material/error:")
+    st.stop()
+
+
+def _operator_stops(what: str, exc: ScenarioError) -> NoReturn:
+    """A trace `wmviz validate` accepts but the operator stops at (a split finished twice): the row,
+    column and reason, as the CLI says them (exit 2 there), never a traceback with server paths."""
+    st.error(
+        f"{what}: the trace is valid, but the operator cannot process line {exc.row.row}: column "
+        f"{exc.column}: {literal(exc.reason)}. Nothing after that row was simulated.",
+        icon=":material/error:",
+    )
     st.stop()
 
 

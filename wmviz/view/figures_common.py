@@ -9,8 +9,8 @@ import re
 
 import numpy as np
 
-from wmviz.core.types import MAX_MS, MIN_MS
-from wmviz.view.timefmt import DEFAULT, EPOCH_FROM_MS, EPOCH_UNTIL_MS, TimeFormat
+from wmviz.core.types import EPOCH_FROM_MS, EPOCH_UNTIL_MS, MAX_MS, MIN_MS
+from wmviz.view.timefmt import DEFAULT, TimeFormat
 
 # Okabe-Ito colours: distinguishable under every common colour-vision deficiency, and IDLE
 # (orange) and FINISHED (blue) differ in both hue and lightness.

@@ -10,7 +10,7 @@ import pandas as pd
 from wmviz.core.pipeline import InstancePipeline, StepResult
 from wmviz.core.splits import SplitReader, SplitState
 from wmviz.trace.cellrules import reported_ms
-from wmviz.view.timefmt import TimeFormat
+from wmviz.view.timefmt import TimeFormat, raw
 
 
 def split_readers(pipeline: InstancePipeline) -> list[SplitReader]:
@@ -41,10 +41,14 @@ def split_table(pipeline: InstancePipeline, t: TimeFormat) -> pd.DataFrame | Non
                     "holds": f"holds subtask {reader.channel}" if holds else "",
                     "subtask sent": t(reader.sent_ms) + (" (IDLE)" if reader.idle else ""),
                     "max seen": t(state.generator.max_seen_ms) if state.generator.has_seen_records else "—",
-                    "raw (ms)": str(state.partial_ms),
+                    "raw (ms)": raw(state.partial_ms),
                 }
             )
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    # As the channel table: raw ms only when the times are not already shown raw, MIN and MAX by name.
+    if (table["watermark"] == table["raw (ms)"]).all():
+        table = table.drop(columns="raw (ms)")
+    return table
 
 
 def _split_status(reader: SplitReader, state: SplitState) -> str:

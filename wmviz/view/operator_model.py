@@ -206,7 +206,7 @@ def window_firings_table(cursor: InstanceCursor, step: int, t: TimeFormat = DEFA
                 "step": int(r.step),
                 "key": "" if r.key is None else str(r.key),
                 "window": f"[{t(int(r.window_start))}, {t(int(r.window_end))})",
-                "result": str(r.result_json),
+                "result": firing_result(r.result_json),
                 "late": "late firing" if r.late else "",
                 "now": "◀" if r.step == step else "",
             }
@@ -214,6 +214,18 @@ def window_firings_table(cursor: InstanceCursor, step: int, t: TimeFormat = DEFA
         ],
         columns=columns,
     )
+
+
+def firing_result(result_json: str | None) -> str:
+    """A firing's result as a person reads it: the aggregate's value, or the window's contents
+    (the recorded JSON also holds the window's start and end in ms, which the `window` column
+    already says in the reader's time format: issue 30 found them raw in this column)."""
+    if not result_json:
+        return ""
+    item = json.loads(result_json)
+    if "result" in item:
+        return str(item["result"])
+    return ", ".join(str(element) for element in item.get("elements", ()))
 
 
 def firings_so_far(cursor: InstanceCursor, step: int) -> str:

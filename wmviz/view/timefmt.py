@@ -30,15 +30,11 @@ from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from wmviz.core.timetext import duration, emission_text, input_text
-from wmviz.core.types import MAX_MS, MIN_MS, format_ms
+from wmviz.core.types import MAX_MS, MIN_MS, format_ms, is_epoch
 from wmviz.trace.timecells import parse_time_ms
 
 __all__ = ["DEFAULT", "MODES", "TimeFormat", "duration", "emission_text", "input_text", "is_epoch", "raw"]
 
-EPOCH_FROM_MS = 946_684_800_000
-"""2000-01-01T00:00:00Z: a value from here on is taken to be epoch milliseconds (an instant)."""
-EPOCH_UNTIL_MS = 253_402_300_799_999
-"""9999-12-31T23:59:59.999Z, the last instant an ISO year has four digits for."""
 
 MODES = ("utc", "relative", "ms")
 """`utc`: instants as ISO date-times (in the chosen zone), small values as numbers; `relative`:
@@ -59,11 +55,6 @@ _TIME_STEPS = (
     *(h * 3_600_000 for h in (1, 2, 3, 6, 12)),
     *(d * 86_400_000 for d in (1, 2, 7, 14, 30, 90, 365)),
 )
-
-
-def is_epoch(ms: int) -> bool:
-    """Whether `ms` reads as an instant (epoch milliseconds from the year 2000 on)."""
-    return EPOCH_FROM_MS <= ms <= EPOCH_UNTIL_MS
 
 
 raw = format_ms

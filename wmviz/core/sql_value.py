@@ -1,0 +1,7 @@
+"""A SQL column's value as wmviz holds it, declared below everything that holds one (the configs
+that name aggregate calls sit under `wmviz.core.scenario`, which `wmviz.core.sql_rows` reads)."""
+
+from __future__ import annotations
+
+SqlValue = str | int | float | bool | None
+"""A column's value as the rows file gives it (a timestamp as its text) or an operator computes it."""
