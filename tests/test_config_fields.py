@@ -88,11 +88,11 @@ def test_the_generic_check_judges_every_millisecond_field_by_its_own_rule(field:
         assert _errors(lambda: parse_config(_section_with(field, minimum - 1), "c.json")) == [
             f"c.json: field {path}: {minimum - 1} must be {expected}"
         ]
-    maximum = field.rule.maximum
+    maximum = field.rule.most()
     if maximum is not None:
-        assert field.rule.maximum_why
+        assert field.rule.most_why()
         assert _errors(lambda: parse_config(_section_with(field, maximum + 1), "c.json")) == [
-            f"c.json: field {path}: {maximum + 1:,} is more than {maximum:,}: {field.rule.maximum_why}"
+            f"c.json: field {path}: {maximum + 1:,} is more than {maximum:,}: {field.rule.most_why()}"
         ]
         assert parse_config(_section_with(field, maximum), "c.json")
 

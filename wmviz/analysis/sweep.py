@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,8 +36,10 @@ from typing import Any
 import numpy as np
 import pyarrow.compute as pc
 
+from wmviz.core.errors import BadInputError
 from wmviz.core.operator_log import Dropped, JoinOutput, OutputWatermark, StepEvent, WindowOutput
 from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow, WindowConfig
+from wmviz.core.settings import MAX_SWEEP_COMBINATIONS
 from wmviz.core.simulate import manual_channels_of
 from wmviz.core.timetext import duration
 from wmviz.core.types import MIN_MS
@@ -49,7 +50,7 @@ from wmviz.trace.quote import show
 from wmviz.trace.rowtable import decode_rows, grouped_table
 from wmviz.trace.timecells import parse_duration_ms
 
-DEFAULT_MAX_COMBINATIONS = 256
+DEFAULT_MAX_COMBINATIONS = MAX_SWEEP_COMBINATIONS.default
 COUNTER_COLUMNS = (
     "records",
     "late_dropped",
@@ -63,17 +64,13 @@ COUNTER_COLUMNS = (
 """The columns after the varied fields, in order."""
 
 
-class SweepError(ValueError):
+class SweepError(BadInputError, ValueError):
     """A `--vary` that cannot be read, or a grid over the budget; the message names it."""
 
 
 def max_combinations() -> int:
     """The most combinations one sweep may run ($WMVIZ_MAX_SWEEP_COMBINATIONS, 256)."""
-    raw = os.environ.get("WMVIZ_MAX_SWEEP_COMBINATIONS", str(DEFAULT_MAX_COMBINATIONS))
-    try:
-        return max(1, int(raw))
-    except ValueError:
-        return DEFAULT_MAX_COMBINATIONS
+    return MAX_SWEEP_COMBINATIONS.get()
 
 
 # ---- the grid ----------------------------------------------------------------------------------

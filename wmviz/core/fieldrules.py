@@ -11,7 +11,7 @@ second edit anywhere.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import MISSING, Field, dataclass, fields
 from enum import Enum
 from typing import Any, get_args
@@ -55,12 +55,21 @@ class Rule:
     check: Check
     meaning: str
     minimum: int | None = None
-    maximum: int | None = None
-    maximum_why: str = ""
+    maximum: int | Callable[[], int] | None = None
+    """The largest value; a callable (a setting's `get`) is read when a config is checked."""
+    maximum_why: str | Callable[[], str] = ""
     """Why a value above `maximum` is refused (the message says it)."""
     options: tuple[str, ...] = ()
     unit: str = ""
     sections: tuple[type, ...] = ()
+
+    def most(self) -> int | None:
+        """The largest value, read now."""
+        return self.maximum() if callable(self.maximum) else self.maximum
+
+    def most_why(self) -> str:
+        """Why a value above `most()` is refused, said now."""
+        return self.maximum_why() if callable(self.maximum_why) else self.maximum_why
 
 
 UNIT_WORDS = {"ms": "milliseconds", "": "a count"}
@@ -73,7 +82,11 @@ def millis(meaning: str, *, minimum: int | None = None) -> Mapping[str, Rule]:
 
 
 def count(
-    meaning: str, *, minimum: int | None = None, maximum: int | None = None, maximum_why: str = ""
+    meaning: str,
+    *,
+    minimum: int | None = None,
+    maximum: int | Callable[[], int] | None = None,
+    maximum_why: str | Callable[[], str] = "",
 ) -> Mapping[str, Rule]:
     """An integer that counts something (read as `millis` is, with no unit), at most `maximum`."""
     return {RULE: Rule(Check.MILLIS, meaning, minimum=minimum, maximum=maximum, maximum_why=maximum_why)}

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar, Literal
 
-from wmviz.core.budgets import MAX_ALIGNMENT_BUFFER, alignment_buffer_reason
+from wmviz.core.budgets import alignment_buffer_reason
 from wmviz.core.fieldrules import (
     channel_counts,
     choice,
@@ -26,6 +26,7 @@ from wmviz.core.fieldrules import (
     text,
 )
 from wmviz.core.operator_kind import OperatorKind
+from wmviz.core.settings import MAX_ALIGNMENT_BUFFER
 from wmviz.core.sql_buffer_config import DeduplicateConfig, OverAggregateConfig, TemporalSortConfig
 from wmviz.core.sql_expr import Expr, TypeKind
 from wmviz.core.sql_session_config import SqlSessionConfig
@@ -104,8 +105,8 @@ class AlignmentConfig:
             "pipeline.watermark-alignment.buffer-size: pausing compares the watermark of this many "
             "updates ago (0: the latest, as before Flink 2.3)",
             minimum=0,
-            maximum=MAX_ALIGNMENT_BUFFER,
-            maximum_why=alignment_buffer_reason(),
+            maximum=MAX_ALIGNMENT_BUFFER.get,
+            maximum_why=alignment_buffer_reason,
         ),
     )
 

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from wmviz.core.errors import Refused
 from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.core.scenario import IntervalJoinConfig
 from wmviz.sql.model import Behaviour, Node, OperatorRefused, SourceTable, SqlJob
 from wmviz.sql.operators import operator_of
 
 
-class ReplayRefused(ValueError):
+class ReplayRefused(Refused, ValueError):
     """The job (or its rows) has something `sql replay` does not model; the message names it."""
 
 
