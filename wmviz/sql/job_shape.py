@@ -59,7 +59,8 @@ class Group:
     meeting: str | None
     downstream: tuple[str, ...]
     """The meeting node and every node after it: they carry the meeting operator's output."""
-    operator: IntervalJoinConfig | None
+    operator: IntervalJoinConfig | SqlOperatorKind | None
+    """The meeting operator: an interval join, or SQL's temporal join (a core SQL operator)."""
     zone: str
     sql: SqlStage | None = None
     """A one-table group's SQL operator (the interval join's groups have none)."""
@@ -71,7 +72,6 @@ class Group:
 
 _REFUSED_BEHAVIOURS = {
     Behaviour.MINI_BATCH: "a mini-batch assigner's watermarks are not replayed yet",
-    Behaviour.TEMPORAL_JOIN: "the event-time temporal join is not replayed yet",
 }
 
 
@@ -151,9 +151,7 @@ def _group(
                 f"{_said(job.node(node_id))} after {_said(meeting)}: "
                 "a second meeting of watermarks is not replayed yet"
             )
-    if meeting.behaviour is not Behaviour.INTERVAL_JOIN:
-        raise ReplayRefused(f"{_said(meeting)}: where tables meet, only an interval join is replayed yet")
-    join = _join_config(meeting)
+    join = _meeting_config(job, meeting)
     edges = job.inputs_of(key)
     sides: list[Branch] = []
     stop = set(after)
@@ -167,6 +165,23 @@ def _group(
             )
         sides.append(_branch(job, fed[0], side, 0, stop, downstream_of))
     return Group(meeting.name + f"[{meeting.id}]", tuple(sides), key, after, join, zone)
+
+
+def _meeting_config(job: SqlJob, meeting: Node) -> IntervalJoinConfig | SqlOperatorKind:
+    """The operator where two tables meet: an event-time interval join, or the temporal join its
+    plan reader reads (`wmviz.sql.operators`); anything else is refused by name."""
+    if meeting.behaviour is Behaviour.INTERVAL_JOIN:
+        return _join_config(meeting)
+    if meeting.behaviour is Behaviour.TEMPORAL_JOIN:
+        try:
+            config = operator_of(meeting, job)
+        except OperatorRefused as refused:
+            raise ReplayRefused(str(refused)) from None
+        if config is not None:
+            return config
+    raise ReplayRefused(
+        f"{_said(meeting)}: where tables meet, an interval join or a temporal join is replayed, not this"
+    )
 
 
 def sql_stage(job: SqlJob, path: tuple[str, ...]) -> SqlStage | None:

@@ -168,7 +168,7 @@ def _scenario(group: Group, rows: ReplayInput, interval_ms: int) -> ScenarioConf
     first = next(iter(generators.values()))
     operator: OperatorConfig = NoOperator()
     if group.operator is not None:
-        operator = group.operator
+        operator = group.operator  # type: ignore[assignment]  # a SqlOperatorKind is one of them
     elif group.sql is not None and group.sql.config is not None:
         operator = group.sql.config  # type: ignore[assignment]
     channels = {b.input: 1 for b in group.branches}

@@ -16,13 +16,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.core.sql_expr import local_ms_of_instant
 from wmviz.core.sql_rows import SqlValue
 from wmviz.core.sql_window_time import timestamp_text
 from wmviz.core.sql_windows import LATE_METRIC
+from wmviz.core.types import MIN_MS
+from wmviz.sql import rex
 from wmviz.sql.job_shape import Group, groups_of
-from wmviz.sql.model import Node, SqlJob, fields_of
+from wmviz.sql.model import Node, OperatorRefused, SqlJob, fields_of
 from wmviz.sql.replay import StepState
 from wmviz.sql.rows import InputRow, ReplayInput
 from wmviz.sql.values import cell_ms
@@ -54,13 +58,22 @@ class DropLine:
 
 
 @dataclass(frozen=True, slots=True)
+class CalcStep:
+    """One Calc on a route: its projection's expressions and its WHERE (`wmviz.sql.rex`)."""
+
+    node: str
+    projection: tuple[Mapping[str, Any], ...]
+    condition: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
 class Route:
-    """How rows leaving `start` reach one sink: the field names at `start`, each Calc's projection
-    (input indexes), the sink's columns (name, type); or why they do not."""
+    """How rows leaving `start` reach one sink: the field names at `start`, each Calc on the way,
+    the sink's columns (name, type); or why they do not."""
 
     sink: str
     start_fields: tuple[str, ...]
-    projections: tuple[tuple[int, ...], ...]
+    projections: tuple[CalcStep, ...]
     columns: tuple[tuple[str, str], ...]
     refused: str | None = None
 
@@ -68,13 +81,16 @@ class Route:
 _PASS = {"stream-exec-exchange", "stream-exec-watermark-assigner", "stream-exec-local-window-aggregate"}
 
 
-def routes_from(job: SqlJob, start: str, start_fields: Sequence[str]) -> list[Route]:
-    """Every sink reachable from node `start`, each with its route (or why it is not replayed)."""
+def routes_from(
+    job: SqlJob, start: str, start_fields: Sequence[str], avoid: str | None = None
+) -> list[Route]:
+    """Every sink reachable from node `start` (not through `avoid`, the SQL operator whose own rows
+    take that way), each with its route (or why it is not replayed)."""
     out: list[Route] = []
-    todo: list[tuple[str, tuple[tuple[int, ...], ...], str | None]] = [(start, (), None)]
+    todo: list[tuple[str, tuple[CalcStep, ...], str | None]] = [(start, (), None)]
     while todo:
         node_id, projections, refused = todo.pop(0)
-        for edge in (e for e in job.edges if e.source == node_id):
+        for edge in (e for e in job.edges if e.source == node_id and e.target != avoid):
             target = job.node(edge.target)
             if target.flink_type == "stream-exec-sink":
                 out.append(Route(target.table or target.name, tuple(start_fields), projections,
@@ -85,25 +101,25 @@ def routes_from(job: SqlJob, start: str, start_fields: Sequence[str]) -> list[Ro
     return out
 
 
-def _through(node: Node) -> tuple[tuple[tuple[int, ...], ...], str | None]:
-    """What a node between the operator and a sink does to rows: nothing, a projection, or it is
-    not modelled (the reason)."""
+def _through(node: Node) -> tuple[tuple[CalcStep, ...], str | None]:
+    """What a node between the operator and a sink does to rows: nothing, a Calc (its projection
+    and WHERE, computed by `wmviz.sql.rex`), or it is not modelled (the reason)."""
     if node.flink_type in _PASS:
         return (), None
+    where = f"{node.name} (plan node {node.id})"
     if node.flink_type == "stream-exec-calc":
         projection = node.spec.get("projection")
-        refs = projection if isinstance(projection, list) else []
-        if (
-            node.spec.get("condition") is None
-            and refs
-            and all(isinstance(r, dict) and r.get("kind") == "INPUT_REF" for r in refs)
-        ):
-            return ((tuple(int(r["inputIndex"]) for r in refs),), None)
-        return (
-            (),
-            f"{node.name} (plan node {node.id}) computes or filters rows, which the replay does not model",
-        )
-    return (), f"{node.name} (plan node {node.id}) is not replayed for rows"
+        items = tuple(projection) if isinstance(projection, list) else ()
+        condition = node.spec.get("condition")
+        try:
+            if not items:
+                raise OperatorRefused(f"{where}: a projection it cannot read")
+            for item in (*items, *([condition] if condition is not None else [])):
+                rex.check(item, where)
+        except OperatorRefused as refused:
+            return (), str(refused)
+        return ((CalcStep(node.id, items, condition if isinstance(condition, dict) else None),), None)
+    return (), f"{where} is not replayed for rows"
 
 
 def _sink_columns(sink: Node) -> tuple[tuple[str, str], ...]:
@@ -115,11 +131,23 @@ def _sink_columns(sink: Node) -> tuple[tuple[str, str], ...]:
         return tuple((name, "") for name in fields_of(sink))
 
 
-def carry(route: Route, step: int, kind: str, values: Mapping[str, SqlValue], zone: str) -> SinkRow:
-    """One row along a route (not refused): projected, then named and written as the sink's columns."""
+def carry(
+    route: Route,
+    step: int,
+    kind: str,
+    values: Mapping[str, SqlValue],
+    zone: str,
+    watermarks: Mapping[str, int] | None = None,
+) -> SinkRow | None:
+    """One row along a route (not refused): through each Calc (None when a WHERE drops it), then
+    named and written as the sink's columns. `watermarks` are each node's watermark before the
+    row (what CURRENT_WATERMARK reads; MIN where not given)."""
     row: list[SqlValue] = [values.get(name) for name in route.start_fields]
-    for projection in route.projections:
-        row = [row[i] for i in projection]
+    for calc in route.projections:
+        context = rex.Context((watermarks or {}).get(calc.node, MIN_MS), zone)
+        if calc.condition is not None and rex.evaluate(calc.condition, row, context) is not True:
+            return None
+        row = [rex.sql_value(rex.evaluate(item, row, context)) for item in calc.projection]
     named = tuple(
         (name, oracle_value(value, data_type, zone))
         for (name, data_type), value in zip(route.columns, row, strict=False)
@@ -152,6 +180,10 @@ class GroupRows:
     operator: str | None
     """The SQL operator's name as Flink's metrics name it (`GlobalWindowAggregate[4]`), if any."""
     routes: tuple[Route, ...]
+    """From the SQL operator to the sinks its rows reach."""
+    input_routes: tuple[Route, ...] = ()
+    """From the table's scan to the sinks its input rows reach without the operator (every sink,
+    for a table with no SQL operator; a dead-letter query beside a window)."""
 
 
 def group_rows(job: SqlJob) -> list[GroupRows]:
@@ -162,21 +194,27 @@ def group_rows(job: SqlJob) -> list[GroupRows]:
         if group.is_join:
             assert group.meeting is not None
             meeting = job.node(group.meeting)
+            if isinstance(group.operator, SqlOperatorKind):  # the temporal join: SQL's own rows
+                routes = routes_from(job, group.meeting, fields_of(meeting))
+                out.append(GroupRows(group, f"{meeting.name}[{meeting.id}]", tuple(routes)))
+                continue
             why = f"{meeting.name} (plan node {meeting.id}): an interval join's rows are not replayed yet"
             routes = [replace_refused(r, why) for r in routes_from(job, group.meeting, ())]
             out.append(GroupRows(group, None, tuple(routes)))
             continue
         stage = group.sql
+        scan = group.branches[0].table.node_id
         if stage is None:
-            scan = group.branches[0].table.node_id
-            out.append(GroupRows(group, None, tuple(routes_from(job, scan, fields_of(job.node(scan))))))
+            inputs = routes_from(job, scan, fields_of(job.node(scan)))
+            out.append(GroupRows(group, None, (), tuple(inputs)))
             continue
         node = job.node(stage.node)
         routes = routes_from(job, stage.node, fields_of(node))
         refused = stage.refused or _computed_before(job, group, node)
         if refused is not None:
             routes = [replace_refused(r, refused) for r in routes]
-        out.append(GroupRows(group, f"{node.name}[{node.id}]", tuple(routes)))
+        inputs = routes_from(job, scan, fields_of(job.node(scan)), avoid=stage.node)
+        out.append(GroupRows(group, f"{node.name}[{node.id}]", tuple(routes), tuple(inputs)))
     return out
 
 
@@ -205,34 +243,39 @@ def replay_lines(job: SqlJob, rows: ReplayInput, states: Iterable[StepState]) ->
     for line in rows.lines:
         if isinstance(line, InputRow):
             inputs.setdefault(line.step, []).append(line)
+    before: Mapping[str, int] = {}
+    """Each node's watermark before the step's rows (what a Calc's CURRENT_WATERMARK reads)."""
     for state in states:
-        sink_rows: list[SinkRow] = []
+        carried: list[SinkRow | None] = []
         drops: list[DropLine] = []
         for plan in plans:
             name, zone = plan.group.name, plan.group.zone
-            if plan.group.sql is None and not plan.group.is_join:
+            if plan.input_routes:
                 table = plan.group.branches[0].table.table
                 values = [line.values for line in inputs.get(state.step, []) if line.table == table]
-                sink_rows += [
-                    carry(r, state.step, "+I", v, zone) for r in plan.routes if not r.refused for v in values
+                carried += [
+                    carry(r, state.step, "+I", v, zone, before)
+                    for r in plan.input_routes
+                    if not r.refused
+                    for v in values
                 ]
-                continue
             for route in plan.routes:
                 if route.refused is None:
                     for output in state.outputs.get(name, ()):
-                        sink_rows.append(
-                            carry(route, state.step, output.kind.value, dict(output.values), zone)
+                        carried.append(
+                            carry(route, state.step, output.kind.value, dict(output.values), zone, before)
                         )
             if state.late.get(name) and plan.operator is not None:
                 drops.append(DropLine(state.step, plan.operator, state.late[name]))
-        sink_rows.sort(key=lambda r: r.sink)
+        sink_rows = sorted((r for r in carried if r is not None), key=lambda r: r.sink)
         yield from sink_rows
         yield from drops
+        before = state.nodes
 
 
 def rows_not_replayed(job: SqlJob) -> list[str]:
     """What the replay leaves out, by name: the sinks whose rows it does not compute, and why."""
-    routes = [route for plan in group_rows(job) for route in plan.routes]
+    routes = [route for plan in group_rows(job) for route in (*plan.routes, *plan.input_routes)]
     notes = [f"the rows {r.sink} receives are not replayed: {r.refused}" for r in routes if r.refused]
     reached = {r.sink for r in routes}
     for sink in job.nodes:
