@@ -187,8 +187,11 @@ def _sql() -> list[Case]:
     """SQL's watermark stages (tests/data/sql: pushed down, a separate assigner with idleness and a
     mini-batch assigner, split readers with alignment, a join of two tables with a config each)."""
     folder = REPO / "tests" / "data" / "sql"
-    # `*.rows.jsonl` beside them are `wmviz sql replay`'s rows files, not traces.
-    traces = [p for p in sorted(folder.glob("*.jsonl")) if not p.name.endswith(".rows.jsonl")]
+    # `*.rows.jsonl` beside them are `wmviz sql replay`'s rows files, `*.flink.jsonl` a real run's
+    # output lines (tools/flinksql/run.py): neither is a trace.
+    traces = [
+        p for p in sorted(folder.glob("*.jsonl")) if not p.name.endswith((".rows.jsonl", ".flink.jsonl"))
+    ]
     return [Case(f"sql-{p.stem}", p.name, _text(p.read_bytes())) for p in traces]
 
 
