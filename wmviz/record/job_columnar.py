@@ -65,6 +65,7 @@ class ColumnarSeries(MutableMapping[SeriesKey, Points]):
         self._keys = keys
         self._place = {key: index for index, key in enumerate(keys)}
         self._starts, self._time, self._value = starts, time, value
+        self._bounds: list[int] = starts.tolist()  # Python ints: a span costs two list reads
         self._sample_times: list[int] | None = None
 
     def __getitem__(self, key: SeriesKey) -> Points:
@@ -86,9 +87,14 @@ class ColumnarSeries(MutableMapping[SeriesKey, Points]):
     def __delitem__(self, key: SeriesKey) -> None:
         raise TypeError("a columnar job recording is read-only; record into a dict")
 
+    def setdefault(self, key: SeriesKey, default: Points | None = None) -> Points:
+        """Refused, as every write is: the points it returned would be a copy, and what was
+        appended to it lost without a word (`JobRecording.add`)."""
+        raise TypeError("a columnar job recording is read-only; record into a dict")
+
     def _span(self, key: SeriesKey) -> tuple[int, int]:
         index = self._place[key]
-        return int(self._starts[index]), int(self._starts[index + 1])
+        return self._bounds[index], self._bounds[index + 1]
 
     @property
     def points(self) -> int:
@@ -109,6 +115,9 @@ class ColumnarSeries(MutableMapping[SeriesKey, Points]):
         lo, hi = self._span(key)
         if lo == hi:
             return [None] * len(times)
+        if len(times) == 1:  # blame's single-moment questions: one search, no arrays built
+            at = int(self._time[lo:hi].searchsorted(times[0], side="right")) - 1
+            return [int(self._value[lo + at])] if at >= 0 else [None]
         index = np.searchsorted(self._time[lo:hi], np.asarray(times, dtype=np.int64), side="right") - 1
         found: list[int | None] = self._value[lo:hi][np.maximum(index, 0)].tolist()
         if index[0] < 0:
