@@ -18,6 +18,7 @@ gauges read as "holds from its sample until the next one", the same rule as the 
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from collections.abc import Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,7 @@ class ColumnarSeries(MutableMapping[SeriesKey, Points]):
         self._starts, self._time, self._value = starts, time, value
         self._bounds: list[int] = starts.tolist()  # Python ints: a span costs two list reads
         self._sample_times: list[int] | None = None
+        self._lists: dict[SeriesKey, tuple[list[int], list[int]]] = {}
 
     def __getitem__(self, key: SeriesKey) -> Points:
         lo, hi = self._span(key)
@@ -96,6 +98,15 @@ class ColumnarSeries(MutableMapping[SeriesKey, Points]):
         index = self._place[key]
         return self._bounds[index], self._bounds[index + 1]
 
+    def _touched(self, key: SeriesKey, lo: int, hi: int) -> tuple[list[int], list[int]]:
+        """The series' times and values as Python lists, made when first asked for one moment and
+        kept: a numpy search per moment cost ~10x a bisect, and blame asks a split's series at each
+        moment it walks (the lists held grow with the series a question touches, not the file)."""
+        found = self._lists.get(key)
+        if found is None:
+            found = self._lists[key] = (self._time[lo:hi].tolist(), self._value[lo:hi].tolist())
+        return found
+
     @property
     def points(self) -> int:
         """How many points all series hold."""
@@ -115,9 +126,10 @@ class ColumnarSeries(MutableMapping[SeriesKey, Points]):
         lo, hi = self._span(key)
         if lo == hi:
             return [None] * len(times)
-        if len(times) == 1:  # blame's single-moment questions: one search, no arrays built
-            at = int(self._time[lo:hi].searchsorted(times[0], side="right")) - 1
-            return [int(self._value[lo + at])] if at >= 0 else [None]
+        if len(times) == 1:  # blame's single-moment questions, asked again and again of a series
+            series_times, values = self._touched(key, lo, hi)
+            at = bisect_right(series_times, times[0]) - 1
+            return [values[at]] if at >= 0 else [None]
         index = np.searchsorted(self._time[lo:hi], np.asarray(times, dtype=np.int64), side="right") - 1
         found: list[int | None] = self._value[lo:hi][np.maximum(index, 0)].tolist()
         if index[0] < 0:
