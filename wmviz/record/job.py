@@ -39,12 +39,13 @@ from wmviz.record.job_checks import long_of, optional_long, split_of, what, whol
 from wmviz.record.job_checks import parallelism_of as parallelism_of
 from wmviz.record.job_columnar import (
     ColumnarSeries,
-    is_columnar_bytes,
     is_columnar_file,
     read_columnar,
     write_columnar,
 )
 from wmviz.record.job_config import JobConfig, JobConfigError, job_config_json, job_config_of
+from wmviz.record.job_sniff import SNIFF_BYTES as SNIFF_BYTES
+from wmviz.record.job_sniff import is_recording_bytes as is_recording_bytes
 from wmviz.trace.jsonline import loads_strict
 
 FORMAT = "wmviz-job/1"
@@ -320,26 +321,6 @@ def write_recording(rec: JobRecording, path: Path, columnar: bool = False) -> No
     body = to_json(rec)
     recording_of(body, path.name)  # JobFormatError: what would be written is no recording its reader takes
     write_file(path, json.dumps(body, separators=(",", ":")).encode("utf-8"))
-
-
-_RECORDING_HEAD = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"format"\s*:\s*"wmviz-job/1"\s*[,}]')
-SNIFF_BYTES = 4096
-"""How much of the head and tail of a file `is_recording_bytes` looks at."""
-
-
-def is_recording_bytes(data: bytes) -> bool:
-    """Whether a file's bytes are a job recording (one JSON object of this format), not a trace:
-    how an upload box that takes both tells them apart.
-
-    Told by its shape alone, in constant time and memory: an object whose first member is
-    `"format": "wmviz-job/1"` (as `to_json` writes it) and whose last byte closes it. Decoding the
-    whole upload here cost as much as the upload is hostile (300 KB of nested `[` overflowed the
-    decoder's stack, 40 MB of `[],[],…` held ~1 GB) before anything said what it was; the whole
-    document is read once, by `read_recording` and its bounds, when it is opened."""
-    json_form = bool(_RECORDING_HEAD.match(data[:SNIFF_BYTES])) and data[-SNIFF_BYTES:].rstrip().endswith(
-        b"}"
-    )
-    return json_form or is_columnar_bytes(data)
 
 
 def read_recording(path: Path) -> JobRecording:
