@@ -256,3 +256,25 @@ def test_a_good_hand_made_file_reads(tmp_path):
     rec = read_recording(_arrow(tmp_path / "ok.arrow", _header(), [1, 2], [10, 20]))
     assert rec.values_over(("a1", 0, OUTPUT_WATERMARK, None), [0, 1, 3]) == [None, 10, 20]
     assert np.array_equal(rec.times(), [1, 2])
+
+
+def test_an_uploaded_columnar_recording_opens_on_the_graph_as_its_json_does(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from wmviz.store import uploads
+
+    monkeypatch.setenv("WMVIZ_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("WMVIZ_SPARK_START", "lazy")
+    rec = read_recording(SAMPLE)
+    write_recording(rec, tmp_path / "incident.arrow", columnar=True)
+    said = []
+    for name, data in (
+        ("incident.arrow", (tmp_path / "incident.arrow").read_bytes()),
+        ("incident.json", SAMPLE.read_bytes()),
+    ):
+        app = AppTest.from_file(str(Path("app.py").resolve()), default_timeout=180)
+        app.query_params["job"] = uploads.store_upload(name, data, None).digest
+        app.run()
+        assert not app.exception, app.exception
+        said.append([m.value for m in app.markdown if "holds it" in m.value or "Who holds" in m.value])
+    assert said[0] and said[0] == said[1]
