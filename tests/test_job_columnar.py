@@ -152,6 +152,8 @@ def test_convert_and_import_refuse_a_form_and_extension_that_disagree(tmp_path):
     assert not out.exists()
     proc = _wmviz(*args, str(tmp_path / "o.arrow"), "--format", "columnar")
     assert proc.returncode == 0, proc.stderr
+    proc = _wmviz("import", "prometheus", str(export), "--out", str(tmp_path / "t.jsonl"), "--format", "json")
+    assert proc.returncode == 2 and "is for a whole-job recording (with --plan)" in proc.stderr
     assert isinstance(read_recording(tmp_path / "o.arrow").series, ColumnarSeries)
 
 

@@ -86,7 +86,8 @@ def cmd_record(args: argparse.Namespace) -> None:
 
         record_job(args)
         return
-
+    if args.format is not None:
+        raise BadInput(f"--format {args.format}: is for a whole-job recording (without --vertex)")
     check_outputs(args.out, [], [("--samples", args.samples)])
     every_ms, until_ms, idleness, client, view = vertex_options(args)
     topology = view.topology
@@ -321,6 +322,8 @@ def cmd_import_prometheus(args: argparse.Namespace) -> None:
 
         import_prometheus_job(args)
         return
+    if args.format is not None:
+        raise BadInput(f"--format {args.format}: is for a whole-job recording (with --plan)")
     check_outputs(args.out, [("the export", args.file)], [])
     try:
         idleness = duration_option_ms(args.idleness, "--idleness") if args.idleness else None
