@@ -11,7 +11,7 @@ second edit anywhere.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import MISSING, Field, dataclass, fields
 from enum import Enum
 from typing import Any, get_args
@@ -148,6 +148,27 @@ def default_of(declared: Field[Any]) -> Any:
     if declared.default_factory is not MISSING:
         return declared.default_factory()
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """A value addressable by a dotted path that is not a field of its own but a way to set one: a
+    config type lists its settings in a `settings` class attribute beside its fields. A config file
+    never holds it (an unknown key there); `wmviz.trace.config.replace_field` (a sweep's `--vary`)
+    judges the value by `rule`, then sets the field `sets` to `apply(section, value)`, which raises
+    a `ValueError` saying why a section cannot take it."""
+
+    rule: Rule
+    sets: str
+    """The field it writes."""
+    apply: Callable[[Any, Any], Any]
+    read: Callable[[Any], Any]
+    """Its value in a section (None: the section has none to read)."""
+
+
+def settings_of(section: Any) -> Mapping[str, Setting]:
+    """The settings a config section's type declares (none for most)."""
+    return getattr(type(section), "settings", {})
 
 
 @dataclass(frozen=True, slots=True)
