@@ -12,6 +12,7 @@ from functools import partial
 
 import streamlit as st
 
+from wmviz.core.settings import bad_settings
 from wmviz.core.types import MIN_MS, Profile
 from wmviz.store.incidents import DEFAULT_INCIDENT
 from wmviz.store.runs import RunRequest
@@ -46,6 +47,9 @@ def main() -> None:
     """Render the page for the view in the URL and the sidebar."""
     st.set_page_config(page_title="wmviz: watermark valve debugger", layout="wide")
     panels.page_style()
+    if bad := bad_settings():  # each WMVIZ_* setting is read when needed: a bad one says so first
+        st.error("The server's settings need fixing:\n\n" + "\n".join(f"- {literal(str(e))}" for e in bad))
+        st.stop()
     # Arrows step the trace (or the job graph's time) whatever has focus, never a widget's value.
     keys.install_shortcuts(keys.JOB_SHORTCUTS if job_view.on_job_page() else keys.SHORTCUTS)
     # Spark starts now, in the background, and is never waited for. While its box refreshes itself,
@@ -253,4 +257,5 @@ def _natural(name: str) -> tuple:
 try:
     main()
 finally:  # the page is drawn (or stopped, or rerunning): now Spark may take the cores
-    loading.start_spark_after_page()
+    if not bad_settings():  # else the page said which setting to fix, and nothing starts
+        loading.start_spark_after_page()

@@ -10,9 +10,11 @@ from collections import deque
 import pytest
 
 from wmviz.core.alignment import WatermarkSampler
-from wmviz.core.budgets import MAX_ALIGNMENT_BUFFER
+from wmviz.core.settings import MAX_ALIGNMENT_BUFFER as BUFFER_SETTING
 from wmviz.timeline import keyframe
 from wmviz.trace import TraceValidationError, parse_config
+
+MAX_ALIGNMENT_BUFFER = BUFFER_SETTING.default
 
 
 def _config(buffer_size: object) -> dict:

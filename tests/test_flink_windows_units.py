@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import wmviz.trace.config
 from tools.flinkvalve import jar
 from wmviz.cli import commands as cli
 from wmviz.core.java.hashorder import JavaHashTable, long_to_int_with_bit_mixing
@@ -82,7 +81,7 @@ def test_a_sliding_window_with_more_than_ten_million_windows_per_element_is_a_co
     # Flink builds this job; what stops it in wmviz by default is wmviz's own budget, named as such.
     with pytest.raises(TraceValidationError, match="WMVIZ_MAX_WINDOWS_PER_RECORD"):
         parse_config(ok, "c.json")
-    monkeypatch.setattr(wmviz.trace.config, "MAX_WINDOWS_PER_RECORD", 10_000_000)
+    monkeypatch.setenv("WMVIZ_MAX_WINDOWS_PER_RECORD", "10000000")
     assert parse_config(ok, "c.json").operator.slide_ms == 1
     bad = {"operator": {"type": "window", "size_ms": 20_000_000, "slide_ms": 1}}
     with pytest.raises(TraceValidationError, match=r"operator\.slide_ms.*size / slide = 20,000,000"):

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from wmviz import cli
+from wmviz.core.errors import BudgetExceeded
 from wmviz.record.output import duration_option_ms, write_rows
 from wmviz.record.samples import Sample, Topology, TraceBuilder, rows_of
 from wmviz.trace import read_trace
@@ -204,7 +205,7 @@ def test_durations_are_exact_ascii_and_within_their_budget():
         with pytest.raises(ValueError):
             parse_duration_ms(bad, "--every")
     assert duration_option_ms("366d", "--idleness") == 366 * 86_400_000
-    with pytest.raises(ValueError, match=r"366 days \(WMVIZ_MAX_DURATION_DAYS\)"):
+    with pytest.raises(BudgetExceeded, match=r"366 days \(WMVIZ_MAX_DURATION_DAYS\)"):
         duration_option_ms("367d", "--idleness")
 
 

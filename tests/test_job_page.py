@@ -62,7 +62,7 @@ def test_the_valve_trace_is_built_only_when_its_button_is_pressed(monkeypatch):
 
 
 def test_a_valve_trace_over_the_budget_is_a_notice_not_a_build(monkeypatch):
-    monkeypatch.setattr(job_view, "MAX_IMPORT_ROWS", 100)
+    monkeypatch.setenv("WMVIZ_MAX_IMPORT_ROWS", "100")
     monkeypatch.setattr(job_view, "vertex_trace", lambda rec, vid: pytest.fail("built"))
     app = open_job(job=JOB, vertex=js.WINDOW)
     notice = shown(app.info[0].value)

@@ -107,10 +107,10 @@ def test_not_utf8_names_the_byte(tmp_path, capsys):
 
 
 def test_limits_on_size_and_nodes(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(errors, "MAX_PLAN_NODES", 5)
+    monkeypatch.setenv("WMVIZ_MAX_PLAN_NODES", "5")
     code, err = run(tmp_path, capsys, PLAN.read_text())
     assert code == 2 and "the plan has 12 nodes, more than wmviz reads: 5 (WMVIZ_MAX_PLAN_NODES)" in err
-    monkeypatch.setattr(errors, "MAX_PLAN_BYTES", 100)
+    monkeypatch.setenv("WMVIZ_MAX_PLAN_BYTES", "100")
     code, err = run(tmp_path, capsys, PLAN.read_text())
     assert code == 2 and "more than wmviz reads as a plan: 100 (WMVIZ_MAX_PLAN_BYTES)" in err
 

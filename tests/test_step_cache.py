@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
 from tests.html_tables import channel_frames
+from wmviz.core.errors import SettingError
 from wmviz.core.types import Profile
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.local import build_timeline_local
@@ -104,7 +105,7 @@ def test_the_bound_comes_from_the_environment(monkeypatch):
     assert step_cache.bound_bytes() == step_cache.DEFAULT_MB * 1024 * 1024
     for bad in ("-1", "lots"):
         monkeypatch.setenv(step_cache.BOUND_ENV, bad)
-        with pytest.raises(ValueError, match=step_cache.BOUND_ENV):
+        with pytest.raises(SettingError, match=step_cache.BOUND_ENV):
             step_cache.bound_bytes()
 
 

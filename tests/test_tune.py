@@ -131,14 +131,12 @@ def test_a_pick_outside_a_new_grid_is_reset_not_an_error(app):
 
 
 def test_a_sweep_over_the_pages_budget_is_refused_with_the_way_to_run_it(app, monkeypatch):
-    from wmviz.core import budgets
-
-    monkeypatch.setattr(budgets, "MAX_PAGE_SWEEP_ROW_RUNS", 28 * 4 - 1)  # the trace has 28 rows
+    monkeypatch.setenv("WMVIZ_MAX_PAGE_SWEEP_ROWS", str(28 * 4 - 1))  # the trace has 28 rows
     _sweep(app, "generator.out_of_orderness_ms=0,5s\noperator.allowed_lateness_ms=0,1s")
     (warning,) = [w.value for w in app.warning if "row runs" in w.value]
     assert "28 rows × 4 combinations are 112 row runs" in warning and "--engine spark" in warning
     assert not _tune_table(app)
-    monkeypatch.setattr(budgets, "MAX_PAGE_SWEEP_ROW_RUNS", 28 * 4)
+    monkeypatch.setenv("WMVIZ_MAX_PAGE_SWEEP_ROWS", str(28 * 4))
     assert len(_tune_table(_sweep(app))[0]) == 4
 
 
@@ -146,7 +144,7 @@ def test_a_server_runs_at_most_its_sweeps_at_once_and_tells_the_next_person(app)
     from wmviz.ui import tune_view
 
     taken = 0
-    while tune_view._SLOTS.acquire(blocking=False):  # other sessions hold every slot
+    while tune_view._slots().acquire(blocking=False):  # other sessions hold every slot
         taken += 1
     try:
         _sweep(app, "generator.out_of_orderness_ms=0,3s")
@@ -154,7 +152,7 @@ def test_a_server_runs_at_most_its_sweeps_at_once_and_tells_the_next_person(app)
         assert not _tune_table(app)
     finally:
         for _ in range(taken):
-            tune_view._SLOTS.release()
+            tune_view._slots().release()
     assert taken >= 1
     assert len(_tune_table(_sweep(app))[0]) == 2
 

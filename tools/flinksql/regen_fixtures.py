@@ -36,6 +36,10 @@ PLANNED = (
     "session_global",
     "temporal_rates",
     "buffer_ops",
+    "win_tumble",
+    "win_hop_one_phase",
+    "win_cumulate",
+    "win_cumulate_one_phase",
 )
 """Scripts Flink plans: each gets a .plan.json and an .explain.txt."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from wmviz.core.errors import BadInputError
 from wmviz.core.types import MAX_MS
 from wmviz.view.timefmt import duration
 
@@ -56,7 +57,7 @@ class Blame:
         }
 
 
-class BlameError(ValueError):
+class BlameError(BadInputError, ValueError):
     """The recording cannot answer (no samples, an unknown vertex, a time outside it)."""
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from wmviz.core.errors import BadValue
 from wmviz.core.operator_log import Dropped, JoinOutput, OperatorOutput, WindowOutput
 from wmviz.core.pipeline import StepResult
 from wmviz.core.scenario import IntervalJoinConfig, ScenarioConfig, WindowConfig
@@ -192,11 +193,11 @@ def select(
 
 
 def parse_fate(text: str) -> Fate:
-    """A fate by its name (`kept`, `added late` or `added-late`, `dropped`); ValueError naming the
+    """A fate by its name (`kept`, `added late` or `added-late`, `dropped`); BadValue naming the
     choices otherwise."""
     fate = FATES.get(text.strip().lower().replace("-", " ").replace("_", " "))
     if fate is None:
-        raise ValueError(f"{text!r} is not a fate; choose one of: {', '.join(FATES)}")
+        raise BadValue(f"{text!r} is not a fate; choose one of: {', '.join(FATES)}")
     return fate
 
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,8 +40,10 @@ import numpy as np
 import pyarrow.compute as pc
 
 from wmviz.analysis.sweep_count import Counts, count_combination, instance_rows
-from wmviz.core.fieldrules import settings_of
+from wmviz.core.errors import BadInputError
+from wmviz.core.fieldrules import setters_of
 from wmviz.core.scenario import Kind, ScenarioConfig, Trace, WindowConfig
+from wmviz.core.settings import MAX_SWEEP_COMBINATIONS
 from wmviz.core.timetext import duration
 from wmviz.timeline.local import instance_groups
 from wmviz.trace.config import replace_field
@@ -50,7 +51,7 @@ from wmviz.trace.quote import show
 from wmviz.trace.rowtable import grouped_table
 from wmviz.trace.timecells import parse_duration_ms
 
-DEFAULT_MAX_COMBINATIONS = 256
+DEFAULT_MAX_COMBINATIONS = MAX_SWEEP_COMBINATIONS.default
 COUNTER_COLUMNS = (
     "records",
     "late_dropped",
@@ -64,17 +65,13 @@ COUNTER_COLUMNS = (
 """The columns after the varied fields, in order."""
 
 
-class SweepError(ValueError):
+class SweepError(BadInputError, ValueError):
     """A `--vary` that cannot be read, or a grid over the budget; the message names it."""
 
 
 def max_combinations() -> int:
     """The most combinations one sweep may run ($WMVIZ_MAX_SWEEP_COMBINATIONS, 256)."""
-    raw = os.environ.get("WMVIZ_MAX_SWEEP_COMBINATIONS", str(DEFAULT_MAX_COMBINATIONS))
-    try:
-        return max(1, int(raw))
-    except ValueError:
-        return DEFAULT_MAX_COMBINATIONS
+    return MAX_SWEEP_COMBINATIONS.get()
 
 
 # ---- the grid ----------------------------------------------------------------------------------
@@ -166,7 +163,7 @@ def default_grid(trace: Trace) -> list[str]:
         lines.append(_line("generator.out_of_orderness_ms", scale, (0.5, 0.9, 1.0)))
     sections = {"generator": generator, **{f"generators.{k}": g for k, g in trace.config.generators.items()}}
     for where, section in sections.items():
-        if section is not None and settings_of(section)["watermark_delay_ms"].read(section) is not None:
+        if section is not None and setters_of(section)["watermark_delay_ms"].read(section) is not None:
             lines.append(_line(f"{where}.watermark_delay_ms", scale, (0.5, 0.9, 1.0)))
     if isinstance(trace.config.operator, WindowConfig):
         lines.append(_line("operator.allowed_lateness_ms", scale, (0.5, 1.0)))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from wmviz.analysis.blame import Blame, BlameError, Walker
 from wmviz.cli.errors import BadInput
+from wmviz.core.errors import BadValue
 from wmviz.record.job import JobFormatError, JobRecording, Vertex, read_recording
 from wmviz.record.names import pick_name
 from wmviz.trace.timecells import parse_time_ms
@@ -38,7 +39,7 @@ def cmd_blame(args: argparse.Namespace) -> None:
     rec, at_ms = recording_and_moment(args)
     try:
         blame = Walker(rec).blame(pick_vertex(rec, args.vertex), at_ms)
-    except (ValueError, BlameError) as err:
+    except (BadValue, BlameError) as err:
         raise BadInput(str(err)) from None
     if args.json:
         print(json.dumps(blame.as_json()))
@@ -56,20 +57,20 @@ def recording_and_moment(args: argparse.Namespace) -> tuple[JobRecording, int | 
         raise BadInput(f"{args.recording}: no such file")
     try:
         at_ms = parse_time_ms(args.at, sentinels=False) if args.at is not None else None
-    except ValueError as err:
+    except BadValue as err:
         raise BadInput(f"--at {err}") from None
     try:
         return read_recording(args.recording), at_ms
     except JobFormatError as err:  # its message names the file already, as the reader read it
         said, name = str(err), args.recording.name
         raise BadInput(said if said.startswith(name) else f"{name}: {said}") from None
-    except (ValueError, OSError) as err:
+    except OSError as err:
         raise BadInput(f"{args.recording}: {err}") from None
 
 
 def pick_vertex(rec: JobRecording, text: str | None) -> Vertex | None:
     """The vertex `--vertex` names, by id or by name (as typed or as the reporter filters it);
-    None when not given. `ValueError` naming the choices when it names none."""
+    None when not given. `BadValue` naming the choices when it names none."""
     if text is None:
         return None
     by_id = {v.id: v for v in rec.vertices}

@@ -1,8 +1,10 @@
 """`python -m wmviz`: transcript, validate and explain a trace from the command line.
 
 Exit codes: 0 ok (or a reader such as `head` closed the pipe), 2 bad input or usage (including a
-missing, unreadable or folder path, `--out` on a file, a closed stdout, a limit crossed), 130
-interrupted (Ctrl-C, one line), 1 internal error (a message; the traceback only with --debug).
+missing, unreadable or folder path, `--out` on a file, a closed stdout, a limit crossed, a bad
+`WMVIZ_*` setting): any error of wmviz's family (`wmviz.core.errors`), handled here once; 130
+interrupted (Ctrl-C, one line); 1 internal error, i.e. anything else, which is a bug (a message; the
+traceback only with --debug).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from wmviz.cli.plan import add_plan_parser, cmd_plan
 from wmviz.cli.record import add_import_parser, add_record_parser, cmd_import, cmd_record
 from wmviz.cli.sql import add_sql_parser, cmd_sql
 from wmviz.cli.sweep import add_sweep_parser, cmd_sweep
+from wmviz.core.errors import WmvizError
+from wmviz.core.settings import check_all
 from wmviz.core.simulate import simulate
 from wmviz.core.story import explain_line
 from wmviz.core.types import Profile
@@ -34,7 +38,7 @@ from wmviz.core.windows import ScenarioError
 from wmviz.disk import OutputError, refuse_overlap
 from wmviz.record.agreement import ReplayCheck, verdict
 from wmviz.timeline.local import build_timeline_local
-from wmviz.timeline.outdir import OutDirError, check_out_dir, timeline_out_dir
+from wmviz.timeline.outdir import check_out_dir, timeline_out_dir
 from wmviz.timeline.transcript import transcript_line
 from wmviz.trace.errors import TraceValidationError
 from wmviz.view.checked import scenario_claims
@@ -106,7 +110,20 @@ def build_parser() -> argparse.ArgumentParser:
         description="Start the page. Streamlit's own options are passed on to `streamlit run`, with or "
         "without a `--` before them: wmviz app --server.port 8599, or wmviz app -- --server.port 8599.",
     )
+    for name, command in sub.choices.items():
+        if name != "app":  # the app's unknown options are Streamlit's
+            _debug_after(command)
     return parser
+
+
+def _debug_after(parser: argparse.ArgumentParser) -> None:
+    """`--debug` taken after a command (and its subcommands) too, not only before it."""
+    if "--debug" not in parser._option_string_actions:
+        parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _debug_after(child)
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -146,17 +163,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sql": cmd_sql,
     }
     try:
+        check_all()  # a bad WMVIZ_* value is one line and exit 2, whatever the command
         commands[args.command](args)
-    except TraceValidationError as err:
-        print(str(err), file=sys.stderr)
-        print(f"{_plural(err.total, 'error')}; nothing was simulated", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except ScenarioError as err:
-        print(f"{args.trace.name}:{err.row.row}: column {err.column}: {err.reason}", file=sys.stderr)
-        print("the trace is valid, but the operator cannot process this row", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except (BadInput, OutDirError, OutputError) as err:
-        print(f"error: {err}", file=sys.stderr)
+    except (WmvizError, OutputError) as err:
+        for line in told(err, args):
+            print(line, file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         # A reader such as `head` went away; the output it wanted was written. Point stdout at
@@ -175,6 +186,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return EXIT_INTERNAL
     return EXIT_OK
+
+
+def told(err: WmvizError | OutputError, args: argparse.Namespace) -> list[str]:
+    """What the command line says for an error of wmviz's family (or a write refused by
+    `wmviz.disk`): one line, except for a trace's list of problems and a row the operator refused,
+    which say what follows from them too."""
+    if isinstance(err, TraceValidationError):
+        return [str(err), f"{_plural(err.total, 'error')}; nothing was simulated"]
+    if isinstance(err, ScenarioError):
+        return [
+            f"{args.trace.name}:{err.row.row}: column {err.column}: {err.reason}",
+            "the trace is valid, but the operator cannot process this row",
+        ]
+    return [f"error: {err}"]
 
 
 def cmd_simulate(args: argparse.Namespace) -> None:

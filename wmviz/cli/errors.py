@@ -6,6 +6,8 @@ the parser that dispatches to it (which would be a circle).
 
 from __future__ import annotations
 
+from wmviz.core.errors import BadInputError
 
-class BadInput(Exception):
+
+class BadInput(BadInputError):
     """A usage or input problem worth a one-line message and exit code 2."""

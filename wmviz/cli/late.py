@@ -14,7 +14,8 @@ from pathlib import Path
 from wmviz.analysis.late_ledger import LedgerRow, build_ledger, operator_name, parse_fate, select
 from wmviz.cli.errors import BadInput
 from wmviz.cli.inputs import load
-from wmviz.core.scenario import NoOperator
+from wmviz.core.errors import BadValue
+from wmviz.core.scenario import Kind, NoOperator
 from wmviz.core.simulate import simulate
 from wmviz.core.types import Profile
 from wmviz.view.timefmt import MODES, TimeFormat, duration, trace_origin
@@ -48,7 +49,7 @@ def cmd_late(args: argparse.Namespace) -> None:
     """Print the ledger as a table, or as JSON Lines."""
     try:
         fate = parse_fate(args.fate) if args.fate is not None else None
-    except ValueError as err:
+    except BadValue as err:
         raise BadInput(f"--fate {err}") from None
     trace = load(args)
     if args.instance is not None and args.instance not in trace.instances:
@@ -64,7 +65,11 @@ def cmd_late(args: argparse.Namespace) -> None:
             print(json.dumps(entry.as_json(times)))
         return
     if not ledger:
-        print(_NOTHING_TEXT if isinstance(trace.config.operator, NoOperator) else _NOTHING_REACHED)
+        if isinstance(trace.config.operator, NoOperator):
+            print(_NOTHING_TEXT)
+        else:
+            records = any(row.kind is Kind.RECORD for row in trace.rows)
+            print(_NOTHING_DECIDED if records else _NOTHING_REACHED)
         return
     for line in ledger_lines(shown, len(ledger), times, multi=len(trace.instances) > 1):
         print(line)
@@ -75,6 +80,10 @@ _NOTHING_TEXT = (
     "records only pass the valve"
 )
 _NOTHING_REACHED = "no ledger: no record reached the operator"
+_NOTHING_DECIDED = (
+    "no ledger: the operator decided no record's fate by the end of the input: every record it "
+    "received still waits in its state (for a watermark that never came)"
+)
 
 
 HEADER = ("step", "row", "input", "event time", "watermark", "behind", "fate", "operator", "rule", "metric")

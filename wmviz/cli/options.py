@@ -7,6 +7,7 @@ import argparse
 import time
 from dataclasses import dataclass
 
+from wmviz.core.errors import BadValue
 from wmviz.record.output import duration_option_ms
 from wmviz.record.rest import RestClient
 
@@ -27,7 +28,7 @@ def poll_options(args: argparse.Namespace) -> PollOptions:
     """The options in milliseconds; ValueError naming the option for a value that is none."""
     every_ms = duration_option_ms(args.every, "--every")
     if every_ms < MIN_EVERY_MS:
-        raise ValueError(f"--every must be at least {MIN_EVERY_MS}ms")
+        raise BadValue(f"--every must be at least {MIN_EVERY_MS}ms")
     return PollOptions(
         every_ms=every_ms,
         until_ms=duration_option_ms(args.duration, "--for") if args.duration else None,
@@ -41,9 +42,9 @@ def rest_client(args: argparse.Namespace) -> RestClient:
     request (finding the job's vertices included) outlives the time the recording was given."""
     deadline_ms = duration_option_ms(args.timeout, "--timeout")
     if deadline_ms < 100:
-        raise ValueError("--timeout must be at least 100ms")
+        raise BadValue("--timeout must be at least 100ms")
     if args.give_up_after < 1:
-        raise ValueError("--give-up-after must be at least 1")
+        raise BadValue("--give-up-after must be at least 1")
     client = RestClient(args.rest, timeout_s=min(10.0, deadline_ms / 1000), deadline_s=deadline_ms / 1000)
     if args.duration:
         client.stop_at = time.monotonic() + duration_option_ms(args.duration, "--for") / 1000

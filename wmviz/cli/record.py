@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import sys
 import time
@@ -11,6 +10,7 @@ from pathlib import Path
 
 from wmviz.cli.errors import BadInput
 from wmviz.cli.options import poll_options, rest_client
+from wmviz.core.errors import BadValue
 from wmviz.disk import GrowingFile, OutputError, refuse_overlap
 from wmviz.record.output import (
     RecordingFile,
@@ -201,13 +201,9 @@ class SampleLoop:
 def vertex_options(args: argparse.Namespace) -> tuple[int, int | None, int | None, RestClient, JobView]:
     """`record --vertex`'s options read and its vertex found: (--every, --for, --idleness in ms,
     the client, the vertex's view); a value or a job the options cannot name exits 2."""
-    try:
-        options = poll_options(args)
-        client = rest_client(args)
-        view = resolve(client, args.job, args.vertex, options.idleness_ms, options.interval_ms)
-    except (ValueError, RecordError, http.client.InvalidURL) as err:
-        # InvalidURL: a --rest or --job with a space or a control character, or a port that is no number.
-        raise BadInput(str(err)) from None
+    options = poll_options(args)
+    client = rest_client(args)
+    view = resolve(client, args.job, args.vertex, options.idleness_ms, options.interval_ms)
     return options.every_ms, options.until_ms, options.idleness_ms, client, view
 
 
@@ -215,7 +211,7 @@ def whole_number(text: str) -> int:
     """An argument that is a count: ASCII digits only, as the trace readers read numbers."""
     try:
         return ascii_int(text)
-    except ValueError as err:
+    except BadValue as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
@@ -227,11 +223,7 @@ def check_outputs(out: Path, reads: list, more: list) -> None:
             raise BadInput(f"{label} {path}: is a folder, not a file")
         if path is not None and not path.absolute().parent.is_dir():
             raise BadInput(f"{label} {path}: cannot be written (no such folder: {path.parent})")
-    try:
-        written = outputs_of(out)
-    except ValueError as err:
-        raise BadInput(str(err)) from None
-    refuse_overlap(reads, [*written, *more])
+    refuse_overlap(reads, [*outputs_of(out), *more])
 
 
 def config_note(out: Path) -> str:
@@ -300,7 +292,7 @@ def cmd_import(args: argparse.Namespace) -> None:
 
 def cmd_import_prometheus(args: argparse.Namespace) -> None:
     """Samples from the query_range matrix, through the recorder's builder, into a trace."""
-    from wmviz.record.prometheus import PrometheusError, load_series, samples_of
+    from wmviz.record.prometheus import load_series, samples_of
 
     if not args.file.is_file():
         raise BadInput(f"{args.file}: no such file")
@@ -310,14 +302,11 @@ def cmd_import_prometheus(args: argparse.Namespace) -> None:
         import_prometheus_job(args)
         return
     check_outputs(args.out, [("the export", args.file)], [])
-    try:
-        idleness = duration_option_ms(args.idleness, "--idleness") if args.idleness else None
-        interval = duration_option_ms(args.watermark_interval, "--watermark-interval")
-        topology, samples = samples_of(
-            load_series(args.file), args.vertex, args.upstream, args.edge, idleness, interval
-        )
-    except (ValueError, PrometheusError) as err:
-        raise BadInput(str(err)) from None
+    idleness = duration_option_ms(args.idleness, "--idleness") if args.idleness else None
+    interval = duration_option_ms(args.watermark_interval, "--watermark-interval")
+    topology, samples = samples_of(
+        load_series(args.file), args.vertex, args.upstream, args.edge, idleness, interval
+    )
     builder = TraceBuilder(topology)
     description = (
         f"Imported from the Prometheus range query {args.file.name}: {topology.vertex!r} "
@@ -325,10 +314,7 @@ def cmd_import_prometheus(args: argparse.Namespace) -> None:
         f"({topology.upstream_parallelism} subtasks, {topology.edge} edge). reported_ms is the "
         "operator's own currentInputWatermark."
     )
-    try:
-        rows = bounded_rows(rows_of(builder, samples), args.file.name)
-    except ValueError as err:
-        raise BadInput(str(err)) from None
+    rows = bounded_rows(rows_of(builder, samples), args.file.name)
     write_import(args.out, builder.config(f"Imported: {topology.vertex}", description), rows, args.file)
     print(f"{args.out}: {builder.samples} samples, {len(rows)} rows{config_note(args.out)}")
 
@@ -351,7 +337,7 @@ def add_kafka_route(routes) -> None:
 
 def cmd_import_kafka(args: argparse.Namespace) -> None:
     """Read the dump, assign partitions as KafkaSourceEnumerator does, write the trace."""
-    from wmviz.record.kafka import KafkaDumpError, KafkaImport, build_trace, read_dump
+    from wmviz.record.kafka import KafkaImport, build_trace, read_dump
 
     if not args.file.is_file():
         raise BadInput(f"{args.file}: no such file")
@@ -360,20 +346,17 @@ def cmd_import_kafka(args: argparse.Namespace) -> None:
     if args.partitions is not None and args.partitions < 1:
         raise BadInput("--partitions must be at least 1")
     check_outputs(args.out, [("the dump", args.file)], [])
-    try:
-        options = KafkaImport(
-            parallelism=args.parallelism,
-            out_of_orderness_ms=duration_option_ms(args.out_of_orderness, "--out-of-orderness"),
-            idleness_ms=duration_option_ms(args.idleness, "--idleness") if args.idleness else None,
-            topic=args.topic,
-            partitions=args.partitions,
-            interval_ms=duration_option_ms(args.watermark_interval, "--watermark-interval"),
-        )
-        if options.idleness_ms == 0 or options.interval_ms == 0:
-            raise ValueError("--idleness and --watermark-interval must be positive")
-        config, rows = build_trace(read_dump(args.file), options, args.file.name)
-    except (ValueError, KafkaDumpError) as err:
-        raise BadInput(str(err)) from None
+    options = KafkaImport(
+        parallelism=args.parallelism,
+        out_of_orderness_ms=duration_option_ms(args.out_of_orderness, "--out-of-orderness"),
+        idleness_ms=duration_option_ms(args.idleness, "--idleness") if args.idleness else None,
+        topic=args.topic,
+        partitions=args.partitions,
+        interval_ms=duration_option_ms(args.watermark_interval, "--watermark-interval"),
+    )
+    if options.idleness_ms == 0 or options.interval_ms == 0:
+        raise BadInput("--idleness and --watermark-interval must be positive")
+    config, rows = build_trace(read_dump(args.file), options, args.file.name)
     write_import(args.out, config, rows, args.file)
     splits = config["generator"]["splits"]
     print(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import http.client
 import sys
 import time
 from pathlib import Path
@@ -59,25 +58,21 @@ def summary(rec: JobRecording, path: Path) -> str:
 
 def import_prometheus_job(args: argparse.Namespace) -> None:
     """`import prometheus FILE --plan PLAN --out OUT.json`."""
-    from wmviz.record.prometheus import PrometheusError, load_series
+    from wmviz.record.prometheus import load_series
     from wmviz.record.prometheus_job import job_of
 
     check_out(args.out, [("the export", args.file), ("--plan", args.plan)])
     if not args.plan.is_file():
         raise BadInput(f"--plan {args.plan}: no such file")
-    try:
-        idleness = duration_option_ms(args.idleness, "--idleness") if args.idleness else None
-        interval = duration_option_ms(args.watermark_interval, "--watermark-interval")
-        rec = job_of(load_series(args.file), args.plan, idleness, interval, f"prometheus {args.file.name}")
-    except (ValueError, PrometheusError, JobFormatError) as err:
-        raise BadInput(str(err)) from None
+    idleness = duration_option_ms(args.idleness, "--idleness") if args.idleness else None
+    interval = duration_option_ms(args.watermark_interval, "--watermark-interval")
+    rec = job_of(load_series(args.file), args.plan, idleness, interval, f"prometheus {args.file.name}")
     save(rec, args.out)
     print(summary(rec, args.out))
 
 
 def record_job(args: argparse.Namespace) -> None:
     """`record --rest URL --job ID --out OUT.json` without --vertex: every vertex of the job."""
-    from wmviz.record.rest import RecordError
     from wmviz.record.rest_job import JobPoller
 
     check_out(args.out, [])
@@ -86,11 +81,8 @@ def record_job(args: argparse.Namespace) -> None:
             f"--samples {args.samples}: the raw samples are written for one vertex (--vertex); a whole-job "
             "recording holds every sample itself"
         )
-    try:
-        options = poll_options(args)
-        poller = JobPoller.start(rest_client(args), args.job, options.idleness_ms, options.interval_ms)
-    except (ValueError, RecordError, http.client.InvalidURL) as err:
-        raise BadInput(str(err)) from None
+    options = poll_options(args)
+    poller = JobPoller.start(rest_client(args), args.job, options.idleness_ms, options.interval_ms)
     every_ms, until_ms = options.every_ms, options.until_ms
     rec = poller.rec
     rec.source = f"rest {args.rest}"

@@ -1,8 +1,9 @@
-"""`wmviz sql replay JOB ROWS [--json]`: a SQL job's watermarks replayed on its rows (docs/sql.md).
+"""`wmviz sql replay JOB ROWS [--json]`: a SQL job replayed on its rows (docs/sql.md).
 
 JOB is a `.sql` script (compiled by Flink's own planner) or any plan `wmviz plan` reads; ROWS is a
-JSON Lines file of input rows in arrival order (`wmviz.sql.rows`). Every node's watermark is
-printed at each step it changes; what the model does not replay is said by name.
+JSON Lines file of input rows in arrival order (`wmviz.sql.rows`). Every row a sink receives, every
+late drop (`numLateRecordsDropped`) and every node's watermark change is printed at its step; what
+the model does not replay is said by name.
 """
 
 from __future__ import annotations
@@ -20,14 +21,8 @@ from wmviz.sql.errors import PlanError
 from wmviz.sql.load import read_plan_file
 from wmviz.sql.model import SqlJob
 from wmviz.sql.recording import recording_of
-from wmviz.sql.replay import (
-    ReplayRefused,
-    WatermarkLine,
-    group_trace,
-    replay_states,
-    rows_not_replayed,
-    watermark_changes,
-)
+from wmviz.sql.replay import ReplayRefused, WatermarkLine, group_trace, replay_states, watermark_changes
+from wmviz.sql.rowflow import DropLine, SinkRow, replay_lines, rows_not_replayed
 from wmviz.sql.rows import InputRow, ReplayInput, RowsFileError, read_input
 from wmviz.trace.writers import write_trace
 from wmviz.view.timefmt import TimeFormat
@@ -76,15 +71,20 @@ def cmd_sql(args: argparse.Namespace) -> None:
     if args.out is not None:
         running = [s for s in states if s.step < rows.end_step]
         write_recording(recording_of(job, running, args.job.stem), args.out)
-    _print(list(watermark_changes(job, states)), rows_not_replayed(job), rows, args)
+    lines: list[Line] = [*replay_lines(job, rows, states), *watermark_changes(job, states)]
+    lines.sort(key=lambda line: line.step)  # stable: a step's rows, then its drops, then its watermarks
+    _print(lines, rows_not_replayed(job), rows, args)
 
 
-def _print(lines: list[WatermarkLine], notes: list[str], rows: ReplayInput, args: argparse.Namespace) -> None:
+Line = SinkRow | DropLine | WatermarkLine
+
+
+def _print(lines: list[Line], notes: list[str], rows: ReplayInput, args: argparse.Namespace) -> None:
     if args.json:
         for note in notes:
             print(json.dumps({"note": note}))
-        for change in lines:
-            print(json.dumps(change.as_json()))
+        for line in lines:
+            print(json.dumps(line.as_json()))
         return
     for text in _readable(lines, rows):
         print(text)
@@ -119,16 +119,24 @@ def _inputs(args: argparse.Namespace) -> tuple[SqlJob, ReplayInput]:
         raise BadInput(str(err)) from None
 
 
-def _readable(lines: list[WatermarkLine], rows: ReplayInput) -> list[str]:
-    """The changes as a person reads them: a heading per step naming its line, then each node."""
+def _readable(lines: list[Line], rows: ReplayInput) -> list[str]:
+    """The replay as a person reads it: a heading per step naming its line, then each row a sink
+    receives, each late drop and each node's new watermark."""
     times = TimeFormat()
     out: list[str] = []
     current = -1
-    for change in lines:
-        if change.step != current:
-            current = change.step
+    for line in lines:
+        if line.step != current:
+            current = line.step
             out.append(f"step {current} ({_what_arrived(rows, current)})")
-        out.append(f"  {change.operator} [{change.node}]: watermark {times(change.watermark_ms)}")
+        if isinstance(line, SinkRow):
+            values = ", ".join(f"{name}={value}" for name, value in line.row)
+            out.append(f"  {line.sink} receives {line.kind} ({values})")
+        elif isinstance(line, DropLine):
+            rows_word = "row" if line.delta == 1 else "rows"
+            out.append(f"  {line.operator} drops {line.delta} late {rows_word} (numLateRecordsDropped)")
+        else:
+            out.append(f"  {line.operator} [{line.node}]: watermark {times(line.watermark_ms)}")
     return out
 
 

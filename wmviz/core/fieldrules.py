@@ -55,12 +55,21 @@ class Rule:
     check: Check
     meaning: str
     minimum: int | None = None
-    maximum: int | None = None
-    maximum_why: str = ""
+    maximum: int | Callable[[], int] | None = None
+    """The largest value; a callable (a setting's `get`) is read when a config is checked."""
+    maximum_why: str | Callable[[], str] = ""
     """Why a value above `maximum` is refused (the message says it)."""
     options: tuple[str, ...] = ()
     unit: str = ""
     sections: tuple[type, ...] = ()
+
+    def most(self) -> int | None:
+        """The largest value, read now."""
+        return self.maximum() if callable(self.maximum) else self.maximum
+
+    def most_why(self) -> str:
+        """Why a value above `most()` is refused, said now."""
+        return self.maximum_why() if callable(self.maximum_why) else self.maximum_why
 
 
 UNIT_WORDS = {"ms": "milliseconds", "": "a count"}
@@ -73,7 +82,11 @@ def millis(meaning: str, *, minimum: int | None = None) -> Mapping[str, Rule]:
 
 
 def count(
-    meaning: str, *, minimum: int | None = None, maximum: int | None = None, maximum_why: str = ""
+    meaning: str,
+    *,
+    minimum: int | None = None,
+    maximum: int | Callable[[], int] | None = None,
+    maximum_why: str | Callable[[], str] = "",
 ) -> Mapping[str, Rule]:
     """An integer that counts something (read as `millis` is, with no unit), at most `maximum`."""
     return {RULE: Rule(Check.MILLIS, meaning, minimum=minimum, maximum=maximum, maximum_why=maximum_why)}
@@ -151,9 +164,9 @@ def default_of(declared: Field[Any]) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
-class Setting:
+class FieldSetter:
     """A value addressable by a dotted path that is not a field of its own but a way to set one: a
-    config type lists its settings in a `settings` class attribute beside its fields. A config file
+    config type lists them in a `setters` class attribute beside its fields. A config file
     never holds it (an unknown key there); `wmviz.trace.config.replace_field` (a sweep's `--vary`)
     judges the value by `rule`, then sets the field `sets` to `apply(section, value)`, which raises
     a `ValueError` saying why a section cannot take it."""
@@ -166,9 +179,9 @@ class Setting:
     """Its value in a section (None: the section has none to read)."""
 
 
-def settings_of(section: Any) -> Mapping[str, Setting]:
-    """The settings a config section's type declares (none for most)."""
-    return getattr(type(section), "settings", {})
+def setters_of(section: Any) -> Mapping[str, FieldSetter]:
+    """The setters a config section's type declares (none for most)."""
+    return getattr(type(section), "setters", {})
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from wmviz.core.account import StepAccount, account_step
 from wmviz.core.alignment import HeldRecord
-from wmviz.core.budgets import MAX_GENERATED_CHANNELS, generated_channels_reason
+from wmviz.core.budgets import generated_channels_reason
 from wmviz.core.channel_generators import (
     AnyGenerator,
     channel_generator,
@@ -46,6 +46,7 @@ from wmviz.core.scenario import (
 )
 from wmviz.core.schedule import due_times, ends_of
 from wmviz.core.sessions import SessionWindowOperator
+from wmviz.core.settings import MAX_GENERATED_CHANNELS
 from wmviz.core.split_alignment import align_readers, read_released
 from wmviz.core.split_rows import apply_split_row, split_of
 from wmviz.core.splits import SplitReader
@@ -200,7 +201,7 @@ class InstancePipeline:
         """`process` without building its result: the row's effects on the state, and what it
         caused in this step's buffers (`step_valve`, `step_out`, `step_log`, `step_probes`), which
         the next row resets. The timeline recorder reads the buffers directly."""
-        if len(self.generators) > MAX_GENERATED_CHANNELS:
+        if len(self.generators) > MAX_GENERATED_CHANNELS.get():
             # Every probe visits every generated channel: refused before the first one runs.
             raise ScenarioError(row, "channel", generated_channels_reason(len(self.generators)))
         self._explain = explain

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar, Literal
 
-from wmviz.core.budgets import MAX_ALIGNMENT_BUFFER, alignment_buffer_reason
+from wmviz.core.budgets import alignment_buffer_reason
 from wmviz.core.fieldrules import (
     Check,
+    FieldSetter,
     Rule,
-    Setting,
     channel_counts,
     choice,
     count,
@@ -29,10 +29,12 @@ from wmviz.core.fieldrules import (
     text,
 )
 from wmviz.core.operator_kind import OperatorKind
+from wmviz.core.settings import MAX_ALIGNMENT_BUFFER
 from wmviz.core.sql_buffer_config import DeduplicateConfig, OverAggregateConfig, TemporalSortConfig
 from wmviz.core.sql_expr import Expr, TypeKind, watermark_delay_ms, with_watermark_delay
 from wmviz.core.sql_session_config import SqlSessionConfig
 from wmviz.core.sql_temporal_join_config import TemporalJoinConfig
+from wmviz.core.sql_windows_config import SqlWindowConfig
 from wmviz.core.types import Profile, Status
 
 
@@ -106,8 +108,8 @@ class AlignmentConfig:
             "pipeline.watermark-alignment.buffer-size: pausing compares the watermark of this many "
             "updates ago (0: the latest, as before Flink 2.3)",
             minimum=0,
-            maximum=MAX_ALIGNMENT_BUFFER,
-            maximum_why=alignment_buffer_reason(),
+            maximum=MAX_ALIGNMENT_BUFFER.get,
+            maximum_why=alignment_buffer_reason,
         ),
     )
 
@@ -144,10 +146,10 @@ class GeneratorConfig:
     }
     """The defaults each `preset` gives the fields a config leaves out (a given field still wins)."""
 
-    settings: ClassVar[dict[str, Setting]] = {
+    setters: ClassVar[dict[str, FieldSetter]] = {
         # `WATERMARK FOR ts AS ts - INTERVAL '2' SECOND`'s delay, so a sweep can vary it as it
         # varies out_of_orderness_ms (which a SQL style refuses: the expression holds the delay).
-        "watermark_delay_ms": Setting(
+        "watermark_delay_ms": FieldSetter(
             Rule(
                 Check.MILLIS,
                 "the interval of a SQL WATERMARK of the form col - INTERVAL …, rewritten in"
@@ -160,7 +162,7 @@ class GeneratorConfig:
             read=lambda section: watermark_delay_ms(section.expression),
         ),
     }
-    """Paths that set a field rather than hold a value of their own (`wmviz.core.fieldrules.Setting`)."""
+    """Paths that set a field rather than hold a value of their own (`wmviz.core.fieldrules.FieldSetter`)."""
 
     out_of_orderness_ms: int = field(
         default=0, metadata=millis("how far behind the largest event time the watermark stays", minimum=0)
@@ -363,6 +365,7 @@ OperatorConfig = (
     | OverAggregateConfig
     | DeduplicateConfig
     | TemporalSortConfig
+    | SqlWindowConfig
 )
 """`operator`: what sits behind the valve, one type per operator."""
 
@@ -395,6 +398,7 @@ class ScenarioConfig:
             OverAggregateConfig,
             DeduplicateConfig,
             TemporalSortConfig,
+            SqlWindowConfig,
         ),
     )
     generators: dict[str, GeneratorConfig] = field(

@@ -33,11 +33,13 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from wmviz.core.budgets import MAX_LIVE_WINDOWS, live_windows_reason
+from wmviz.core.budgets import live_windows_reason
+from wmviz.core.errors import Refused
 from wmviz.core.java.hashorder import JavaHashTable
 from wmviz.core.java.longs import wrap_long
 from wmviz.core.operator_log import Dropped, SessionMerge, StepLog
 from wmviz.core.scenario import TraceRow, WindowConfig
+from wmviz.core.settings import MAX_LIVE_WINDOWS
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.timetext import RAW, TimedText, Times
 from wmviz.core.types import MAX_MS, format_ms
@@ -237,7 +239,7 @@ class MergingWindowSet:
         return result_window
 
 
-class SessionMergeFailure(Exception):
+class SessionMergeFailure(Refused):
     """Flink's UnsupportedOperationException from the merge callback: the job fails."""
 
 
@@ -293,7 +295,7 @@ class SessionWindowOperator(WindowOperator):
             state = sessions.state_of[actual]
             pane = self.panes.get((key, state))
             if pane is None:
-                if len(self.panes) >= MAX_LIVE_WINDOWS:
+                if len(self.panes) >= MAX_LIVE_WINDOWS.get():
                     raise ScenarioError(row, "event_ms", live_windows_reason(len(self.panes) + 1))
                 pane = self.panes[(key, state)] = []
             pane.append((row, element))

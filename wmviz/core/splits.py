@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from wmviz.core.alignment import Announcement, PauseClock, PauseEvent, WatermarkSampler
+from wmviz.core.errors import BadInputError
 from wmviz.core.generator import ChannelGenerator, ProbeResult
 from wmviz.core.scenario import GeneratorConfig, TraceRow
 from wmviz.core.sql_generator import SqlGeneratorUpdate, SqlSourceGenerator
@@ -58,7 +59,7 @@ SPLIT_CHANGES: tuple[SplitChange, ...] = ("added", "finished", "idle", "active")
 """What a `split` row's `split_event` cell may say (docs/trace-format.md)."""
 
 
-class SplitChangeError(ValueError):
+class SplitChangeError(BadInputError, ValueError):
     """A split row the reader cannot apply (the pipeline reports it against the row)."""
 
 

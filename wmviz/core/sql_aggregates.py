@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from wmviz.core.errors import BadInputError
 from wmviz.core.sql_value import SqlValue
 
 Function = Literal["count_star", "count", "sum", "sum0", "min", "max", "avg"]
@@ -34,7 +35,7 @@ _CALL = re.compile(
 )
 
 
-class AggregateError(ValueError):
+class AggregateError(BadInputError, ValueError):
     """A call wmviz cannot read; the message says what it expected."""
 
 

@@ -23,6 +23,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal
 from zoneinfo import ZoneInfo
 
+from wmviz.core.errors import Refused
+
 TypeKind = Literal["TIMESTAMP", "TIMESTAMP_LTZ", "NUMBER"]
 
 
@@ -61,7 +63,7 @@ class ToTimestampLtz:
 Expr = Column | Shifted | CastTo | ToTimestampLtz
 
 
-class UnsupportedExpression(ValueError):
+class UnsupportedExpression(Refused, ValueError):
     """A watermark expression of a shape wmviz does not evaluate; the message names the shape."""
 
 

@@ -20,6 +20,8 @@ from wmviz.core.sql_session import build as build_sql_session
 from wmviz.core.sql_session_config import SqlSessionConfig
 from wmviz.core.sql_sort import build_sort
 from wmviz.core.sql_temporal_join import TemporalJoinConfig, TemporalRowTimeJoin
+from wmviz.core.sql_windows import build as build_sql_window
+from wmviz.core.sql_windows_config import SqlWindowConfig
 from wmviz.core.timers import FiredTimer, TimerService
 
 
@@ -47,6 +49,7 @@ SQL_OPERATORS: dict[type[SqlOperatorKind], Builder] = {
     OverAggregateConfig: build_over,  # type: ignore[dict-item]
     DeduplicateConfig: build_dedup,  # type: ignore[dict-item]
     TemporalSortConfig: build_sort,  # type: ignore[dict-item]
+    SqlWindowConfig: build_sql_window,
 }
 """Config type -> the operator it builds (config, the instance's timers). One line per operator."""
 

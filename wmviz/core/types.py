@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from wmviz.core.errors import BadInputError
+
 MIN_MS: int = -(2**63)
 """Long.MIN_VALUE: the watermark every channel starts with; never emitted."""
 MAX_MS: int = 2**63 - 1
@@ -73,7 +75,7 @@ _PROFILE_DESCRIPTIONS = {
 }
 
 
-class ChannelOutOfRange(ValueError):
+class ChannelOutOfRange(BadInputError, ValueError):
     """An input named a channel the valve does not have (an error, as in Flink); nothing changed."""
 
 

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from wmviz.core.budgets import MAX_LIVE_WINDOWS, live_windows_reason
+from wmviz.core.budgets import live_windows_reason
+from wmviz.core.errors import BadInputError
 from wmviz.core.java.longs import java_rem, wrap_long
 from wmviz.core.operator_log import Dropped, StepLog, ToldFate, WindowOutput
 from wmviz.core.scenario import TraceRow, WindowConfig
+from wmviz.core.settings import MAX_LIVE_WINDOWS
 from wmviz.core.sql_rows import Fate
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.timetext import RAW, TimedText, Times
@@ -39,7 +41,7 @@ MAX_WINDOWS_PER_ELEMENT = 10_000_000
 """Flink's `SlidingEventTimeWindows.MAX_WINDOW_NUM`: it rejects `size / slide` above this."""
 
 
-class ScenarioError(ValueError):
+class ScenarioError(BadInputError, ValueError):
     """A trace row the operator cannot process; names the row and column like validation does."""
 
     def __init__(self, row: TraceRow, column: str, reason: str) -> None:
@@ -51,7 +53,7 @@ class ScenarioError(ValueError):
         return (ScenarioError, (self.row, self.column, self.reason))
 
 
-class AssignerError(ValueError):
+class AssignerError(BadInputError, ValueError):
     """An event time Flink's window assigner cannot handle: the job would fail on that record."""
 
 
@@ -208,7 +210,7 @@ class WindowOperator:
             added = True
             pane = self.panes.get((key, window))
             if pane is None:
-                if len(self.panes) >= MAX_LIVE_WINDOWS:
+                if len(self.panes) >= MAX_LIVE_WINDOWS.get():
                     raise ScenarioError(row, "event_ms", live_windows_reason(len(self.panes) + 1))
                 pane = self.panes[(key, window)] = []
             pane.append((row, element))

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from wmviz.core.budgets import MAX_SUBTASKS, subtasks_reason
+from wmviz.core.budgets import subtasks_reason
+from wmviz.core.settings import MAX_SUBTASKS
 from wmviz.record.restclient import RecordError
 from wmviz.trace.quote import show
 
@@ -74,7 +75,7 @@ def vertices_of(answer: Any, path: str) -> list[VertexInfo]:
         vertex = VertexInfo(
             text(item, "id", path), text(item, "name", path), count(item, "parallelism", path, least=1)
         )
-        if vertex.parallelism > MAX_SUBTASKS:
+        if vertex.parallelism > MAX_SUBTASKS.get():
             raise AnswerError(subtasks_reason(f"vertex {vertex.name!r}", vertex.parallelism))
         out.append(vertex)
     return out
@@ -116,12 +117,13 @@ class SubtaskStates:
     finished: frozenset[int]
 
 
-def subtask_states(answer: Any, path: str, parallelism: int = MAX_SUBTASKS) -> SubtaskStates:
+def subtask_states(answer: Any, path: str, parallelism: int | None = None) -> SubtaskStates:
     """`/jobs/<job>/vertices/<vertex>`'s subtasks, keyed by their index (not by answer order)."""
     attempts: dict[int, int] = {}
     finished: set[int] = set()
+    most = MAX_SUBTASKS.get()
     for item in items(obj(answer, path).get("subtasks", []), path, "subtasks"):
-        index = count(item, "subtask", path, most=min(parallelism, MAX_SUBTASKS) - 1)
+        index = count(item, "subtask", path, most=min(parallelism or most, most) - 1)
         attempts[index] = count(item, "attempt", path) if "attempt" in item else 0
         if item.get("status") == "FINISHED":
             finished.add(index)

@@ -27,10 +27,12 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from wmviz.core.errors import BadInputError
+from wmviz.core.settings import MAX_CHANNELS
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.disk.atomic import write_file
 from wmviz.record.job_config import JobConfig, JobConfigError, job_config_json, job_config_of
-from wmviz.trace.config import MAX_CHANNELS, channel_budget_reason
+from wmviz.trace.config import channel_budget_reason
 from wmviz.trace.jsonline import loads_strict
 from wmviz.trace.quote import show
 
@@ -62,7 +64,7 @@ POINTWISE_STRATEGIES = frozenset({"FORWARD", "RESCALE"})
 MAX_FILE_BYTES = 512 << 20
 
 
-class JobFormatError(ValueError):
+class JobFormatError(BadInputError, ValueError):
     """A job recording or plan that cannot be read; the message names the file and the place."""
 
 
@@ -316,7 +318,7 @@ def parallelism_of(value: Any, name: str) -> int:
     """A vertex's parallelism: a JSON integer (not text, a float or a bool, which `int()` would
     take) counting subtasks within the channel budget (Flink's ceiling)."""
     count = _whole(value, f"{name}: parallelism", 1)
-    if count > MAX_CHANNELS:
+    if count > MAX_CHANNELS.get():
         raise JobFormatError(f"{name}: parallelism {count:,}: {channel_budget_reason(count)}")
     return count
 

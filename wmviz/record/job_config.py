@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from wmviz.core.errors import BadInputError
 from wmviz.core.scenario import ScenarioConfig
 from wmviz.trace.config import config_to_dict, parse_config
 from wmviz.trace.errors import TraceValidationError
@@ -31,7 +32,7 @@ Clock = Literal["wall", "event"]
 CLOCKS: tuple[Clock, ...] = ("wall", "event")
 
 
-class JobConfigError(ValueError):
+class JobConfigError(BadInputError, ValueError):
     """A recording's `config` member that cannot be read; the message names the file and field."""
 
 

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from wmviz.core.errors import BadInputError
 from wmviz.record.job import INPUT_WATERMARK, SOURCE_IDLE_TIME, JobRecording
 from wmviz.record.samples import Sample, Topology, TraceBuilder, instance_name, rows_of
 
 
-class NoValve(ValueError):
+class NoValve(BadInputError, ValueError):
     """The vertex cannot be one operator's trace (a source, or subtasks with unequal channels)."""
 
 

@@ -25,9 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wmviz.core.budgets import MAX_IMPORT_ROWS, import_rows_reason
+from wmviz.core.budgets import import_rows_reason
+from wmviz.core.errors import BadInputError
+from wmviz.core.settings import MAX_CHANNELS, MAX_IMPORT_ROWS, MAX_SPLITS
 from wmviz.core.types import MAX_MS
-from wmviz.trace.config import MAX_CHANNELS, MAX_SPLITS, channel_budget_reason, split_budget_reason
+from wmviz.trace.config import channel_budget_reason, split_budget_reason
 from wmviz.trace.quote import show
 from wmviz.trace.timecells import ascii_int, parse_time_ms
 
@@ -37,7 +39,7 @@ _CONSOLE = re.compile(
 )
 
 
-class KafkaDumpError(ValueError):
+class KafkaDumpError(BadInputError, ValueError):
     """A dump line that cannot be read; the message names the file and line."""
 
 
@@ -150,7 +152,7 @@ def _record(
 ) -> KafkaRecord:
     if partition < 0 or offset < 0:
         raise KafkaDumpError(f"{where}: partition and offset must not be negative")
-    if partition >= MAX_SPLITS:
+    if partition >= MAX_SPLITS.get():
         raise KafkaDumpError(
             f"{where}: partition {partition:,}: {split_budget_reason(partition + 1, 'partitions')}"
         )
@@ -168,7 +170,7 @@ def read_dump(path: Path) -> list[KafkaRecord]:
                 record = parse_line(text, number, path.name)
                 if record is None:
                     continue
-                if len(records) >= MAX_IMPORT_ROWS:
+                if len(records) >= MAX_IMPORT_ROWS.get():
                     raise KafkaDumpError(import_rows_reason(path.name))
                 records.append(record)
     except UnicodeDecodeError:
@@ -210,11 +212,11 @@ def topic_of(records: list[KafkaRecord], options: KafkaImport, name: str) -> str
 
 def check_budgets(options: KafkaImport) -> None:
     """The options within what a real job has, before anything is built for them."""
-    if options.parallelism > MAX_CHANNELS:
+    if options.parallelism > MAX_CHANNELS.get():
         raise KafkaDumpError(
             f"--parallelism {options.parallelism:,}: {channel_budget_reason(options.parallelism)}"
         )
-    if options.partitions is not None and options.partitions > MAX_SPLITS:
+    if options.partitions is not None and options.partitions > MAX_SPLITS.get():
         raise KafkaDumpError(
             f"--partitions {options.partitions:,}: {split_budget_reason(options.partitions, 'partitions')}"
         )

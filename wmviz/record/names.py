@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from wmviz.core.errors import BadValue
+
 # The chain separator " -> " as given, and as the Prometheus label filter writes it.
 _CHAIN = re.compile(r" -> |____")
 
@@ -36,5 +38,5 @@ def pick_name(names: list[str], wanted: str, option: str, what: str) -> str:
         if len(pick) == 1:
             return pick[0]
         if len(pick) > 1:
-            raise ValueError(f"{option} {wanted!r} matches several {what}: {pick}")
-    raise ValueError(f"{option} {wanted!r} matches none of the {what}: {sorted(names)}")
+            raise BadValue(f"{option} {wanted!r} matches several {what}: {pick}")
+    raise BadValue(f"{option} {wanted!r} matches none of the {what}: {sorted(names)}")

@@ -19,7 +19,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from wmviz.core.budgets import MAX_DURATION_MS, MAX_IMPORT_ROWS, duration_reason, import_rows_reason
+from wmviz.core.budgets import duration_reason, import_rows_reason, max_duration_ms
+from wmviz.core.errors import BudgetExceeded
+from wmviz.core.settings import MAX_IMPORT_ROWS
 from wmviz.disk.atomic import GrowingFile, replacing_file
 from wmviz.trace.config import parse_config
 from wmviz.trace.quote import show
@@ -31,18 +33,18 @@ from wmviz.trace.writers import csv_header, csv_line, out_format, write_config, 
 def duration_option_ms(text: str, option: str) -> int:
     """A duration option of an import or the recorder (`5s`, `1m30s`), within the duration budget."""
     ms = parse_duration_ms(text, option)
-    if ms > MAX_DURATION_MS:
-        raise ValueError(duration_reason(option, show(text)))
+    if ms > max_duration_ms():
+        raise BudgetExceeded(duration_reason(option, show(text)))
     return ms
 
 
 def bounded_rows(rows: Iterable[dict[str, Any]], what: str) -> list[dict[str, Any]]:
-    """The rows an import builds, stopped with a ValueError naming the budget as soon as they pass
+    """The rows an import builds, stopped with a BudgetExceeded naming the budget as soon as they pass
     it (so a small input cannot make an import build rows without end)."""
     held: list[dict[str, Any]] = []
     for row in rows:
-        if len(held) >= MAX_IMPORT_ROWS:
-            raise ValueError(import_rows_reason(what))
+        if len(held) >= MAX_IMPORT_ROWS.get():
+            raise BudgetExceeded(import_rows_reason(what))
         held.append(row)
     return held
 

@@ -25,11 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wmviz.core.errors import BadInputError, BadValue
+from wmviz.core.settings import MAX_CHANNELS, MAX_SPLITS
 from wmviz.core.types import fits_long
 from wmviz.record.job import SPLIT_METRICS, is_operator_metric
 from wmviz.record.names import chain_parts, name_key, pick_name
 from wmviz.record.samples import Sample, Topology, long_from_metric
-from wmviz.trace.config import MAX_CHANNELS, MAX_SPLITS, channel_budget_reason, split_budget_reason
+from wmviz.trace.config import channel_budget_reason, split_budget_reason
 from wmviz.trace.jsonline import JsonLineError, loads_strict
 from wmviz.trace.quote import show
 from wmviz.trace.timecells import ascii_float, ascii_int
@@ -57,7 +59,7 @@ def scope_and_metric(name: str) -> tuple[str, str] | None:
     return None
 
 
-class PrometheusError(ValueError):
+class PrometheusError(BadInputError, ValueError):
     """The file is not a usable query_range matrix; the message names the file and the place."""
 
 
@@ -119,7 +121,7 @@ def load_series(path: Path) -> list[Series]:
             f"it has: {names[:20]}"
         )
     splits = {s.split for s in out if s.split is not None}
-    if len(splits) > MAX_SPLITS:
+    if len(splits) > MAX_SPLITS.get():
         raise PrometheusError(f"{path.name}: {split_budget_reason(len(splits))}")
     return out
 
@@ -134,7 +136,7 @@ def _series(name: str, labels: dict[str, Any], item: dict[str, Any], where: str)
         attempt = _index(labels.get("task_attempt_num") or 0, "task_attempt_num")
         values = item["values"]
         if not isinstance(values, list):
-            raise ValueError("values is not a list")
+            raise BadValue("values is not a list")
         points = [_point(pair) for pair in values]
     except (KeyError, ValueError) as err:
         raise PrometheusError(
@@ -158,25 +160,25 @@ def _index(value: Any, label: str) -> int:
     if isinstance(value, str):
         number = ascii_int(value)
     if number is None or number < 0:
-        raise ValueError(f"{label} {show(value)} is not a whole number from 0")
-    if number >= MAX_CHANNELS:
-        raise ValueError(f"{label} {number:,}: {channel_budget_reason(number + 1)}")
+        raise BadValue(f"{label} {show(value)} is not a whole number from 0")
+    if number >= MAX_CHANNELS.get():
+        raise BadValue(f"{label} {number:,}: {channel_budget_reason(number + 1)}")
     return number
 
 
 def _point(pair: Any) -> tuple[int, int]:
     """A [unix seconds, "value"] pair as (epoch ms, a Java long)."""
     if not isinstance(pair, list) or len(pair) != 2:
-        raise ValueError(f"{show(pair)} is not a [time, value] pair")
+        raise BadValue(f"{show(pair)} is not a [time, value] pair")
     seconds, value = pair
     if isinstance(seconds, str):
         seconds = ascii_float(seconds)
     if isinstance(seconds, bool) or not isinstance(seconds, int | float):
-        raise ValueError(f"the time {show(seconds)} is not a number of seconds")
+        raise BadValue(f"the time {show(seconds)} is not a number of seconds")
     # An int stays exact (and may be too large for a float); a float must be finite to be rounded.
     ms = seconds * 1000
     if (isinstance(ms, float) and not math.isfinite(ms)) or not fits_long(round(ms)):
-        raise ValueError(f"the time {show(pair[0])} s is no epoch time of a long's milliseconds")
+        raise BadValue(f"the time {show(pair[0])} s is no epoch time of a long's milliseconds")
     return round(ms), long_from_metric(value)
 
 
@@ -197,7 +199,7 @@ def pick_task(series: list[Series], wanted: str | None, metrics: tuple[str, ...]
             return pick_name(tasks, wanted, option, f"tasks with {' or '.join(metrics)}")
         if len(tasks) == 1:
             return tasks[0]
-        raise ValueError(f"{option} is needed: tasks with {' or '.join(metrics)}: {tasks}")
+        raise BadValue(f"{option} is needed: tasks with {' or '.join(metrics)}: {tasks}")
     except ValueError as err:
         raise PrometheusError(f"{err}. The file has {tasks_by_metric(series)}") from None
 

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from wmviz.core.settings import MAX_CHANNELS
 from wmviz.record.answers import (
     AnswerError,
     VertexInfo,
@@ -26,7 +27,7 @@ from wmviz.record.answers import (
 )
 from wmviz.record.restclient import RecordError, RestClient
 from wmviz.record.samples import ALL_TO_ALL, FORWARD, Topology, long_from_metric
-from wmviz.trace.config import MAX_CHANNELS, channel_budget_reason
+from wmviz.trace.config import channel_budget_reason
 from wmviz.trace.quote import show
 
 __all__ = ["RecordError", "RestClient"]
@@ -155,7 +156,7 @@ def topology_of(
         )
     except ValueError as err:
         raise RecordError(str(err)) from None
-    if topology.channel_count > MAX_CHANNELS:
+    if topology.channel_count > MAX_CHANNELS.get():
         raise RecordError(f"vertex {chosen.name!r}: {channel_budget_reason(topology.channel_count)}")
     return topology
 

@@ -14,7 +14,8 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from wmviz.core.budgets import MAX_SUBTASKS, subtasks_reason
+from wmviz.core.budgets import subtasks_reason
+from wmviz.core.settings import MAX_SUBTASKS
 from wmviz.record.answers import job_state, obj, subtask_states, vertices_of
 from wmviz.record.answers import metric_ids as listed_ids
 from wmviz.record.job import (
@@ -115,7 +116,7 @@ class JobPoller:
         except ValueError as err:
             raise RecordError(str(err)) from None
         for vertex in names:
-            if not 1 <= vertex.parallelism <= MAX_SUBTASKS:
+            if not 1 <= vertex.parallelism <= MAX_SUBTASKS.get():
                 raise RecordError(subtasks_reason(f"the plan's vertex {vertex.name!r}", vertex.parallelism))
         rec = JobRecording(job, names, edges, idleness_ms=idleness_ms, watermark_interval_ms=interval_ms)
         poller = cls(client, rec)

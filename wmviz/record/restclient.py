@@ -19,14 +19,16 @@ import time
 import urllib.parse
 from typing import Any
 
-from wmviz.core.budgets import MAX_REST_ANSWER_BYTES, rest_answer_reason
+from wmviz.core.budgets import rest_answer_reason
+from wmviz.core.errors import BadInputError
+from wmviz.core.settings import MAX_REST_ANSWER_BYTES
 
 _REDIRECTS = {301, 302, 303, 307, 308}
 _MAX_HOPS = 5
 _CHUNK = 64 << 10
 
 
-class RecordError(Exception):
+class RecordError(BadInputError):
     """The endpoint, job or vertex cannot be recorded; the message says why.
 
     `status` is the HTTP status of the answer that failed (None: no answer), `passing` whether
@@ -125,7 +127,10 @@ class RestClient:
         """One request: (status, Location, body) of a 2xx or a redirect; RecordError otherwise."""
         parts = urllib.parse.urlsplit(url)
         kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        conn = kind(parts.hostname or "", parts.port, timeout=self.timeout_s)
+        try:
+            conn = kind(parts.hostname or "", parts.port, timeout=self.timeout_s)
+        except http.client.InvalidURL as err:  # a host with a space or a control character
+            raise RecordError(f"GET {url}: {err}") from None
         # The socket is kept here, not read from `conn` when the timer fires: `getresponse` hands
         # it to the response and forgets it when the answer closes the connection.
         held: list[socket.socket] = []
@@ -174,12 +179,12 @@ def _shut(held: list[socket.socket], expired: threading.Event) -> None:
 def _body(url: str, response: http.client.HTTPResponse, expired: threading.Event) -> bytes:
     """The body, read in chunks and refused as soon as it passes the cap."""
     declared = response.getheader("Content-Length")
-    if declared and declared.strip().isdigit() and int(declared) > MAX_REST_ANSWER_BYTES:
+    if declared and declared.strip().isdigit() and int(declared) > MAX_REST_ANSWER_BYTES.get():
         raise RecordError(f"GET {url}: {rest_answer_reason(f'{int(declared):,} bytes')}", final=True)
     body = bytearray()
     while chunk := response.read1(_CHUNK):
         body += chunk
-        if len(body) > MAX_REST_ANSWER_BYTES:
+        if len(body) > MAX_REST_ANSWER_BYTES.get():
             raise RecordError(f"GET {url}: {rest_answer_reason('longer')}", final=True)
     if expired.is_set():
         raise OSError("cut by the deadline")

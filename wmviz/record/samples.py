@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from wmviz.core.errors import BadValue
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.trace.quote import show
 from wmviz.trace.timecells import ascii_float, ascii_int
@@ -50,7 +51,7 @@ class Topology:
         """Flink refuses a forward edge between vertices of different parallelism when it builds
         the job graph: no recording or export of a real job can hold one."""
         if self.edge == FORWARD and not self.channel_map and self.parallelism != self.upstream_parallelism:
-            raise ValueError(
+            raise BadValue(
                 f"a forward edge needs the same parallelism on both sides (Flink refuses to build the "
                 f"job otherwise): {self.upstream!r} has {self.upstream_parallelism} subtasks, "
                 f"{self.vertex!r} {self.parallelism}; is the edge all-to-all?"
@@ -127,11 +128,11 @@ def long_from_metric(value: Any, *, clamp: bool = True) -> int:
         except ValueError:
             number = ascii_float(value)  # a decimal, an exponent or a float's end (+Inf)
     if isinstance(number, bool) or not isinstance(number, int | float):
-        raise ValueError(f"{show(value)} is not a number")
+        raise BadValue(f"{show(value)} is not a number")
     if isinstance(number, float) and number != number:
-        raise ValueError(f"{show(value)} is not a number")
+        raise BadValue(f"{show(value)} is not a number")
     if not clamp and not -(2**63) <= number <= 2**63:
-        raise ValueError(f"{show(value)} is beyond any Java long (±2^63), which no Flink gauge reports")
+        raise BadValue(f"{show(value)} is beyond any Java long (±2^63), which no Flink gauge reports")
     if isinstance(number, float):
         if number <= MIN_MS:
             return MIN_MS

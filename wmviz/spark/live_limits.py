@@ -18,7 +18,6 @@ Pure threading and the stdlib: no pyspark, no streamlit, testable with fakes.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import uuid
@@ -27,31 +26,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from wmviz.core import settings
+
 R = TypeVar("R")
 T = TypeVar("T")
 
 
-def _env_number(name: str, default: float) -> float:
-    try:
-        value = float(os.environ.get(name, default))
-    except ValueError:
-        return default
-    return value if value > 0 else default
-
-
 def max_live() -> int:
     """At most this many live queries run on a server at once: $WMVIZ_MAX_LIVE, else 4."""
-    return int(_env_number("WMVIZ_MAX_LIVE", 4))
+    return settings.MAX_LIVE.get()
 
 
 def idle_s() -> float:
     """A live query nobody has looked at for this long is stopped: $WMVIZ_LIVE_IDLE_S, else 900 s."""
-    return _env_number("WMVIZ_LIVE_IDLE_S", 900)
+    return settings.LIVE_IDLE_S.get()
 
 
 def queue_limit() -> int:
     """At most this many clicks wait for their step: $WMVIZ_LIVE_QUEUE, else 64 (~30 s of steps)."""
-    return int(_env_number("WMVIZ_LIVE_QUEUE", 64))
+    return settings.LIVE_QUEUE.get()
 
 
 class LiveSlots(Generic[R]):

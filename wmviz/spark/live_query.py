@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.streaming.state import GroupStateTimeout
 
+from wmviz.core.errors import Refused
 from wmviz.core.scenario import ScenarioConfig, Trace
 from wmviz.core.simulate import manual_channels
 from wmviz.core.types import Profile
@@ -53,7 +54,7 @@ ROCKSDB = {
 """The state store `transformWithStateInPandas` needs (`applyInPandasWithState` may use it too)."""
 
 
-class LiveError(RuntimeError):
+class LiveError(Refused, RuntimeError):
     """The live query failed, timed out, or its worker rejected a row (the state is unchanged then)."""
 
 

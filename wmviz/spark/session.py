@@ -12,24 +12,23 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from wmviz.core import settings
+
 _LOCK = threading.Lock()
 _SESSION: SparkSession | None = None
-DEFAULT_MASTER = "local[*]"
+DEFAULT_MASTER = settings.SPARK_MASTER.default or "local[*]"
 
 # The driver JVM's memory, measured with bench/pipeline.py (Parquet, 1000 instances, 2 cores): its
 # live heap after a GC stays ~65 MB from 1M to 10M rows, yet its peak RSS went from ~490 MB to
 # ~1.04 GB. Each setting below is one cause of that growth, and each has its environment variable.
-ARROW_BATCH_BYTES = "16m"
+ARROW_BATCH_BYTES = settings.ARROW_BATCH_BYTES.default or ""
 """`spark.sql.execution.arrow.maxBytesPerBatch` ($WMVIZ_ARROW_BATCH_BYTES): how much of a task's
 input the JVM turns into one Arrow batch for its Python worker. Unbounded (Spark counts 10,000
 records), a task of the instance job got all its bucket blobs in one batch, i.e. its whole share of
 the trace in native memory: ~215 MB a task at 10M rows, 433 MB with two tasks at once (NMT's
 "Other"), ten times less at 1M. At 16 MB the blobs go over a few at a time (from_buckets joins them
 all the same), and "Other" stays at 13 MB at 10M."""
-DRIVER_JAVA_OPTIONS = (
-    "-XX:G1HeapRegionSize=4m -XX:GCTimeRatio=4"
-    " -XX:+IgnoreUnrecognizedVMOptions -XX:TrimNativeHeapInterval=2000"
-)
+DRIVER_JAVA_OPTIONS = settings.DRIVER_JAVA_OPTIONS.default or ""
 """`spark.driver.extraJavaOptions` ($WMVIZ_DRIVER_JAVA_OPTIONS; empty for none). With a 2 GB heap
 G1 picks 1 MB regions, so every bucket blob (~1.6 MB here) is a humongous object: 54 of the 10M
 run's 84 young GCs were forced by humongous allocations, and G1 grew the committed heap from 117 MB
@@ -41,23 +40,23 @@ native buffers freed back to glibc's malloc and kept; TrimNativeHeapInterval (JD
 IgnoreUnrecognizedVMOptions for older JDKs) hands them back every 2 s."""
 
 
-def spark_master(master: str | None = None) -> str:
+def spark_master(master: str | None = None, env: Mapping[str, str] | None = None) -> str:
     """The master URL: the argument, else $WMVIZ_SPARK_MASTER, else local[*]."""
-    return master or os.environ.get("WMVIZ_SPARK_MASTER") or DEFAULT_MASTER
+    return master or settings.SPARK_MASTER.get(env) or DEFAULT_MASTER
 
 
-def session_config(env: Mapping[str, str] = os.environ) -> dict[str, str]:
+def session_config(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The session's Spark settings, with the environment's overrides (a setting left empty by
     $WMVIZ_DRIVER_JAVA_OPTIONS is not set at all)."""
     config = {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
-        "spark.sql.shuffle.partitions": env.get("WMVIZ_SHUFFLE_PARTITIONS", "4"),
+        "spark.sql.shuffle.partitions": str(settings.SHUFFLE_PARTITIONS.get(env)),
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.session.timeZone": "UTC",
-        "spark.driver.memory": env.get("WMVIZ_DRIVER_MEMORY", "2g"),
-        "spark.sql.execution.arrow.maxBytesPerBatch": env.get("WMVIZ_ARROW_BATCH_BYTES", ARROW_BATCH_BYTES),
-        "spark.driver.extraJavaOptions": env.get("WMVIZ_DRIVER_JAVA_OPTIONS", DRIVER_JAVA_OPTIONS).strip(),
+        "spark.driver.memory": settings.DRIVER_MEMORY.get(env) or "",
+        "spark.sql.execution.arrow.maxBytesPerBatch": settings.ARROW_BATCH_BYTES.get(env) or "",
+        "spark.driver.extraJavaOptions": settings.DRIVER_JAVA_OPTIONS.get(env) or "",
     }
     return {key: value for key, value in config.items() if value}
 

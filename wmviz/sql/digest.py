@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from wmviz.core.errors import BadInputError
 from wmviz.core.sql_expr import CastTo, Column, Expr, Shifted, ToTimestampLtz, TypeKind, UnsupportedExpression
 from wmviz.sql.errors import PlanError, json_type
 
@@ -152,7 +153,7 @@ _TOKEN = re.compile(
 )
 
 
-class DigestSyntaxError(ValueError):
+class DigestSyntaxError(BadInputError, ValueError):
     """Digest text wmviz cannot read as an expression."""
 
 

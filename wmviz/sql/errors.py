@@ -12,19 +12,11 @@ import json
 import re
 from typing import Any
 
-from wmviz.core.budgets import _limit
-
-MAX_PLAN_BYTES = _limit("WMVIZ_MAX_PLAN_BYTES", 32 << 20)
-"""The largest plan file wmviz reads: a COMPILE PLAN of a 200-operator job is ~2 MB of JSON, and
-decoded JSON costs ~30 bytes of memory per byte read."""
-MAX_PLAN_DEPTH = _limit("WMVIZ_MAX_PLAN_DEPTH", 200)
-"""The deepest nesting of brackets a plan may have: a real plan's deepest RexNode is some 30 levels
-down; Python's JSON reader would fail with RecursionError near 1,000."""
-MAX_PLAN_NODES = _limit("WMVIZ_MAX_PLAN_NODES", 10_000)
-"""The most operators (or edges) a plan may have."""
+from wmviz.core.errors import BadInputError
+from wmviz.core.settings import MAX_PLAN_BYTES, MAX_PLAN_DEPTH, MAX_PLAN_NODES
 
 
-class PlanError(ValueError):
+class PlanError(BadInputError, ValueError):
     """A plan wmviz cannot read: `where` is the position in the file, `reason` what is wrong."""
 
     def __init__(self, where: str, reason: str) -> None:
@@ -35,21 +27,19 @@ class PlanError(ValueError):
 
 def check_size(size: int) -> None:
     """Refuse a file over MAX_PLAN_BYTES before it is read."""
-    if size > MAX_PLAN_BYTES:
+    if size > (most := MAX_PLAN_BYTES.get()):
         raise PlanError(
             "",
-            f"the file is {size:,} bytes, more than wmviz reads as a plan: {MAX_PLAN_BYTES:,} "
-            "(WMVIZ_MAX_PLAN_BYTES)",
+            f"the file is {size:,} bytes, more than wmviz reads as a plan: {most:,} (WMVIZ_MAX_PLAN_BYTES)",
         )
 
 
 def check_count(what: str, count: int) -> None:
     """Refuse more nodes or edges than MAX_PLAN_NODES."""
-    if count > MAX_PLAN_NODES:
+    if count > (most := MAX_PLAN_NODES.get()):
         raise PlanError(
             "",
-            f"the plan has {count:,} {what}, more than wmviz reads: {MAX_PLAN_NODES:,} "
-            "(WMVIZ_MAX_PLAN_NODES)",
+            f"the plan has {count:,} {what}, more than wmviz reads: {most:,} (WMVIZ_MAX_PLAN_NODES)",
         )
 
 
@@ -69,14 +59,13 @@ def check_depth(text: str, json_text: bool = False) -> None:
     """Refuse brackets (and, in digest text, parentheses) nested deeper than MAX_PLAN_DEPTH,
     before a reader recurses into them; the error names the line and column."""
     scanned = _STRING.sub(lambda m: " " * len(m.group()), text) if json_text else text
-    depth = 0
+    depth, most = 0, MAX_PLAN_DEPTH.get()
     for match in (_BRACKET if json_text else _TEXT_BRACKET).finditer(scanned):
         depth += 1 if match.group() in "[{(" else -1
-        if depth > MAX_PLAN_DEPTH:
+        if depth > most:
             raise PlanError(
                 _line_col(text, match.start()),
-                f"nested more than {MAX_PLAN_DEPTH} levels deep, more than a plan needs "
-                "(WMVIZ_MAX_PLAN_DEPTH)",
+                f"nested more than {most} levels deep, more than a plan needs (WMVIZ_MAX_PLAN_DEPTH)",
             )
 
 

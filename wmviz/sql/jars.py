@@ -20,10 +20,13 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from wmviz.core.errors import Refused
+from wmviz.core.settings import FLINK_JAR
+
 FLINK_VERSION = "2.3.0"
 WHEEL_REQUIREMENT = f"apache-flink-libraries=={FLINK_VERSION}"
 JAR_NAME = f"flink-dist-{FLINK_VERSION}.jar"
-JAR_ENV = "WMVIZ_FLINK_JAR"
+JAR_ENV = FLINK_JAR.name
 
 TABLE_JAR_NAMES = (
     f"flink-table-runtime-{FLINK_VERSION}.jar",
@@ -44,7 +47,7 @@ SQL_JAR_NAMES = (*TABLE_JAR_NAMES, PLANNER_JAR_NAME, CEP_JAR_NAME)
 _TRACE_JVM_FLAGS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m"]
 
 
-class HarnessError(RuntimeError):
+class HarnessError(Refused, RuntimeError):
     """Java, javac or a jar is missing, or Java code could not be compiled or run."""
 
 
@@ -62,9 +65,8 @@ def flink_jar_path(download: bool = False) -> Path | None:
     was not downloaded. An explicit `$WMVIZ_FLINK_JAR` is never downloaded over: if it names a
     missing file, that is a configuration error the caller should see, so None is returned.
     """
-    explicit = os.environ.get(JAR_ENV)
-    if explicit:
-        path = Path(explicit).expanduser()
+    path = FLINK_JAR.path()
+    if path is not None:
         return path if path.is_file() else None
     path = cache_dir() / JAR_NAME
     if path.is_file():
@@ -83,7 +85,7 @@ def _cached_jars(names: Sequence[str], download: bool) -> list[Path] | None:
     dist = cache_dir() / JAR_NAME
     if missing and download:
         # Take flink-dist from the same download when it is missing too.
-        _download_jars(missing + ([dist] if not dist.is_file() and not os.environ.get(JAR_ENV) else []))
+        _download_jars(missing + ([dist] if not dist.is_file() and FLINK_JAR.get() is None else []))
     return paths if all(p.is_file() for p in paths) else None
 
 
@@ -136,7 +138,7 @@ def unavailable_reason(download: bool = False) -> str | None:
     if java_tools() is None:
         return "java and javac (JDK 11+) must be on PATH"
     if flink_jar_path(download=download) is None:
-        explicit = os.environ.get(JAR_ENV)
+        explicit = FLINK_JAR.get()
         if explicit:
             return f"${JAR_ENV}={explicit} does not name a file"
         return (

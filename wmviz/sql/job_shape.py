@@ -14,11 +14,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from wmviz.core.errors import Refused
+from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.core.scenario import IntervalJoinConfig
-from wmviz.sql.model import Behaviour, Node, SourceTable, SqlJob
+from wmviz.sql.model import Behaviour, Node, OperatorRefused, SourceTable, SqlJob
+from wmviz.sql.operators import operator_of
 
 
-class ReplayRefused(ValueError):
+class ReplayRefused(Refused, ValueError):
     """The job (or its rows) has something `sql replay` does not model; the message names it."""
 
 
@@ -38,6 +41,16 @@ class Branch:
 
 
 @dataclass(frozen=True, slots=True)
+class SqlStage:
+    """The first SQL operator on a table's path that the core models (`PLAN_OPERATORS`), or the
+    reason it does not model the one there (its sinks' rows are then not replayed)."""
+
+    node: str
+    config: SqlOperatorKind | None
+    refused: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Group:
     """Tables whose watermarks meet at one operator (or one table alone): one trace instance."""
 
@@ -48,6 +61,8 @@ class Group:
     """The meeting node and every node after it: they carry the meeting operator's output."""
     operator: IntervalJoinConfig | None
     zone: str
+    sql: SqlStage | None = None
+    """A one-table group's SQL operator (the interval join's groups have none)."""
 
     @property
     def is_join(self) -> bool:
@@ -125,9 +140,9 @@ def _group(
 ) -> Group:
     if key.startswith("table:"):
         (source,) = members
-        return Group(
-            source.table, (_branch(job, source, "0", 0, set(), downstream_of),), None, (), None, zone
-        )
+        branch = _branch(job, source, "0", 0, set(), downstream_of)
+        stage = sql_stage(job, downstream_of[source.node_id])
+        return Group(source.table, (branch,), None, (), None, zone, stage)
     meeting = job.node(key)
     after = downstream_of[key]
     for node_id in after[1:]:
@@ -152,6 +167,19 @@ def _group(
             )
         sides.append(_branch(job, fed[0], side, 0, stop, downstream_of))
     return Group(meeting.name + f"[{meeting.id}]", tuple(sides), key, after, join, zone)
+
+
+def sql_stage(job: SqlJob, path: tuple[str, ...]) -> SqlStage | None:
+    """The first node along `path` a plan reader of `wmviz.sql.operators` reads, with its config
+    (or the reader's refusal)."""
+    for node_id in path:
+        try:
+            config = operator_of(job.node(node_id), job)
+        except OperatorRefused as refused:
+            return SqlStage(node_id, None, str(refused))
+        if config is not None:
+            return SqlStage(node_id, config)
+    return None
 
 
 def _branch(

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Generic, Literal, TypeVar
 
+from wmviz.core.errors import Refused
 from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.core.sql_expr import Expr, TypeKind
 
@@ -297,7 +298,7 @@ def ordered_edges(pairs: list[tuple[str, str, str]]) -> tuple[Edge, ...]:
     return tuple(edges)
 
 
-class OperatorRefused(ValueError):
+class OperatorRefused(Refused, ValueError):
     """A plan node whose rows wmviz does not model; the message names what and where."""
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wmviz.core.errors import BadInputError, Refused
 from wmviz.sql import jars
 
 JAVA_SOURCES = Path(__file__).with_name("java")
@@ -38,7 +39,7 @@ OptionValue = str | int | bool | None
 """A Flink default or session value as the Java half reports it (durations in milliseconds)."""
 
 
-class SqlScriptError(ValueError):
+class SqlScriptError(BadInputError, ValueError):
     """The script is wrong where Flink's parser, validator or planner says: file, line, column (1-based)."""
 
     def __init__(self, file: Path, line: int, column: int, message: str) -> None:
@@ -46,7 +47,7 @@ class SqlScriptError(ValueError):
         self.file, self.line, self.column, self.message = file, line, column, message
 
 
-class PlannerUnavailable(RuntimeError):
+class PlannerUnavailable(Refused, RuntimeError):
     """Java or the Flink jars are missing here: the message says what to install or set."""
 
 

@@ -8,7 +8,9 @@ own generator config: pushed into the source per split, or a separate assigner),
 pipeline runs that trace. The watermark of every plan node is then read off the run
 (`NodeWatermarks`): a node on one table's branch carries what that table's source (or assigner)
 sent, a node at or after the meeting point carries the meeting operator's output (an interval
-join's held back by its bounds).
+join's held back by its bounds). A one-table group's instance runs, as its operator, the first SQL
+operator on its path the core models (`job_shape.SqlStage`); each step's `StepState` keeps the
+rows it output and the rows it dropped late, which `wmviz.sql.rowflow` carries to the sinks.
 
 What is not replayed is refused by name (`ReplayRefused`), never approximated: a source whose
 watermark expression wmviz does not evaluate, `SOURCE_WATERMARK()` (the connector's own logic),
@@ -20,10 +22,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import groupby
 
-from wmviz.core.operator_log import OutputWatermark
+from wmviz.core.operator_log import Dropped, OutputWatermark
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import (
     COLUMN_KINDS,
@@ -38,9 +40,10 @@ from wmviz.core.scenario import (
 from wmviz.core.simulate import instance_channels
 from wmviz.core.splits import SplitReader
 from wmviz.core.sql_expr import columns_read
+from wmviz.core.sql_rows import SqlOutput
 from wmviz.core.types import MAX_MS, MIN_MS, Profile, Status
 from wmviz.sql.job_shape import Branch, Group, ReplayRefused, groups_of
-from wmviz.sql.model import Behaviour, SourceTable, SqlJob
+from wmviz.sql.model import SourceTable, SqlJob
 from wmviz.sql.rows import InputRow, ReplayInput
 from wmviz.sql.values import event_ms_of
 from wmviz.trace.timecells import parse_duration_ms
@@ -125,11 +128,19 @@ def job_trace(job: SqlJob, rows: ReplayInput) -> JobTrace:
 
 
 def _record_row(path: str, line: InputRow, group: Group, branch: Branch, proc_ms: int) -> TraceRow:
+    """The line as a RECORD row: its columns as the payload (what a SQL operator reads), after the
+    split it came from where the source reads splits (what the split readers read)."""
     source = branch.table
     event_ms = event_ms_of(path, line, source, group.zone)
     payload: tuple[tuple[str, object], ...] = ()
     if source.where == "source":
+        if "split" in line.values:
+            raise ReplayRefused(
+                f"{path}, line {line.line}: column 'split' of table {source.table} is not replayed "
+                "(the replay's split readers read a payload field of that name)"
+            )
         payload = (("split", split_id(source.table, line.partition)),)
+    payload += tuple(line.values.items())
     return TraceRow(
         row=line.line, kind=Kind.RECORD, instance=group.name, input=branch.input, channel=branch.channel,
         event_ms=event_ms, proc_ms=proc_ms, key=_key_of(line) if group.is_join else None, payload=payload,
@@ -155,7 +166,11 @@ def split_id(table: str, partition: int) -> str:
 def _scenario(group: Group, rows: ReplayInput, interval_ms: int) -> ScenarioConfig:
     generators = {b.input: _generator(b, rows, interval_ms, group.zone) for b in group.branches}
     first = next(iter(generators.values()))
-    operator: OperatorConfig = group.operator if group.operator is not None else NoOperator()
+    operator: OperatorConfig = NoOperator()
+    if group.operator is not None:
+        operator = group.operator
+    elif group.sql is not None and group.sql.config is not None:
+        operator = group.sql.config  # type: ignore[assignment]
     channels = {b.input: 1 for b in group.branches}
     # One table: the trace's one generator is its own; a join: each side its own (`generators`).
     own = generators if len(generators) > 1 else {}
@@ -200,6 +215,10 @@ class StepState:
     nodes: Mapping[str, int]
     splits: Mapping[tuple[str, str], tuple[int, bool]]
     """(node id of the scan, split id) -> the split's watermark in its reader, whether it is idle."""
+    outputs: Mapping[str, tuple[SqlOutput, ...]] = field(default_factory=dict)
+    """Group name -> the rows its SQL operator output during the step, in order."""
+    late: Mapping[str, int] = field(default_factory=dict)
+    """Group name -> the rows its SQL operator dropped as Flink counts them (`numLateRecordsDropped`)."""
 
 
 def replay_states(
@@ -220,11 +239,21 @@ def replay_states(
     watch = NodeWatermarks(job, trace.groups)
     time_ms = 0
     for step, batch in groupby(trace.rows, key=lambda item: item[0]):
+        outputs: dict[str, list[SqlOutput]] = {}
+        late: dict[str, int] = {}
         for _, row in batch:
             time_ms = row.proc_ms if row.proc_ms is not None else time_ms
             pipelines[row.instance].run_row(row, explain=False)
             watch.saw(row.instance, pipelines[row.instance])
-        yield StepState(step, time_ms, watch.values_of(pipelines), watch.splits_of(pipelines))
+            for event in pipelines[row.instance].step_log.timeline:
+                if isinstance(event, SqlOutput):
+                    outputs.setdefault(row.instance, []).append(event)
+                elif isinstance(event, Dropped) and event.late:
+                    late[row.instance] = late.get(row.instance, 0) + 1
+        yield StepState(
+            step, time_ms, watch.values_of(pipelines), watch.splits_of(pipelines),
+            {name: tuple(rows) for name, rows in outputs.items()}, late,
+        )  # fmt: skip
 
 
 def _alignment(source: SourceTable) -> AlignmentConfig | None:
@@ -308,18 +337,6 @@ class NodeWatermarks:
                     for split, state in reader.splits.items():
                         out[(branch.table.node_id, split)] = (state.partial_ms, state.partial_idle)
         return out
-
-
-def rows_not_replayed(job: SqlJob) -> list[str]:
-    """What the replay leaves out, by name: the rows each sink would receive (SQL's window, join
-    and aggregate operators are modelled for their watermarks only, so far)."""
-    sinks = [n.name for n in job.nodes if n.behaviour is Behaviour.SINK]
-    if not sinks:
-        return []
-    return [
-        f"the rows {', '.join(sinks)} receive are not replayed yet: wmviz replays every operator's "
-        "watermark; SQL's operators' rows and late drops are not modelled yet"
-    ]
 
 
 def group_trace(job: SqlJob, rows: ReplayInput, name: str) -> tuple[ScenarioConfig, list[TraceRow]]:

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wmviz.core.budgets import MAX_IMPORT_ROWS
+from wmviz.core.errors import BadInputError
+from wmviz.core.settings import MAX_IMPORT_ROWS
 from wmviz.trace.jsonline import JsonLineError, decode_json_line
 from wmviz.trace.quote import show
 
@@ -34,7 +35,7 @@ MAX_FILE_BYTES = 256 * 1024 * 1024
 """A rows file larger than this is refused before it is read."""
 
 
-class RowsFileError(ValueError):
+class RowsFileError(BadInputError, ValueError):
     """A line of a rows file that cannot be replayed; the message names the file, line and field."""
 
     def __init__(self, path: str, line: int, field_name: str | None, reason: str) -> None:
@@ -146,8 +147,8 @@ def read_lines(path: Path) -> list[InputLine]:
     if size > MAX_FILE_BYTES:
         raise RowsFileError(shown, 0, None, f"is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}")
     lines = list(_decoded(path))
-    if len(lines) > MAX_IMPORT_ROWS:
-        raise RowsFileError(shown, 0, None, f"has {len(lines):,} lines; the limit is {MAX_IMPORT_ROWS:,}")
+    if len(lines) > (most := MAX_IMPORT_ROWS.get()):
+        raise RowsFileError(shown, 0, None, f"has {len(lines):,} lines; the limit is {most:,}")
     return [_line(shown, step, number, obj) for step, (number, obj) in enumerate(lines)]
 
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 import io
 import json
 import lzma
-import os
 import struct
 import zipfile
 import zlib
 from dataclasses import dataclass
 
+from wmviz.core.settings import MAX_BUNDLE_MEMBERS
 from wmviz.store.uploads import RESERVED, STORY, STORY_LIMIT, StoredUpload, UploadError, limit_mb
 from wmviz.store.zipend import zip_end
 from wmviz.trace.jsonline import JsonLineError, loads_strict
@@ -103,7 +103,7 @@ def open_bundle(name: str, data: bytes, limit: int | None = None) -> Bundle:
         return Bundle(traces[0].filename, trace, config, view, story)
 
 
-DEFAULT_BUNDLE_MEMBERS = 64
+DEFAULT_BUNDLE_MEMBERS = MAX_BUNDLE_MEMBERS.default
 """A bundle holds a trace, its config, its story and the view: 64 members is far more than it needs."""
 _DIRECTORY_ENTRY_BYTES = 1024
 """The directory bytes allowed per member: a 46-byte header and a name, extra and comment."""
@@ -111,10 +111,7 @@ _DIRECTORY_ENTRY_BYTES = 1024
 
 def max_bundle_members() -> int:
     """The most members a bundle may have: $WMVIZ_MAX_BUNDLE_MEMBERS, else 64."""
-    try:
-        return max(1, int(os.environ.get("WMVIZ_MAX_BUNDLE_MEMBERS", DEFAULT_BUNDLE_MEMBERS)))
-    except ValueError:
-        return DEFAULT_BUNDLE_MEMBERS
+    return MAX_BUNDLE_MEMBERS.get()
 
 
 def _check_zip_end(name: str, data: bytes) -> None:

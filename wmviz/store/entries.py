@@ -15,9 +15,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from wmviz.core.settings import CACHE_MAX_MB
 from wmviz.timeline.store import META
 
-DEFAULT_CACHE_MB = 4096
+DEFAULT_CACHE_MB = CACHE_MAX_MB.default
 LAST_USED = ".last-used"
 _ASIDE = ".gone-"
 
@@ -61,10 +62,7 @@ def _only_timeline_files(entry: Path) -> bool:
 
 def cache_budget_mb() -> float:
     """$WMVIZ_CACHE_MAX_MB, else 4 GB."""
-    try:
-        return float(os.environ.get("WMVIZ_CACHE_MAX_MB", DEFAULT_CACHE_MB))
-    except ValueError:
-        return DEFAULT_CACHE_MB
+    return CACHE_MAX_MB.get()
 
 
 def enforce_budget(root: Path, keep: Path, budget_mb: float | None = None) -> list[Path]:

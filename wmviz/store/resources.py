@@ -1,8 +1,10 @@
-"""Where wmviz finds the files it ships besides its modules: the app page and the built-in incidents.
+"""Where wmviz finds the files it ships besides its modules: the app page, the built-in incidents
+and the docs the page shows.
 
-In a source checkout they sit beside the package (`app.py`, `sample_data/`); an installed wheel
-carries them inside it (`wmviz/_app/app.py`, `wmviz/sample_data/`, mapped there by
-pyproject.toml). Both are looked up at fixed places, never by walking up directories.
+In a source checkout they sit beside the package (`app.py`, `sample_data/`, `docs/`); an installed
+wheel carries them inside it (`wmviz/_app/app.py`, `wmviz/sample_data/`, `wmviz/docs/`, mapped there
+by pyproject.toml and read with `importlib.resources`). Both are looked up at fixed places, never
+by walking up directories.
 """
 
 from __future__ import annotations
@@ -42,3 +44,15 @@ def sample_data() -> Path:
     if shipped.is_dir():
         return shipped
     raise FileNotFoundError("wmviz's sample_data is missing from this installation")
+
+
+def doc_text(name: str) -> str:
+    """The text of one of wmviz's docs (`trace-format.md`, ...): the checkout's `docs/`, else the
+    copy the wheel carries (`wmviz.docs`). A FileNotFoundError names the doc when neither has it."""
+    local = _CHECKOUT / "docs" / name
+    if local.is_file():
+        return local.read_text(encoding="utf-8")
+    try:
+        return (resources.files("wmviz.docs") / name).read_text(encoding="utf-8")
+    except (ModuleNotFoundError, FileNotFoundError):
+        raise FileNotFoundError(f"wmviz's docs/{name} is missing from this installation") from None

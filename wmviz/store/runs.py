@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wmviz.core.settings import CACHE, SPARK_UPLOAD_MB
 from wmviz.core.types import Profile
 from wmviz.store.entries import (
     LAST_USED,
@@ -50,7 +51,7 @@ def data_root() -> Path:
     """Everything the app stores, under one folder: $WMVIZ_CACHE, else ~/.cache/wmviz. It holds
     `timelines/` and `whatifs/` (bounded together by WMVIZ_CACHE_MAX_MB, least recently used
     first out) and `uploads/` (kept: links name them)."""
-    return Path(os.environ.get("WMVIZ_CACHE") or Path.home() / ".cache" / "wmviz")
+    return CACHE.path() or Path.home() / ".cache" / "wmviz"
 
 
 def cache_root() -> Path:
@@ -66,10 +67,7 @@ def whatifs_root() -> Path:
 
 def spark_threshold_mb() -> float:
     """Traces larger than this go to Spark under the `auto` engine ($WMVIZ_SPARK_UPLOAD_MB, 20)."""
-    try:
-        return float(os.environ.get("WMVIZ_SPARK_UPLOAD_MB", "20"))
-    except ValueError:
-        return 20.0
+    return SPARK_UPLOAD_MB.get()
 
 
 def choose_engine(engine: str, trace_path: Path) -> str:

@@ -25,19 +25,21 @@ from pathlib import Path
 
 import pandas as pd
 
+from wmviz.core.errors import BadInputError
+from wmviz.core.settings import MAX_UPLOAD_MB
 from wmviz.store.runs import LAST_USED as _LAST_USED
 from wmviz.store.runs import data_root, identity
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import FORMATS, format_of
 
-DEFAULT_LIMIT_MB = 200
+DEFAULT_LIMIT_MB = MAX_UPLOAD_MB.default
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _DIGEST = re.compile(r"^[0-9a-f]{24}$")
 _NAME_LIMIT = 120
 _SUFFIX_LIMIT = 16
 
 
-class UploadError(ValueError):
+class UploadError(BadInputError, ValueError):
     """An upload refused before reading it (too large, unknown format, a broken bundle)."""
 
 
@@ -48,10 +50,7 @@ class DamagedUpload(UploadError):
 
 def limit_mb() -> int:
     """The configured upload limit: $WMVIZ_MAX_UPLOAD_MB, else 200 MB."""
-    try:
-        return int(os.environ.get("WMVIZ_MAX_UPLOAD_MB", DEFAULT_LIMIT_MB))
-    except ValueError:
-        return DEFAULT_LIMIT_MB
+    return MAX_UPLOAD_MB.get()
 
 
 def uploads_root() -> Path:

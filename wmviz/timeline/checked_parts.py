@@ -18,6 +18,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+from wmviz.core.errors import BadInputError
+
 BLOCK = 256 * 1024
 _KEPT = 4096  # files whose block digests stay in memory (32 bytes per 256 KiB: 128 KB per GB)
 
@@ -25,7 +27,7 @@ _digests: OrderedDict[tuple[str, int], tuple[bytes, ...]] = OrderedDict()
 _lock = threading.Lock()
 
 
-class PartChanged(ValueError):
+class PartChanged(BadInputError, ValueError):
     """A part file that is not the one meta.json lists: changed, cut, or gone since it was written."""
 
 

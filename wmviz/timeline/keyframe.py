@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import wmviz.core
+from wmviz.core.errors import BadInputError
 from wmviz.trace.payload import decode_payload, encode_payload
 
 FORMAT = "wmviz-keyframe/4"
@@ -80,7 +81,7 @@ CLASSES = _classes()
 """Every class (and enum) `wmviz.core` defines, by name: the only objects a keyframe can hold."""
 
 
-class KeyframeError(ValueError):
+class KeyframeError(BadInputError, ValueError):
     """A keyframe that is not one wmviz wrote (unknown class, wrong format, too deep)."""
 
 

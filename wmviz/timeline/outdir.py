@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from wmviz import __version__
+from wmviz.core.errors import BadInputError
 from wmviz.disk import replacing_folder
 from wmviz.timeline.tables import TABLES
 
@@ -24,7 +25,7 @@ _OWN_FILES = frozenset({MARKER, "meta.json"})
 _OWN_FOLDERS = frozenset(f"table={t}" for t in TABLES)
 
 
-class OutDirError(ValueError):
+class OutDirError(BadInputError, ValueError):
     """The folder cannot be written without touching something wmviz did not write."""
 
 

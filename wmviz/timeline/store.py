@@ -21,6 +21,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from wmviz import __version__
+from wmviz.core.errors import BadInputError
 from wmviz.core.pipeline import InstancePipeline, StepResult
 from wmviz.core.types import Profile
 from wmviz.timeline import keyframe
@@ -149,7 +150,7 @@ def _part_name(name: str) -> bool:
     return len(parts) == 2 and parts[1].endswith(".parquet") and parts[1] not in (".", "..")
 
 
-class TimelineError(ValueError):
+class TimelineError(BadInputError, ValueError):
     """A directory that is not a timeline this wmviz can read."""
 
 

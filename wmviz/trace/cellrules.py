@@ -15,10 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from wmviz.core.errors import BadInputError
 from wmviz.core.scenario import Kind
+from wmviz.core.settings import MAX_CHANNELS
 from wmviz.core.types import Status, fits_long
 from wmviz.trace.columns import CHECK_COLUMNS, KIND_NAMES, REPORTED_MS, Parse
-from wmviz.trace.config import MAX_CHANNELS, channel_budget_reason
+from wmviz.trace.config import channel_budget_reason
 from wmviz.trace.quote import show
 from wmviz.trace.timecells import ASCII_SPACE, parse_time_ms
 
@@ -35,7 +37,7 @@ _KIND_BY_NAME = {k.value: k for k in Kind}
 _STATUS_BY_NAME = {s.value.lower(): s for s in Status}
 
 
-class Invalid(ValueError):
+class Invalid(BadInputError, ValueError):
     """A cell that breaks its column's rule; the message is the reason a user reads."""
 
 
@@ -85,7 +87,7 @@ def channel(value: Any) -> int:
         raise Invalid(f"{result} must be >= 0")
     if result > MAX_CHANNEL:
         raise Invalid(f"{result} is larger than the largest channel index, {MAX_CHANNEL}")
-    if result >= MAX_CHANNELS:
+    if result >= MAX_CHANNELS.get():
         raise Invalid(f"channel {result}: {channel_budget_reason(result + 1)}")
     return result
 

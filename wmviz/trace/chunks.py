@@ -15,8 +15,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from wmviz.core.settings import MAX_CHANNELS
 from wmviz.trace.columns import STANDARD, TYPED
-from wmviz.trace.config import MAX_CHANNELS, channel_budget_reason
+from wmviz.trace.config import channel_budget_reason
 from wmviz.trace.errors import IssueCollector
 from wmviz.trace.jsonline import JsonLineError, decode_json_line, is_compact_header
 from wmviz.trace.lines import line_breaks
@@ -365,7 +366,7 @@ class _Compact:
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             self.collector.add(row, "channels", f"{show(count)} is not a positive channel count")
             return
-        if count > MAX_CHANNELS:
+        if count > MAX_CHANNELS.get():
             self.collector.add(row, "channels", channel_budget_reason(count))
             return
         if self.configured is not None and self.configured != count:

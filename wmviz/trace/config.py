@@ -14,16 +14,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import fields, is_dataclass
 from typing import Any, NoReturn, cast
 
-from wmviz.core.budgets import MAX_WINDOWS_PER_RECORD, windows_per_record_reason
+from wmviz.core.budgets import windows_per_record_reason
 from wmviz.core.fieldrules import (
     UNIT_WORDS,
     Check,
+    FieldSetter,
     Rule,
-    Setting,
     default_of,
     is_required,
     rule_of,
-    settings_of,
+    setters_of,
 )
 from wmviz.core.scenario import (
     GeneratorConfig,
@@ -33,25 +33,24 @@ from wmviz.core.scenario import (
     ScenarioConfig,
     WindowConfig,
 )
+from wmviz.core.settings import MAX_CHANNELS, MAX_CONFIG_KB, MAX_SPLITS, MAX_WINDOWS_PER_RECORD
 from wmviz.core.sql_aggregates import AggregateError, parse_call
 from wmviz.core.sql_expr import UnsupportedExpression, expr_from_json, expr_to_json
 from wmviz.core.sql_session_config import WINDOW_PROPERTIES, SqlSessionConfig
 from wmviz.core.sql_temporal_join_config import TemporalJoinConfig
+from wmviz.core.sql_windows_config import SqlWindowConfig, sql_window_problems
 from wmviz.core.types import Profile, fits_long
 from wmviz.core.windows import offset_config_problem, sliding_config_problem
 from wmviz.trace.errors import IssueCollector
 from wmviz.trace.quote import show
 from wmviz.trace.sqlconfig import sql_style_problems
 
-MAX_CHANNELS = int(os.environ.get("WMVIZ_MAX_CHANNELS", "32768"))
-"""The most channels a valve may have: Flink's own ceiling on parallelism (32,768, its largest max
-parallelism), so no real upstream exceeds it, and a 44-byte config cannot make wmviz allocate for
-two billion channels. Settable with WMVIZ_MAX_CHANNELS."""
-MAX_CONFIG_BYTES = int(os.environ.get("WMVIZ_MAX_CONFIG_KB", "256")) * 1024
-"""The largest config (a file, a JSON Lines config line, Parquet metadata) wmviz reads."""
-MAX_SPLITS = int(os.environ.get("WMVIZ_MAX_SPLITS", "100000"))
-"""The most splits a config may name in all, and the most partitions a Kafka import reads (each
-partition is a split; a Kafka topic has at most tens of thousands). Settable with WMVIZ_MAX_SPLITS."""
+
+def max_config_bytes() -> int:
+    """The largest config (a file, a JSON Lines config line, Parquet metadata) wmviz reads, in bytes
+    (WMVIZ_MAX_CONFIG_KB, read now)."""
+    return MAX_CONFIG_KB.get() * 1024
+
 
 JUDGING_ORDER: dict[type, tuple[str, ...]] = {
     # The operator before `channels`, whose names must be inputs of the operator.
@@ -74,14 +73,14 @@ SectionRule = Callable[[SectionValues, dict[str, Any]], Iterator[tuple[str, str]
 def channel_budget_reason(count: int) -> str:
     """A channel count (or index + 1) over MAX_CHANNELS."""
     return (
-        f"{count:,} channels are more than a valve may have here: {MAX_CHANNELS:,} "
+        f"{count:,} channels are more than a valve may have here: {MAX_CHANNELS.get():,} "
         "(Flink's largest parallelism; WMVIZ_MAX_CHANNELS)"
     )
 
 
 def split_budget_reason(count: int, what: str = "splits") -> str:
     """A count of splits (or of a topic's partitions, each a split) over MAX_SPLITS."""
-    return f"{count:,} {what} are more than wmviz reads: {MAX_SPLITS:,} (WMVIZ_MAX_SPLITS)"
+    return f"{count:,} {what} are more than wmviz reads: {MAX_SPLITS.get():,} (WMVIZ_MAX_SPLITS)"
 
 
 def _window_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tuple[str, str]]:
@@ -100,7 +99,7 @@ def _window_rules(values: SectionValues, data: dict[str, Any]) -> Iterator[tuple
         return
     if problem := sliding_config_problem(size, slide):
         yield "slide_ms", problem
-    elif slide is not None and -(-size // slide) > MAX_WINDOWS_PER_RECORD:
+    elif slide is not None and -(-size // slide) > MAX_WINDOWS_PER_RECORD.get():
         yield "slide_ms", windows_per_record_reason(-(-size // slide))
     elif values["offset_ms"] and (problem := offset_config_problem(size, slide, values["offset_ms"])):
         yield "offset_ms", problem
@@ -155,6 +154,7 @@ SECTION_RULES: dict[type, SectionRule] = {
     IntervalJoinConfig: _interval_join_rules,
     SqlSessionConfig: _sql_session_rules,
     TemporalJoinConfig: _temporal_join_rules,
+    SqlWindowConfig: lambda values, data: iter(sql_window_problems(values)),
 }
 """The rules over several fields of one config type; a field one of them refuses keeps its default."""
 
@@ -375,8 +375,8 @@ class _ConfigParser:
             self.issue(path, f"{value} is outside the signed 64-bit range of Flink's long")
         elif rule.minimum is not None and value < rule.minimum:
             self.issue(path, f"{value} must be {'positive' if rule.minimum == 1 else f'>= {rule.minimum}'}")
-        elif rule.maximum is not None and value > rule.maximum:
-            self.issue(path, f"{value:,} is more than {rule.maximum:,}: {rule.maximum_why}")
+        elif (most := rule.most()) is not None and value > most:
+            self.issue(path, f"{value:,} is more than {most:,}: {rule.most_why()}")
         else:
             return value
         return _REFUSED
@@ -403,7 +403,7 @@ class _ConfigParser:
             if isinstance(count, bool) or not isinstance(count, int) or count < 1:
                 self.issue(where, f"{show(count)} is not a positive channel count")
                 continue
-            if count > MAX_CHANNELS:
+            if count > MAX_CHANNELS.get():
                 self.issue(where, channel_budget_reason(count))
                 continue
             canonical = name if kind is None else kind.canonical_input(name)
@@ -430,7 +430,7 @@ class _ConfigParser:
         out, total = [], 0
         for key, ids in data.items():
             where = f"{path}.{key}"
-            if not (isinstance(key, str) and key.isdigit() and int(key) < MAX_CHANNELS):
+            if not (isinstance(key, str) and key.isdigit() and int(key) < MAX_CHANNELS.get()):
                 self.issue(where, f"{show(key)} is not a channel index")
                 continue
             # An empty list is a reader with zero splits (split rows may add some later).
@@ -441,8 +441,8 @@ class _ConfigParser:
                 self.issue(where, "a split is listed twice")
                 continue
             total += len(ids)
-            if total > MAX_SPLITS:
-                self.issue(path, f"more than {MAX_SPLITS:,} splits (WMVIZ_MAX_SPLITS)")
+            if (most := MAX_SPLITS.get()) < total:
+                self.issue(path, f"more than {most:,} splits (WMVIZ_MAX_SPLITS)")
                 return _REFUSED
             out.append((int(key), tuple(ids)))
         return tuple(sorted(out))
@@ -488,9 +488,9 @@ def load_config_into(path: str | os.PathLike[str], collector: IssueCollector) ->
 
     file = os.path.basename(os.fspath(path))
     with open(path, "rb") as f:
-        data = f.read(MAX_CONFIG_BYTES + 1)
-    if len(data) > MAX_CONFIG_BYTES:
-        limit = f"the limit is {MAX_CONFIG_BYTES:,} bytes (WMVIZ_MAX_CONFIG_KB)"
+        data = f.read(max_config_bytes() + 1)
+    if len(data) > (most := max_config_bytes()):
+        limit = f"the limit is {most:,} bytes (WMVIZ_MAX_CONFIG_KB)"
         collector.add(None, None, f"file is larger than a config may be; {limit}", file=file)
         return ScenarioConfig(), False
     try:
@@ -579,14 +579,14 @@ def replace_field(config: ScenarioConfig, path: str, value: Any, source: str = "
         if not isinstance(child, dict):
             _refuse(source, path, f"{where} is a value, not a section")
         node = child
-    if (setting := settings_of(current).get(leaf)) is not None:
+    if (setting := setters_of(current).get(leaf)) is not None:
         leaf, value = setting.sets, _setting_value(current, setting, path, value, source)
     node[leaf] = value
     return parse_config(data, source)
 
 
-def _setting_value(section: Any, setting: Setting, path: str, value: Any, source: str) -> Any:
-    """The JSON value a `Setting` writes into its field: `value` judged by the setting's rule (the
+def _setting_value(section: Any, setting: FieldSetter, path: str, value: Any, source: str) -> Any:
+    """The JSON value a `FieldSetter` writes into its field: `value` judged by the setting's rule (the
     config's own check), then applied to the section (its refusal names the path)."""
     collector = IssueCollector(source)
     judged = _ConfigParser(collector, None, None).readers[setting.rule.check](value, path, setting.rule, {})

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from wmviz.core.errors import BadInputError
+
 MAX_ISSUES: int = 1000
 """How many issues a `TraceValidationError` keeps. More are counted in `total` but not kept, so a
 badly broken million-row file cannot exhaust memory or flood the UI."""
@@ -37,7 +39,7 @@ class TraceIssue:
         return f"{where}: {self.reason}"
 
 
-class TraceValidationError(Exception):
+class TraceValidationError(BadInputError):
     """A trace or config that must not be simulated, with every issue found (up to `MAX_ISSUES`).
 
     `issues` holds the kept issues sorted by row (file-level issues first); `total` counts all

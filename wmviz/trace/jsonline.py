@@ -12,6 +12,7 @@ import math
 import re
 from typing import Any
 
+from wmviz.core.errors import BadInputError
 from wmviz.trace.quote import show
 
 MAX_DEPTH = 64
@@ -20,7 +21,7 @@ _DECODED_NON_OBJECT = 4096
 """A line that is not an object is decoded (for its message) only up to this length."""
 
 
-class JsonLineError(ValueError):
+class JsonLineError(BadInputError, ValueError):
     """A line that is not a usable JSON object; the message is what the user reads, and `line`
     the line of a multi-line document where the decoder stopped."""
 

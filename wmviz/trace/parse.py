@@ -18,11 +18,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from wmviz.core.settings import MAX_CHANNELS
 from wmviz.core.types import MAX_MS
 from wmviz.trace import cellrules
 from wmviz.trace.cellrules import FLOAT_EXACT, MAX_CHANNEL, Invalid
 from wmviz.trace.columns import Parse
-from wmviz.trace.config import MAX_CHANNELS
 from wmviz.trace.raw import FLOAT, INT, PY, STR, TIMESTAMP, Lane, RawColumn
 
 _SPACE = " \t\r\n\f\v"
@@ -93,7 +93,7 @@ def _parse_int(column: RawColumn, parse: Parse, judge: np.ndarray) -> Parsed:
             continue
         plain, plain_values = _int_kernel(lane, parse, here)
         if parse is Parse.CHANNEL:  # out of range: the scalar rule says why
-            plain &= (plain_values >= 0) & (plain_values < min(MAX_CHANNEL, MAX_CHANNELS))
+            plain &= (plain_values >= 0) & (plain_values < min(MAX_CHANNEL, MAX_CHANNELS.get()))
         values[plain] = plain_values[plain]
         valid |= plain
         rest = here & ~plain

@@ -19,7 +19,7 @@ import numpy as np
 
 from wmviz.core.scenario import ScenarioConfig
 from wmviz.trace.columns import RESERVED_NAMES, STANDARD
-from wmviz.trace.config import MAX_CONFIG_BYTES, parse_config_into
+from wmviz.trace.config import max_config_bytes, parse_config_into
 from wmviz.trace.errors import IssueCollector
 from wmviz.trace.jsonline import JsonLineError, decode_json_line, is_compact_header, loads_strict
 from wmviz.trace.lines import line_breaks
@@ -316,7 +316,7 @@ def _config_lines(
             elif not external:
                 if config is not None:
                     collector.add(lineno, None, 'only one {"config": ...} line is allowed')
-                elif len(raw) > MAX_CONFIG_BYTES:
+                elif len(raw) > max_config_bytes():
                     collector.add(lineno, None, _config_too_big(len(raw)))
                     config_ok = False
                 else:
@@ -325,7 +325,7 @@ def _config_lines(
 
 
 def _config_too_big(size: int) -> str:
-    return f"the config is {size:,} bytes; the limit is {MAX_CONFIG_BYTES:,} (WMVIZ_MAX_CONFIG_KB)"
+    return f"the config is {size:,} bytes; the limit is {max_config_bytes():,} (WMVIZ_MAX_CONFIG_KB)"
 
 
 # ---- Parquet ---------------------------------------------------------------------------------------
@@ -377,7 +377,7 @@ def _plan_parquet(
 
 def _stored_config(stored: bytes, collector: IssueCollector) -> tuple[ScenarioConfig | None, bool]:
     key = PARQUET_CONFIG_KEY.decode()
-    if len(stored) > MAX_CONFIG_BYTES:
+    if len(stored) > max_config_bytes():
         collector.add(None, None, f"the {key} metadata: {_config_too_big(len(stored))}")
         return None, False
     try:

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any
 
+from wmviz.core.errors import BadValue
 from wmviz.core.types import MAX_MS, MIN_MS, fits_long, format_ms, is_epoch
 from wmviz.trace.quote import show
 
@@ -43,14 +44,14 @@ def _expected(sentinels: bool) -> str:
 
 def _check_range(ms: int, original: Any) -> int:
     if not fits_long(ms):
-        raise ValueError(f"{show(original)} is outside the signed 64-bit range of Flink's long")
+        raise BadValue(f"{show(original)} is outside the signed 64-bit range of Flink's long")
     return ms
 
 
 def _datetime_ms(dt: datetime, original: Any) -> int:
     """Epoch ms of `dt` (naive means UTC), refusing sub-millisecond parts instead of truncating."""
     if dt.microsecond % 1000 or getattr(dt, "nanosecond", 0):  # pandas.Timestamp has nanoseconds
-        raise ValueError(f"{show(original)} has sub-millisecond digits; times are whole milliseconds")
+        raise BadValue(f"{show(original)} has sub-millisecond digits; times are whole milliseconds")
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     delta = dt - _EPOCH
@@ -62,20 +63,20 @@ def _parse_text(value: str, sentinels: bool) -> int:
     text = value.strip(ASCII_SPACE)
     if _INT_RE.fullmatch(text):
         if len(text.lstrip("+-").lstrip("0")) > _LONG_DIGITS:
-            raise ValueError(f"{show(value)} is outside the signed 64-bit range of Flink's long")
+            raise BadValue(f"{show(value)} is outside the signed 64-bit range of Flink's long")
         return _check_range(int(text), value)
     lowered = text.lower()
     if lowered in _MIN_WORDS or lowered in _MAX_WORDS:
         if not sentinels:
-            raise ValueError(f"{show(value)}: the MIN/MAX sentinels are only allowed for watermark_ms")
+            raise BadValue(f"{show(value)}: the MIN/MAX sentinels are only allowed for watermark_ms")
         return MIN_MS if lowered in _MIN_WORDS else MAX_MS
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:
-        raise ValueError(f"{show(value)} is not {_expected(sentinels)}") from None
+        raise BadValue(f"{show(value)} is not {_expected(sentinels)}") from None
     fraction = _FRACTION_RE.search(text)
     if fraction and fraction.group(1)[3:].strip("0"):
-        raise ValueError(f"{show(value)} has sub-millisecond digits; times are whole milliseconds")
+        raise BadValue(f"{show(value)} has sub-millisecond digits; times are whole milliseconds")
     return _datetime_ms(parsed, value)
 
 
@@ -93,22 +94,22 @@ def parse_time_ms(value: Any, *, sentinels: bool) -> int:
     Anything outside the signed 64-bit range is an error.
     """
     if isinstance(value, bool):
-        raise ValueError(f"{show(value)} is not {_expected(sentinels)}")
+        raise BadValue(f"{show(value)} is not {_expected(sentinels)}")
     if isinstance(value, int):
         return _check_range(value, value)
     if isinstance(value, float):
         if math.isinf(value) and sentinels:
             return MAX_MS if value > 0 else MIN_MS
         if not math.isfinite(value) or not value.is_integer():
-            raise ValueError(f"{show(value)} is not a whole number of milliseconds")
+            raise BadValue(f"{show(value)} is not a whole number of milliseconds")
         if abs(value) > _FLOAT_EXACT:
-            raise ValueError(f"{show(value)} is too large to be exact as a float; write it as an integer")
+            raise BadValue(f"{show(value)} is too large to be exact as a float; write it as an integer")
         return int(value)
     if isinstance(value, datetime):
         return _datetime_ms(value, value.isoformat())
     if isinstance(value, str):
         return _parse_text(value, sentinels)
-    raise ValueError(f"{show(value)} is not {_expected(sentinels)}")
+    raise BadValue(f"{show(value)} is not {_expected(sentinels)}")
 
 
 def ascii_int(text: str) -> int:
@@ -116,9 +117,9 @@ def ascii_int(text: str) -> int:
     (`int()` would also take `٣`, `１` or `1_000`); ValueError if it is not one or is beyond a long."""
     cleaned = text.strip(ASCII_SPACE)
     if not _INT_RE.fullmatch(cleaned):
-        raise ValueError(f"{show(text)} is not an integer (ASCII digits)")
+        raise BadValue(f"{show(text)} is not an integer (ASCII digits)")
     if len(cleaned.lstrip("+-").lstrip("0")) > _LONG_DIGITS:
-        raise ValueError(f"{show(text)} is outside the signed 64-bit range of Flink's long")
+        raise BadValue(f"{show(text)} is outside the signed 64-bit range of Flink's long")
     return int(cleaned)
 
 
@@ -127,7 +128,7 @@ def ascii_float(text: str) -> float:
     otherwise (`float()` would also take `٣.٥`)."""
     cleaned = text.strip(ASCII_SPACE)
     if not (_DECIMAL_RE.fullmatch(cleaned) or cleaned.lower() in _FLOAT_WORDS):
-        raise ValueError(f"{show(text)} is not a number (ASCII digits)")
+        raise BadValue(f"{show(text)} is not a number (ASCII digits)")
     return float(cleaned)
 
 
@@ -166,10 +167,10 @@ def parse_duration_ms(text: str, option: str) -> int:
             parts.append((match.group(1), match.group(2)))
             pos = match.end()
         if pos != len(cleaned) or not cleaned:
-            raise ValueError(f"{option} {text!r}: expected a duration such as 500ms, 1s, 10m or 1h30m")
+            raise BadValue(f"{option} {text!r}: expected a duration such as 500ms, 1s, 10m or 1h30m")
     if any(len(number) > _NUMBER_DIGITS for number, _ in parts):
-        raise ValueError(f"{option} {show(text)} is outside the signed 64-bit range of Flink's long")
+        raise BadValue(f"{option} {show(text)} is outside the signed 64-bit range of Flink's long")
     total = round(sum(Fraction(number) * _UNITS_MS[unit] for number, unit in parts))
     if total > MAX_MS:
-        raise ValueError(f"{option} {show(text)} is outside the signed 64-bit range of Flink's long")
+        raise BadValue(f"{option} {show(text)} is outside the signed 64-bit range of Flink's long")
     return total

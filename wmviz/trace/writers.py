@@ -20,6 +20,7 @@ import os
 from collections.abc import Iterable
 from typing import IO, Any
 
+from wmviz.core.errors import BadValue
 from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.disk.atomic import replacing_file, write_file
@@ -49,7 +50,7 @@ def write_trace(
     """
     fmt = fmt or format_of(os.fspath(path))
     if fmt not in WRITE_FORMATS:
-        raise ValueError(f"cannot tell the format of {os.fspath(path)!r}; pass fmt= one of {WRITE_FORMATS}")
+        raise BadValue(f"cannot tell the format of {os.fspath(path)!r}; pass fmt= one of {WRITE_FORMATS}")
     with replacing_file(path) as f:  # whole or not at all: an earlier file stays until the new one is
         _write(rows, f, fmt, config)
 
@@ -60,7 +61,7 @@ def out_format(path: str | os.PathLike[str], option: str = "--out") -> str:
     fmt = format_of(os.fspath(path))
     if fmt is None:
         suffix = os.path.splitext(os.fspath(path))[1]
-        raise ValueError(
+        raise BadValue(
             f"{option} {os.fspath(path)}: "
             + (f"{suffix!r} names no trace format" if suffix else "no extension names its format")
             + f"; end it in one of {', '.join(FORMATS)}"
@@ -73,7 +74,7 @@ def write_trace_bytes(
 ) -> bytes:
     """`write_trace` into memory (for a download button); `fmt` is required."""
     if fmt not in WRITE_FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; expected one of {WRITE_FORMATS}")
+        raise BadValue(f"unknown format {fmt!r}; expected one of {WRITE_FORMATS}")
     buffer = io.BytesIO()
     _write(rows, buffer, fmt, config)
     return buffer.getvalue()
@@ -102,7 +103,7 @@ def _write(
     trace = rows if isinstance(rows, Trace) else None
     row_list = tuple(trace.rows) if trace is not None else tuple(rows)  # type: ignore[arg-type]
     if fmt == "csv" and config is not None:
-        raise ValueError("a CSV file cannot hold a config; write it next to the file with write_config")
+        raise BadValue("a CSV file cannot hold a config; write it next to the file with write_config")
     if config is None and trace is not None and trace.config != ScenarioConfig():
         config = trace.config
     if fmt == "csv":
@@ -128,7 +129,7 @@ def _payload_names(rows: tuple[TraceRow, ...]) -> list[str]:
         names = [name for name, _ in r.payload]
         for name in names:
             if name in STANDARD_COLUMNS:
-                raise ValueError(f"row {r.row}: payload column {name!r} clashes with a standard column")
+                raise BadValue(f"row {r.row}: payload column {name!r} clashes with a standard column")
             first_seen.setdefault(name, len(first_seen))
             after.setdefault(name, set())
         for before, later in itertools.pairwise(names):
@@ -201,7 +202,7 @@ def csv_line(cells: dict[str, Any], payload_columns: Iterable[str]) -> str:
     columns = (*STANDARD_COLUMNS, *payload_columns)
     unknown = set(cells).difference(columns)
     if unknown:
-        raise ValueError(f"no CSV column for {', '.join(sorted(unknown))}")  # never drop a cell silently
+        raise BadValue(f"no CSV column for {', '.join(sorted(unknown))}")  # never drop a cell silently
     return ",".join(_csv_cell(_text(c, cells.get(c))) for c in columns) + "\n"
 
 
@@ -297,9 +298,9 @@ def _write_compact(
     by_instance: dict[str, list[TraceRow]] = {}
     for r in rows:
         if r.kind not in (Kind.WATERMARK, Kind.STATUS) or r.input != "0" or r.channel is None:
-            raise ValueError(f"row {r.row}: the compact format holds only watermark/status rows on input 0")
+            raise BadValue(f"row {r.row}: the compact format holds only watermark/status rows on input 0")
         if r.seq is not None or r.proc_ms is not None or r.payload:
-            raise ValueError(f"row {r.row}: the compact format has no seq, proc_ms or payload")
+            raise BadValue(f"row {r.row}: the compact format has no seq, proc_ms or payload")
         by_instance.setdefault(r.instance, []).append(r)
     fallback = 1 + max((r.channel or 0 for r in rows), default=0)
     if config is not None:

@@ -9,15 +9,15 @@ whose reader gives the same messages, with a progress bar.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
-from pathlib import Path
 
 import streamlit as st
 
+from wmviz.core.settings import SAMPLES as SAMPLES_SETTING
 from wmviz.record.job import is_recording_bytes
-from wmviz.store import bundles, uploads
+from wmviz.store import bundles, runs, uploads
 from wmviz.store.incidents import SAMPLES, Incident
+from wmviz.store.resources import doc_text
 from wmviz.store.uploads import StoredUpload, UploadError
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace
@@ -30,8 +30,9 @@ TRACE_TYPES = ["csv", "jsonl", "ndjson", "json", "parquet", "zip"]
 
 
 def spark_threshold_mb() -> float:
-    """Uploads larger than this are validated and simulated on Spark."""
-    return float(os.environ.get("WMVIZ_SPARK_UPLOAD_MB", "20"))
+    """Uploads larger than this are validated and simulated on Spark (the run cache's own reading
+    of WMVIZ_SPARK_UPLOAD_MB)."""
+    return runs.spark_threshold_mb()
 
 
 def upload_incident(upload: StoredUpload) -> Incident:
@@ -59,14 +60,13 @@ def upload_title(upload: StoredUpload) -> str:
     return f"Uploaded: {upload.name}"
 
 
-DOCS = Path(__file__).resolve().parent.parent.parent / "docs"
-
-
 @st.dialog("The trace format", width="large")
 def format_reference() -> None:
-    """The repo's own reference (docs/trace-format.md), our text, shown as markdown."""
-    path = DOCS / "trace-format.md"
-    st.markdown(path.read_text(encoding="utf-8") if path.is_file() else "docs/trace-format.md is missing.")
+    """The repo's own reference (docs/trace-format.md, shipped in the wheel), our text, as markdown."""
+    try:
+        st.markdown(doc_text("trace-format.md"))
+    except FileNotFoundError as err:
+        st.markdown(str(err))
 
 
 def page_limit_mb() -> int:
@@ -241,7 +241,7 @@ def bundle_button(upload: StoredUpload, view: Callable[[], dict]) -> None:
 
 def available_incidents() -> dict:
     """The built-in incidents, then the uploads this session took in or the link names."""
-    incidents = dict(loading.incidents(Path(os.environ.get("WMVIZ_SAMPLES") or SAMPLES)))
+    incidents = dict(loading.incidents(SAMPLES_SETTING.path() or SAMPLES))
     digests = [*st.session_state.get(state.UPLOADS, []), st.query_params.get("trace")]
     for digest in dict.fromkeys(digests):
         try:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import zipfile
 from pathlib import Path
 from urllib.parse import urlencode
@@ -16,6 +15,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from wmviz.analysis.compare import step_map
+from wmviz.core.settings import BASE_URL
 from wmviz.report import CompareInput, ReportInput, build_report, chart_images
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.store import Timeline
@@ -40,7 +40,7 @@ def base_url() -> str:
     """Where this app is reached, for a report's share link that is clicked from a file: the
     configured `WMVIZ_BASE_URL` (behind a proxy that rewrites the host), else the URL the browser
     asked for (`st.context.url`, without its query), else "" (a relative link)."""
-    configured = os.environ.get("WMVIZ_BASE_URL", "").strip()
+    configured = BASE_URL.get() or ""
     seen = configured or st.context.url or ""
     return seen.split("?", 1)[0].split("#", 1)[0]
 

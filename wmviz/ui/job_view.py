@@ -11,7 +11,6 @@ with the job link beside it, which the valve page turns into its way back.
 from __future__ import annotations
 
 import bisect
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +18,8 @@ import streamlit as st
 
 from wmviz.analysis.blame import BlameError, Walker
 from wmviz.analysis.job_moment import graph_at, valve_trace_rows
-from wmviz.core.budgets import MAX_IMPORT_ROWS
+from wmviz.core.settings import MAX_IMPORT_ROWS
+from wmviz.core.settings import SAMPLES as SAMPLES_SETTING
 from wmviz.record.job import JobFormatError, is_recording_bytes, read_recording
 from wmviz.record.job_trace import NoValve, channel_map, instance_at, step_at, vertex_trace
 from wmviz.record.output import jsonl_bytes
@@ -73,7 +73,7 @@ def route() -> bool:
 
 def built_in_jobs() -> dict[str, JobIncident]:
     """The built-in job recordings (sample_data/jobs/)."""
-    return job_incidents(Path(os.environ.get("WMVIZ_SAMPLES") or SAMPLES))
+    return job_incidents(SAMPLES_SETTING.path() or SAMPLES)
 
 
 def _open_job(link: JobLink) -> None:
@@ -278,11 +278,11 @@ def _valve_link(
         return
     name = walker.vertex(vertex).name
     rows = valve_trace_rows(walker, vertex)
-    if rows > MAX_IMPORT_ROWS:
+    if rows > (most := MAX_IMPORT_ROWS.get()):
         st.info(
             literal(
                 f"{name}: its valve step-through would be a trace of about {rows:,} rows (samples × "
-                f"subtasks × channels), more than wmviz builds: {MAX_IMPORT_ROWS:,} (WMVIZ_MAX_IMPORT_ROWS)"
+                f"subtasks × channels), more than wmviz builds: {most:,} (WMVIZ_MAX_IMPORT_ROWS)"
             ),
             icon=":material/data_usage:",
         )

@@ -11,7 +11,6 @@ failure is a notice on the page, never a traceback.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from wmviz.core.settings import SPARK_START
 from wmviz.core.windows import ScenarioError
 from wmviz.spark.service import SparkService
 from wmviz.store.incidents import Incident, built_in_incidents
@@ -60,13 +60,13 @@ def spark_service() -> SparkService:
     first page (`start_spark_after_page`); `WMVIZ_SPARK_START=lazy` starts it only when a run
     needs it (tests and benchmarks that never use it)."""
     service = SparkService()
-    return service if os.environ.get("WMVIZ_SPARK_START", "eager") == "lazy" else service.will_start()
+    return service if SPARK_START.get() == "lazy" else service.will_start()
 
 
 def start_spark_after_page() -> None:
     """Called when a script run is over (drawn or stopped): Spark starts `SPARK_AFTER_PAGE_S`
     later, once per server (a run that needs it sooner starts it itself)."""
-    if os.environ.get("WMVIZ_SPARK_START", "eager") != "lazy":
+    if SPARK_START.get() != "lazy":
         spark_service().start_later(SPARK_AFTER_PAGE_S)
 
 

@@ -9,10 +9,9 @@ server process, least recently used out first, bounded in bytes by `WMVIZ_STEP_C
 
 from __future__ import annotations
 
-import os
-
 import streamlit as st
 
+from wmviz.core.settings import STEP_CACHE_MB
 from wmviz.core.types import Profile
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.ui import loading
@@ -20,20 +19,13 @@ from wmviz.view import step_view as views
 from wmviz.view.shared_cache import SharedCache
 from wmviz.view.timefmt import TimeFormat
 
-DEFAULT_MB = 64
-BOUND_ENV = "WMVIZ_STEP_CACHE_MB"
+DEFAULT_MB = int(STEP_CACHE_MB.default)
+BOUND_ENV = STEP_CACHE_MB.name
 
 
 def bound_bytes() -> int:
     """The cache's bound from `WMVIZ_STEP_CACHE_MB` (megabytes, a number >= 0)."""
-    text = os.environ.get(BOUND_ENV, "").strip()
-    try:
-        mb = float(text) if text else DEFAULT_MB
-    except ValueError:
-        raise ValueError(f"{BOUND_ENV}={text!r}: a number of megabytes (0 keeps nothing)") from None
-    if mb < 0:
-        raise ValueError(f"{BOUND_ENV}={text!r}: a number of megabytes (0 keeps nothing)")
-    return int(mb * 1024 * 1024)
+    return int(STEP_CACHE_MB.get() * 1024 * 1024)
 
 
 @st.cache_resource(show_spinner=False)

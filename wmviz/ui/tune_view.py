@@ -12,6 +12,7 @@ link carries.
 
 from __future__ import annotations
 
+import functools
 import threading
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from wmviz.analysis.sweep import SweepError, default_grid, grid_size, parse_vary
 from wmviz.analysis.whatif_edit import Configure
 from wmviz.analysis.whatif_token import encode_edit
 from wmviz.core import budgets
+from wmviz.core.errors import Refused
+from wmviz.core.settings import MAX_PAGE_SWEEP_ROW_RUNS, MAX_PAGE_SWEEPS
 from wmviz.store.runs import file_digest
 from wmviz.trace.errors import TraceValidationError
 from wmviz.ui import state
@@ -35,11 +38,16 @@ NO_DEFAULT = (
     " nor a window to vary: name the fields to vary"
 )
 _GRID_FOR = "_tune_grid_for"  # which trace the grid's text was last filled in for
-_SLOTS = threading.BoundedSemaphore(budgets.MAX_PAGE_SWEEPS)
-"""The server's sweeps at once: every session of this process shares it."""
 
 
-class SweepRefused(Exception):
+@functools.cache
+def _slots() -> threading.BoundedSemaphore:
+    """The server's sweeps at once (WMVIZ_MAX_PAGE_SWEEPS, read on the first sweep): every session
+    of this process shares it."""
+    return threading.BoundedSemaphore(MAX_PAGE_SWEEPS.get())
+
+
+class SweepRefused(Refused):
     """A sweep the page will not run now (over its budget, or the server busy): the message says why."""
 
 
@@ -60,20 +68,20 @@ def _sweep(trace_path: str, config_path: str | None, digest: str, lines: tuple[s
 
     from wmviz.trace.readers import read_trace
 
-    if not _SLOTS.acquire(timeout=2.0):
+    if not _slots().acquire(timeout=2.0):
         raise SweepRefused(budgets.page_sweeps_busy_reason())
     try:
         trace = read_trace(Path(trace_path), Path(config_path) if config_path else None)
         return run_sweep(trace, [parse_vary(line) for line in lines])
     finally:
-        _SLOTS.release()
+        _slots().release()
 
 
 def check_budget(rows: int, lines: tuple[str, ...]) -> None:
     """A `SweepRefused` naming the budget when the grid over this trace is too large for the page
     (a malformed line is left to the sweep's own message)."""
     combinations = grid_size([parse_vary(line) for line in lines])
-    if rows * combinations > budgets.MAX_PAGE_SWEEP_ROW_RUNS:
+    if rows * combinations > MAX_PAGE_SWEEP_ROW_RUNS.get():
         raise SweepRefused(budgets.page_sweep_reason(rows, combinations))
 
 

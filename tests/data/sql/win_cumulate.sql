@@ -1,0 +1,29 @@
+-- Clicks per user in CUMULATE windows growing by 5 seconds up to 20; two-phase: late rows are
+-- buffered by the local stage and judged at its next flush.
+
+CREATE TABLE clicks (
+  user_id STRING,
+  amount BIGINT,
+  ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '2' SECOND
+) WITH (
+  'connector' = 'kafka',
+  'topic' = 'clicks',
+  'properties.bootstrap.servers' = 'localhost:9092',
+  'format' = 'json',
+  'scan.watermark.emit.strategy' = 'on-event'
+);
+
+CREATE TABLE per_window (
+  user_id STRING,
+  window_start TIMESTAMP(3),
+  window_end TIMESTAMP(3),
+  n BIGINT,
+  total BIGINT,
+  smallest BIGINT
+) WITH ('connector' = 'kafka', 'topic' = 'per-window', 'format' = 'json');
+
+INSERT INTO per_window
+SELECT user_id, window_start, window_end, COUNT(*) AS n, SUM(amount) AS total, MIN(amount) AS smallest
+FROM TABLE(CUMULATE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '20' SECOND))
+GROUP BY user_id, window_start, window_end;

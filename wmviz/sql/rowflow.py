@@ -1,0 +1,242 @@
+"""Rows carried from where the replay computes them to every sink (docs/sql.md, "Replay").
+
+A group's rows start at its SQL operator (its `SqlOutput` rows, by output field), or, for a group
+with no SQL operator, at the table's scan (the input rows themselves). From there each path to a
+sink is followed node by node: an Exchange and a WatermarkAssigner pass rows on, a Calc whose
+projection is only input references (and no condition) projects them, the sink takes them by
+position as its columns. Anything else on the way (a computed column, a filter, a second aggregate,
+a join) makes that sink's rows "not replayed", with the node named; its watermarks still replay.
+
+Values are written as the oracle (`tools/flinksql/run.py`) prints them, by the sink column's type:
+timestamps `YYYY-MM-DD HH:MM:SS.fff` (TIMESTAMP_LTZ in the session zone), DOUBLE as a float,
+BIGINT and INT as integers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from wmviz.core.sql_expr import local_ms_of_instant
+from wmviz.core.sql_rows import SqlValue
+from wmviz.core.sql_window_time import timestamp_text
+from wmviz.core.sql_windows import LATE_METRIC
+from wmviz.sql.job_shape import Group, groups_of
+from wmviz.sql.model import Node, SqlJob, fields_of
+from wmviz.sql.replay import StepState
+from wmviz.sql.rows import InputRow, ReplayInput
+from wmviz.sql.values import cell_ms
+
+
+@dataclass(frozen=True, slots=True)
+class SinkRow:
+    """A row a sink receives at a step (the output line `{"sink", "step", "kind", "row"}`)."""
+
+    sink: str
+    step: int
+    kind: str
+    row: tuple[tuple[str, SqlValue], ...]
+
+    def as_json(self) -> dict[str, object]:
+        return {"sink": self.sink, "step": self.step, "kind": self.kind, "row": dict(self.row)}
+
+
+@dataclass(frozen=True, slots=True)
+class DropLine:
+    """Late rows an operator dropped at a step (`{"step", "metric", "operator", "delta"}`)."""
+
+    step: int
+    operator: str
+    delta: int
+
+    def as_json(self) -> dict[str, object]:
+        return {"step": self.step, "metric": LATE_METRIC, "operator": self.operator, "delta": self.delta}
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """How rows leaving `start` reach one sink: the field names at `start`, each Calc's projection
+    (input indexes), the sink's columns (name, type); or why they do not."""
+
+    sink: str
+    start_fields: tuple[str, ...]
+    projections: tuple[tuple[int, ...], ...]
+    columns: tuple[tuple[str, str], ...]
+    refused: str | None = None
+
+
+_PASS = {"stream-exec-exchange", "stream-exec-watermark-assigner", "stream-exec-local-window-aggregate"}
+
+
+def routes_from(job: SqlJob, start: str, start_fields: Sequence[str]) -> list[Route]:
+    """Every sink reachable from node `start`, each with its route (or why it is not replayed)."""
+    out: list[Route] = []
+    todo: list[tuple[str, tuple[tuple[int, ...], ...], str | None]] = [(start, (), None)]
+    while todo:
+        node_id, projections, refused = todo.pop(0)
+        for edge in (e for e in job.edges if e.source == node_id):
+            target = job.node(edge.target)
+            if target.flink_type == "stream-exec-sink":
+                out.append(Route(target.table or target.name, tuple(start_fields), projections,
+                                 _sink_columns(target), refused))  # fmt: skip
+                continue
+            step, why = _through(target)
+            todo.append((target.id, projections + step, refused or why))
+    return out
+
+
+def _through(node: Node) -> tuple[tuple[tuple[int, ...], ...], str | None]:
+    """What a node between the operator and a sink does to rows: nothing, a projection, or it is
+    not modelled (the reason)."""
+    if node.flink_type in _PASS:
+        return (), None
+    if node.flink_type == "stream-exec-calc":
+        projection = node.spec.get("projection")
+        refs = projection if isinstance(projection, list) else []
+        if (
+            node.spec.get("condition") is None
+            and refs
+            and all(isinstance(r, dict) and r.get("kind") == "INPUT_REF" for r in refs)
+        ):
+            return ((tuple(int(r["inputIndex"]) for r in refs),), None)
+        return (
+            (),
+            f"{node.name} (plan node {node.id}) computes or filters rows, which the replay does not model",
+        )
+    return (), f"{node.name} (plan node {node.id}) is not replayed for rows"
+
+
+def _sink_columns(sink: Node) -> tuple[tuple[str, str], ...]:
+    table = sink.spec.get("dynamicTableSink")
+    try:
+        columns = table["table"]["resolvedTable"]["schema"]["columns"]  # type: ignore[index]
+        return tuple((str(c["name"]), str(c.get("dataType", ""))) for c in columns)
+    except (KeyError, TypeError):
+        return tuple((name, "") for name in fields_of(sink))
+
+
+def carry(route: Route, step: int, kind: str, values: Mapping[str, SqlValue], zone: str) -> SinkRow:
+    """One row along a route (not refused): projected, then named and written as the sink's columns."""
+    row: list[SqlValue] = [values.get(name) for name in route.start_fields]
+    for projection in route.projections:
+        row = [row[i] for i in projection]
+    named = tuple(
+        (name, oracle_value(value, data_type, zone))
+        for (name, data_type), value in zip(route.columns, row, strict=False)
+    )
+    return SinkRow(route.sink, step, kind, named)
+
+
+def oracle_value(value: SqlValue, data_type: str, zone: str = "UTC") -> SqlValue:
+    """A value as the oracle prints it for a column of `data_type`."""
+    if value is None:
+        return None
+    upper = data_type.upper()
+    if upper.startswith(("DOUBLE", "FLOAT", "DECIMAL")) and isinstance(value, int | float):
+        return float(value)
+    if upper.startswith(("BIGINT", "INT", "SMALLINT", "TINYINT")) and isinstance(value, int | float):
+        return int(value)
+    if upper.startswith("TIMESTAMP") and isinstance(value, str | int):
+        ltz = "LOCAL TIME ZONE" in upper or "LTZ" in upper
+        if isinstance(value, int):
+            return timestamp_text(local_ms_of_instant(value, zone) if ltz else value)
+        return timestamp_text(cell_ms(value, "TIMESTAMP", "UTC"))
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class GroupRows:
+    """Where one group's rows start and the routes from there to its sinks."""
+
+    group: Group
+    operator: str | None
+    """The SQL operator's name as Flink's metrics name it (`GlobalWindowAggregate[4]`), if any."""
+    routes: tuple[Route, ...]
+
+
+def group_rows(job: SqlJob) -> list[GroupRows]:
+    """Each group's routes: from its SQL operator's node, else from its table's scan; a join's
+    group (whose rows are not modelled as SQL's) and a refused operator's sinks are refused."""
+    out = []
+    for group in groups_of(job):
+        if group.is_join:
+            assert group.meeting is not None
+            meeting = job.node(group.meeting)
+            why = f"{meeting.name} (plan node {meeting.id}): an interval join's rows are not replayed yet"
+            routes = [replace_refused(r, why) for r in routes_from(job, group.meeting, ())]
+            out.append(GroupRows(group, None, tuple(routes)))
+            continue
+        stage = group.sql
+        if stage is None:
+            scan = group.branches[0].table.node_id
+            out.append(GroupRows(group, None, tuple(routes_from(job, scan, fields_of(job.node(scan))))))
+            continue
+        node = job.node(stage.node)
+        routes = routes_from(job, stage.node, fields_of(node))
+        refused = stage.refused or _computed_before(job, group, node)
+        if refused is not None:
+            routes = [replace_refused(r, refused) for r in routes]
+        out.append(GroupRows(group, f"{node.name}[{node.id}]", tuple(routes)))
+    return out
+
+
+def _computed_before(job: SqlJob, group: Group, node: Node) -> str | None:
+    """Why the operator's rows cannot be computed from the rows file: a column it reads (a key, an
+    aggregate's argument) that the table's scan does not give (computed by a Calc before it)."""
+    config = group.sql.config if group.sql is not None else None
+    read = [*getattr(config, "keys", ())]
+    read += [c.column for c in getattr(config, "aggregates", ()) if c.column is not None]
+    given = set(fields_of(job.node(group.branches[0].table.node_id)))
+    missing = [name for name in read if name not in given]
+    if not missing:
+        return None
+    return f"{node.name} (plan node {node.id}) reads {', '.join(missing)}, computed before it (not modelled)"
+
+
+def replace_refused(route: Route, why: str) -> Route:
+    return Route(route.sink, route.start_fields, route.projections, route.columns, why)
+
+
+def replay_lines(job: SqlJob, rows: ReplayInput, states: Iterable[StepState]) -> Iterator[SinkRow | DropLine]:
+    """Every sink row (sinks in name order, each in arrival order) and every late drop, step by
+    step, as the oracle writes them."""
+    plans = group_rows(job)
+    inputs: dict[int, list[InputRow]] = {}
+    for line in rows.lines:
+        if isinstance(line, InputRow):
+            inputs.setdefault(line.step, []).append(line)
+    for state in states:
+        sink_rows: list[SinkRow] = []
+        drops: list[DropLine] = []
+        for plan in plans:
+            name, zone = plan.group.name, plan.group.zone
+            if plan.group.sql is None and not plan.group.is_join:
+                table = plan.group.branches[0].table.table
+                values = [line.values for line in inputs.get(state.step, []) if line.table == table]
+                sink_rows += [
+                    carry(r, state.step, "+I", v, zone) for r in plan.routes if not r.refused for v in values
+                ]
+                continue
+            for route in plan.routes:
+                if route.refused is None:
+                    for output in state.outputs.get(name, ()):
+                        sink_rows.append(
+                            carry(route, state.step, output.kind.value, dict(output.values), zone)
+                        )
+            if state.late.get(name) and plan.operator is not None:
+                drops.append(DropLine(state.step, plan.operator, state.late[name]))
+        sink_rows.sort(key=lambda r: r.sink)
+        yield from sink_rows
+        yield from drops
+
+
+def rows_not_replayed(job: SqlJob) -> list[str]:
+    """What the replay leaves out, by name: the sinks whose rows it does not compute, and why."""
+    routes = [route for plan in group_rows(job) for route in plan.routes]
+    notes = [f"the rows {r.sink} receives are not replayed: {r.refused}" for r in routes if r.refused]
+    reached = {r.sink for r in routes}
+    for sink in job.nodes:
+        name = sink.table or sink.name
+        if sink.flink_type == "stream-exec-sink" and name not in reached:
+            notes.append(f"the rows {name} receives are not replayed: it reads no table with a watermark")
+    return notes
