@@ -150,6 +150,7 @@ COMMANDS = [
     ["blame", "job.json"],
     ["lag", "job.json"],
     ["late", str(TRACE)],
+    ["convert", "job.json", "job.arrow"],
     ["sweep", str(TRACE), "--vary", "generator.out_of_orderness_ms=0,5s", "--out", "t.csv"],
     ["plan", "plan.json"],
     ["sql", "replay", "job.json", "rows.jsonl"],

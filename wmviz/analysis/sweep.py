@@ -7,14 +7,17 @@ one validation, so a bad path or value is refused with its path named before any
 
 Each combination runs the same pipeline a timeline run does (`InstancePipeline.run_row`), but keeps
 only counters read from the step's own log: no timeline is written, so K combinations cost about
-K model runs. The counters of one instance are `count_instance`'s; the Spark engine
-(`wmviz.spark.sweep`) runs that same function in its tasks and merges the same way.
+K model runs. The counters of one instance are `wmviz.analysis.sweep_count.count_instance`'s; the
+Spark engine (`wmviz.spark.sweep`) runs that same function in its tasks and merges the same way.
 
 What a row reports (docs/sweep.md says it for users):
 - `late_dropped`: every record the operator dropped, exactly the transcript's `dropped` entries;
   `late_share` is that over the trace's records.
-- `firings`: window firings and join rows emitted; `firing_delay_p50_ms`/`_p95_ms` the nearest-rank
-  percentiles of (processing time at emission - the window's end, or the join row's time).
+- `firings`: window firings, join rows and SQL output rows emitted (`SqlOutput` of kind +I or +U: a
+  -U or -D withdraws a row already counted); `firing_delay_p50_ms`/`_p95_ms` the nearest-rank
+  percentiles of (processing time at emission - the output's time): a window's end, a join row's
+  time, a SQL row's `window_end` column when it has one, else the newest event time among the
+  trace rows it was made from (`sql_output_time`).
 - `output_stall_ms`: the longest time the output watermark stood still while records arrived: at
   each record, the time since the output watermark last rose (or since the first record).
 - `delay_clock`: which clock those times are read on. A row's processing time is its `proc_ms`
@@ -30,24 +33,22 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow.compute as pc
 
+from wmviz.analysis.sweep_count import Counts, count_combination, instance_rows
 from wmviz.core.errors import BadInputError
-from wmviz.core.operator_log import Dropped, JoinOutput, OutputWatermark, StepEvent, WindowOutput
-from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow, WindowConfig
+from wmviz.core.fieldrules import setters_of
+from wmviz.core.scenario import Kind, ScenarioConfig, Trace, WindowConfig
 from wmviz.core.settings import MAX_SWEEP_COMBINATIONS
-from wmviz.core.simulate import manual_channels_of
 from wmviz.core.timetext import duration
-from wmviz.core.types import MIN_MS
 from wmviz.timeline.local import instance_groups
-from wmviz.timeline.runner import RunSpec, new_pipeline
 from wmviz.trace.config import replace_field
 from wmviz.trace.quote import show
-from wmviz.trace.rowtable import decode_rows, grouped_table
+from wmviz.trace.rowtable import grouped_table
 from wmviz.trace.timecells import parse_duration_ms
 
 DEFAULT_MAX_COMBINATIONS = MAX_SWEEP_COMBINATIONS.default
@@ -151,12 +152,19 @@ def default_grid(trace: Trace) -> list[str]:
     the watermark behind every window end, and nothing fires. The scale is how far records arrive
     behind the newest event time before them on their instance: 0, its median, its 90th percentile
     and its largest (which covers every record); in a trace in event-time order, the gaps between
-    its record times instead. The out-of-orderness is varied when the config has a generator, the
-    allowed lateness when its operator is a window."""
+    its record times instead. The out-of-orderness is varied when the config has a DataStream
+    generator, the delay of a SQL WATERMARK `col - INTERVAL …` (`watermark_delay_ms`) when it has a
+    SQL one (and each input's own, `generators.L.…`), the allowed lateness when its operator is a
+    window. A SQL expression of another form has no delay to vary: no line for it."""
     scale = _disorder_ms(trace)
     lines = []
-    if trace.config.generator is not None:
+    generator = trace.config.generator
+    if generator is not None and generator.style == "datastream":
         lines.append(_line("generator.out_of_orderness_ms", scale, (0.5, 0.9, 1.0)))
+    sections = {"generator": generator, **{f"generators.{k}": g for k, g in trace.config.generators.items()}}
+    for where, section in sections.items():
+        if section is not None and setters_of(section)["watermark_delay_ms"].read(section) is not None:
+            lines.append(_line(f"{where}.watermark_delay_ms", scale, (0.5, 0.9, 1.0)))
     if isinstance(trace.config.operator, WindowConfig):
         lines.append(_line("operator.allowed_lateness_ms", scale, (0.5, 1.0)))
     return lines
@@ -210,138 +218,6 @@ def combination_config(
 def sweep_configs(base: ScenarioConfig, varies: Sequence[Vary]) -> list[ScenarioConfig]:
     """Every combination's config, in grid order, all validated before any runs."""
     return [combination_config(base, varies, values) for values in grid(varies)]
-
-
-# ---- counting one instance ---------------------------------------------------------------------
-
-
-@dataclass
-class Counts:
-    """What one combination did on some instances; `merge` adds another instance's."""
-
-    records: int = 0
-    dropped: int = 0
-    firings: int = 0
-    delays: list[int] = field(default_factory=list)
-    stall_ms: int | None = None
-    clocks: set[str] = field(default_factory=set)
-
-    def merge(self, other: Counts) -> Counts:
-        self.records += other.records
-        self.dropped += other.dropped
-        self.firings += other.firings
-        self.delays.extend(other.delays)
-        if other.stall_ms is not None:
-            self.stall_ms = max(self.stall_ms or 0, other.stall_ms)
-        self.clocks |= other.clocks
-        return self
-
-
-@dataclass(frozen=True)
-class InstanceInput:
-    """One instance's rows in arrival order, decoded once, with what every combination reads from
-    them and no config changes: the channels carrying explicit watermarks (`new_pipeline`'s
-    `manual`), whether the rows carry a processing clock, the event-time clock at each row (the
-    largest event time received so far) and which rows are records."""
-
-    name: str
-    rows: list[TraceRow]
-    manual: set[tuple[str, int]]
-    proc_clock: bool
-    event_clocks: list[int | None]
-    is_record: list[bool]
-
-    @classmethod
-    def of(cls, name: str, rows: list[TraceRow]) -> InstanceInput:
-        event_clocks: list[int | None] = []
-        is_record: list[bool] = []
-        latest: int | None = None
-        for row in rows:
-            record = row.kind is Kind.RECORD
-            if record and row.event_ms is not None and (latest is None or row.event_ms > latest):
-                latest = row.event_ms
-            event_clocks.append(latest)
-            is_record.append(record)
-        proc_clock = any(row.proc_ms is not None for row in rows)
-        return cls(name, rows, manual_channels_of(rows), proc_clock, event_clocks, is_record)
-
-
-def _count_step(
-    log: Sequence[StepEvent], counts: Counts, clock: int | None, output_wm: int
-) -> tuple[int, bool]:
-    """Count one step's drops and firings (each firing's delay read on `clock`); the operator's
-    output watermark after the step, and whether the step raised it."""
-    risen = False
-    for event in log:
-        if isinstance(event, Dropped):
-            counts.dropped += 1
-        elif isinstance(event, WindowOutput | JoinOutput):
-            counts.firings += 1
-            if clock is not None:
-                start = event.end_ms if isinstance(event, WindowOutput) else event.timestamp_ms
-                counts.delays.append(clock - start)
-        elif isinstance(event, OutputWatermark) and event.watermark_ms > output_wm:
-            output_wm, risen = event.watermark_ms, True
-    return output_wm, risen
-
-
-def count_instance(spec: RunSpec, instance: InstanceInput) -> Counts:
-    """Run one instance's rows (arrival order) through a fresh pipeline and count what it did.
-
-    Everything is read from the pipeline's step log (`step_log.timeline`, the list the transcript's
-    `dropped` and `emit` come from) and its output watermark; no rule is restated here. The loop
-    runs once per row of every combination, so it keeps its state in locals: most steps log
-    nothing, and then only the stall is looked at.
-    """
-    pipeline = new_pipeline(spec, instance.name, instance.rows, manual=instance.manual)
-    watch_valve = pipeline.operator is None  # no operator: the output watermark is the valve's
-    proc_clock = instance.proc_clock
-    counts = Counts(records=sum(instance.is_record), clocks={"proc_ms" if proc_clock else "event_ms"})
-    log, run_row = pipeline.step_log.timeline, pipeline.run_row
-    output_wm = MIN_MS
-    risen_at: int | None = None  # the clock when the output watermark last rose (or the first record's)
-    longest = 0  # the longest time it stood still at a record
-    for row, event_clock, is_record in zip(
-        instance.rows, instance.event_clocks, instance.is_record, strict=True
-    ):
-        run_row(row, explain=False)
-        clock = pipeline.proc_ms if proc_clock else event_clock
-        risen = False
-        if log:
-            output_wm, risen = _count_step(log, counts, clock, output_wm)
-        if watch_valve and pipeline.output_watermark_ms > output_wm:
-            output_wm, risen = pipeline.output_watermark_ms, True
-        if clock is None:
-            continue
-        if is_record:
-            if risen_at is None:
-                risen_at = clock
-            elif clock - risen_at > longest:
-                longest = clock - risen_at
-        if risen:
-            risen_at = clock
-    counts.stall_ms = longest if risen_at is not None else None
-    return counts
-
-
-def instance_rows(trace: Trace) -> list[InstanceInput]:
-    """Each instance's input, decoded once (every combination reuses it)."""
-    return [
-        InstanceInput.of(name, decode_rows(rows)) for name, rows in instance_groups(grouped_table(trace.rows))
-    ]
-
-
-def count_combination(
-    config: ScenarioConfig,
-    valve_channels: dict[tuple[str, str], int],
-    groups: Sequence[InstanceInput],
-) -> Counts:
-    """One combination over every instance, merged."""
-    spec = RunSpec.of(config, config.profile, valve_channels, keyframe_every=1)
-    total = Counts()
-    for instance in groups:
-        total.merge(count_instance(spec, instance))
-    return total
 
 
 # ---- the table ---------------------------------------------------------------------------------

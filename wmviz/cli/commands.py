@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from wmviz.cli.blame import add_blame_parser, cmd_blame
+from wmviz.cli.convert import add_convert_parser, cmd_convert
 from wmviz.cli.errors import BadInput
 from wmviz.cli.inputs import check_files, load
 from wmviz.cli.lag import add_lag_parser, cmd_lag
@@ -100,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_blame_parser(sub)
     add_lag_parser(sub)
     add_late_parser(sub)
+    add_convert_parser(sub)
     add_sweep_parser(sub)
     add_plan_parser(sub)
     add_sql_parser(sub)
@@ -158,6 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "blame": cmd_blame,
         "lag": cmd_lag,
         "late": cmd_late,
+        "convert": cmd_convert,
         "sweep": cmd_sweep,
         "plan": cmd_plan,
         "sql": cmd_sql,

@@ -76,6 +76,7 @@ def add_record_parser(sub) -> None:
         help=OUT_HELP + "; .jsonl and .csv grow by whole samples, .parquet is written when the "
         "recording ends (Ctrl-C included; a killed recording leaves the file there as it was)",
     )
+    add_job_format(p)
 
 
 def cmd_record(args: argparse.Namespace) -> None:
@@ -85,7 +86,8 @@ def cmd_record(args: argparse.Namespace) -> None:
 
         record_job(args)
         return
-
+    if args.format is not None:
+        raise BadInput(f"--format {args.format}: is for a whole-job recording (without --vertex)")
     check_outputs(args.out, [], [("--samples", args.samples)])
     every_ms, until_ms, idleness, client, view = vertex_options(args)
     topology = view.topology
@@ -215,6 +217,16 @@ def whole_number(text: str) -> int:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def add_job_format(p: argparse.ArgumentParser) -> None:
+    """`--format` of a whole-job recording (`wmviz.cli.record_job.job_format`)."""
+    p.add_argument(
+        "--format",
+        choices=("json", "columnar"),
+        help="a whole-job recording's form: json (one readable object, --out .json) or columnar (an "
+        "Arrow file read lazily, for thousands of subtasks, --out .arrow); default: --out's extension",
+    )
+
+
 def check_outputs(out: Path, reads: list, more: list) -> None:
     """Before anything is read or written: `--out` names a format, is not a folder, and no output
     is an input or another output (exit 2 naming both)."""
@@ -278,6 +290,7 @@ def add_import_parser(sub) -> None:
     prom.add_argument(
         "--out", type=Path, required=True, help=OUT_HELP + "; with --plan, the job recording (.json)"
     )
+    add_job_format(prom)
     _IMPORT_ROUTES["prometheus"] = cmd_import_prometheus
     add_kafka_route(routes)
 
@@ -301,6 +314,8 @@ def cmd_import_prometheus(args: argparse.Namespace) -> None:
 
         import_prometheus_job(args)
         return
+    if args.format is not None:
+        raise BadInput(f"--format {args.format}: is for a whole-job recording (with --plan)")
     check_outputs(args.out, [("the export", args.file)], [])
     idleness = duration_option_ms(args.idleness, "--idleness") if args.idleness else None
     interval = duration_option_ms(args.watermark_interval, "--watermark-interval")

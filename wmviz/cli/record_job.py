@@ -12,14 +12,27 @@ from wmviz.cli.options import poll_options, rest_client
 from wmviz.disk.atomic import OutputError, cannot_write
 from wmviz.disk.overlap import Named, refuse_overlap
 from wmviz.record.job import JobFormatError, JobRecording, write_recording
+from wmviz.record.job_columnar import ColumnarSeries
 from wmviz.record.job_inputs import assign_inputs
 from wmviz.record.output import duration_option_ms
 
+SUFFIXES = {"json": ".json", "columnar": ".arrow"}
+
+
+def job_format(args: argparse.Namespace) -> bool:
+    """Whether the job recording is written columnar: `--format`, else --out's extension (.arrow);
+    the two must agree, so a file's name says which form it holds."""
+    suffix = args.out.suffix.lower()
+    named = getattr(args, "format", None) or ("columnar" if suffix == ".arrow" else "json")
+    if suffix != SUFFIXES[named]:
+        raise BadInput(f"--out {args.out}: a {named} job recording is written as {SUFFIXES[named]}")
+    return named == "columnar"
+
 
 def check_out(path: Path, reads: list[Named]) -> None:
-    """A job recording is one JSON object: --out must name a .json file, and none the command reads."""
-    if path.suffix.lower() != ".json":
-        raise BadInput(f"--out {path}: a job recording is written as .json")
+    """--out must name a .json (or, columnar, .arrow) file, and none the command reads."""
+    if path.suffix.lower() not in SUFFIXES.values():
+        raise BadInput(f"--out {path}: a job recording is written as .json (or columnar, as .arrow)")
     if path.is_dir():
         raise BadInput(f"--out {path}: is a folder, not a file")
     try:
@@ -28,12 +41,12 @@ def check_out(path: Path, reads: list[Named]) -> None:
         raise BadInput(str(err)) from None
 
 
-def save(rec: JobRecording, path: Path) -> None:
+def save(rec: JobRecording, path: Path, columnar: bool = False) -> None:
     """Write the recording, or a one-line error (exit 2). Every write first reads which input each
     edge feeds from the values taken so far (the plan cannot say; `wmviz.record.job_inputs`)."""
     assign_inputs(rec)
     try:
-        write_recording(rec, path)
+        write_recording(rec, path, columnar)
     except JobFormatError as err:
         raise BadInput(
             f"{err}\nthe recording built is not one wmviz can read back; nothing was written"
@@ -47,7 +60,9 @@ def save(rec: JobRecording, path: Path) -> None:
 def summary(rec: JobRecording, path: Path) -> str:
     """One line: what the recording holds."""
     times = rec.times()
-    points = sum(len(p) for p in rec.series.values())
+    points = (
+        rec.series.points if isinstance(rec.series, ColumnarSeries) else sum(map(len, rec.series.values()))
+    )
     span = (times[-1] - times[0]) / 1000 if times else 0.0
     return (
         f"{path}: {len(rec.vertices)} vertices, {len(rec.edges)} edges, {len(rec.series)} series, "
@@ -62,12 +77,13 @@ def import_prometheus_job(args: argparse.Namespace) -> None:
     from wmviz.record.prometheus_job import job_of
 
     check_out(args.out, [("the export", args.file), ("--plan", args.plan)])
+    job_format(args)
     if not args.plan.is_file():
         raise BadInput(f"--plan {args.plan}: no such file")
     idleness = duration_option_ms(args.idleness, "--idleness") if args.idleness else None
     interval = duration_option_ms(args.watermark_interval, "--watermark-interval")
     rec = job_of(load_series(args.file), args.plan, idleness, interval, f"prometheus {args.file.name}")
-    save(rec, args.out)
+    save(rec, args.out, job_format(args))
     print(summary(rec, args.out))
 
 
@@ -76,6 +92,7 @@ def record_job(args: argparse.Namespace) -> None:
     from wmviz.record.rest_job import JobPoller
 
     check_out(args.out, [])
+    job_format(args)
     if getattr(args, "samples", None) is not None:
         raise BadInput(
             f"--samples {args.samples}: the raw samples are written for one vertex (--vertex); a whole-job "
@@ -129,11 +146,11 @@ def poll_job(poller, args: argparse.Namespace, every_ms: int, until_ms: int | No
             # The file is rewritten whole (atomically) every few seconds, so an interrupted
             # recording keeps what it took.
             if time.monotonic() - last_save >= 5:
-                save(rec, args.out)
+                save(rec, args.out, job_format(args))
                 last_save = time.monotonic()
             time.sleep(max(0.0, every_ms / 1000 - (time.monotonic() - tick)))
     except KeyboardInterrupt:
         print("interrupted; every sample so far is in the recording", file=sys.stderr)
     finally:
-        save(rec, args.out)
+        save(rec, args.out, job_format(args))
     return None

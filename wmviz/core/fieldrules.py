@@ -164,6 +164,27 @@ def default_of(declared: Field[Any]) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
+class FieldSetter:
+    """A value addressable by a dotted path that is not a field of its own but a way to set one: a
+    config type lists them in a `setters` class attribute beside its fields. A config file
+    never holds it (an unknown key there); `wmviz.trace.config.replace_field` (a sweep's `--vary`)
+    judges the value by `rule`, then sets the field `sets` to `apply(section, value)`, which raises
+    a `ValueError` saying why a section cannot take it."""
+
+    rule: Rule
+    sets: str
+    """The field it writes."""
+    apply: Callable[[Any, Any], Any]
+    read: Callable[[Any], Any]
+    """Its value in a section (None: the section has none to read)."""
+
+
+def setters_of(section: Any) -> Mapping[str, FieldSetter]:
+    """The setters a config section's type declares (none for most)."""
+    return getattr(type(section), "setters", {})
+
+
+@dataclass(frozen=True, slots=True)
 class DeclaredField:
     """One config field as addressed by its dotted path (`operator.size_ms`)."""
 

@@ -13,6 +13,9 @@ from typing import Any, ClassVar, Literal
 
 from wmviz.core.budgets import alignment_buffer_reason
 from wmviz.core.fieldrules import (
+    Check,
+    FieldSetter,
+    Rule,
     channel_counts,
     choice,
     count,
@@ -28,7 +31,7 @@ from wmviz.core.fieldrules import (
 from wmviz.core.operator_kind import OperatorKind
 from wmviz.core.settings import MAX_ALIGNMENT_BUFFER
 from wmviz.core.sql_buffer_config import DeduplicateConfig, OverAggregateConfig, TemporalSortConfig
-from wmviz.core.sql_expr import Expr, TypeKind
+from wmviz.core.sql_expr import Expr, TypeKind, watermark_delay_ms, with_watermark_delay
 from wmviz.core.sql_session_config import SqlSessionConfig
 from wmviz.core.sql_temporal_join_config import TemporalJoinConfig
 from wmviz.core.sql_windows_config import SqlWindowConfig
@@ -142,6 +145,24 @@ class GeneratorConfig:
         "sql-assigner": {"style": "sql-assigner", "interval_ms": 200},
     }
     """The defaults each `preset` gives the fields a config leaves out (a given field still wins)."""
+
+    setters: ClassVar[dict[str, FieldSetter]] = {
+        # `WATERMARK FOR ts AS ts - INTERVAL '2' SECOND`'s delay, so a sweep can vary it as it
+        # varies out_of_orderness_ms (which a SQL style refuses: the expression holds the delay).
+        "watermark_delay_ms": FieldSetter(
+            Rule(
+                Check.MILLIS,
+                "the interval of a SQL WATERMARK of the form col - INTERVAL …, rewritten in"
+                " `expression` (a sweep's --vary; any other form is refused)",
+                minimum=0,
+                unit="ms",
+            ),
+            sets="expression",
+            apply=lambda section, ms: with_watermark_delay(section.expression, ms),
+            read=lambda section: watermark_delay_ms(section.expression),
+        ),
+    }
+    """Paths that set a field rather than hold a value of their own (`wmviz.core.fieldrules.FieldSetter`)."""
 
     out_of_orderness_ms: int = field(
         default=0, metadata=millis("how far behind the largest event time the watermark stays", minimum=0)

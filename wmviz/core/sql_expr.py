@@ -131,6 +131,35 @@ def instant_of_local_ms(local_ms: int, zone: str) -> int:
     return local_ms - offset // timedelta(milliseconds=1)
 
 
+# ---- the delay of `col - INTERVAL …` (the sweepable `generator.watermark_delay_ms`) ------------
+
+
+def watermark_delay_ms(expr: Expr | None) -> int | None:
+    """How far behind its column the watermark stays, when the expression is `col - INTERVAL …`
+    (or the column alone, a delay of 0: `WATERMARK FOR ts AS ts`); None for any other form."""
+    if isinstance(expr, Column):
+        return 0
+    if isinstance(expr, Shifted) and isinstance(expr.operand, Column) and expr.by_ms <= 0:
+        return -expr.by_ms
+    return None
+
+
+def with_watermark_delay(expr: Expr | None, delay_ms: int) -> Expr:
+    """`expr` with its interval set to `delay_ms` (0: the column alone, as `WATERMARK FOR ts AS
+    ts` is written). Only `col - INTERVAL …` has a delay to set: a cast, `TO_TIMESTAMP_LTZ` or a
+    plus shift changes what the delay means, so any other form is refused by name rather than
+    guessed at."""
+    if expr is None:
+        raise UnsupportedExpression("the generator has no SQL WATERMARK expression (a SQL style sets one)")
+    if watermark_delay_ms(expr) is None:
+        raise UnsupportedExpression(
+            f"the WATERMARK expression {expr_text(expr)} is not of the form col - INTERVAL …,"
+            " whose interval this sets; vary generator.expression instead"
+        )
+    column = expr if isinstance(expr, Column) else expr.operand
+    return column if delay_ms == 0 else Shifted(column, -delay_ms)
+
+
 # ---- the config's spelling (docs/trace-format.md, "SQL watermarks") ------------------------------
 #
 # A trace's config writes the tree as JSON, one object per node, so no SQL is parsed here:

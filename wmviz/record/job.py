@@ -14,7 +14,10 @@ chain tail, the watermark that leaves it), `sourceIdleTime`, and FLIP-513's per-
 `accumulated{Idle,Paused,Active}TimeMs` (Flink >= 2.1; their metric group is
 `<operator>.split.<split id>.watermark`). A value holds from its sample until the next one.
 
-On disk the recording is one JSON object, `{"format": "wmviz-job/1", ...}` (see `to_json`).
+On disk the recording is one JSON object, `{"format": "wmviz-job/1", ...}` (see `to_json`), the
+readable export, or the same members in columnar form (`wmviz.record.job_columnar`: an Arrow file
+read lazily, for jobs of thousands of subtasks). `read_recording` tells them apart by their bytes;
+both read into a `JobRecording`, whose `series` is a dict or a `ColumnarSeries`.
 """
 
 from __future__ import annotations
@@ -22,19 +25,28 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from wmviz.core.errors import BadInputError
-from wmviz.core.settings import MAX_CHANNELS
-from wmviz.core.types import MAX_MS, MIN_MS
+from wmviz.core.types import MAX_MS
 from wmviz.disk.atomic import write_file
+from wmviz.record.job_checks import JobFormatError as JobFormatError
+from wmviz.record.job_checks import SeriesKey as SeriesKey
+from wmviz.record.job_checks import long_of, optional_long, split_of, what, whole
+from wmviz.record.job_checks import parallelism_of as parallelism_of
+from wmviz.record.job_columnar import (
+    ColumnarSeries,
+    is_columnar_file,
+    read_columnar,
+    write_columnar,
+)
 from wmviz.record.job_config import JobConfig, JobConfigError, job_config_json, job_config_of
-from wmviz.trace.config import channel_budget_reason
+from wmviz.record.job_sniff import SNIFF_BYTES as SNIFF_BYTES
+from wmviz.record.job_sniff import is_recording_bytes as is_recording_bytes
 from wmviz.trace.jsonline import loads_strict
-from wmviz.trace.quote import show
 
 FORMAT = "wmviz-job/1"
 INPUT_WATERMARK = "currentInputWatermark"
@@ -62,10 +74,6 @@ _INPUT_N = re.compile(r"currentInput([0-9]+)Watermark", re.ASCII)
 # (HASH, REBALANCE, BROADCAST, GLOBAL, SHUFFLE, CUSTOM, ...) connects all to all.
 POINTWISE_STRATEGIES = frozenset({"FORWARD", "RESCALE"})
 MAX_FILE_BYTES = 512 << 20
-
-
-class JobFormatError(BadInputError, ValueError):
-    """A job recording or plan that cannot be read; the message names the file and the place."""
 
 
 def input_metric(number: int) -> str:
@@ -121,10 +129,6 @@ class Edge:
         return [subtask * up // down]  # the one i with ceil(i*T/S) <= j < ceil((i+1)*T/S)
 
 
-SeriesKey = tuple[str, int, str, str | None]
-"""(vertex id, subtask, metric, split id or None)."""
-
-
 @dataclass
 class JobRecording:
     """The plan and the metric series of one job."""
@@ -132,7 +136,8 @@ class JobRecording:
     job: str
     vertices: tuple[Vertex, ...]
     edges: tuple[Edge, ...]
-    series: dict[SeriesKey, list[tuple[int, int]]] = field(default_factory=dict)
+    series: MutableMapping[SeriesKey, list[tuple[int, int]]] = field(default_factory=dict)
+    """A dict while recording; a `ColumnarSeries` when read from the columnar form."""
     source: str = ""
     idleness_ms: int | None = None
     """The sources' idleness timeout the user named; None: never infer IDLE from sourceIdleTime."""
@@ -204,6 +209,8 @@ class JobRecording:
     def values_over(self, key: SeriesKey, times: list[int]) -> list[int | None]:
         """The series' value (as `value_at`) at each of the sorted times, in one pass over its
         points from the first time's place: a column costs its points and times, not their product."""
+        if isinstance(self.series, ColumnarSeries):
+            return self.series.values_over(key, times)
         points = self.series.get(key)
         if not points or not times:
             return [None] * len(times)
@@ -218,9 +225,8 @@ class JobRecording:
     def restarts(self) -> list[int]:
         """The times at which any subtask's attempt changed (a restart), in order."""
         found: set[int] = set()
-        for key, points in self.series.items():
-            if key[2] == TASK_ATTEMPT:
-                found |= {t for (_, before), (t, now) in pairwise(points) if now != before}
+        for key in [k for k in self.series if k[2] == TASK_ATTEMPT]:
+            found |= {t for (_, before), (t, now) in pairwise(self.series[key]) if now != before}
         return sorted(found)
 
     def epoch_at(self, time_ms: int) -> int:
@@ -249,6 +255,8 @@ class JobRecording:
 
     def times(self) -> list[int]:
         """Every sample time of the recording, in order."""
+        if isinstance(self.series, ColumnarSeries):
+            return self.series.sample_times()
         return sorted({t for points in self.series.values() for t, _ in points})
 
     def splits_of(self, vertex_id: str, subtask: int) -> list[str]:
@@ -260,6 +268,28 @@ class JobRecording:
 
 def to_json(rec: JobRecording) -> dict[str, Any]:
     """The recording as one JSON object."""
+    return {
+        **_header(rec),
+        "series": [
+            {
+                "vertex": k[0],
+                "subtask": k[1],
+                "metric": k[2],
+                "split": k[3],
+                "points": [list(p) for p in rec.series[k]],
+            }
+            for k in series_order(rec)
+        ],
+    }
+
+
+def series_order(rec: JobRecording) -> list[SeriesKey]:
+    """The series keys in the order both forms write them: by vertex, subtask, metric, split."""
+    return sorted(rec.series, key=lambda k: (k[:3], k[3] or ""))
+
+
+def _header(rec: JobRecording) -> dict[str, Any]:
+    """Every member of the JSON form but its series: the plan, the configuration, the notes."""
     return {
         "format": FORMAT,
         "job": rec.job,
@@ -276,72 +306,36 @@ def to_json(rec: JobRecording) -> dict[str, Any]:
             {"source": e.source, "target": e.target, "ship_strategy": e.strategy, "input": e.input}
             for e in rec.edges
         ],
-        "series": [
-            {
-                "vertex": k[0],
-                "subtask": k[1],
-                "metric": k[2],
-                "split": k[3],
-                "points": [list(p) for p in points],
-            }
-            for k, points in sorted(rec.series.items(), key=lambda item: (item[0][:3], item[0][3] or ""))
-        ],
     }
 
 
-def write_recording(rec: JobRecording, path: Path) -> None:
+def write_recording(rec: JobRecording, path: Path, columnar: bool = False) -> None:
     """Write the recording whole (`wmviz.disk`: beside it, then renamed over it), so a reader or an
-    interrupted recorder never sees half a file, and a killed run's work file is cleared later."""
+    interrupted recorder never sees half a file, and a killed run's work file is cleared later.
+    `columnar`: as an Arrow file (`wmviz.record.job_columnar`), else as one JSON object."""
+    if columnar:
+        header = _header(rec)
+        recording_of({**header, "series": []}, path.name)  # the plan as its reader will judge it
+        write_columnar(header, rec.series, series_order(rec), path)
+        return
     body = to_json(rec)
     recording_of(body, path.name)  # JobFormatError: what would be written is no recording its reader takes
     write_file(path, json.dumps(body, separators=(",", ":")).encode("utf-8"))
 
 
-_RECORDING_HEAD = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"format"\s*:\s*"wmviz-job/1"\s*[,}]')
-SNIFF_BYTES = 4096
-"""How much of the head and tail of a file `is_recording_bytes` looks at."""
-
-
-def is_recording_bytes(data: bytes) -> bool:
-    """Whether a file's bytes are a job recording (one JSON object of this format), not a trace:
-    how an upload box that takes both tells them apart.
-
-    Told by its shape alone, in constant time and memory: an object whose first member is
-    `"format": "wmviz-job/1"` (as `to_json` writes it) and whose last byte closes it. Decoding the
-    whole upload here cost as much as the upload is hostile (300 KB of nested `[` overflowed the
-    decoder's stack, 40 MB of `[],[],…` held ~1 GB) before anything said what it was; the whole
-    document is read once, by `read_recording` and its bounds, when it is opened."""
-    return bool(_RECORDING_HEAD.match(data[:SNIFF_BYTES])) and data[-SNIFF_BYTES:].rstrip().endswith(b"}")
-
-
-def parallelism_of(value: Any, name: str) -> int:
-    """A vertex's parallelism: a JSON integer (not text, a float or a bool, which `int()` would
-    take) counting subtasks within the channel budget (Flink's ceiling)."""
-    count = _whole(value, f"{name}: parallelism", 1)
-    if count > MAX_CHANNELS.get():
-        raise JobFormatError(f"{name}: parallelism {count:,}: {channel_budget_reason(count)}")
-    return count
-
-
-def _whole(value: Any, where: str, least: int = 0, most: int = MAX_MS) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
-        bound = f"from {least} to {most:,}" if most < MAX_MS else f">= {least}"
-        raise JobFormatError(f"{where}: {show(value)} is not a whole number {bound} (a JSON integer)")
-    return value
-
-
-def _optional_long(value: Any, where: str) -> int | None:
-    return None if value is None else _long(value, where)
-
-
-def _long(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise JobFormatError(f"{where}: {value!r} is not an integer")
-    return min(max(value, MIN_MS), MAX_MS)
-
-
 def read_recording(path: Path) -> JobRecording:
-    """A job recording written by `write_recording` (or by hand, in the same shape)."""
+    """A job recording written by `write_recording` (or by hand, in the same shape), in either form."""
+    if is_columnar_file(path):
+        header, series = read_columnar(path)
+        rec = recording_of({**header, "format": FORMAT, "series": []}, path.name)
+        ids = {v.id for v in rec.vertices}
+        for index, key in enumerate(series):
+            if key[0] not in ids:
+                raise JobFormatError(
+                    f"{path.name}: header index: series {index}: vertex {key[0]!r} is not in the plan"
+                )
+        rec.series = series
+        return rec
     if path.stat().st_size > MAX_FILE_BYTES:
         raise JobFormatError(f"{path.name}: larger than {MAX_FILE_BYTES >> 20} MB")
     try:
@@ -372,7 +366,7 @@ def recording_of(body: Any, name: str) -> JobRecording:
                 str(e["source"]),
                 str(e["target"]),
                 str(e["ship_strategy"]),
-                _whole(e.get("input", 1), name, 1),
+                whole(e.get("input", 1), name, 1),
             )
             for e in body["edges"]
         )
@@ -381,8 +375,8 @@ def recording_of(body: Any, name: str) -> JobRecording:
             vertices=vertices,
             edges=edges,
             source=str(body.get("source", "")),
-            idleness_ms=_optional_long(body.get("idleness_ms"), f"{name}: idleness_ms"),
-            watermark_interval_ms=_whole(
+            idleness_ms=optional_long(body.get("idleness_ms"), f"{name}: idleness_ms"),
+            watermark_interval_ms=whole(
                 body.get("watermark_interval_ms", 200), f"{name}: watermark_interval_ms"
             ),
             notes=list(body.get("notes", [])),
@@ -392,20 +386,18 @@ def recording_of(body: Any, name: str) -> JobRecording:
             where = f"{name}: series[{index}]"
             if item["vertex"] not in ids:
                 raise JobFormatError(f"{where}: vertex {item['vertex']!r} is not in the plan")
-            split = item.get("split")
-            if split is not None and not isinstance(split, str):
-                raise JobFormatError(f"{where}: split {split!r} is not a split id (text)")
+            split = split_of(item.get("split"), where)
             key = (
                 str(item["vertex"]),
-                _whole(item["subtask"], f"{where}: subtask"),
+                whole(item["subtask"], f"{where}: subtask"),
                 str(item["metric"]),
                 split,
             )
-            rec.series[key] = sorted((_long(t, where), _long(v, where)) for t, v in item["points"])
+            rec.series[key] = sorted((long_of(t, where), long_of(v, where)) for t, v in item["points"])
     except (KeyError, TypeError, ValueError) as err:
         if isinstance(err, JobFormatError):
             raise
-        raise JobFormatError(f"{name}: {_what(err)} (see docs/whole-job.md for the format)") from None
+        raise JobFormatError(f"{name}: {what(err)} (see docs/whole-job.md for the format)") from None
     try:
         rec.config = job_config_of(body.get("config"), name, ids)
     except JobConfigError as err:
@@ -416,10 +408,3 @@ def recording_of(body: Any, name: str) -> JobRecording:
                 f"{name}: edge {edge.source} -> {edge.target} names a vertex not in the plan"
             )
     return rec
-
-
-def _what(err: Exception) -> str:
-    """A reader's KeyError or TypeError in words (`KeyError('vertices')`: missing field `vertices`)."""
-    if isinstance(err, KeyError):
-        return f"missing field `{err.args[0]}`" if err.args else "a missing field"
-    return "a value of the wrong kind (an object, list, number or text where another belongs)"

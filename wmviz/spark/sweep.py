@@ -6,7 +6,7 @@ combinations are dealt into lanes (as many as the job has tasks); each bucket's 
 with every lane, and the (lane, bucket) units are spread over the tasks, so a sweep of a trace with
 one instance still keeps every core busy, while the rows travel and are decoded once per lane, not
 once per combination. A task gathers each bucket's blobs (one per chunk the file was read in),
-decodes them once, runs `wmviz.analysis.sweep.count_instance` (the function the in-process sweep
+decodes them once, runs `wmviz.analysis.sweep_count.count_instance` (the function the in-process sweep
 runs) for each combination of its lanes, and returns the counts; the driver merges them and builds
 the very table `run_sweep` does.
 """
@@ -23,15 +23,8 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from wmviz.analysis.sweep import (
-    Counts,
-    InstanceInput,
-    Vary,
-    combination_config,
-    count_instance,
-    grid,
-    table_row,
-)
+from wmviz.analysis.sweep import Vary, combination_config, grid, table_row
+from wmviz.analysis.sweep_count import Counts, InstanceInput, count_instance
 from wmviz.core.scenario import ScenarioConfig, Trace
 from wmviz.core.windows import ScenarioError
 from wmviz.spark.engine import SUMMARY_DDL, Transform, _summary, from_buckets, rows_frame, table_frame

@@ -112,15 +112,16 @@ class StoredUpload:
         return self.trace_path.name
 
 
-def check_upload(name: str, size: int, limit: int | None = None) -> None:
-    """Refuse a file that is too large or not a trace format, naming it and the limit."""
+def check_upload(name: str, size: int, limit: int | None = None, job_recording: bool = False) -> None:
+    """Refuse a file that is too large or not a trace format (unless it is a job recording, JSON
+    or columnar .arrow, told apart by its bytes), naming it and the limit."""
     limit = limit if limit is not None else limit_mb()
     if size > limit * 2**20:
         raise UploadError(
             f"{name}: {size / 2**20:,.1f} MB is over the upload limit of {limit:,} MB "
             "(set WMVIZ_MAX_UPLOAD_MB to change it, or run `python -m wmviz simulate` on the file)"
         )
-    if not name.lower().endswith(".zip") and format_of(name) is None:
+    if not job_recording and not name.lower().endswith(".zip") and format_of(name) is None:
         known = ", ".join(FORMATS)
         raise UploadError(f"{name}: unknown trace format; expected one of {known}, or a .zip bundle")
 

@@ -15,7 +15,16 @@ from dataclasses import fields, is_dataclass
 from typing import Any, NoReturn, cast
 
 from wmviz.core.budgets import windows_per_record_reason
-from wmviz.core.fieldrules import UNIT_WORDS, Check, Rule, default_of, is_required, rule_of
+from wmviz.core.fieldrules import (
+    UNIT_WORDS,
+    Check,
+    FieldSetter,
+    Rule,
+    default_of,
+    is_required,
+    rule_of,
+    setters_of,
+)
 from wmviz.core.scenario import (
     GeneratorConfig,
     IntervalJoinConfig,
@@ -556,7 +565,9 @@ def replace_field(config: ScenarioConfig, path: str, value: Any, source: str = "
     current: Any = config
     for depth, key in enumerate(parents):
         where = ".".join(parents[: depth + 1])
-        if is_dataclass(current) and key in {f.name for f in fields(current)}:
+        if isinstance(current, dict) and key in current:
+            current = current[key]  # an input's section (`generators.L`)
+        elif is_dataclass(current) and key in {f.name for f in fields(current)}:
             current = getattr(current, key)
             if current is None:
                 _refuse(source, path, f"the config has no {where}")
@@ -568,8 +579,24 @@ def replace_field(config: ScenarioConfig, path: str, value: Any, source: str = "
         if not isinstance(child, dict):
             _refuse(source, path, f"{where} is a value, not a section")
         node = child
+    if (setting := setters_of(current).get(leaf)) is not None:
+        leaf, value = setting.sets, _setting_value(current, setting, path, value, source)
     node[leaf] = value
     return parse_config(data, source)
+
+
+def _setting_value(section: Any, setting: FieldSetter, path: str, value: Any, source: str) -> Any:
+    """The JSON value a `FieldSetter` writes into its field: `value` judged by the setting's rule (the
+    config's own check), then applied to the section (its refusal names the path)."""
+    collector = IssueCollector(source)
+    judged = _ConfigParser(collector, None, None).readers[setting.rule.check](value, path, setting.rule, {})
+    if judged is _REFUSED:
+        raise collector.error()
+    try:
+        applied = setting.apply(section, judged)
+    except ValueError as exc:
+        _refuse(source, path, str(exc))
+    return _value_to_json(applied, rule_of(next(f for f in fields(section) if f.name == setting.sets)))
 
 
 def _refuse(source: str, path: str, reason: str) -> NoReturn:

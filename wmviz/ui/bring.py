@@ -26,7 +26,15 @@ from wmviz.ui.controls import SCENARIO_PROFILE
 from wmviz.view.plain import literal
 from wmviz.view.url import UPLOAD_PREFIX, ViewParams, parse_view, view_query
 
-TRACE_TYPES = ["csv", "jsonl", "ndjson", "json", "parquet", "zip"]
+TRACE_TYPES = [
+    "csv",
+    "jsonl",
+    "ndjson",
+    "json",
+    "parquet",
+    "zip",
+    "arrow",
+]  # .arrow: a columnar job recording
 
 
 def spark_threshold_mb() -> float:
@@ -113,7 +121,16 @@ def upload_panel() -> StoredUpload | None:
         return None  # already taken in on an earlier run
     st.session_state[state.UPLOAD_MARKER] = marker
     try:
-        uploads.check_upload(trace_file.name, trace_file.size, limit)
+        # A job recording (JSON, or columnar .arrow) is told by its first and last bytes, bounded.
+        job_recording = trace_file.name.lower().endswith((".json", ".arrow")) and is_recording_bytes(
+            trace_file.getvalue()
+        )
+        if trace_file.name.lower().endswith(".arrow") and not job_recording:
+            raise UploadError(
+                f"{trace_file.name}: not a columnar job recording (an .arrow upload is one; "
+                "`wmviz convert RECORDING.json OUT.arrow` writes one)"
+            )
+        uploads.check_upload(trace_file.name, trace_file.size, limit, job_recording=job_recording)
         if config_file is not None:
             uploads.check_upload("config.jsonl", config_file.size, limit)  # size only: a config is JSON
         view = {}
@@ -121,7 +138,7 @@ def upload_panel() -> StoredUpload | None:
         if story_file is not None:
             story = story_file.getvalue()
             uploads.check_story(story_file.name, story)
-        if trace_file.name.lower().endswith(".json") and is_recording_bytes(trace_file.getvalue()):
+        if job_recording:
             job = uploads.store_upload(trace_file.name, trace_file.getvalue(), None, story_bytes=story)
             st.query_params.from_dict({"job": job.digest})  # a job recording opens on its graph
             st.rerun()

@@ -2,11 +2,12 @@
 chart of late share against firing delay, and open a chosen combination as a config what-if.
 
 The grid is the form's `--vary` lines, read by `wmviz.analysis.sweep` like the command line's; it
-starts on the trace's own time scale (`default_grid`). The sweep runs in this process only within
-the page's budget (rows × combinations, `MAX_PAGE_SWEEP_ROW_RUNS`) and only `MAX_PAGE_SWEEPS` at
-once per server; a larger one is refused with the command that runs it on Spark. A point is chosen
-by a click on the chart or from the select box; "Open as what-if" makes it compare mode's other
-run, whose `whatif:` target the page's link carries.
+starts on the trace's own time scale (`default_grid`: a SQL trace's WATERMARK delay too). The
+sweep runs in this process only within the page's budget (rows × combinations,
+`MAX_PAGE_SWEEP_ROW_RUNS`) and only `MAX_PAGE_SWEEPS` at once per server; a larger one is refused
+with the command that runs it on Spark. A point is chosen by a click on the chart or from the
+select box; "Open as what-if" makes it compare mode's other run, whose `whatif:` target the page's
+link carries.
 """
 
 from __future__ import annotations
@@ -32,7 +33,10 @@ from wmviz.ui.compare_view import WHATIF_PREFIX, resolve_whatif
 from wmviz.view.plain import literal
 from wmviz.view.tune import never_fired, point_label, readable_table, tune_figure
 
-NO_DEFAULT = "# this trace's config has neither a generator nor a window: name the fields to vary"
+NO_DEFAULT = (
+    "# this trace's config has no watermark delay (a generator's, or a SQL WATERMARK col - INTERVAL …)"
+    " nor a window to vary: name the fields to vary"
+)
 _GRID_FOR = "_tune_grid_for"  # which trace the grid's text was last filled in for
 
 

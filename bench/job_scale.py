@@ -1,0 +1,187 @@
+"""Whole-job recordings at scale: JSON against columnar, open, blame, page and peak memory.
+
+Generates a job recording of a given shape with `bench/blame.py`'s generator (a source of
+`--parallelism` subtasks with `--splits` FLIP-513 splits each, then a chain of vertices over HASH
+edges, `--samples` samples 10 s apart; split 0 of subtask 0 stalls half way and holds the job),
+writes it in both forms (`wmviz convert`'s writer: JSON, then the columnar .arrow), and then, in
+one interleaved run (JSON, columnar, JSON, columnar, ...), a fresh interpreter per measurement:
+
+- open: `read_recording` (the JSON decode and series build, or the columnar header and mapping);
+- blame: `Walker(rec).blame(None, at)` at three moments (the first, the middle and the last
+  sample: the first of them pays the walker's set-up, the sample times, reported apart);
+- page: what the job page builds on its first draw, without Streamlit: the recording opened and
+  walked, `graph_at` at the last sample, the Plotly figure, the chain's rows, and the freshness
+  budget at that moment and over 60 moments (`wmviz.ui.lag_view`'s MOMENTS);
+- peak: the child's peak resident memory (`ru_maxrss`, mapped pages it touched included).
+
+Times are wall clock in the child (`time.perf_counter`) and CPU (`time.process_time`): the machine
+is shared, so CPU time is the steadier figure. `--profile` prints, for the columnar form, the
+fractions of cProfile's total per function for open + blame + page.
+
+    nice -n 10 python -m bench.job_scale --vertices 12 --parallelism 128 --samples 360 --repeat 2 --profile
+
+docs/benchmarks.md has the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench.blame import write_job
+
+HERE = Path(__file__).resolve().parent.parent
+
+CHILD = r"""
+import json, resource, sys, time
+from pathlib import Path
+clock = lambda: (time.perf_counter(), time.process_time())
+def since(start):
+    now = clock()
+    return {"wall_s": round(now[0] - start[0], 3), "cpu_s": round(now[1] - start[1], 3)}
+started = clock()
+from wmviz.record.job import read_recording
+from wmviz.analysis.blame import Walker
+from wmviz.analysis.job_moment import graph_at
+from wmviz.analysis.lag_budget import LagBudget
+from wmviz.view.jobgraph import chain_rows, job_graph_figure
+from wmviz.view.timefmt import TimeFormat
+out = {"imports": since(started)}
+path = Path(sys.argv[1])
+start = clock()
+rec = read_recording(path)
+out["open"] = since(start)
+start = clock()
+walker = Walker(rec)
+out["walker"] = since(start)
+times = walker.times
+ats = [times[0], times[len(times) // 2], times[-1]]
+out["blame"] = []
+for at in ats:
+    start = clock()
+    blame = walker.blame(None, at)
+    out["blame"].append({**since(start), "hops": len(blame.chain)})
+start = clock()
+rec = read_recording(path)
+walker = Walker(rec)
+graph = graph_at(walker, None, None)
+t = TimeFormat(origin_ms=walker.times[0])
+job_graph_figure(graph, t, None)
+chain_rows(graph, t)
+if graph.chain:
+    budget = LagBudget(rec, walker)
+    budget.at(walker.vertex(graph.chain[0].vertex), None)
+    budget.over_time(walker.vertex(graph.chain[0].vertex), most=60)
+out["page"] = since(start)
+out["ending"] = graph.ending
+out["peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+print(json.dumps(out))
+"""
+
+
+def run(recording: Path, timeout: float) -> dict:
+    """One fresh interpreter: open, blame at three moments, the page; its figures or why not."""
+    env = {**os.environ, "PYTHONPATH": str(HERE)}
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", CHILD, str(recording)],
+            cwd=HERE, env=env, capture_output=True, text=True, timeout=timeout,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return {"timeout": timeout}
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else proc.returncode}
+    return json.loads(proc.stdout)
+
+
+def convert(source: Path, out: Path) -> dict:
+    """`wmviz convert` in a child: its wall time and peak memory (the columnar writer's cost)."""
+    started = time.perf_counter()
+    proc = subprocess.run(
+        ["/usr/bin/time", "-f", "%M", sys.executable, "-m", "wmviz", "convert", str(source), str(out)],
+        cwd=HERE, capture_output=True, text=True,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        raise SystemExit(f"convert failed: {proc.stderr.strip()}")
+    peak_kb = int(proc.stderr.strip().splitlines()[-1])
+    return {"wall_s": round(time.perf_counter() - started, 2), "peak_mb": peak_kb // 1024}
+
+
+def line(form: str, got: dict) -> str:
+    """One measurement in a row of text."""
+    if "open" not in got:
+        return f"{form:8} {json.dumps(got)}"
+    blames = " / ".join(f"{b['cpu_s']:.2f}" for b in got["blame"])
+    return (
+        f"{form:8} open {got['open']['cpu_s']:6.2f} s cpu ({got['open']['wall_s']:.2f} wall)  "
+        f"walker {got['walker']['cpu_s']:5.2f}  blame {blames}  page {got['page']['cpu_s']:6.2f} "
+        f"({got['page']['wall_s']:.2f} wall)  peak {got['peak_mb']} MB  imports {got['imports']['cpu_s']:.2f}"
+    )
+
+
+def profile(recording: Path) -> None:
+    """Open + blame (three moments) + the page's graph, under cProfile: fractions of the total."""
+    import cProfile
+    import pstats
+
+    from wmviz.analysis.blame import Walker
+    from wmviz.analysis.job_moment import graph_at
+    from wmviz.record.job import read_recording
+
+    prof = cProfile.Profile()
+    prof.enable()
+    rec = read_recording(recording)
+    walker = Walker(rec)
+    for at in (walker.times[0], walker.times[len(walker.times) // 2], walker.times[-1]):
+        walker.blame(None, at)
+    graph_at(walker, None, None)
+    prof.disable()
+    stats = pstats.Stats(prof)
+    total = stats.total_tt  # type: ignore[attr-defined]
+    print(f"{recording.name} under cProfile: {total:.3f} s (open, walker, 3 blames, graph)")
+    rows = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])[:12]  # type: ignore[attr-defined]
+    for (file, number, func), (_, calls, tottime, _cum, _) in rows:
+        print(f"  {tottime / total:6.1%}  {calls:>10,}  {Path(file).name}:{number} {func}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--vertices", type=int, default=12)
+    p.add_argument("--parallelism", type=int, default=128)
+    p.add_argument("--splits", type=int, default=0)
+    p.add_argument("--samples", type=int, default=360)
+    p.add_argument("--repeat", type=int, default=2)
+    p.add_argument("--timeout", type=float, default=600.0)
+    p.add_argument("--dir", type=Path, default=Path("/tmp/wmviz-job-scale"))
+    p.add_argument("--forms", default="json,columnar", help="which forms to measure (json, columnar)")
+    p.add_argument("--profile", action="store_true")
+    args = p.parse_args()
+    args.dir.mkdir(parents=True, exist_ok=True)
+    stem = f"job-{args.vertices}x{args.parallelism}x{args.splits}x{args.samples}"
+    files = {"json": args.dir / f"{stem}.json", "columnar": args.dir / f"{stem}.arrow"}
+    started = time.perf_counter()
+    write_job(files["json"], args.vertices, args.parallelism, args.splits, args.samples, False)
+    print(f"generated {files['json'].name} in {time.perf_counter() - started:.1f} s", flush=True)
+    print(f"convert to columnar: {json.dumps(convert(files['json'], files['columnar']))}", flush=True)
+    print(
+        f"{args.vertices} vertices × p{args.parallelism} × {args.splits} splits × {args.samples} samples: "
+        f"JSON {files['json'].stat().st_size / 2**20:.1f} MB, columnar "
+        f"{files['columnar'].stat().st_size / 2**20:.1f} MB; load average {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
+    forms = [f.strip() for f in args.forms.split(",") if f.strip()]
+    for i in range(args.repeat):
+        for form in forms:
+            print(f"{i + 1} {line(form, run(files[form], args.timeout))}", flush=True)
+    print(f"load average {os.getloadavg()[0]:.1f}")
+    if args.profile:
+        profile(files["columnar"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""`wmviz convert IN OUT`: a job recording from one form into the other (JSON <-> columnar).
+
+The form to write is OUT's extension (.json: the readable export; .arrow: the columnar form, read
+lazily, `wmviz.record.job_columnar`); IN is told by its bytes. Both are read and written by the one
+reader and writer (`wmviz.record.job`), so what one form holds the other holds point for point.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from wmviz.cli.errors import BadInput
+from wmviz.cli.record_job import SUFFIXES, check_out, save, summary
+from wmviz.record.job import JobFormatError, read_recording
+
+
+def add_convert_parser(sub: argparse._SubParsersAction) -> None:
+    """The `convert` command."""
+    p = sub.add_parser("convert", help="write a job recording in the other form (.json <-> .arrow)")
+    p.add_argument("recording", type=Path, help="a job recording (.json or columnar .arrow)")
+    p.add_argument("out", type=Path, help="the recording to write: .json (readable) or .arrow (columnar)")
+
+
+def cmd_convert(args: argparse.Namespace) -> None:
+    """Read IN (either form), write OUT in the form its extension names; one line on what it holds."""
+    check_out(args.out, [("the recording", args.recording)])
+    if args.recording.is_dir():
+        raise BadInput(f"{args.recording}: is a folder, not a file")
+    if not args.recording.is_file():
+        raise BadInput(f"{args.recording}: no such file")
+    try:
+        rec = read_recording(args.recording)
+    except JobFormatError as err:
+        said, name = str(err), args.recording.name
+        raise BadInput(said if said.startswith(name) else f"{name}: {said}") from None
+    except OSError as err:
+        raise BadInput(f"{args.recording}: {err}") from None
+    save(rec, args.out, args.out.suffix.lower() == SUFFIXES["columnar"])
+    print(summary(rec, args.out))
