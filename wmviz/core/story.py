@@ -29,7 +29,7 @@ from wmviz.core.operator_log import (
 from wmviz.core.pipeline import StepResult, ValveStep
 from wmviz.core.scenario import Kind, TraceRow
 from wmviz.core.splits import SplitEvent
-from wmviz.core.sql_rows import RowFate, SqlOutput
+from wmviz.core.sql_rows import Fate, RowFate, SqlOutput
 from wmviz.core.timers import FiredTimer, TimerRegistration
 from wmviz.core.timetext import RAW, Times, duration, emission_text, input_text
 from wmviz.core.types import MIN_MS, EmittedWatermark
@@ -190,7 +190,8 @@ def _record_part(event: StepEvent, t: Times) -> str | None:
         )
     if isinstance(event, Dropped):
         return f"{label(event.row, t)} dropped: {event.why.text(t)}"
-    if isinstance(event, RowFate) and not isinstance(event, ToldFate):
+    if isinstance(event, RowFate) and not isinstance(event, ToldFate) and event.fate is not Fate.DROPPED:
+        # A dropped row's own Dropped event says it, with its rule: a fate is never said twice.
         return f"{label(event.row, t)} {event.fate.value} ({event.rule}): {event.why.text(t)}"
     return None
 
