@@ -14,7 +14,8 @@ chain tail, the watermark that leaves it), `sourceIdleTime`, and FLIP-513's per-
 `accumulated{Idle,Paused,Active}TimeMs` (Flink >= 2.1; their metric group is
 `<operator>.split.<split id>.watermark`). A value holds from its sample until the next one.
 
-On disk the recording is one JSON object, `{"format": "wmviz-job/1", ...}` (see `to_json`).
+On disk the recording is one JSON object, `{"format": "wmviz-job/1", ...}` (see `to_json`), or the
+same header followed by one line per sample as `record` appends them (`wmviz.record.job_lines`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.disk.atomic import write_file
 from wmviz.record.job_config import JobConfig, JobConfigError, job_config_json, job_config_of
+from wmviz.record.job_lines import LinesError, body_of_lines, header_of
 from wmviz.trace.config import MAX_CHANNELS, channel_budget_reason
 from wmviz.trace.jsonline import loads_strict
 from wmviz.trace.quote import show
@@ -339,12 +341,17 @@ def _long(value: Any, where: str) -> int:
 
 
 def read_recording(path: Path) -> JobRecording:
-    """A job recording written by `write_recording` (or by hand, in the same shape)."""
+    """A job recording written by `write_recording` (or by hand, in the same shape), or appended
+    line by line by `record` (`wmviz.record.job_lines`)."""
     if path.stat().st_size > MAX_FILE_BYTES:
         raise JobFormatError(f"{path.name}: larger than {MAX_FILE_BYTES >> 20} MB")
     try:
+        text = path.read_text(encoding="utf-8")
+        # The appended form (`job_lines`, what `record` writes as it samples), else one document.
         # The trace readers' bounded decoder: nesting depth, sizes of numbers, no half surrogates.
-        body = loads_strict(path.read_text(encoding="utf-8"))
+        body = body_of_lines(text, path.name) if header_of(text) else loads_strict(text)
+    except LinesError as err:
+        raise JobFormatError(str(err)) from None
     except (ValueError, UnicodeDecodeError) as err:
         raise JobFormatError(f"{path.name}: not JSON ({err})") from None
     return recording_of(body, path.name)
