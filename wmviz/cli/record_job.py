@@ -127,10 +127,11 @@ class JobLoop:
     """Samples a job at a fixed rate into its writer until the job ends, the time is up, or the
     endpoint fails for good.
 
-    Sample k is due `k` periods after the first. One that starts more than `late_tolerance_ms` after
-    it was due is written with `late_ms` and said on stderr; one that is due while the last is still
-    being taken is not taken in a burst after it: the schedule moves on to the next period to come
-    (a slow JobManager lowers the rate, it does not pile samples up)."""
+    Each sample is due a period after the last was due. One that starts more than
+    `late_tolerance_ms` after it was due (the last took longer than a period: a slow JobManager or
+    disk) is written with `late_ms` and said on stderr, and the schedule goes on from its start:
+    periods missed are not made up in a burst, so a slow endpoint lowers the rate, it does not
+    pile samples up."""
 
     def __init__(self, poller, writer, give_up: int) -> None:
         self.poller = poller
@@ -146,14 +147,13 @@ class JobLoop:
         due = started
         try:
             while until_ms is None or (time.monotonic() - started) * 1000 < until_ms:
-                late_ms = round((time.monotonic() - due) * 1000)
+                now = time.monotonic()
+                late_ms = round((now - due) * 1000)
+                due = max(due, now)  # a late start: the schedule goes on from it, nothing made up
                 ended = self.once(started, late_ms if late_ms > late_tolerance_ms(every_ms) else None)
                 if ended is not None or self.poller.over:
                     return ended
                 due += every_ms / 1000
-                now = time.monotonic()
-                if now > due:  # periods passed while sampling: the next is the next to come
-                    due += ((now - due) // (every_ms / 1000) + 1) * every_ms / 1000
                 time.sleep(max(0.0, due - time.monotonic()))
         except KeyboardInterrupt:
             print("interrupted; every sample so far is in the recording", file=sys.stderr)
