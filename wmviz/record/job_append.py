@@ -7,7 +7,7 @@ of the samples already written, so a day of a 50-vertex job costs what one sampl
 Which logical input each edge feeds is voted on the values (`wmviz.record.job_inputs`). The vote
 needs only the vertices with two or more input edges and the outputs of their upstreams, and a
 few agreeing samples decide: the writer keeps those series for the first `job_inputs.MAX_TIMES`
-samples, votes again whenever their count doubles (and at the end), writes an `inputs` line
+samples, votes again when their count has grown fourfold (and at the end), writes an `inputs` line
 whenever the decision changes, then lets them go. (The whole-document writer voted over up to
 `MAX_TIMES` samples spread over the whole recording; this one over the first ones.)
 """
@@ -31,6 +31,11 @@ from wmviz.record.job import (
 )
 from wmviz.record.job_inputs import MAX_TIMES, assign_inputs
 from wmviz.record.job_lines import LAYOUT
+
+VOTE_AT = frozenset({4, 16, 64, MAX_TIMES})
+"""The window's sample counts at which the vote runs (and at the end of a shorter recording): it
+reads every sample of the window (up to ~0.5 s at 240 samples of a 50-vertex job of parallelism
+10, bench/record_job_memory.py), so it runs a few times, when the window has grown fourfold."""
 
 
 def line(item: dict[str, Any]) -> bytes:
@@ -59,14 +64,14 @@ class InputVote:
         return key[0] in self.upstreams and key[2] in (OUTPUT_WATERMARK, INPUT_WATERMARK, TASK_FINISHED)
 
     def add(self, time_ms: int, points: dict[SeriesKey, int]) -> bool:
-        """Take one sample's points in; True when a vote is due (the window's count doubled, or full)."""
+        """Take one sample's points in; True when a vote is due (at `VOTE_AT` samples)."""
         if not self.open:
             return False
         for key, value in points.items():
             if self.wanted(key):
                 self.window.add(key, time_ms, value)
         self.samples += 1
-        return self.samples >= MAX_TIMES or self.samples & (self.samples - 1) == 0
+        return self.samples in VOTE_AT
 
     def decide(self) -> tuple[list[int], list[str]]:
         """The edges' inputs and the notes the vote gives on the window so far."""
