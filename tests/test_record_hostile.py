@@ -13,6 +13,7 @@ import time
 import pytest
 
 from tests.fake_jobmanager import JOB, OP, SRC, FakeJob, Reply
+from wmviz.record.job import read_recording
 from wmviz.trace.readers import read_trace
 
 
@@ -187,7 +188,7 @@ def test_a_job_the_endpoint_no_longer_knows_ends_the_recording_at_once(serve, tm
         assert f"job {JOB} is gone from" in err and "HTTP 404" in err
         assert "sample skipped" not in err and out.exists()
         if vertex is None:
-            assert any("ended before the job" in note for note in json.loads(out.read_text())["notes"])
+            assert any("ended before the job" in note for note in read_recording(out).notes)
 
 
 def test_attempts_are_compared_per_subtask_index_not_in_answer_order(serve, tmp_path):
@@ -216,7 +217,7 @@ def test_a_rescale_that_changes_the_channels_ends_the_recording(serve, tmp_path)
         err = _clean_exit_2(_run(_record(serve(job), out, vertex=vertex)))
         assert "the job was rescaled" in err and out.exists()
         if vertex is None:
-            assert any("rescaled" in note for note in json.loads(out.read_text())["notes"])
+            assert any("rescaled" in note for note in read_recording(out).notes)
 
 
 @pytest.mark.parametrize("vertex", [None, "window"], ids=["whole job", "one vertex"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 
 from wmviz.cli.errors import BadInput
@@ -88,7 +89,9 @@ def import_prometheus_job(args: argparse.Namespace) -> None:
 
 
 def record_job(args: argparse.Namespace) -> None:
-    """`record --rest URL --job ID --out OUT.json` without --vertex: every vertex of the job."""
+    """`record --rest URL --job ID --out OUT.json` without --vertex: every vertex of the job,
+    appended to OUT.json sample by sample (`wmviz.record.job_append`)."""
+    from wmviz.record.job_append import JobWriter
     from wmviz.record.rest_job import JobPoller
 
     check_out(args.out, [])
@@ -98,59 +101,119 @@ def record_job(args: argparse.Namespace) -> None:
             f"--samples {args.samples}: the raw samples are written for one vertex (--vertex); a whole-job "
             "recording holds every sample itself"
         )
+    if job_format(args):
+        raise BadInput(
+            f"--out {args.out}: record appends each sample to a JSON recording while the job runs; "
+            "record to .json, then `wmviz convert` it to the columnar form"
+        )
     options = poll_options(args)
     poller = JobPoller.start(rest_client(args), args.job, options.idleness_ms, options.interval_ms)
-    every_ms, until_ms = options.every_ms, options.until_ms
-    rec = poller.rec
-    rec.source = f"rest {args.rest}"
+    poller.rec.source = f"rest {args.rest}"
+    try:
+        writer = JobWriter(poller.rec, args.out)
+    except (JobFormatError, OutputError) as err:
+        raise BadInput(f"{err}\nnothing was written") from None
+    every_ms = options.every_ms
     print(f"recording every vertex of job {args.job} every {every_ms} ms into {args.out}", file=sys.stderr)
-    ended = poll_job(poller, args, every_ms, until_ms)
-    print(summary(rec, args.out))
+    try:
+        ended = JobLoop(poller, writer, max(1, args.give_up_after)).run(every_ms, options.until_ms)
+    except OutputError as err:
+        raise BadInput(f"{err}; {args.out} holds every sample written before") from None
+    finally:
+        with suppress(OutputError):
+            writer.close()
+    print(written(writer, args.out))
     if ended is not None:
         raise BadInput(f"the recording ends: {ended}; {args.out} holds every sample taken before")
 
 
-def poll_job(poller, args: argparse.Namespace, every_ms: int, until_ms: int | None) -> str | None:
-    """Sample until the job ends or the time is up (None), or the endpoint fails for good (why)."""
-    from wmviz.record.rest import RecordError
+def written(writer, path: Path) -> str:
+    """One line: what the appended recording holds."""
+    span = (writer.last_ms - writer.first_ms) / 1000 if writer.samples else 0.0
+    return (
+        f"{path}: {len(writer.vertices)} vertices, {len(writer.edges)} edges, {len(writer.keys)} series, "
+        f"{writer.samples} samples over {span:.0f} s, {writer.points} points"
+        + (f", {writer.late} started late" if writer.late else "")
+    )
 
-    rec = poller.rec
-    started = time.monotonic()
-    last_save = started
-    failed = 0
-    try:
-        while until_ms is None or (time.monotonic() - started) * 1000 < until_ms:
-            tick = time.monotonic()
-            try:
-                taken = poller.sample()
-                failed = 0
-            except RecordError as err:
-                if poller.client.time_up():
-                    break  # a sample cut short by the end of --for is the recording's end, not a failure
-                failed += 1
-                if err.final or failed >= max(1, args.give_up_after):
-                    why = str(err) if err.final else f"{failed} polls in a row failed, the last: {err}"
-                    if not any(why.startswith(note) for note in rec.notes):
-                        rec.notes.append(f"the recording ended before the job: {why}")
-                    return why
-                print(
-                    f"sample skipped ({failed} of {args.give_up_after} failures in a row): {err}",
-                    file=sys.stderr,
-                )
-                taken = False
-            if poller.over:
-                print(f"the job is {poller.state}; recording ends", file=sys.stderr)
-                break
-            if taken:
-                print(f"[record] {tick - started:6.1f} s: sample {poller.samples}", file=sys.stderr)
-            # The file is rewritten whole (atomically) every few seconds, so an interrupted
-            # recording keeps what it took.
-            if time.monotonic() - last_save >= 5:
-                save(rec, args.out, job_format(args))
-                last_save = time.monotonic()
-            time.sleep(max(0.0, every_ms / 1000 - (time.monotonic() - tick)))
-    except KeyboardInterrupt:
-        print("interrupted; every sample so far is in the recording", file=sys.stderr)
-    finally:
-        save(rec, args.out, job_format(args))
-    return None
+
+class JobLoop:
+    """Samples a job at a fixed rate into its writer until the job ends, the time is up, or the
+    endpoint fails for good.
+
+    Each sample is due a period after the last was due. One that starts more than
+    `late_tolerance_ms` after it was due (the last took longer than a period: a slow JobManager or
+    disk) is written with `late_ms` and said on stderr, and the schedule goes on from its start:
+    periods missed are not made up in a burst, so a slow endpoint lowers the rate, it does not
+    pile samples up."""
+
+    def __init__(self, poller, writer, give_up: int) -> None:
+        self.poller = poller
+        self.writer = writer
+        self.give_up = give_up
+        self.failed = 0
+        self.notes = len(poller.rec.notes)
+        """How many of the poller's notes the writer holds (those before it are in the header)."""
+
+    def run(self, every_ms: int, until_ms: int | None) -> str | None:
+        """Sample until the end; the reason the endpoint failed for good, or None."""
+        started = time.monotonic()
+        due = started
+        try:
+            while until_ms is None or (time.monotonic() - started) * 1000 < until_ms:
+                now = time.monotonic()
+                late_ms = round((now - due) * 1000)
+                due = max(due, now)  # a late start: the schedule goes on from it, nothing made up
+                ended = self.once(started, late_ms if late_ms > late_tolerance_ms(every_ms) else None)
+                if ended is not None or self.poller.over:
+                    return ended
+                due += every_ms / 1000
+                time.sleep(max(0.0, due - time.monotonic()))
+        except KeyboardInterrupt:
+            print("interrupted; every sample so far is in the recording", file=sys.stderr)
+        return None
+
+    def once(self, started: float, late_ms: int | None) -> str | None:
+        """Take and append one sample (or skip it, saying why); the reason to stop, or None."""
+        from wmviz.record.rest import RecordError
+
+        tick = time.monotonic()
+        try:
+            taken = self.poller.take()
+            self.failed = 0
+        except RecordError as err:
+            self.write_notes()
+            if self.poller.client.time_up():
+                return None  # a sample cut short by the end of --for ends the recording
+            self.failed += 1
+            if err.final or self.failed >= self.give_up:
+                why = str(err) if err.final else f"{self.failed} polls in a row failed, the last: {err}"
+                if not any(why.startswith(note) for note in self.poller.rec.notes):
+                    self.writer.note(f"the recording ended before the job: {why}")
+                return why
+            print(
+                f"sample skipped ({self.failed} of {self.give_up} failures in a row): {err}", file=sys.stderr
+            )
+            return None
+        if self.poller.over:
+            print(f"the job is {self.poller.state}; recording ends", file=sys.stderr)
+        if taken is not None:
+            self.writer.sample(*taken, late_ms=late_ms)
+            lateness = f" ({late_ms} ms late)" if late_ms else ""
+            print(
+                f"[record] {tick - started:6.1f} s: sample {self.poller.samples}{lateness}", file=sys.stderr
+            )
+        self.write_notes()
+        return None
+
+    def write_notes(self) -> None:
+        """Append the poller's notes the file does not hold yet (a rescale's)."""
+        for note in self.poller.rec.notes[self.notes :]:
+            self.writer.note(note)
+        self.notes = len(self.poller.rec.notes)
+
+
+def late_tolerance_ms(every_ms: int) -> int:
+    """How late a sample may start before it is said to be late: a tenth of the period (the
+    scheduler's and the clock's jitter), at least 10 ms."""
+    return max(10, every_ms // 10)

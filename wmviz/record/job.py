@@ -18,6 +18,8 @@ On disk the recording is one JSON object, `{"format": "wmviz-job/1", ...}` (see 
 readable export, or the same members in columnar form (`wmviz.record.job_columnar`: an Arrow file
 read lazily, for jobs of thousands of subtasks). `read_recording` tells them apart by their bytes;
 both read into a `JobRecording`, whose `series` is a dict or a `ColumnarSeries`.
+A recording `record` appends is the same header followed by one line per sample
+(`wmviz.record.job_lines`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from wmviz.record.job_columnar import (
     write_columnar,
 )
 from wmviz.record.job_config import JobConfig, JobConfigError, job_config_json, job_config_of
+from wmviz.record.job_lines import LinesError, body_of_lines, header_of
 from wmviz.record.job_sniff import SNIFF_BYTES as SNIFF_BYTES
 from wmviz.record.job_sniff import is_recording_bytes as is_recording_bytes
 from wmviz.trace.jsonline import loads_strict
@@ -324,7 +327,8 @@ def write_recording(rec: JobRecording, path: Path, columnar: bool = False) -> No
 
 
 def read_recording(path: Path) -> JobRecording:
-    """A job recording written by `write_recording` (or by hand, in the same shape), in either form."""
+    """A job recording written by `write_recording` (or by hand, in the same shape), in either form,
+    or appended line by line by `record` (`wmviz.record.job_lines`)."""
     if is_columnar_file(path):
         header, series = read_columnar(path)
         rec = recording_of({**header, "format": FORMAT, "series": []}, path.name)
@@ -339,8 +343,12 @@ def read_recording(path: Path) -> JobRecording:
     if path.stat().st_size > MAX_FILE_BYTES:
         raise JobFormatError(f"{path.name}: larger than {MAX_FILE_BYTES >> 20} MB")
     try:
+        text = path.read_text(encoding="utf-8")
+        # The appended form (`job_lines`, what `record` writes as it samples), else one document.
         # The trace readers' bounded decoder: nesting depth, sizes of numbers, no half surrogates.
-        body = loads_strict(path.read_text(encoding="utf-8"))
+        body = body_of_lines(text, path.name) if header_of(text) else loads_strict(text)
+    except LinesError as err:
+        raise JobFormatError(str(err)) from None
     except (ValueError, UnicodeDecodeError) as err:
         raise JobFormatError(f"{path.name}: not JSON ({err})") from None
     return recording_of(body, path.name)

@@ -95,6 +95,10 @@ class JobPoller:
     ids: dict[str, dict[str, SeriesKey]] = field(default_factory=dict)
     state: str = "RUNNING"
     samples: int = 0
+    _attempts: dict[tuple[str, int], int] = field(default_factory=dict)
+    """Each subtask's attempt at the last sample that read it (a point is written when it changes)."""
+    _finished_told: set[SeriesKey] = field(default_factory=set)
+    """The `TASK_FINISHED` series that have a point (a 0 is written once there is a 1 before it)."""
 
     @classmethod
     def start(cls, client: RestClient, job: str, idleness_ms: int | None, interval_ms: int) -> JobPoller:
@@ -132,12 +136,23 @@ class JobPoller:
             self.ids[vertex.id] = metric_ids(self.rec, vertex.id, ids)
 
     def sample(self) -> bool:
-        """Take one sample; False while the job is not running. The sample is whole or not at all:
-        its points join the recording only once every answer of it has been read and checked (an
-        odd answer is a RecordError, a skipped sample)."""
+        """Take one sample into `rec` (`take`); False while the job is not running."""
+        taken = self.take()
+        if taken is None:
+            return False
+        for key, value in taken[1]:
+            self.rec.add(key, taken[0], value)
+        return True
+
+    def take(self) -> tuple[int, list[tuple[SeriesKey, int]]] | None:
+        """One sample: its time and points; None while the job is not running. The sample is whole
+        or not at all: it is returned only once every answer of it has been read and checked (an
+        odd answer is a RecordError, a skipped sample). What the poller keeps between samples is
+        bounded by the job's subtasks and metric ids, never by how many samples it took (the
+        recorder appends each sample to its file and forgets it)."""
         self.state = self.job_state()
         if self.state != "RUNNING":
-            return False
+            return None
         if self.samples % 10 == 0:
             self.refresh()
         taken = wall_clock_ms()
@@ -149,17 +164,17 @@ class JobPoller:
                 for index, value in read_metrics(self.client, self.rec.job, vid, chunk).items():
                     points.append((ids[chunk[index]], value))
         points += self.task_states()
-        for key, value in points:
-            self.rec.add(key, taken, value)
         self.samples += 1
-        return True
+        return taken, points
 
     def task_states(self) -> list[tuple[SeriesKey, int]]:
         """Each subtask's status and attempt, as points: `TASK_FINISHED` 1 while it reads FINISHED
         (its metrics are gone; it sent MAX), 0 once it runs again (a series only once it has one);
         `TASK_ATTEMPT` whenever its attempt number changes (a restart). Subtasks are checked for
-        the shape Flink sends (`answers.subtask_states`); an index past the vertex's is odd too."""
+        the shape Flink sends (`answers.subtask_states`); an index past the vertex's is odd too.
+        The states are read whole before any is remembered, so a skipped sample changes nothing."""
         points: list[tuple[SeriesKey, int]] = []
+        attempts: dict[tuple[str, int], int] = {}
         for vertex in self.rec.vertices:
             path = f"/jobs/{self.rec.job}/vertices/{vertex.id}"
             states = subtask_states(self.client.get(path), path, vertex.parallelism)
@@ -167,11 +182,13 @@ class JobPoller:
                 key: SeriesKey = (vertex.id, subtask, TASK_FINISHED, None)
                 if subtask in states.finished:
                     points.append((key, 1))
-                elif key in self.rec.series:
+                elif key in self._finished_told:
                     points.append((key, 0))
-                attempts = self.rec.series.get((vertex.id, subtask, TASK_ATTEMPT, None))
-                if not attempts or attempts[-1][1] != attempt:
+                if self._attempts.get((vertex.id, subtask)) != attempt:
                     points.append(((vertex.id, subtask, TASK_ATTEMPT, None), attempt))
+                attempts[(vertex.id, subtask)] = attempt
+        self._attempts |= attempts
+        self._finished_told |= {key for key, value in points if key[2] == TASK_FINISHED and value == 1}
         return points
 
     def job_state(self) -> str:
