@@ -113,6 +113,34 @@ def claims() -> tuple[Claim, ...]:
             "tests/test_sql_model_flink.py",
         ),
         Claim(
+            "SQL window aggregate",
+            True,
+            f"TUMBLE, HOP and CUMULATE (one and two phases, LTZ zones across a daylight-saving change) "
+            f"equal to real {release} SQL runs on random rows: every output row and late drop",
+            "tests/test_sql_windows_flink.py",
+        ),
+        Claim(
+            "SQL SESSION window",
+            True,
+            f"equal to real {release} SQL runs on random rows (rows bridging and merging into open "
+            "sessions, late rows, partition keys): every output row and late drop",
+            "tests/test_sql_session_flink.py",
+        ),
+        Claim(
+            "SQL temporal join",
+            True,
+            f"the event-time temporal join equal to real {release} SQL runs on random rows (version "
+            "changes, late probe rows, a quiet build side, LEFT join): every output row",
+            "tests/test_sql_temporal_flink.py",
+        ),
+        Claim(
+            "SQL buffering operators",
+            True,
+            f"row-time OVER, deduplication and ORDER BY rowtime equal to real {release} SQL runs on "
+            "random rows: every output row, changelog kind and late drop",
+            "tests/test_sql_buffer_flink.py",
+        ),
+        Claim(
             "split readers",
             True,
             f"equal to {release}'s split-local outputs of a FLIP-27 reader (one WatermarksWithIdleness "
@@ -296,6 +324,8 @@ def scenario_claims(config: ScenarioConfig, profile: Profile | None = None) -> t
         if operator.early_fire_delay_ms is not None:
             wanted.append("EARLY_FIRE")
         wanted.append("two-input all-idle flush")
+    if operator.type_name in SQL_OPERATOR_SUBJECTS:
+        wanted.append(SQL_OPERATOR_SUBJECTS[operator.type_name])
     found = [by_subject[s] for s in wanted]
     if isinstance(operator, IntervalJoinConfig) and not operator.all_idle_flush:
         found[-1] = Claim(
@@ -305,6 +335,17 @@ def scenario_claims(config: ScenarioConfig, profile: Profile | None = None) -> t
             f"Flink {FLINK_RELEASE} flushes",
         )
     return tuple(found)
+
+
+SQL_OPERATOR_SUBJECTS = {
+    "sql_window": "SQL window aggregate",
+    "sql_session": "SQL SESSION window",
+    "temporal_join": "SQL temporal join",
+    "over_aggregate": "SQL buffering operators",
+    "deduplicate": "SQL buffering operators",
+    "temporal_sort": "SQL buffering operators",
+}
+"""The claim of each SQL operator type (its `operator.type`)."""
 
 
 def summary(found: tuple[Claim, ...]) -> str:
