@@ -139,6 +139,12 @@ class SqlWindowAggregate:
         one = Partial(key, slice_end, tuple(c.add(c.empty(), columns) for c in self.calls), 1, (row,))
         if self.config.two_phase:
             self.local_buffer.add(key, slice_end, one)
+            # Said now, though its fate is told when the partial reaches the window stage.
+            log.notes.append(
+                f"line {row.row} waits in the local pre-aggregator (two-phase aggregation, SQL-W5): "
+                "its slice's partial goes on when a watermark reaches the next trigger, and only "
+                "then is it kept, added late or dropped"
+            )
         else:
             self.take(one, log)
 
