@@ -78,9 +78,6 @@ def test_the_command_line_catches_no_builtin_as_bad_input():
                 for name in names:
                     if name in set(dir(__import__("builtins"))) - allowed or name == "bare":
                         caught.append(f"{path.name}: {name}")
-    # cli/lag.py is the lag work's, merged while this landed: its `except (ValueError, BlameError)`
-    # still catches pick_name's BadValue (a ValueError); it is left to that work to narrow.
-    caught = [c for c in caught if c != "lag.py: ValueError"]
     assert caught == ["commands.py: Exception"], caught
 
 

@@ -20,18 +20,24 @@ def add_blame_parser(sub) -> None:
     p = sub.add_parser(
         "blame", help="walk a job recording from a stalled vertex back to the source holding it"
     )
+    recording_arguments(
+        p,
+        "start here",
+        "the most downstream vertex whose output stands still at --at",
+        '{"chain": [...] (root cause last), "stalled", "lag_ms", "lag_threshold_ms", "ending"}',
+    )
+
+
+def recording_arguments(p, vertex: str, default: str, json_shape: str) -> None:
+    """The arguments every command over a job recording takes (blame, lag): the recording, a
+    vertex, a moment and --json."""
     p.add_argument("recording", type=Path, help="a job recording (wmviz record / import prometheus --plan)")
     p.add_argument(
         "--vertex",
-        help="start here: a vertex name (as typed or as the reporter filters it) or id; "
-        "default: the most downstream vertex whose output stands still at --at",
+        help=f"{vertex}: a vertex name (as typed or as the reporter filters it) or id; default: {default}",
     )
     p.add_argument("--at", help="the moment: ISO 8601 or epoch ms (default: the last sample)")
-    p.add_argument(
-        "--json",
-        action="store_true",
-        help='print {"chain": [...] (root cause last), "stalled", "lag_ms", "lag_threshold_ms", "ending"}',
-    )
+    p.add_argument("--json", action="store_true", help=f"print {json_shape}")
 
 
 def cmd_blame(args: argparse.Namespace) -> None:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from wmviz.analysis.blame_answer import BlameError
 from wmviz.analysis.lag_budget import Budget, LagBudget
-from wmviz.cli.blame import pick_vertex, recording_and_moment
+from wmviz.cli.blame import pick_vertex, recording_and_moment, recording_arguments
 from wmviz.cli.errors import BadInput
+from wmviz.core.errors import BadValue
 from wmviz.core.types import MAX_MS
 from wmviz.view.timefmt import TimeFormat, duration
 
@@ -19,17 +19,11 @@ def add_lag_parser(sub) -> None:
     p = sub.add_parser(
         "lag", help="the freshness budget: how far a vertex's output is behind, split into its causes"
     )
-    p.add_argument("recording", type=Path, help="a job recording (wmviz record / import prometheus --plan)")
-    p.add_argument(
-        "--vertex",
-        help="the output vertex: a name (as typed or as the reporter filters it) or id; "
-        "default: where wmviz blame starts (the most downstream vertex standing still)",
-    )
-    p.add_argument("--at", help="the moment: ISO 8601 or epoch ms (default: the last sample)")
-    p.add_argument(
-        "--json",
-        action="store_true",
-        help='print {"total_ms", "reference", "parts": [{"cause", "ms", "kind", "where", "why"}], ...}',
+    recording_arguments(
+        p,
+        "the output vertex",
+        "where wmviz blame starts (the most downstream vertex standing still)",
+        '{"total_ms", "reference", "parts": [{"cause", "ms", "kind", "where", "why"}], ...}',
     )
 
 
@@ -38,7 +32,7 @@ def cmd_lag(args: argparse.Namespace) -> None:
     rec, at_ms = recording_and_moment(args)
     try:
         budget = LagBudget(rec).at(pick_vertex(rec, args.vertex), at_ms)
-    except (ValueError, BlameError) as err:
+    except (BadValue, BlameError) as err:
         raise BadInput(str(err)) from None
     if args.json:
         print(json.dumps(budget.as_json()))

@@ -21,12 +21,11 @@ from wmviz.core.operator_log import Dropped, StepLog
 from wmviz.core.scenario import TraceRow
 from wmviz.core.sql_buffer import ForwardsWatermark, input_values, key_words, partition_key
 from wmviz.core.sql_buffer_config import DeduplicateConfig
-from wmviz.core.sql_rows import Fate, RowFate, SqlOutput
+from wmviz.core.sql_rows import LATE_METRIC, Fate, RowFate, SqlOutput
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.timetext import TimedText
 
 FIRST_ROW_AT = "deduplicate: emit the first row"
-LATE_METRIC = "numLateRecordsDropped"
 
 
 class Deduplicate(ForwardsWatermark):

@@ -26,13 +26,12 @@ from wmviz.core.sql_buffer import (
 )
 from wmviz.core.sql_buffer_config import OverAggregateConfig
 from wmviz.core.sql_over_bounded import BoundedOver
-from wmviz.core.sql_rows import Fate, RowFate, SqlOutput, SqlValue, columns_of
+from wmviz.core.sql_rows import LATE_METRIC, Fate, RowFate, SqlOutput, SqlValue, columns_of
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.timetext import TimedText
 
 ROWS_AT = "over: rows at this time"
 """The purpose of the timer a key registers at a timestamp it holds rows of."""
-LATE_METRIC = "numLateRecordsDropped"
 
 
 class OverAggregate(ForwardsWatermark):

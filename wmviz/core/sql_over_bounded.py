@@ -30,13 +30,12 @@ from wmviz.core.sql_buffer import (
     partition_key,
 )
 from wmviz.core.sql_buffer_config import OverAggregateConfig
-from wmviz.core.sql_rows import Fate, RowFate, SqlOutput, SqlValue, columns_of
+from wmviz.core.sql_rows import LATE_METRIC, Fate, RowFate, SqlOutput, SqlValue, columns_of
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.timetext import TimedText
 
 ROWS_AT = "over: rows at this time"
 CLEANUP = "over: state cleanup"
-LATE_METRIC = "numLateRecordsDropped"
 
 
 class BoundedOver(ForwardsWatermark):

@@ -25,6 +25,10 @@ from wmviz.core.scenario import TraceRow
 from wmviz.core.sql_value import SqlValue
 from wmviz.core.timetext import TimedText
 
+LATE_METRIC = "numLateRecordsDropped"
+"""The metric Flink's event-time operators count a dropped late row in (DataStream's windows and
+SQL's operators alike)."""
+
 
 def columns_of(row: TraceRow) -> Mapping[str, SqlValue]:
     """A record's SQL columns: its payload pairs (the rows file's `row` object, in order)."""

@@ -33,14 +33,13 @@ from wmviz.core.operator_log import Dropped, OutputWatermark, StepLog
 from wmviz.core.scenario import TraceRow
 from wmviz.core.sessions import cover, intersects
 from wmviz.core.sql_aggregates import Accumulator
-from wmviz.core.sql_rows import Fate, RowFate, RowKind, SqlOutput, SqlValue, columns_of
+from wmviz.core.sql_rows import LATE_METRIC, Fate, RowFate, RowKind, SqlOutput, SqlValue, columns_of
 from wmviz.core.sql_session_config import SqlSessionConfig
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.timetext import TimedText, Times
 from wmviz.core.types import MIN_MS
 
 Window = tuple[int, int]
-LATE_METRIC = "numLateRecordsDropped"
 FIRE_PURPOSE = "SQL session end"
 
 

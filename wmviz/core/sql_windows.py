@@ -30,14 +30,13 @@ from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.core.operator_log import Dropped, OutputWatermark, StepLog
 from wmviz.core.scenario import TraceRow
 from wmviz.core.sql_aggregates import Accumulator
-from wmviz.core.sql_rows import Fate, RowFate, SqlOutput, SqlValue, columns_of
+from wmviz.core.sql_rows import LATE_METRIC, Fate, RowFate, SqlOutput, SqlValue, columns_of
 from wmviz.core.sql_window_time import ShiftZone, timestamp_text, window_start
 from wmviz.core.sql_windows_config import SqlWindowConfig
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.timetext import TimedText
 from wmviz.core.types import MIN_MS
 
-LATE_METRIC = "numLateRecordsDropped"
 Key = tuple[SqlValue, ...]
 
 

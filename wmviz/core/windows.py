@@ -24,7 +24,7 @@ from wmviz.core.java.longs import java_rem, wrap_long
 from wmviz.core.operator_log import Dropped, StepLog, ToldFate, WindowOutput
 from wmviz.core.scenario import TraceRow, WindowConfig
 from wmviz.core.settings import MAX_LIVE_WINDOWS
-from wmviz.core.sql_rows import Fate
+from wmviz.core.sql_rows import LATE_METRIC, Fate
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.timetext import RAW, TimedText, Times
 from wmviz.core.types import MAX_MS, MIN_MS
@@ -34,8 +34,6 @@ WINDOW_CLEANUP = "window_cleanup"
 
 ASSIGNMENT, FIRING, LATENESS = "Window assignment", "Firing", "Lateness"
 """The rule a window row's fate cites: docs/rules.md's window sections, which have no short ids."""
-LATE_METRIC = "numLateRecordsDropped"
-"""The operator metric Flink counts a late element in (when no late side output is set)."""
 
 MAX_WINDOWS_PER_ELEMENT = 10_000_000
 """Flink's `SlidingEventTimeWindows.MAX_WINDOW_NUM`: it rejects `size / slide` above this."""

@@ -20,9 +20,8 @@ from typing import Any
 
 from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.core.sql_expr import local_ms_of_instant
-from wmviz.core.sql_rows import SqlValue
+from wmviz.core.sql_rows import LATE_METRIC, SqlValue
 from wmviz.core.sql_window_time import timestamp_text
-from wmviz.core.sql_windows import LATE_METRIC
 from wmviz.core.types import MIN_MS
 from wmviz.sql import rex
 from wmviz.sql.job_shape import Group, groups_of
