@@ -17,6 +17,7 @@ from wmviz.core.sql_expr import UnsupportedExpression
 from wmviz.core.types import Profile
 from wmviz.disk import refuse_overlap
 from wmviz.record.job import write_recording
+from wmviz.sql.dead_letter import dead_letter_accounts
 from wmviz.sql.errors import PlanError
 from wmviz.sql.load import read_plan_file
 from wmviz.sql.model import SqlJob
@@ -74,6 +75,8 @@ def cmd_sql(args: argparse.Namespace) -> None:
     lines: list[Line] = [*replay_lines(job, rows, states), *watermark_changes(job, states)]
     lines.sort(key=lambda line: line.step)  # stable: a step's rows, then its drops, then its watermarks
     _print(lines, rows_not_replayed(job), rows, args)
+    for account in dead_letter_accounts(job, lines, states):
+        print(json.dumps(account.as_json()) if args.json else account.sentence())
 
 
 Line = SinkRow | DropLine | WatermarkLine

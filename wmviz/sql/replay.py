@@ -40,7 +40,7 @@ from wmviz.core.scenario import (
 from wmviz.core.simulate import instance_channels
 from wmviz.core.splits import SplitReader
 from wmviz.core.sql_expr import columns_read
-from wmviz.core.sql_rows import SqlOutput
+from wmviz.core.sql_rows import RowFate, SqlOutput
 from wmviz.core.types import MAX_MS, MIN_MS, Profile, Status
 from wmviz.sql.job_shape import Branch, Group, ReplayRefused, groups_of
 from wmviz.sql.model import SourceTable, SqlJob
@@ -219,6 +219,8 @@ class StepState:
     """Group name -> the rows its SQL operator output during the step, in order."""
     late: Mapping[str, int] = field(default_factory=dict)
     """Group name -> the rows its SQL operator dropped as Flink counts them (`numLateRecordsDropped`)."""
+    fates: Mapping[int, RowFate] = field(default_factory=dict)
+    """A rows-file line -> what its SQL operator decided during the step (kept, added late, dropped)."""
 
 
 def replay_states(
@@ -241,6 +243,7 @@ def replay_states(
     for step, batch in groupby(trace.rows, key=lambda item: item[0]):
         outputs: dict[str, list[SqlOutput]] = {}
         late: dict[str, int] = {}
+        fates: dict[int, RowFate] = {}
         for _, row in batch:
             time_ms = row.proc_ms if row.proc_ms is not None else time_ms
             pipelines[row.instance].run_row(row, explain=False)
@@ -250,9 +253,11 @@ def replay_states(
                     outputs.setdefault(row.instance, []).append(event)
                 elif isinstance(event, Dropped) and event.late:
                     late[row.instance] = late.get(row.instance, 0) + 1
+                elif isinstance(event, RowFate):
+                    fates[event.row.row] = event
         yield StepState(
             step, time_ms, watch.values_of(pipelines), watch.splits_of(pipelines),
-            {name: tuple(rows) for name, rows in outputs.items()}, late,
+            {name: tuple(rows) for name, rows in outputs.items()}, late, fates,
         )  # fmt: skip
 
 

@@ -149,6 +149,13 @@ def _ms(value: Value, context: Context) -> int | None:
     return int(value)
 
 
+def reads_watermark(rex: Mapping[str, Any]) -> bool:
+    """Whether an expression calls CURRENT_WATERMARK anywhere (a dead-letter query's WHERE)."""
+    if rex.get("internalName") == _WATERMARK:
+        return True
+    return any(isinstance(o, Mapping) and reads_watermark(o) for o in rex.get("operands", ()))
+
+
 def sql_value(value: Value) -> SqlValue:
     """A computed value as a row holds it (an instant as its milliseconds)."""
     return value.ms if isinstance(value, Instant) else value

@@ -14,6 +14,7 @@ BIGINT and INT as integers.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +40,8 @@ class SinkRow:
     step: int
     kind: str
     row: tuple[tuple[str, SqlValue], ...]
+    line: int | None = None
+    """The rows file's line the row is (an input row carried past the operator), else None."""
 
     def as_json(self) -> dict[str, object]:
         return {"sink": self.sink, "step": self.step, "kind": self.kind, "row": dict(self.row)}
@@ -248,28 +251,57 @@ def replay_lines(job: SqlJob, rows: ReplayInput, states: Iterable[StepState]) ->
         carried: list[SinkRow | None] = []
         drops: list[DropLine] = []
         for plan in plans:
-            name, zone = plan.group.name, plan.group.zone
-            if plan.input_routes:
-                table = plan.group.branches[0].table.table
-                values = [line.values for line in inputs.get(state.step, []) if line.table == table]
-                carried += [
-                    carry(r, state.step, "+I", v, zone, before)
-                    for r in plan.input_routes
-                    if not r.refused
-                    for v in values
-                ]
-            for route in plan.routes:
-                if route.refused is None:
-                    for output in state.outputs.get(name, ()):
-                        carried.append(
-                            carry(route, state.step, output.kind.value, dict(output.values), zone, before)
-                        )
+            carried += _input_rows(plan, state.step, inputs.get(state.step, []), before)
+            carried += _operator_rows(plan, state, before)
+            name = plan.group.name
             if state.late.get(name) and plan.operator is not None:
                 drops.append(DropLine(state.step, plan.operator, state.late[name]))
         sink_rows = sorted((r for r in carried if r is not None), key=lambda r: r.sink)
         yield from sink_rows
         yield from drops
         before = state.nodes
+
+
+def _input_rows(
+    plan: GroupRows, step: int, lines: list[InputRow], before: Mapping[str, int]
+) -> list[SinkRow | None]:
+    """A step's input rows of the group's table along the routes that do not pass its operator,
+    each sink row naming its rows-file line (None: a WHERE dropped it)."""
+    if not plan.input_routes:
+        return []
+    table = plan.group.branches[0].table.table
+    out: list[SinkRow | None] = []
+    for route in (r for r in plan.input_routes if not r.refused):
+        for line in (line for line in lines if line.table == table):
+            row = carry(route, step, "+I", line.values, plan.group.zone, before)
+            out.append(row if row is None else dataclasses.replace(row, line=line.line))
+    return out
+
+
+def _operator_rows(plan: GroupRows, state: StepState, before: Mapping[str, int]) -> list[SinkRow | None]:
+    """The rows the group's SQL operator output during the step, along its routes."""
+    outputs = state.outputs.get(plan.group.name, ())
+    return [
+        carry(route, state.step, output.kind.value, dict(output.values), plan.group.zone, before)
+        for route in plan.routes
+        if route.refused is None
+        for output in outputs
+    ]
+
+
+def dead_letter_sinks(job: SqlJob) -> list[str]:
+    """The sinks a table's rows reach through a WHERE that reads CURRENT_WATERMARK (a dead-letter
+    query, `WHERE ts < CURRENT_WATERMARK(ts)`), in name order."""
+    found = {
+        route.sink
+        for plan in group_rows(job)
+        for route in plan.input_routes
+        if route.refused is None
+        and any(
+            calc.condition is not None and rex.reads_watermark(calc.condition) for calc in route.projections
+        )
+    }
+    return sorted(found)
 
 
 def rows_not_replayed(job: SqlJob) -> list[str]:
