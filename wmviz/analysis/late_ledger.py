@@ -7,7 +7,8 @@ one `RowFate` per record it receives, at the step it decides the record's fate (
 (its trace row's step), with the watermark it arrived under; when its fate was decided at a later
 step (two-phase aggregation's local stage flushes it then, SQL-W5), the row says that step too.
 An operator that logs `RowFate` needs nothing more to appear here; the outputs a row ended in are
-found through the row numbers every output already carries (`WindowOutput.rows`, `JoinOutput.left`/`right`, `SqlOutput.rows`).
+found through the row numbers every output already carries (`WindowOutput.rows`,
+`JoinOutput.left`/`right`, `SqlOutput.rows`).
 """
 
 from __future__ import annotations
