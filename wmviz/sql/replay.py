@@ -10,7 +10,8 @@ pipeline runs that trace. The watermark of every plan node is then read off the 
 sent, a node at or after the meeting point carries the meeting operator's output (an interval
 join's held back by its bounds). A one-table group's instance runs, as its operator, the first SQL
 operator on its path the core models (`job_shape.SqlStage`); each step's `StepState` keeps the
-rows it output and the rows it dropped late, which `wmviz.sql.rowflow` carries to the sinks.
+rows it output and the rows it dropped late, which `wmviz.sql.rowflow` carries to the sinks; an
+interval join's group keeps its join's output rows, made SQL's by `wmviz.sql.join_rows`.
 
 What is not replayed is refused by name (`ReplayRefused`), never approximated: a source whose
 watermark expression wmviz does not evaluate, `SOURCE_WATERMARK()` (the connector's own logic),
@@ -25,12 +26,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import groupby
 
-from wmviz.core.operator_log import Dropped, OutputWatermark
+from wmviz.core.operator_log import Dropped, JoinOutput, OutputWatermark
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import (
     COLUMN_KINDS,
     AlignmentConfig,
     GeneratorConfig,
+    IntervalJoinConfig,
     Kind,
     NoOperator,
     OperatorConfig,
@@ -43,6 +45,7 @@ from wmviz.core.sql_expr import columns_read
 from wmviz.core.sql_rows import RowFate, SqlOutput
 from wmviz.core.types import MAX_MS, MIN_MS, Profile, Status
 from wmviz.sql.job_shape import Branch, Group, ReplayRefused, groups_of
+from wmviz.sql.join_rows import JoinRows, join_rows
 from wmviz.sql.model import SourceTable, SqlJob
 from wmviz.sql.rows import InputRow, ReplayInput
 from wmviz.sql.values import event_ms_of
@@ -216,7 +219,8 @@ class StepState:
     splits: Mapping[tuple[str, str], tuple[int, bool]]
     """(node id of the scan, split id) -> the split's watermark in its reader, whether it is idle."""
     outputs: Mapping[str, tuple[SqlOutput, ...]] = field(default_factory=dict)
-    """Group name -> the rows its SQL operator output during the step, in order."""
+    """Group name -> the rows its SQL operator (or interval join, `wmviz.sql.join_rows`) output
+    during the step, in order."""
     late: Mapping[str, int] = field(default_factory=dict)
     """Group name -> the rows its SQL operator dropped as Flink counts them (`numLateRecordsDropped`)."""
     fates: Mapping[int, RowFate] = field(default_factory=dict)
@@ -239,6 +243,7 @@ def replay_states(
         for g in trace.groups
     }
     watch = NodeWatermarks(job, trace.groups)
+    joins = {g.name: join_rows(job, g) for g in trace.groups if isinstance(g.operator, IntervalJoinConfig)}
     time_ms = 0
     for step, batch in groupby(trace.rows, key=lambda item: item[0]):
         outputs: dict[str, list[SqlOutput]] = {}
@@ -251,6 +256,8 @@ def replay_states(
             for event in pipelines[row.instance].step_log.timeline:
                 if isinstance(event, SqlOutput):
                     outputs.setdefault(row.instance, []).append(event)
+                elif isinstance(event, JoinOutput) and isinstance(join := joins.get(row.instance), JoinRows):
+                    outputs.setdefault(row.instance, []).append(join.output(event))
                 elif isinstance(event, Dropped) and event.late:
                     late[row.instance] = late.get(row.instance, 0) + 1
                 elif isinstance(event, RowFate):
