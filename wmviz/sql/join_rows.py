@@ -9,10 +9,16 @@ holds its table's columns), and NULL on every field of a side padded with nulls 
 unmatched row). Where that cannot be done from the rows file (a field computed before the join,
 an output row of another width) the reason is returned instead, and the sinks' rows are refused
 by name.
+
+Rows meet by the join's equality keys (`joinSpec.leftKeys`/`rightKeys`, positions in each input):
+`row_key` is the key the core's join groups a row by. A row with a NULL key field matches nothing
+(the planner's `filterNulls`), though a LEFT join still pads it.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from wmviz.core.operator_log import JoinOutput
@@ -63,5 +69,39 @@ def join_rows(job: SqlJob, group: Group) -> JoinRows | str:
         computed = [name for name in names if name not in given]
         if computed:
             return f"{where} reads {', '.join(computed)}, computed before it (not modelled)"
+    condition = _join_spec(meeting.spec).get("nonEquiCondition")
+    if condition is not None:
+        return f"{where}: a join condition besides its keys and time bounds (not modelled)"
     left, right = sides
     return JoinRows(left, right, fields)
+
+
+def _join_spec(spec: Mapping[str, object]) -> Mapping[str, object]:
+    interval = spec.get("intervalJoinSpec")
+    join = interval.get("joinSpec") if isinstance(interval, dict) else None
+    return join if isinstance(join, dict) else {}
+
+
+def key_fields(job: SqlJob, group: Group) -> dict[str, tuple[str, ...]]:
+    """Each side's key fields (by trace input, `L` and `R`), named as its input names them."""
+    assert group.meeting is not None
+    spec = _join_spec(job.node(group.meeting).spec)
+    out: dict[str, tuple[str, ...]] = {}
+    for branch, edge, keys in zip(group.branches, job.inputs_of(group.meeting), ("leftKeys", "rightKeys")):
+        names = fields_of(job.node(edge.source))
+        positions = spec.get(keys)
+        out[branch.input] = (
+            tuple(names[i] for i in positions if isinstance(i, int) and i < len(names))
+            if isinstance(positions, list)
+            else ()
+        )
+    return out
+
+
+def row_key(values: Mapping[str, object], names: tuple[str, ...], line: int) -> str:
+    """The key a row meets its partners by: its key fields' values; one no other row has when a
+    key field is NULL (it joins nothing)."""
+    key = [values.get(name) for name in names]
+    if any(value is None for value in key):
+        return f"line {line}: a NULL key"
+    return json.dumps(key)
