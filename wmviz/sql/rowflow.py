@@ -206,6 +206,8 @@ def group_rows(job: SqlJob) -> list[GroupRows]:
             made = join_rows(job, group)  # the join's own rows (`wmviz.sql.join_rows`), or why not
             if isinstance(made, str):
                 routes = [replace_refused(r, made) for r in routes]
+            after = f"after {meeting.name} (plan node {meeting.id}): a second operator in series"
+            routes = [replace_refused(r, f"{r.refused}, {after}") if r.refused else r for r in routes]
             # No drop line: Flink 2.3.0's interval join counts no late rows (docs/late-rows.md).
             out.append(GroupRows(group, None, tuple(routes)))
             continue
