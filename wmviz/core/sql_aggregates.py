@@ -39,6 +39,15 @@ class AggregateError(BadInputError, ValueError):
     """A call wmviz cannot read; the message says what it expected."""
 
 
+class AggregateValueError(AggregateError):
+    """A value a call cannot take (text under SUM, a number beside a text under MIN); `column`
+    names the column, and the operator that met it names the row (a ScenarioError)."""
+
+    def __init__(self, column: str, reason: str) -> None:
+        super().__init__(reason)
+        self.column = column
+
+
 @dataclass(frozen=True, slots=True)
 class AggregateCall:
     """One aggregate call: its function, the column it reads (None for COUNT(*)) and its output field."""
@@ -66,7 +75,11 @@ class AggregateCall:
             return acc  # SQL's aggregates skip NULLs
         if self.function == "count":
             return (taken + 1, None)
-        return (taken + 1, item if value is None else _fold(self.function, value, item))
+        if self.function in ("sum", "sum0", "avg") and not _number(item):
+            raise AggregateValueError(self.column, f"{item!r} is not a number, which {self.spelled()} needs")
+        if not (_number(item) or isinstance(item, str)):
+            raise AggregateValueError(self.column, f"{item!r} is neither a number nor a text")
+        return (taken + 1, item if value is None else self.fold(value, item))
 
     def merge(self, left: Accumulator, right: Accumulator) -> Accumulator:
         """Two partial accumulators as one (a local pre-aggregate reaching the global one)."""
@@ -77,7 +90,16 @@ class AggregateCall:
         if self.function in ("count_star", "count"):
             return (left[0] + right[0], None)
         assert left[1] is not None and right[1] is not None
-        return (left[0] + right[0], _fold(self.function, left[1], right[1]))
+        return (left[0] + right[0], self.fold(left[1], right[1]))
+
+    def fold(self, value: SqlValue, item: SqlValue) -> SqlValue:
+        """Two values of the call as one; a number met by a text is an AggregateValueError."""
+        try:
+            return _fold(self.function, value, item)
+        except TypeError:
+            raise AggregateValueError(
+                self.column or "", f"{item!r} cannot be compared with {value!r} (a number and a text)"
+            ) from None
 
     def result(self, acc: Accumulator) -> SqlValue:
         """The call's value for everything taken."""
@@ -95,10 +117,13 @@ class AggregateCall:
         return value
 
 
+def _number(value: SqlValue) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def _fold(function: Function, value: SqlValue, item: SqlValue) -> SqlValue:
     if function in ("sum", "sum0", "avg"):
-        assert isinstance(value, int | float) and isinstance(item, int | float)
-        return value + item
+        return value + item  # type: ignore[operator]  # both numbers: `add` let no other in
     assert value is not None and item is not None
     if function == "min":
         return item if item < value else value  # type: ignore[operator]

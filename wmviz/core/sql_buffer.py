@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from wmviz.core.operator_log import OutputWatermark, StepLog
 from wmviz.core.scenario import TraceRow
-from wmviz.core.sql_aggregates import AggregateCall
+from wmviz.core.sql_aggregates import AggregateCall, AggregateValueError
 from wmviz.core.sql_rows import SqlValue, columns_of
 from wmviz.core.types import MIN_MS
 from wmviz.core.windows import ScenarioError
@@ -61,7 +61,7 @@ def compared(row: TraceRow, column: str, work: Callable[[], T]) -> T:
     (or the other way round) is a ScenarioError naming the row and the column, not a traceback."""
     try:
         return work()
-    except TypeError:
+    except (TypeError, AggregateValueError):
         raise ScenarioError(
             row, column, "cannot be compared with the other rows' values (a number and a text)"
         ) from None

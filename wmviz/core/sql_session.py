@@ -32,12 +32,13 @@ from wmviz.core.java.hashorder import JavaHashTable
 from wmviz.core.operator_log import Dropped, OutputWatermark, StepLog
 from wmviz.core.scenario import TraceRow
 from wmviz.core.sessions import cover, intersects
-from wmviz.core.sql_aggregates import Accumulator
+from wmviz.core.sql_aggregates import Accumulator, AggregateValueError
 from wmviz.core.sql_rows import LATE_METRIC, Fate, RowFate, RowKind, SqlOutput, SqlValue, columns_of
 from wmviz.core.sql_session_config import SqlSessionConfig
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.timetext import TimedText, Times
 from wmviz.core.types import MIN_MS
+from wmviz.core.windows import ScenarioError
 
 Window = tuple[int, int]
 FIRE_PURPOSE = "SQL session end"
@@ -79,7 +80,14 @@ class SqlSessionOperator:
     # ---- the contract ------------------------------------------------------------------------
 
     def on_record(self, input_name: str, row: TraceRow, log: StepLog) -> None:
-        """`processElement`: the row's session, merged; dropped if late, else accumulated."""
+        """`processElement`, where a value an aggregate cannot take names the row and column."""
+        try:
+            self.process_element(row, log)
+        except AggregateValueError as err:
+            raise ScenarioError(row, err.column, str(err)) from None
+
+    def process_element(self, row: TraceRow, log: StepLog) -> None:
+        """The row's session, merged; dropped if late, else accumulated."""
         assert row.event_ms is not None
         columns = columns_of(row)
         key = self.key_of(columns)

@@ -29,13 +29,14 @@ from wmviz.core.changelog import RowKind
 from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.core.operator_log import Dropped, OutputWatermark, StepLog
 from wmviz.core.scenario import TraceRow
-from wmviz.core.sql_aggregates import Accumulator
+from wmviz.core.sql_aggregates import Accumulator, AggregateValueError
 from wmviz.core.sql_rows import LATE_METRIC, Fate, RowFate, SqlOutput, SqlValue, columns_of
 from wmviz.core.sql_window_time import ShiftZone, timestamp_text, window_start
 from wmviz.core.sql_windows_config import SqlWindowConfig
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.timetext import TimedText
 from wmviz.core.types import MIN_MS
+from wmviz.core.windows import ScenarioError
 
 Key = tuple[SqlValue, ...]
 
@@ -141,7 +142,10 @@ class SqlWindowAggregate:
         slice_end = self.slice_end_of(self.zone.local_ms(row.event_ms))
         two_phase = self.config.two_phase
         arrived = self.local_watermark if two_phase else None
-        accs = tuple(c.add(c.empty(), columns) for c in self.calls)
+        try:
+            accs = tuple(c.add(c.empty(), columns) for c in self.calls)
+        except AggregateValueError as err:  # a value the call cannot take: the row and column named
+            raise ScenarioError(row, err.column, str(err)) from None
         one = Partial(key, slice_end, accs, 1, (row,), (arrived,))
         if two_phase:
             self.local_buffer.add(key, slice_end, one)
@@ -200,7 +204,10 @@ class SqlWindowAggregate:
         """Partials of one key and slice as one, in arrival order."""
         accs, count, rows, arrived = parts[0].accs, parts[0].count, parts[0].rows, parts[0].arrived
         for part in parts[1:]:
-            accs = tuple(c.merge(a, b) for c, a, b in zip(self.calls, accs, part.accs, strict=True))
+            try:
+                accs = tuple(c.merge(a, b) for c, a, b in zip(self.calls, accs, part.accs, strict=True))
+            except AggregateValueError as err:  # MIN/MAX of a number and a text: this part's row
+                raise ScenarioError(part.rows[0], err.column, str(err)) from None
             count, rows, arrived = count + part.count, rows + part.rows, arrived + part.arrived
         return Partial(key, slice_end, accs, count, rows, arrived)
 
