@@ -11,6 +11,7 @@ from typing import ClassVar, Literal
 
 from wmviz.core.fieldrules import choice, count, millis, names, text
 from wmviz.core.operator_kind import SqlOperatorKind
+from wmviz.core.sql_windows_config import _known_zone as known_zone
 
 Keep = Literal["first", "last"]
 
@@ -66,3 +67,23 @@ class WindowDedupConfig(WindowTumbleFields):
     keep: Keep = field(
         default="first", metadata=choice(Keep, "ORDER BY the row time ASC keeps the first row, DESC the last")
     )
+
+
+def window_rank_problems(config_values: dict[str, object]) -> list[tuple[str, str]]:
+    """The cross-field rules of both configs, as (field, reason) pairs: Flink's TUMBLE assigner's
+    offset rule, a zone wmviz knows, DESC columns that are sort columns."""
+    out: list[tuple[str, str]] = []
+    size, offset = config_values.get("size_ms"), config_values.get("offset_ms") or 0
+    if isinstance(size, int) and isinstance(offset, int) and abs(offset) >= size:
+        out.append(("offset_ms", f"|offset| must be below the size ({size} ms), as Flink requires"))
+    zone = config_values.get("zone")
+    if not isinstance(zone, str) or not known_zone(zone):
+        out.append(("zone", f"{zone!r} is not a time zone wmviz knows (UTC, Europe/Berlin, ...)"))
+    order, descending = config_values.get("order_by"), config_values.get("descending")
+    order_names = set(order) if isinstance(order, (tuple, list)) else set()
+    stray = (
+        [str(n) for n in descending if n not in order_names] if isinstance(descending, (tuple, list)) else []
+    )
+    if stray:
+        out.append(("descending", f"{', '.join(stray)} is not an order_by column"))
+    return out
