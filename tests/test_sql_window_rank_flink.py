@@ -1,12 +1,13 @@
 """SQL's Window TopN and Window Deduplication over TUMBLE against real Flink 2.3.0 SQL.
 
-Each script of `tests/data/sql/` (window_rank, window_dedup, window_dedup_first) runs for real by
-`tools.flinksql.run` (one JVM per script) on bids drawn at random from a seed: several items and
-bidders, equal prices and equal times (ties), rows late by a little and a lot, rows on a window's
-last millisecond. `wmviz sql replay`'s own path (`replay_states` + `replay_lines`) must give the
-same sink rows (values, rn, changelog kind) and the same `numLateRecordsDropped` deltas, step by
-step. Planted bugs (ties broken the other way, a tie in keep-last kept first, a window that fires
-one millisecond late, a late row kept) must make the comparison fail.
+Each script of `tests/data/sql/` (window_rank, window_dedup, window_dedup_first, window_rank_ltz)
+runs for real by `tools.flinksql.run` (one JVM per script) on rows drawn at random from a seed:
+several items and bidders, equal prices and equal times (ties), rows late by a little and a lot,
+rows on a window's last millisecond; for the LTZ script, hour windows of Europe/Berlin across the
+night its clocks go back. `wmviz sql replay`'s own path (`replay_states` + `replay_lines`) must
+give the same sink rows (values, rn, changelog kind) and the same `numLateRecordsDropped` deltas,
+step by step. Planted bugs (ties broken the other way, a tie in keep-last kept first, a window that
+fires one millisecond late, a late row kept, LTZ windows cut in UTC) must make the comparison fail.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ from wmviz.sql.rows import read_input
 pytestmark = pytest.mark.flink
 
 DATA = Path(__file__).parent / "data" / "sql"
-SCRIPTS = ("window_rank", "window_dedup", "window_dedup_first")
-SEED, LINES = 29, 60
+SCRIPTS = ("window_rank", "window_dedup", "window_dedup_first", "window_rank_ltz")
+SEED, LINES = 29, 45
+DST_BACK_MS = 1_792_890_000_000
+"""2026-10-25 01:00 UTC: Berlin's clocks go back from 03:00 CEST to 02:00 CET."""
 
 
 def _timestamp(ms: int) -> str:
@@ -55,6 +58,19 @@ def bids_rows(rng: random.Random, lines: int) -> list[dict]:
     return out
 
 
+def events_rows(rng: random.Random, lines: int) -> list[dict]:
+    """Epoch-ms events across Berlin's change back from summer time, a fifth late by 30 minutes,
+    prices from a small set (ties)."""
+    out: list[dict] = []
+    clock = DST_BACK_MS - 90 * 60_000
+    for number in range(lines):
+        clock += rng.choice([60_000, 600_000, 1_200_000])
+        epoch = clock - (1_800_000 if rng.random() < 0.2 else 0)
+        row = {"id": f"e{number}", "price": rng.choice([1, 2, 3, 3]), "epoch_ms": epoch}
+        out.append({"table": "events", "partition": 0, "row": row})
+    return out
+
+
 @pytest.fixture(scope="module")
 def real_runs(tmp_path_factory) -> dict[str, tuple[Path, list[dict]]]:
     require_flink(
@@ -62,9 +78,14 @@ def real_runs(tmp_path_factory) -> dict[str, tuple[Path, list[dict]]]:
     )
     from tools.flinksql.run import run_script
 
-    rows = tmp_path_factory.mktemp("window_rank") / "rows.jsonl"
-    rows.write_text("".join(json.dumps(line) + "\n" for line in bids_rows(random.Random(SEED), LINES)))
-    return {script: (rows, run_script(DATA / f"{script}.sql", rows)) for script in SCRIPTS}
+    folder = tmp_path_factory.mktemp("window_rank")
+    runs = {}
+    for script in SCRIPTS:
+        make = events_rows if script.endswith("_ltz") else bids_rows
+        rows = folder / f"{script}.rows.jsonl"
+        rows.write_text("".join(json.dumps(line) + "\n" for line in make(random.Random(SEED), LINES)))
+        runs[script] = (rows, run_script(DATA / f"{script}.sql", rows))
+    return runs
 
 
 def _sides(script: str, runs) -> tuple[list[dict], list[dict]]:
@@ -117,4 +138,19 @@ def test_a_window_that_fires_one_millisecond_late_is_caught(script, real_runs, m
 def test_a_late_row_kept_is_caught(real_runs, monkeypatch):
     monkeypatch.setattr(SqlWindowRank, "drop_late", lambda self, row, end, log: self.keep(row, end, log))
     flink, mine = _sides("window_dedup_first", real_runs)
+    assert mine != flink
+
+
+def test_ltz_windows_cut_in_utc_are_caught(real_runs, monkeypatch):
+    """The session zone ignored (windows cut in UTC): the comparison must fail."""
+    from wmviz.core.sql_window_time import ShiftZone
+
+    real = SqlWindowRank.__init__
+
+    def in_utc(self, config, timers):
+        real(self, config, timers)
+        self.zone = ShiftZone("UTC")
+
+    monkeypatch.setattr(SqlWindowRank, "__init__", in_utc)
+    flink, mine = _sides("window_rank_ltz", real_runs)
     assert mine != flink

@@ -41,6 +41,7 @@ PLANNED = (
     "window_rank",
     "window_dedup",
     "window_dedup_first",
+    "window_rank_ltz",
     "incident_over_drops",
     "incident_cumulate_dead_letter",
     "win_tumble",
