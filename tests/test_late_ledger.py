@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from wmviz.analysis.late_ledger import build_ledger, operator_name, parse_fate, select
+from wmviz.analysis.late_ledger import build_ledger, operator_name, parse_fate, select, table_rows
 from wmviz.core.scenario import Kind, NoOperator
 from wmviz.core.simulate import Simulation, simulate
-from wmviz.core.sql_rows import Fate
+from wmviz.core.sql_rows import Fate, RowFate
 from wmviz.store.incidents import built_in_incidents
 from wmviz.trace.readers import read_trace
 
@@ -77,7 +77,7 @@ def test_a_counted_drop_is_exactly_a_late_dropped_record_of_the_step():
         for result in simulate(trace):
             counted |= {(result.step, d.row.row) for d in result.dropped if d.late}
         ledger = ledger_of(trace)
-        assert {(e.step, e.row) for e in ledger if e.fate.metric} == counted, slug
+        assert {(e.decided_step, e.row) for e in ledger if e.fate.metric} == counted, slug
 
 
 def test_watermark_before_a_record_is_the_instances_combined_watermark_before_its_step(tmp_path):
@@ -206,6 +206,7 @@ def test_json_row_says_every_column(tmp_path):
         "rule": "Lateness",
         "metric": "numLateRecordsDropped",
         "why": ledger[9].fate.reason,
+        "decided_step": 9,
         "ended_in": [],
     }
 
@@ -233,3 +234,37 @@ def test_a_sql_operators_rows_join_the_ledger_with_nothing_more(name, operator, 
     for entry in ledger:
         if entry.fate.metric is not None:
             assert entry.fate.fate is Fate.DROPPED and entry.event_ms <= entry.watermark_ms
+
+
+def test_two_phase_rows_sit_at_their_arrival_step_with_the_watermark_they_arrived_under():
+    """SQL-W5: with two-phase aggregation the local stage buffers a row and its fate is decided at
+    a later flush. The ledger still lists each row at the step it was read, with the watermark the
+    pipeline had before that step (read here from the pipeline itself), and says the flush's step."""
+    from tests.conftest import REPO
+
+    trace = read_trace(REPO / "sample_data" / "sql-cumulate-late-row-changes-only-open-windows.jsonl")
+    sim = Simulation(trace)
+    before, read_at, decided = {}, {}, {}
+    for index, row in enumerate(trace.rows):
+        pipeline = sim.pipeline(row.instance)
+        watermark = pipeline.output_watermark_ms
+        result = pipeline.process(index, row, explain=False)
+        if row.kind is Kind.RECORD:
+            before[row.row], read_at[row.row] = watermark, index
+        for event in result.events:
+            if isinstance(event, RowFate):
+                decided[event.row.row] = index
+    ledger = ledger_of(trace)
+    assert all(e.watermark_known for e in ledger)
+    assert {e.row: e.fate.watermark_ms for e in ledger} == before
+    assert [e.step for e in ledger] == sorted(read_at.values())
+    assert {e.row: e.step for e in ledger} == read_at
+    assert {e.row: e.decided_step for e in ledger} == decided
+    late = {e.row: (e.step, e.decided_later, e.fate.fate.value) for e in ledger if e.late}
+    assert late == {
+        8: (6, "fate decided at step 10", "added late"),
+        16: (14, "fate decided at step 16", "added late"),
+        20: (18, "fate decided at step 20", "dropped"),
+    }
+    rows = table_rows(ledger)
+    assert rows[3]["CURRENT_WATERMARK"] != "?" and rows[3]["why"].endswith("; fate decided at step 10")

@@ -83,7 +83,7 @@ def fates(slug: str) -> dict[int, tuple[int, Fate]]:
     """Each record's trace line -> (the step its fate was told, its fate)."""
     trace = built_in_incidents()[slug].trace()
     ledger = build_ledger(simulate(trace), operator_name(trace.config))
-    return {entry.fate.row.row: (entry.step, entry.fate.fate) for entry in ledger}
+    return {entry.fate.row.row: (entry.decided_step, entry.fate.fate) for entry in ledger}
 
 
 def outputs(slug: str) -> list[tuple[int, dict]]:

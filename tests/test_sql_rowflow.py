@@ -54,9 +54,13 @@ def test_the_text_says_rows_and_drops_in_words(tmp_path, capsys):
 
 
 def test_what_is_not_replayed_is_named_per_sink():
-    """The join's revenue is not replayed (an interval join's rows); the refunds' window is."""
+    """The join's revenue is not replayed (a window aggregate after the interval join, a second
+    operator in series); the refunds' window is."""
     notes = rows_not_replayed(read_plan_file(DATA / "orders_payments_window.plan.json"))
-    assert len(notes) == 1 and notes[0].startswith("the rows revenue receives are not replayed: IntervalJoin")
+    assert notes == [
+        "the rows revenue receives are not replayed: GlobalWindowAggregate (plan node 9) is not replayed "
+        "for rows, after IntervalJoin (plan node 5): a second operator in series"
+    ]
     # a TIMESTAMP_LTZ rowtime computed by a Calc before the window: COUNT(*) reads no column
     assert rows_not_replayed(read_plan_file(DATA / "ltz_rowtime.plan.json")) == []
 

@@ -48,6 +48,8 @@ PLANNED = (
     "win_hop_one_phase",
     "win_cumulate",
     "win_cumulate_one_phase",
+    "join_rows_inner",
+    "join_rows_left",
 )
 """Scripts Flink plans: each gets a .plan.json and an .explain.txt."""
 

@@ -3,9 +3,12 @@ and what became of it (docs/late-rows.md).
 
 Pure, over a run's steps (`wmviz.core.simulate`'s `StepResult`s): every operator of the core logs
 one `RowFate` per record it receives, at the step it decides the record's fate (the contract of
-`wmviz.core.sql_rows`), and the ledger only reads those. An operator that logs `RowFate` needs
-nothing more to appear here; the outputs a row ended in are found through the row numbers every
-output already carries (`WindowOutput.rows`, `JoinOutput.left`/`right`, `SqlOutput.rows`).
+`wmviz.core.sql_rows`), and the ledger only reads those. A row is listed at the step it arrived
+(its trace row's step), with the watermark it arrived under; when its fate was decided at a later
+step (two-phase aggregation's local stage flushes it then, SQL-W5), the row says that step too.
+An operator that logs `RowFate` needs nothing more to appear here; the outputs a row ended in are
+found through the row numbers every output already carries (`WindowOutput.rows`,
+`JoinOutput.left`/`right`, `SqlOutput.rows`).
 """
 
 from __future__ import annotations
@@ -50,6 +53,15 @@ class LedgerRow:
     operator: str
     fate: RowFate
     endings: list[Ending] = field(default_factory=list)
+    decided_step: int | None = None
+    """The step at which the operator decided the row's fate; None: the step it arrived."""
+
+    @property
+    def decided_later(self) -> str:
+        """Where the fate was decided after the row arrived, in words; empty when on arrival."""
+        if self.decided_step is None or self.decided_step == self.step:
+            return ""
+        return f"fate decided at step {self.decided_step}"
 
     @property
     def row(self) -> int:
@@ -109,6 +121,7 @@ class LedgerRow:
             "rule": self.fate.rule,
             "metric": self.fate.metric,
             "why": self.fate.why.text(t),
+            "decided_step": self.step if self.decided_step is None else self.decided_step,
             "ended_in": [{"step": e.step, "what": e.text(t)} for e in self.endings],
         }
 
@@ -130,12 +143,16 @@ def build_ledger(steps: Iterable[StepResult], operator: str) -> list[LedgerRow]:
     with the outputs and later drops each ended in."""
     ledger: list[LedgerRow] = []
     by_row: dict[tuple[str, int], LedgerRow] = {}
+    arrived: dict[tuple[str, int], int] = {}
+    """The step each trace row was read at, by instance and row number."""
     for result in steps:
         instance, step = result.instance, result.step
+        arrived.setdefault((instance, result.row.row), step)
         # The fates first: an operator may log a row's fate after the output it made (a late firing).
         for event in result.events:
             if isinstance(event, RowFate):
-                entry = LedgerRow(step, instance, operator, event)
+                came = arrived.get((instance, event.row.row), step)
+                entry = LedgerRow(came, instance, operator, event, decided_step=step)
                 ledger.append(entry)
                 by_row[(instance, entry.row)] = entry
         for event in result.events:
@@ -149,7 +166,21 @@ def build_ledger(steps: Iterable[StepResult], operator: str) -> list[LedgerRow]:
                 if found is not None and not (found.step == step and found.fate.fate is Fate.DROPPED):
                     why = event.why
                     found.endings.append(Ending(step, "dropped later: " + why.template, why.times))
-    return ledger
+    return _by_arrival(ledger)
+
+
+def _by_arrival(ledger: list[LedgerRow]) -> list[LedgerRow]:
+    """The ledger with each instance's rows in the order they arrived (a fate decided later was
+    logged after rows that arrived after it), each instance keeping its places in the list."""
+    places: dict[str, list[int]] = {}
+    for index, entry in enumerate(ledger):
+        places.setdefault(entry.instance, []).append(index)
+    ordered = list(ledger)
+    for indexes in places.values():
+        arrival = sorted((ledger[i] for i in indexes), key=lambda entry: entry.step)
+        for index, entry in zip(indexes, arrival, strict=True):
+            ordered[index] = entry
+    return ordered
 
 
 def _rows_of(output: OperatorOutput) -> tuple[int, ...]:
@@ -228,7 +259,7 @@ def table_rows(ledger: Iterable[LedgerRow], t: Times = RAW) -> list[dict[str, ob
             "operator": entry.operator,
             "rule": entry.fate.rule,
             "metric": entry.fate.metric or "",
-            "why": entry.fate.why.text(t),
+            "why": "; ".join(filter(None, (entry.fate.why.text(t), entry.decided_later))),
             "ended in": "; ".join(f"step {e.step}: {e.text(t)}" for e in entry.endings),
         }
         for entry in ledger

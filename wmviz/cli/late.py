@@ -101,6 +101,8 @@ def ledger_lines(shown: list[LedgerRow], total: int, times: TimeFormat, *, multi
     for entry, row in zip(shown, cells, strict=True):
         lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
         lines.append(f"    why: {entry.fate.why.text(times)}")
+        if entry.decided_later:
+            lines.append(f"    {entry.decided_later}")
         for ending in entry.endings:
             lines.append(f"    → step {ending.step}: {ending.text(times)}")
     counts: dict[str, int] = {}

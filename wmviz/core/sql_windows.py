@@ -50,6 +50,10 @@ class Partial:
     count: int
     """Rows taken (Flink's hidden COUNT(*) that tells an empty window)."""
     rows: tuple[TraceRow, ...]
+    arrived: tuple[int | None, ...]
+    """The watermark each row arrived under, by position (SQL-W5: a row buffered by the local stage
+    gets its fate at a later flush, so the fate says this one, not the flush's); None: said by the
+    pipeline as the row arrives (one-phase)."""
 
 
 class SliceBuffer:
@@ -135,8 +139,11 @@ class SqlWindowAggregate:
         columns = columns_of(row)
         key = tuple(columns.get(name) for name in self.config.keys)
         slice_end = self.slice_end_of(self.zone.local_ms(row.event_ms))
-        one = Partial(key, slice_end, tuple(c.add(c.empty(), columns) for c in self.calls), 1, (row,))
-        if self.config.two_phase:
+        two_phase = self.config.two_phase
+        arrived = self.local_watermark if two_phase else None
+        accs = tuple(c.add(c.empty(), columns) for c in self.calls)
+        one = Partial(key, slice_end, accs, 1, (row,), (arrived,))
+        if two_phase:
             self.local_buffer.add(key, slice_end, one)
             # Said now, though its fate is told when the partial reaches the window stage.
             log.notes.append(
@@ -191,11 +198,11 @@ class SqlWindowAggregate:
 
     def fold(self, key: Key, slice_end: int, parts: list[Partial]) -> Partial:
         """Partials of one key and slice as one, in arrival order."""
-        accs, count, rows = parts[0].accs, parts[0].count, parts[0].rows
+        accs, count, rows, arrived = parts[0].accs, parts[0].count, parts[0].rows, parts[0].arrived
         for part in parts[1:]:
             accs = tuple(c.merge(a, b) for c, a, b in zip(self.calls, accs, part.accs, strict=True))
-            count, rows = count + part.count, rows + part.rows
-        return Partial(key, slice_end, accs, count, rows)
+            count, rows, arrived = count + part.count, rows + part.rows, arrived + part.arrived
+        return Partial(key, slice_end, accs, count, rows, arrived)
 
     # ---- the global stage (or the only one) -----------------------------------------------------
 
@@ -211,11 +218,11 @@ class SqlWindowAggregate:
     def keep_on_time(self, partial: Partial, log: StepLog) -> None:
         """SQL-W1: the row's slice has not fired: it waits in the buffer for its slice."""
         start, end = partial.slice_end - self.slice_ms, partial.slice_end
-        for row in partial.rows:
+        for row, arrived in zip(partial.rows, partial.arrived, strict=True):
             why = TimedText.of(
                 lambda t: f"into slice [{t(start)}, {t(end)}) of key {self.key_text(partial.key)}"
             )
-            log.notes.append(RowFate(row, Fate.KEPT, "SQL-W1", why))
+            log.notes.append(RowFate(row, Fate.KEPT, "SQL-W1", why, watermark_ms=arrived))
         self.buffer.add(partial.key, end, partial)
 
     def drop_late(self, partial: Partial, log: StepLog) -> None:
@@ -223,23 +230,23 @@ class SqlWindowAggregate:
         start, end = partial.slice_end - self.slice_ms, partial.slice_end
         last = self.last_window_end(end)
         first_start, progress = self.window_start_of(last), self.progress
-        first, *merged = partial.rows
+        (first, *merged), (first_arrived, *merged_arrived) = partial.rows, partial.arrived
         why = TimedText.of(
             lambda t: (
                 f"late for slice [{t(start)}, {t(end)}): its last window [{t(first_start)}, "
                 f"{t(last)}) has fired (watermark {t(progress)}): dropped"
             )
         )
-        log.notes.append(RowFate(first, Fate.DROPPED, "SQL-W3", why, LATE_METRIC))
+        log.notes.append(RowFate(first, Fate.DROPPED, "SQL-W3", why, LATE_METRIC, first_arrived))
         log.dropped.append(Dropped(first, why, late=True))
-        for row in merged:
+        for row, arrived in zip(merged, merged_arrived, strict=True):
             also = TimedText.of(
                 lambda t: (
                     f"merged by the local stage with row {first.row} into one partial of slice "
                     f"[{t(start)}, {t(end)}), which was dropped late and counted once"
                 )
             )
-            log.notes.append(RowFate(row, Fate.DROPPED, "SQL-W3", also))
+            log.notes.append(RowFate(row, Fate.DROPPED, "SQL-W3", also, watermark_ms=arrived))
             log.dropped.append(Dropped(row, also, late=False))
 
     def add_late(self, partial: Partial, log: StepLog) -> None:
@@ -257,8 +264,8 @@ class SqlWindowAggregate:
                 f"is still open: added, no retraction of the fired [{t(fired_start)}, {t(fired_end)})"
             )
         )
-        for row in partial.rows:
-            log.notes.append(RowFate(row, Fate.ADDED_LATE, "SQL-W4", why))
+        for row, arrived in zip(partial.rows, partial.arrived, strict=True):
+            log.notes.append(RowFate(row, Fate.ADDED_LATE, "SQL-W4", why, watermark_ms=arrived))
         self.buffer.add(partial.key, self.merge_target(end), partial)
         self.register(partial.key, unfired, "the first window not yet fired of a late row", log)
 

@@ -221,7 +221,16 @@ def _join_config(node: Node) -> IntervalJoinConfig:
     bounds = node.join_bounds
     if bounds is None or not bounds.event_time:
         raise ReplayRefused(f"{_said(node)}: only an event-time interval join is replayed")
-    return IntervalJoinConfig(lower_ms=bounds.left_lower_ms, upper_ms=bounds.left_upper_ms)
+    interval = node.spec.get("intervalJoinSpec")
+    spec = interval.get("joinSpec") if isinstance(interval, dict) else None
+    kind = str(spec.get("joinType", "INNER") if isinstance(spec, dict) else "INNER").lower()
+    if kind not in ("inner", "left", "right", "full"):
+        raise ReplayRefused(f"{_said(node)}: a {kind.upper()} interval join is not replayed")
+    return IntervalJoinConfig(
+        join=kind,  # type: ignore[arg-type]  # checked just above
+        lower_ms=bounds.left_lower_ms,
+        upper_ms=bounds.left_upper_ms,
+    )
 
 
 def _said(node: Node) -> str:

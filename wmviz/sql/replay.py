@@ -10,7 +10,8 @@ pipeline runs that trace. The watermark of every plan node is then read off the 
 sent, a node at or after the meeting point carries the meeting operator's output (an interval
 join's held back by its bounds). A one-table group's instance runs, as its operator, the first SQL
 operator on its path the core models (`job_shape.SqlStage`); each step's `StepState` keeps the
-rows it output and the rows it dropped late, which `wmviz.sql.rowflow` carries to the sinks.
+rows it output and the rows it dropped late, which `wmviz.sql.rowflow` carries to the sinks; an
+interval join's group keeps its join's output rows, made SQL's by `wmviz.sql.join_rows`.
 
 What is not replayed is refused by name (`ReplayRefused`), never approximated: a source whose
 watermark expression wmviz does not evaluate, `SOURCE_WATERMARK()` (the connector's own logic),
@@ -25,12 +26,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import groupby
 
-from wmviz.core.operator_log import Dropped, OutputWatermark
+from wmviz.core.operator_log import Dropped, JoinOutput, OutputWatermark
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import (
     COLUMN_KINDS,
     AlignmentConfig,
     GeneratorConfig,
+    IntervalJoinConfig,
     Kind,
     NoOperator,
     OperatorConfig,
@@ -43,6 +45,7 @@ from wmviz.core.sql_expr import columns_read
 from wmviz.core.sql_rows import RowFate, SqlOutput
 from wmviz.core.types import MAX_MS, MIN_MS, Profile, Status
 from wmviz.sql.job_shape import Branch, Group, ReplayRefused, groups_of
+from wmviz.sql.join_rows import JoinRows, join_rows, key_fields, row_key
 from wmviz.sql.model import SourceTable, SqlJob
 from wmviz.sql.rows import InputRow, ReplayInput
 from wmviz.sql.values import event_ms_of
@@ -101,6 +104,7 @@ def job_trace(job: SqlJob, rows: ReplayInput) -> JobTrace:
     groups = groups_of(job)
     configs = {g.name: _scenario(g, rows, interval) for g in groups}
     by_table = {b.table.table: (g, b) for g in groups for b in g.branches}
+    keys = {g.name: key_fields(job, g) for g in groups if isinstance(g.operator, IntervalJoinConfig)}
     out: list[tuple[int, TraceRow]] = []
     proc_ms = 0
     for line in rows.lines:
@@ -110,7 +114,11 @@ def job_trace(job: SqlJob, rows: ReplayInput) -> JobTrace:
             raise ReplayRefused(f"{rows.path}, line {line.line}: the job reads no table {line.table!r}")
         group, branch = by_table[line.table]
         proc_ms = line.proc_ms if line.proc_ms is not None else proc_ms
-        out.append((line.step, _record_row(rows.path, line, group, branch, proc_ms)))
+        if group.name in keys:
+            key: str | None = row_key(line.values, keys[group.name][branch.input], line.line)
+        else:
+            key = _key_of(line) if group.is_join else None
+        out.append((line.step, _record_row(rows.path, line, group, branch, proc_ms, key)))
         if line.proc_ms is None:
             # A line without a clock: the job keeps up, so one interval passes after the row
             # (a periodic emission, an assigner's timer) before the next line arrives.
@@ -127,7 +135,9 @@ def job_trace(job: SqlJob, rows: ReplayInput) -> JobTrace:
     return JobTrace(tuple(groups), configs, tuple(out), rows.end_step)
 
 
-def _record_row(path: str, line: InputRow, group: Group, branch: Branch, proc_ms: int) -> TraceRow:
+def _record_row(
+    path: str, line: InputRow, group: Group, branch: Branch, proc_ms: int, key: str | None
+) -> TraceRow:
     """The line as a RECORD row: its columns as the payload (what a SQL operator reads), after the
     split it came from where the source reads splits (what the split readers read)."""
     source = branch.table
@@ -143,7 +153,7 @@ def _record_row(path: str, line: InputRow, group: Group, branch: Branch, proc_ms
     payload += tuple(line.values.items())
     return TraceRow(
         row=line.line, kind=Kind.RECORD, instance=group.name, input=branch.input, channel=branch.channel,
-        event_ms=event_ms, proc_ms=proc_ms, key=_key_of(line) if group.is_join else None, payload=payload,
+        event_ms=event_ms, proc_ms=proc_ms, key=key, payload=payload,
     )  # fmt: skip
 
 
@@ -153,8 +163,8 @@ def _clock_row(instance: str, proc_ms: int) -> TraceRow:
 
 
 def _key_of(line: InputRow) -> str:
-    """The row's values as one key, which the model's join needs (watermarks do not depend on it;
-    the join's rows are not replayed as SQL's yet, see `rows_not_replayed`)."""
+    """The row's values as one key, for a meeting that is not an interval join (whose rows meet by
+    the join's own keys, `join_rows.row_key`)."""
     return ",".join(f"{k}={v}" for k, v in line.values.items())
 
 
@@ -216,7 +226,8 @@ class StepState:
     splits: Mapping[tuple[str, str], tuple[int, bool]]
     """(node id of the scan, split id) -> the split's watermark in its reader, whether it is idle."""
     outputs: Mapping[str, tuple[SqlOutput, ...]] = field(default_factory=dict)
-    """Group name -> the rows its SQL operator output during the step, in order."""
+    """Group name -> the rows its SQL operator (or interval join, `wmviz.sql.join_rows`) output
+    during the step, in order."""
     late: Mapping[str, int] = field(default_factory=dict)
     """Group name -> the rows its SQL operator dropped as Flink counts them (`numLateRecordsDropped`)."""
     fates: Mapping[int, RowFate] = field(default_factory=dict)
@@ -239,6 +250,7 @@ def replay_states(
         for g in trace.groups
     }
     watch = NodeWatermarks(job, trace.groups)
+    joins = {g.name: join_rows(job, g) for g in trace.groups if isinstance(g.operator, IntervalJoinConfig)}
     time_ms = 0
     for step, batch in groupby(trace.rows, key=lambda item: item[0]):
         outputs: dict[str, list[SqlOutput]] = {}
@@ -251,6 +263,8 @@ def replay_states(
             for event in pipelines[row.instance].step_log.timeline:
                 if isinstance(event, SqlOutput):
                     outputs.setdefault(row.instance, []).append(event)
+                elif isinstance(event, JoinOutput) and isinstance(join := joins.get(row.instance), JoinRows):
+                    outputs.setdefault(row.instance, []).append(join.output(event))
                 elif isinstance(event, Dropped) and event.late:
                     late[row.instance] = late.get(row.instance, 0) + 1
                 elif isinstance(event, RowFate):

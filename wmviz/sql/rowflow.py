@@ -1,11 +1,12 @@
 """Rows carried from where the replay computes them to every sink (docs/sql.md, "Replay").
 
-A group's rows start at its SQL operator (its `SqlOutput` rows, by output field), or, for a group
-with no SQL operator, at the table's scan (the input rows themselves). From there each path to a
+A group's rows start at its SQL operator (its `SqlOutput` rows, by output field), at the interval
+join where its tables meet (the join's rows, `wmviz.sql.join_rows`), or, for a group with no SQL
+operator, at the table's scan (the input rows themselves). From there each path to a
 sink is followed node by node: an Exchange and a WatermarkAssigner pass rows on, a Calc whose
 projection is only input references (and no condition) projects them, the sink takes them by
-position as its columns. Anything else on the way (a computed column, a filter, a second aggregate,
-a join) makes that sink's rows "not replayed", with the node named; its watermarks still replay.
+position as its columns. Anything else on the way (a window aggregate after a join, a second
+aggregate) makes that sink's rows "not replayed", with the node named; its watermarks still replay.
 
 Values are written as the oracle (`tools/flinksql/run.py`) prints them, by the sink column's type:
 timestamps `YYYY-MM-DD HH:MM:SS.fff` (TIMESTAMP_LTZ in the session zone), DOUBLE as a float,
@@ -26,6 +27,7 @@ from wmviz.core.sql_window_time import timestamp_text
 from wmviz.core.types import MIN_MS
 from wmviz.sql import rex
 from wmviz.sql.job_shape import Group, groups_of
+from wmviz.sql.join_rows import join_rows
 from wmviz.sql.model import Node, OperatorRefused, SqlJob, fields_of
 from wmviz.sql.replay import StepState
 from wmviz.sql.rows import InputRow, ReplayInput
@@ -189,8 +191,8 @@ class GroupRows:
 
 
 def group_rows(job: SqlJob) -> list[GroupRows]:
-    """Each group's routes: from its SQL operator's node, else from its table's scan; a join's
-    group (whose rows are not modelled as SQL's) and a refused operator's sinks are refused."""
+    """Each group's routes: from its SQL operator's node (a join's: the node where the tables
+    meet), else from its table's scan; a refused operator's sinks are refused."""
     out = []
     for group in groups_of(job):
         if group.is_join:
@@ -200,8 +202,13 @@ def group_rows(job: SqlJob) -> list[GroupRows]:
                 routes = routes_from(job, group.meeting, fields_of(meeting))
                 out.append(GroupRows(group, f"{meeting.name}[{meeting.id}]", tuple(routes)))
                 continue
-            why = f"{meeting.name} (plan node {meeting.id}): an interval join's rows are not replayed yet"
-            routes = [replace_refused(r, why) for r in routes_from(job, group.meeting, ())]
+            routes = routes_from(job, group.meeting, fields_of(meeting))
+            made = join_rows(job, group)  # the join's own rows (`wmviz.sql.join_rows`), or why not
+            if isinstance(made, str):
+                routes = [replace_refused(r, made) for r in routes]
+            after = f"after {meeting.name} (plan node {meeting.id}): a second operator in series"
+            routes = [replace_refused(r, f"{r.refused}, {after}") if r.refused else r for r in routes]
+            # No drop line: Flink 2.3.0's interval join counts no late rows (docs/late-rows.md).
             out.append(GroupRows(group, None, tuple(routes)))
             continue
         stage = group.sql
