@@ -20,6 +20,8 @@ from wmviz.core.sql_session import build as build_sql_session
 from wmviz.core.sql_session_config import SqlSessionConfig
 from wmviz.core.sql_sort import build_sort
 from wmviz.core.sql_temporal_join import TemporalJoinConfig, TemporalRowTimeJoin
+from wmviz.core.sql_window_rank import build as build_window_rank
+from wmviz.core.sql_window_rank_config import WindowDedupConfig, WindowRankConfig
 from wmviz.core.sql_windows import build as build_sql_window
 from wmviz.core.sql_windows_config import SqlWindowConfig
 from wmviz.core.timers import FiredTimer, TimerService
@@ -50,6 +52,8 @@ SQL_OPERATORS: dict[type[SqlOperatorKind], Builder] = {
     DeduplicateConfig: build_dedup,  # type: ignore[dict-item]
     TemporalSortConfig: build_sort,  # type: ignore[dict-item]
     SqlWindowConfig: build_sql_window,
+    WindowRankConfig: build_window_rank,
+    WindowDedupConfig: build_window_rank,
 }
 """Config type -> the operator it builds (config, the instance's timers). One line per operator."""
 

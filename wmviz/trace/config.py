@@ -38,6 +38,7 @@ from wmviz.core.sql_aggregates import AggregateError, parse_call
 from wmviz.core.sql_expr import UnsupportedExpression, expr_from_json, expr_to_json
 from wmviz.core.sql_session_config import WINDOW_PROPERTIES, SqlSessionConfig
 from wmviz.core.sql_temporal_join_config import TemporalJoinConfig
+from wmviz.core.sql_window_rank_config import WindowDedupConfig, WindowRankConfig, window_rank_problems
 from wmviz.core.sql_windows_config import SqlWindowConfig, sql_window_problems
 from wmviz.core.types import Profile, fits_long
 from wmviz.core.windows import offset_config_problem, sliding_config_problem
@@ -155,6 +156,8 @@ SECTION_RULES: dict[type, SectionRule] = {
     SqlSessionConfig: _sql_session_rules,
     TemporalJoinConfig: _temporal_join_rules,
     SqlWindowConfig: lambda values, data: iter(sql_window_problems(values)),
+    WindowRankConfig: lambda values, data: iter(window_rank_problems(values)),
+    WindowDedupConfig: lambda values, data: iter(window_rank_problems(values)),
 }
 """The rules over several fields of one config type; a field one of them refuses keeps its default."""
 

@@ -120,6 +120,13 @@ def claims() -> tuple[Claim, ...]:
             "tests/test_sql_windows_flink.py",
         ),
         Claim(
+            "SQL window TopN and deduplication",
+            True,
+            f"TUMBLE Window TopN and Window Deduplication (keep first and last) equal to real {release} "
+            "SQL runs on random rows (ties, late rows, several keys): every output row and late drop",
+            "tests/test_sql_window_rank_flink.py",
+        ),
+        Claim(
             "SQL SESSION window",
             True,
             f"equal to real {release} SQL runs on random rows (rows bridging and merging into open "
@@ -344,6 +351,8 @@ SQL_OPERATOR_SUBJECTS = {
     "over_aggregate": "SQL buffering operators",
     "deduplicate": "SQL buffering operators",
     "temporal_sort": "SQL buffering operators",
+    "window_rank": "SQL window TopN and deduplication",
+    "window_dedup": "SQL window TopN and deduplication",
 }
 """The claim of each SQL operator type (its `operator.type`)."""
 
