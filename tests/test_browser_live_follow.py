@@ -23,9 +23,7 @@ def test_live_mode_shows_the_instance_the_newest_row_went_to(page, app_url):  # 
     page.get_by_role("button", name="Drive this trace live").click()
     caption = page.get_by_text(re.compile(r"^Spark Structured Streaming query"))
     expect(caption).to_be_visible(timeout=SPARK_READY_MS)
-    instance = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').filter(
-        has_text="Instance (subtask)"
-    )
+    instance = page.get_by_role("combobox", name="Instance (subtask)")
     for steps in (1, 2, 3):
         # Each Forward is awaited until its step is counted: a key's effect, never its time.
         forward = page.get_by_role("button", name=re.compile("Send the first input|Next step|Forward"))
@@ -37,6 +35,6 @@ def test_live_mode_shows_the_instance_the_newest_row_went_to(page, app_url):  # 
         expect(caption).to_contain_text(f"· {steps} step(s)", timeout=SPARK_READY_MS)
         page.locator(APP_IDLE).wait_for()
     # The third row went to subtask 1: the page shows subtask 1 and its first (and newest) step.
-    expect(instance).to_contain_text("1", timeout=60_000)
+    expect(instance).to_have_value("1", timeout=60_000)
     expect(page.get_by_role("heading", name=re.compile(r"^Step 0 of 0$"))).to_be_visible(timeout=60_000)
     expect(caption).to_contain_text("· 3 step(s)")

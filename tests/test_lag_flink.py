@@ -60,7 +60,11 @@ def recording(tmp_path_factory) -> Path:
 
 def with_config(path: Path) -> Path:
     """The recording with the job's configuration added, as docs/lag.md says to."""
-    body = json.loads(path.read_text())
+    from wmviz.record.job_lines import body_of_lines, header_of
+
+    text = path.read_text()
+    # `record` appends a sample a line (wmviz.record.job_lines): made one document to edit.
+    body = body_of_lines(text, path.name) if header_of(text) else json.loads(text)
     ids = {v["name"]: v["id"] for v in body["vertices"]}
     body["config"] = {
         "vertices": {

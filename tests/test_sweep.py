@@ -20,6 +20,7 @@ from wmviz.analysis.sweep import (
     run_sweep,
     sweep_configs,
 )
+from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.core.scenario import Trace
 from wmviz.core.simulate import simulate
 from wmviz.record.kafka import KafkaImport, build_trace, read_dump
@@ -32,11 +33,14 @@ from wmviz.view.tune import pareto_front
 DATA = Path(__file__).resolve().parent / "data"
 
 
-def operator_incidents() -> dict[str, Trace]:
+def operator_incidents(sql: bool = False) -> dict[str, Trace]:
+    """The built-in incidents with an operator: DataStream's (whose knobs are the out-of-orderness
+    bound and allowed lateness), or SQL's (whose knob is the WATERMARK's delay)."""
     return {
-        slug: incident.trace()
+        slug: trace
         for slug, incident in built_in_incidents().items()
-        if incident.trace().config.operator.type_name != "none"
+        if (trace := incident.trace()).config.operator.type_name != "none"
+        and isinstance(trace.config.operator, SqlOperatorKind) is sql
     }
 
 
@@ -187,6 +191,18 @@ def test_more_out_of_orderness_or_lateness_never_drops_more(slug):
             table = run_sweep(trace, [Vary(other, (fixed,)), Vary(field, bounds)])
             drops = [row["late_dropped"] for row in table]
             assert _non_increasing(drops), (slug, field, fixed, drops)
+
+
+@pytest.mark.parametrize("slug", sorted(operator_incidents(sql=True)))
+def test_a_longer_sql_watermark_delay_never_drops_more(slug):
+    """The SQL incidents swept over their WATERMARK's delay: drops never rise with it, and each
+    row's late_dropped is what the transcript drops under that config."""
+    trace = operator_incidents(sql=True)[slug]
+    varies = [Vary("generator.watermark_delay_ms", (0, 500, 1000, 2000, 5000, 10_000))]
+    table = run_sweep(trace, varies)
+    assert _non_increasing([row["late_dropped"] for row in table]), slug
+    for row, config in zip(table, sweep_configs(trace.config, varies), strict=True):
+        assert row["late_dropped"] == transcript_drops(dataclasses.replace(trace, config=config)), slug
 
 
 def test_more_lateness_never_drops_more_on_the_kafka_sample(kafka_sample):

@@ -136,9 +136,12 @@ class InstancePipeline:
     ) -> None:
         self.instance = instance
         self.config = config
-        self.inputs = list(channels)
-        self.valves = {name: Valve(n, profile) for name, n in channels.items()}
         op = config.operator
+        # The operator's own input order (L before R), whichever input the trace's first row names:
+        # a keyframe rebuilds the instance in this order, and the combiner keeps its inputs by it.
+        declared = [name for name in op.inputs if name in channels]
+        self.inputs = declared + [name for name in channels if name not in declared]
+        self.valves = {name: Valve(channels[name], profile) for name in self.inputs}
         # Only the join combines two inputs; the flush setting is the join's.
         flush = op.all_idle_flush if isinstance(op, IntervalJoinConfig) else True
         self.combiner = InputCombiner(self.inputs, flush_when_all_idle=flush)
@@ -160,7 +163,8 @@ class InstancePipeline:
         """A SQL mini-batch assigner after each generated channel's watermarks (SQL-M1..3)."""
         self.probes = ProbeSchedule()
         """When the generated channels are probed (one schedule per generator config)."""
-        for name, n in channels.items():
+        for name in self.inputs:
+            n = channels[name]
             generator = config.generator_of(name)
             # SOURCE_WATERMARK(): no generator; the channels carry the source's own watermark rows.
             if generator is None or not makes_generators(generator):
@@ -498,7 +502,8 @@ class InstancePipeline:
         """Every piece of semantic state, comparable with ==: two pipelines that will behave the
         same from here on have equal snapshots (used to check keyframe reconstruction)."""
         return (
-            tuple((name, valve.state()) for name, valve in self.valves.items()),
+            # By input name: a trace whose first row is its second input's builds them in that order.
+            tuple(sorted((name, valve.state()) for name, valve in self.valves.items())),
             self.combiner.snapshot(),
             tuple((k, g.snapshot()) for k, g in self.generators.items()),
             self.timers.pending(),
