@@ -50,6 +50,7 @@ PLANNED = (
     "win_cumulate_one_phase",
     "join_rows_inner",
     "join_rows_left",
+    "match_basic",
 )
 """Scripts Flink plans: each gets a .plan.json and an .explain.txt."""
 
