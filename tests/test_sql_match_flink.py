@@ -40,7 +40,7 @@ pytestmark = pytest.mark.flink
 
 DATA = Path(__file__).parent / "data" / "sql"
 SCRIPTS = ("match_basic", "match_quant")
-SEED, LINES = 29, 45
+SEED, LINES = 29, 40
 
 
 def _timestamp(ms: int) -> str:
@@ -50,14 +50,15 @@ def _timestamp(ms: int) -> str:
 
 
 def ticks_rows(rng: random.Random, lines: int) -> list[dict]:
-    """Ticks of symbols a and b: prices that rise by one or jump to 1..6 (equal prices too), times mostly rising (ties,
-    a fifth late by 1.5 to 9 s, now and then a gap of 9 s past the WITHIN bound)."""
+    """Ticks of symbols a and b: prices that rise by one or jump to 1..6 (equal prices too),
+    times mostly rising (ties, some on the watermark, some late by 1.5 to 9 s, now and then a gap of 9 s past the
+    WITHIN bound)."""
     out: list[dict] = []
     clock = 1000
     price = {"a": 3, "b": 3}
     for _ in range(lines):
         clock += rng.choice([0, 0, 500, 1000, 1000, 2000, 9000])
-        ts = rng.choice([clock, clock, clock, clock, clock - 1500, clock - 9000])
+        ts = rng.choice([clock, clock, clock, clock, clock - 1000, clock - 1500, clock - 9000])
         sym = rng.choice(["a", "a", "b"])
         price[sym] = rng.choice([1, 2, 3, 3, 4, 5, 6]) if rng.random() < 0.5 else price[sym] + 1
         row = {"sym": sym, "price": price[sym], "ts": _timestamp(max(ts, 0))}

@@ -32,6 +32,7 @@ from wmviz.core.operator_kind import OperatorKind
 from wmviz.core.settings import MAX_ALIGNMENT_BUFFER
 from wmviz.core.sql_buffer_config import DeduplicateConfig, OverAggregateConfig, TemporalSortConfig
 from wmviz.core.sql_expr import Expr, TypeKind, watermark_delay_ms, with_watermark_delay
+from wmviz.core.sql_match_config import SqlMatchConfig
 from wmviz.core.sql_session_config import SqlSessionConfig
 from wmviz.core.sql_temporal_join_config import TemporalJoinConfig
 from wmviz.core.sql_window_rank_config import WindowDedupConfig, WindowRankConfig
@@ -369,6 +370,7 @@ OperatorConfig = (
     | SqlWindowConfig
     | WindowRankConfig
     | WindowDedupConfig
+    | SqlMatchConfig
 )
 """`operator`: what sits behind the valve, one type per operator."""
 
@@ -404,6 +406,7 @@ class ScenarioConfig:
             SqlWindowConfig,
             WindowRankConfig,
             WindowDedupConfig,
+            SqlMatchConfig,
         ),
     )
     generators: dict[str, GeneratorConfig] = field(

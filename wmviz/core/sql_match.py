@@ -18,7 +18,7 @@ from wmviz.core.changelog import RowKind
 from wmviz.core.operator_log import Dropped, StepLog
 from wmviz.core.scenario import TraceRow
 from wmviz.core.sql_buffer import ForwardsWatermark, key_words, partition_key
-from wmviz.core.sql_match_config import MatchLogic, SqlMatchConfig
+from wmviz.core.sql_match_config import LOGIC_MAKERS, MatchLogic, SqlMatchConfig
 from wmviz.core.sql_match_nfa import Matcher, Partial
 from wmviz.core.sql_rows import LATE_METRIC, Fate, RowFate, SqlOutput, columns_of
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
@@ -32,13 +32,21 @@ class SqlMatch(ForwardsWatermark):
     """One instance: per partition its buffered rows by time and its matcher."""
 
     def __init__(self, config: SqlMatchConfig, timers: TimerService) -> None:
-        if config.logic is None:
-            raise ValueError("a MATCH_RECOGNIZE config needs its DEFINE and MEASURES (read from a plan)")
+        if not LOGIC_MAKERS:
+            raise RuntimeError(
+                "MATCH_RECOGNIZE's DEFINE and MEASURES are computed by wmviz.sql.plan_match, which was "
+                "not imported"
+            )
         self.config = config
-        self.logic: MatchLogic = config.logic
+        self.logic: MatchLogic = LOGIC_MAKERS[0](config)
+        self.within_ms = config.within_ms or None
         self.timers = timers
         self.buffer: dict[str, dict[int, list[TraceRow]]] = {}
         self.matchers: dict[str, Matcher[TraceRow]] = {}
+        self.open: dict[str, dict[int, TraceRow]] = {}
+        """Per partition, the rows fed to the pattern that a partial or completed match still holds."""
+        self.matched: set[int] = set()
+        """Rows (their numbers) some emitted match holds."""
         self.matches = 0
 
     # --- rules ---------------------------------------------------------------------------------
@@ -64,17 +72,21 @@ class SqlMatch(ForwardsWatermark):
         clock moved to it (SQL-MR4); then the clock moves to the watermark."""
         times = self.buffer.get(key, {})
         matcher = self._matcher(key)
+        held = self.open.setdefault(key, {})
         for ts in sorted(t for t in times if t <= self.watermark_ms):
             self._emit(key, matcher.mr4_advance_time(ts), matcher.mr7_release(), log)
             for row in times.pop(ts):
+                held[row.row] = row
                 released = matcher.feed(ts, row)
-                if matcher.started and self.config.within_ms is not None:
-                    at = ts + self.config.within_ms
+                if matcher.started and self.within_ms is not None:
+                    at = ts + self.within_ms
                     log.registered.append(self.timers.register(TimeDomain.EVENT, at, key, WITHIN_AT))
                 self._emit(key, [], released, log)
         self._emit(key, matcher.mr4_advance_time(self.watermark_ms), matcher.mr7_release(), log)
         if not times:
             self.buffer.pop(key, None)
+        if not held:
+            self.open.pop(key, None)
 
     # --- the operator's contract ---------------------------------------------------------------
 
@@ -110,21 +122,19 @@ class SqlMatch(ForwardsWatermark):
             for key, times in sorted(self.buffer.items())
         )
         matchers = tuple((key, m.snapshot()) for key, m in sorted(self.matchers.items()))
-        return (self.watermark_ms, self.matches, buffered, matchers)
+        held = tuple((key, tuple(sorted(rows))) for key, rows in sorted(self.open.items()))
+        return (self.watermark_ms, self.matches, buffered, matchers, held, tuple(sorted(self.matched)))
 
     def live_rows(self) -> set[int]:
         rows = {row.row for times in self.buffer.values() for rs in times.values() for row in rs}
-        for matcher in self.matchers.values():
-            for partial in [*matcher.partials, *matcher.completed]:
-                rows.update(row.row for _, _, row in partial.taken)
-        return rows
+        return rows | {number for held in self.open.values() for number in held}
 
     # --- helpers -------------------------------------------------------------------------------
 
     def _matcher(self, key: str) -> Matcher[TraceRow]:
         if key not in self.matchers:
             self.matchers[key] = Matcher(
-                self.config.pattern, self.config.skip, self.config.within_ms, self.logic.define
+                self.config.variables(), self.config.skip, self.within_ms, self.logic.define
             )
         return self.matchers[key]
 
@@ -133,31 +143,42 @@ class SqlMatch(ForwardsWatermark):
     ) -> None:
         """One +I row per released match: the partition's keys (from its first row), then the
         MEASURES."""
-        for partial in timed_out:
-            self._note_timeout(key, partial, log)
         for match in released:
             self.matches += 1
             first = columns_of(match.taken[0][2])
             keys = tuple((name, first.get(name)) for name in self.config.partition_by)
             rows = tuple(row.row for _, _, row in match.taken)
+            self.matched.update(rows)
             log.emit.append(SqlOutput(RowKind.INSERT, keys + self.logic.measures(match), rows))
+        self.mr8_settle(key, {row.row for p in timed_out for _, _, row in p.taken}, log)
 
-    def _note_timeout(self, key: str, partial: Partial[TraceRow], log: StepLog) -> None:
-        """SQL-MR4's words for the page: which rows a timed-out partial match held."""
-        start, within = partial.start.ts_ms, self.config.within_ms or 0
-        shown = ", ".join(f"row {row.row}" for _, _, row in partial.taken)
-        log.dropped.extend(
-            Dropped(
-                row,
-                TimedText.of(
-                    lambda t: (
-                        f"a partial match{key_words(key)} from {t(start)} ({shown}) timed out at "
-                        f"{t(start + within)}: discarded, no output (SQL-MR4)"
-                    )
-                ),
-            )
-            for _, _, row in partial.taken[:1]
+    def mr8_settle(self, key: str, timed_out: set[int], log: StepLog) -> None:
+        """SQL-MR8: a row no partial or completed match holds any more is settled: in an emitted
+        match it reached the output (the ledger shows which); otherwise it ends in no output,
+        because WITHIN discarded the last partial match holding it, or because no way through the
+        pattern took it (or every way it was on broke off)."""
+        held = self.open.get(key, {})
+        matcher = self.matchers[key]
+        live = {row.row for p in [*matcher.partials, *matcher.completed] for _, _, row in p.taken}
+        for number in [n for n in held if n not in live]:
+            row = held.pop(number)
+            if number in self.matched:
+                continue
+            why = _unmatched(row, key, self.within_ms if number in timed_out else None)
+            log.dropped.append(Dropped(row, why))
+
+
+def _unmatched(row: TraceRow, key: str, within_ms: int | None) -> TimedText:
+    """SQL-MR8 in words: a row that ends in no match (`within_ms`: WITHIN discarded it)."""
+    ts = row.event_ms
+    if within_ms is None:
+        return TimedText.of(lambda t: f"{t(ts)}{key_words(key)}: in no match; no output (SQL-MR8)")
+    return TimedText.of(
+        lambda t: (
+            f"{t(ts)}{key_words(key)}: the partial match holding it outlived WITHIN ({within_ms} ms) "
+            "and was discarded; no output (SQL-MR8)"
         )
+    )
 
 
 def build(config: SqlMatchConfig, timers: TimerService) -> SqlMatch:

@@ -10,12 +10,13 @@ row-time attribute, and any expression `rex` does not compute.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from wmviz.core.scenario import TraceRow
-from wmviz.core.sql_match_config import SqlMatchConfig
+from wmviz.core.sql_match_config import LOGIC_MAKERS, SqlMatchConfig, spell_pattern
 from wmviz.core.sql_match_nfa import Partial, Variable
 from wmviz.core.sql_rows import columns_of
 from wmviz.core.sql_value import SqlValue
@@ -65,16 +66,13 @@ def read_match(node: Node, job: SqlJob) -> SqlMatchConfig:
     if set(outputs) != set(measures):
         raise _refuse(node, "its output is not its partition keys and MEASURES")
     return SqlMatchConfig(
+        pattern=spell_pattern(pattern),
         partition_by=partition,
-        pattern=pattern,
         skip=skip,  # type: ignore[arg-type]  # one of SKIPS' values
         within_ms=_within(node, spec.get("interval")),
-        logic=PlanLogic(
-            tuple(names),
-            {str(k): v for k, v in defines.items()},
-            tuple((name, measures[name]) for name in outputs),
-            job.local_time_zone.value or "UTC",
-        ),
+        columns=tuple(names),
+        defines=json.dumps({str(k): v for k, v in defines.items()}),
+        measures=json.dumps([[name, measures[name]] for name in outputs]),
     )
 
 
@@ -100,9 +98,9 @@ def _variables(node: Node, rex_node: object) -> list[Variable]:
     raise _refuse(node, f"the pattern operator {kind or name} (alternation, PERMUTE, …) is not modelled")
 
 
-def _within(node: Node, interval: object) -> int | None:
+def _within(node: Node, interval: object) -> int:
     if interval is None:
-        return None
+        return 0
     value = interval.get("value") if isinstance(interval, Mapping) else None
     try:
         return int(str(value))
@@ -112,13 +110,26 @@ def _within(node: Node, interval: object) -> int | None:
 
 @dataclass(frozen=True, slots=True)
 class PlanLogic:
-    """DEFINE and MEASURES of one plan node, computed by `wmviz.sql.rex` over trace rows."""
+    """DEFINE and MEASURES of one config, computed by `wmviz.sql.rex` over trace rows."""
 
     fields: tuple[str, ...]
     defines: Mapping[str, Any]
     measured: tuple[tuple[str, Any], ...]
     """(output name, MEASURES expression) in output order."""
-    zone: str
+    zone: str = "UTC"
+    """Only CURRENT_WATERMARK compares a timestamp text with an instant; rex refuses it here."""
+
+    @staticmethod
+    def of(config: SqlMatchConfig) -> PlanLogic:
+        """The logic of a config (read from a plan or a trace); OperatorRefused names an
+        expression rex does not compute."""
+        defines = json.loads(config.defines)
+        measured = [(str(name), m) for name, m in json.loads(config.measures)]
+        for condition in defines.values():
+            rex.check(condition, "MATCH_RECOGNIZE DEFINE")
+        for _, measure in measured:
+            rex.check(measure, "MATCH_RECOGNIZE MEASURES")
+        return PlanLogic(config.columns, defines, tuple(measured))
 
     def define(self, variable: str, partial: Partial[TraceRow] | None, row: TraceRow) -> bool:
         condition = self.defines.get(variable)
@@ -144,3 +155,7 @@ class PlanLogic:
             return [self._values(r) for name, r in taken if alpha in ("*", name)]
 
         return rex.Context(watermark_ms=MIN_MS, zone=self.zone, pattern=rows)
+
+
+if PlanLogic.of not in LOGIC_MAKERS:
+    LOGIC_MAKERS.append(PlanLogic.of)
