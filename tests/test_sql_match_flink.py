@@ -40,7 +40,7 @@ pytestmark = pytest.mark.flink
 
 DATA = Path(__file__).parent / "data" / "sql"
 SCRIPTS = ("match_basic", "match_quant")
-SEED, LINES = 29, 40
+SEED, LINES = 22, 40
 
 
 def _timestamp(ms: int) -> str:
@@ -51,8 +51,8 @@ def _timestamp(ms: int) -> str:
 
 def ticks_rows(rng: random.Random, lines: int) -> list[dict]:
     """Ticks of symbols a and b: prices that rise by one or jump to 1..6 (equal prices too),
-    times mostly rising (ties, some on the watermark, some late by 1.5 to 9 s, now and then a gap of 9 s past the
-    WITHIN bound)."""
+    times mostly rising (ties, some on the watermark, some late by 1.5 to 9 s, now and then a gap
+    of 9 s past the WITHIN bound)."""
     out: list[dict] = []
     clock = 1000
     price = {"a": 3, "b": 3}

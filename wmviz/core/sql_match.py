@@ -14,18 +14,38 @@ noticed even when no row follows. The operator forwards the watermark after its 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Protocol
+
 from wmviz.core.changelog import RowKind
 from wmviz.core.operator_log import Dropped, StepLog
 from wmviz.core.scenario import TraceRow
 from wmviz.core.sql_buffer import ForwardsWatermark, key_words, partition_key
-from wmviz.core.sql_match_config import LOGIC_MAKERS, MatchLogic, SqlMatchConfig
+from wmviz.core.sql_match_config import SqlMatchConfig
 from wmviz.core.sql_match_nfa import Matcher, Partial
-from wmviz.core.sql_rows import LATE_METRIC, Fate, RowFate, SqlOutput, columns_of
+from wmviz.core.sql_rows import LATE_METRIC, Fate, RowFate, SqlOutput, SqlValue, columns_of
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.timetext import TimedText
 
 ROWS_AT = "match: rows at this time"
 WITHIN_AT = "match: WITHIN ends a partial match"
+
+
+class MatchLogic(Protocol):
+    """The DEFINE conditions and MEASURES of one MATCH_RECOGNIZE, over trace rows."""
+
+    def define(self, variable: str, partial: Partial[TraceRow] | None, row: TraceRow) -> bool:
+        """Whether `row` satisfies `variable`'s DEFINE, extending `partial` (None: a new match);
+        a variable without DEFINE is TRUE, a NULL condition is not."""
+        ...
+
+    def measures(self, match: Partial[TraceRow]) -> tuple[tuple[str, SqlValue], ...]:
+        """The MEASURES of a complete match, (name, value) in output order."""
+        ...
+
+
+LOGIC_MAKERS: list[Callable[[SqlMatchConfig], MatchLogic]] = []
+"""How a config's DEFINE and MEASURES are computed: filled by `wmviz.sql.plan_match` on import."""
 
 
 class SqlMatch(ForwardsWatermark):
@@ -171,6 +191,7 @@ class SqlMatch(ForwardsWatermark):
 def _unmatched(row: TraceRow, key: str, within_ms: int | None) -> TimedText:
     """SQL-MR8 in words: a row that ends in no match (`within_ms`: WITHIN discarded it)."""
     ts = row.event_ms
+    assert ts is not None
     if within_ms is None:
         return TimedText.of(lambda t: f"{t(ts)}{key_words(key)}: in no match; no output (SQL-MR8)")
     return TimedText.of(

@@ -5,38 +5,20 @@ the operator (docs/sql.md, "Operators"). Every field is data a trace can hold: t
 as SQL writes it (`A D+ U`), the skip strategy, the WITHIN bound, the PARTITION BY keys, the
 input's columns, and the DEFINE conditions and MEASURES as the COMPILE PLAN writes them (RexNode
 JSON). Those expressions are computed by the replay's one expression evaluator (`wmviz.sql.rex`),
-a floor above the core: it registers how it computes them in `LOGIC_MAKERS` when imported, and
-the operator asks for it there (the core computes no SQL expression of its own)."""
+a floor above the core: it registers how it computes them in `wmviz.core.sql_match.LOGIC_MAKERS`
+when imported, and the operator asks for it there (the core computes no SQL expression of its own)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import ClassVar
 
 from wmviz.core.fieldrules import choice, millis, names, text
 from wmviz.core.operator_kind import SqlOperatorKind
-from wmviz.core.sql_match_nfa import Partial, Skip, Variable
-from wmviz.core.sql_value import SqlValue
-
-if TYPE_CHECKING:
-    from wmviz.core.scenario import TraceRow
+from wmviz.core.sql_match_nfa import Skip, Variable
 
 _TOKEN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+|\*|\?|\{(\d+)\}|\{(\d+),(\d*)\})?")
-
-
-class MatchLogic(Protocol):
-    """The DEFINE conditions and MEASURES of one MATCH_RECOGNIZE, over trace rows."""
-
-    def define(self, variable: str, partial: Partial[TraceRow] | None, row: TraceRow) -> bool:
-        """Whether `row` satisfies `variable`'s DEFINE, extending `partial` (None: a new match);
-        a variable without DEFINE is TRUE, a NULL condition is not."""
-        ...
-
-    def measures(self, match: Partial[TraceRow]) -> tuple[tuple[str, SqlValue], ...]:
-        """The MEASURES of a complete match, (name, value) in output order."""
-        ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,10 +57,6 @@ class SqlMatchConfig(SqlOperatorKind):
     def variables(self) -> tuple[Variable, ...]:
         """The pattern's variables (`match_problems` has checked the spelling)."""
         return parse_pattern(self.pattern)
-
-
-LOGIC_MAKERS: list[Callable[[SqlMatchConfig], MatchLogic]] = []
-"""How a config's DEFINE and MEASURES are computed: filled by `wmviz.sql.plan_match` on import."""
 
 
 def parse_pattern(spelled: str) -> tuple[Variable, ...]:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from wmviz.core.scenario import TraceRow
-from wmviz.core.sql_match_config import LOGIC_MAKERS, SqlMatchConfig, spell_pattern
+from wmviz.core.sql_match import LOGIC_MAKERS
+from wmviz.core.sql_match_config import SqlMatchConfig, spell_pattern
 from wmviz.core.sql_match_nfa import Partial, Variable
 from wmviz.core.sql_rows import columns_of
 from wmviz.core.sql_value import SqlValue
