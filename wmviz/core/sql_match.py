@@ -145,6 +145,17 @@ class SqlMatch(ForwardsWatermark):
         held = tuple((key, tuple(sorted(rows))) for key, rows in sorted(self.open.items()))
         return (self.watermark_ms, self.matches, buffered, matchers, held, tuple(sorted(self.matched)))
 
+    def __getstate__(self) -> dict[str, object]:
+        """Everything but the DEFINE/MEASURES code, which the config rebuilds (a keyframe holds
+        data only)."""
+        return {k: v for k, v in vars(self).items() if k != "logic"}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        vars(self).update(state)
+        self.logic = LOGIC_MAKERS[0](self.config)
+        for matcher in self.matchers.values():
+            matcher.judge = self.logic.define
+
     def live_rows(self) -> set[int]:
         rows = {row.row for times in self.buffer.values() for rs in times.values() for row in rs}
         return rows | {number for held in self.open.values() for number in held}

@@ -186,6 +186,14 @@ class Matcher(Generic[R]):
         taken = () if partial is None else partial.taken
         return Partial((*taken, (self.pattern[at].name, seq, row)), at, count)
 
+    def __getstate__(self) -> dict[str, object]:
+        """Everything but the judge, which is code (a keyframe holds data; the operator gives the
+        judge back, `SqlMatch.__setstate__`)."""
+        return {k: v for k, v in vars(self).items() if k != "judge"}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        vars(self).update(state)
+
     def snapshot(self) -> tuple[object, ...]:
         def shown(p: Partial[R]) -> tuple[object, ...]:
             return (tuple((n, s.ts_ms, s.index) for n, s, _ in p.taken), p.at, p.count)

@@ -127,6 +127,14 @@ def claims() -> tuple[Claim, ...]:
             "tests/test_sql_window_rank_flink.py",
         ),
         Claim(
+            "SQL MATCH_RECOGNIZE",
+            True,
+            f"MATCH_RECOGNIZE (a concatenation of quantified variables, ONE ROW PER MATCH, SKIP PAST "
+            f"LAST ROW / TO NEXT ROW, WITHIN) equal to real {release} SQL runs on random rows: every "
+            "output row and late drop",
+            "tests/test_sql_match_flink.py",
+        ),
+        Claim(
             "SQL SESSION window",
             True,
             f"equal to real {release} SQL runs on random rows (rows bridging and merging into open "
@@ -353,6 +361,7 @@ SQL_OPERATOR_SUBJECTS = {
     "temporal_sort": "SQL buffering operators",
     "window_rank": "SQL window TopN and deduplication",
     "window_dedup": "SQL window TopN and deduplication",
+    "match": "SQL MATCH_RECOGNIZE",
 }
 """The claim of each SQL operator type (its `operator.type`)."""
 
