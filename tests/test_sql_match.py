@@ -134,3 +134,18 @@ def test_a_completed_match_waits_for_an_earlier_partial_one():
     assert matcher.feed(3, 6) == []  # C of the match from 3, held back by the one from 1
     (released,) = matcher.feed(4, 0)  # the match from 1 dies: the held one leaves
     assert [value for _, _, value in released.taken] == [3, 4, 6]
+
+
+def test_a_row_a_define_cannot_compare_exits_2_naming_the_file_line_and_part(tmp_path, capsys):
+    """A text price where DEFINE compares numbers: exit 2, the rows file, its line, DEFINE."""
+    from wmviz.cli import commands as cli
+
+    lines = (DATA / "match_basic.rows.jsonl").read_text().splitlines()[:3]
+    lines[1] = lines[1].replace('"price": 8', '"price": "x"')
+    rows = tmp_path / "bad.rows.jsonl"
+    rows.write_text("\n".join(lines) + "\n")
+    code = cli.main(["sql", "replay", str(DATA / "match_basic.plan.json"), str(rows)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "bad.rows.jsonl:2: column DEFINE: cannot be compared" in err
+    assert "Traceback" not in err

@@ -20,7 +20,7 @@ from typing import Protocol
 from wmviz.core.changelog import RowKind
 from wmviz.core.operator_log import Dropped, StepLog
 from wmviz.core.scenario import TraceRow
-from wmviz.core.sql_buffer import ForwardsWatermark, key_words, partition_key
+from wmviz.core.sql_buffer import ForwardsWatermark, compared, key_words, partition_key
 from wmviz.core.sql_match_config import SqlMatchConfig
 from wmviz.core.sql_match_nfa import Matcher, Partial
 from wmviz.core.sql_rows import LATE_METRIC, Fate, RowFate, SqlOutput, SqlValue, columns_of
@@ -97,7 +97,7 @@ class SqlMatch(ForwardsWatermark):
             self._emit(key, matcher.mr4_advance_time(ts), matcher.mr7_release(), log)
             for row in times.pop(ts):
                 held[row.row] = row
-                released = matcher.feed(ts, row)
+                released = compared(row, "DEFINE", lambda: matcher.feed(ts, row))  # noqa: B023
                 if matcher.started and self.within_ms is not None:
                     at = ts + self.within_ms
                     log.registered.append(self.timers.register(TimeDomain.EVENT, at, key, WITHIN_AT))
@@ -180,7 +180,8 @@ class SqlMatch(ForwardsWatermark):
             keys = tuple((name, first.get(name)) for name in self.config.partition_by)
             rows = tuple(row.row for _, _, row in match.taken)
             self.matched.update(rows)
-            log.emit.append(SqlOutput(RowKind.INSERT, keys + self.logic.measures(match), rows))
+            measured = compared(match.taken[-1][2], "MEASURES", lambda: self.logic.measures(match))  # noqa: B023
+            log.emit.append(SqlOutput(RowKind.INSERT, keys + measured, rows))
         self.mr8_settle(key, {row.row for p in timed_out for _, _, row in p.taken}, log)
 
     def mr8_settle(self, key: str, timed_out: set[int], log: StepLog) -> None:
