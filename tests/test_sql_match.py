@@ -149,3 +149,17 @@ def test_a_row_a_define_cannot_compare_exits_2_naming_the_file_line_and_part(tmp
     assert code == 2
     assert "bad.rows.jsonl:2: column DEFINE: cannot be compared" in err
     assert "Traceback" not in err
+
+
+def test_a_watermark_with_no_rows_is_forwarded_unchanged():
+    """CEPOperatorTest's watermark forwarding, keyed: watermark 42 and no rows leave watermark 42."""
+    import wmviz.sql.plan_match  # noqa: F401  # the expressions' evaluator
+    from wmviz.core.operator_log import OutputWatermark, StepLog
+    from wmviz.core.sql_match_config import SqlMatchConfig
+    from wmviz.core.timers import TimerService
+
+    operator = SqlMatch(SqlMatchConfig(pattern="A B", partition_by=("k",)), TimerService())
+    log = StepLog()
+    operator.on_watermark(42, log)
+    operator.output_watermark(42, log)
+    assert log.timeline == [OutputWatermark(42)]
