@@ -4,7 +4,9 @@ script (`tests/data/sql/match_basic.rows.jsonl` / `.flink.jsonl`, from `tools.fl
 replayed by `wmviz sql replay`'s own path. That input holds a row exactly on the watermark (late),
 a late row of the other partition, two rows of one time whose arrival order decides the match, a
 partial match discarded by WITHIN while a later one within the bound matches, and three rows of one
-time forming a whole match. `test_sql_match_flink.py` compares random rows against real Flink.
+time forming a whole match. `match_greedy` keeps seeded rows and their real run for a pattern whose
+conditions overlap (greedy loops deciding which variable takes a row). `test_sql_match_flink.py`
+compares random rows against real Flink.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from wmviz.core.sql_match import SqlMatch
-from wmviz.core.sql_match_config import match_problems, parse_pattern, spell_pattern
+from wmviz.core.sql_match_config import SqlMatchConfig, match_problems, parse_pattern, spell_pattern
 from wmviz.core.sql_match_nfa import Matcher, Variable
 from wmviz.sql.load import read_plan_file
 from wmviz.sql.model import OperatorRefused
@@ -29,11 +31,11 @@ from wmviz.sql.rows import read_input
 DATA = Path(__file__).parent / "data" / "sql"
 
 
-def _replayed(job=None) -> tuple[list[dict], list[dict]]:
-    job = job or read_plan_file(DATA / "match_basic.plan.json")
-    rows = read_input(DATA / "match_basic.rows.jsonl")
+def _replayed(name: str = "match_basic") -> tuple[list[dict], list[dict]]:
+    job = read_plan_file(DATA / f"{name}.plan.json")
+    rows = read_input(DATA / f"{name}.rows.jsonl")
     mine = [line.as_json() for line in replay_lines(job, rows, replay_states(job, rows))]
-    lines = (DATA / "match_basic.flink.jsonl").read_text().splitlines()
+    lines = (DATA / f"{name}.flink.jsonl").read_text().splitlines()
     flink = [e for e in map(json.loads, lines) if "sink" in e or "metric" in e]
     return flink, mine
 
@@ -43,6 +45,25 @@ def test_the_hand_written_rows_equal_their_real_flink_run():
     assert sum("sink" in e for e in flink) == 4
     assert sum("metric" in e for e in flink) == 2
     assert mine == flink
+
+
+def test_overlapping_conditions_equal_their_real_flink_run():
+    """`match_greedy`: M* takes rows B also wants, B{1,2} rows E also wants; seeded rows (seed 22 of
+    `test_sql_match_flink.ticks_rows`, 80 lines) and their real run kept beside the script."""
+    flink, mine = _replayed("match_greedy")
+    assert sum("sink" in e for e in flink) == 12
+    assert mine == flink
+
+
+def test_greedy_loops_made_reluctant_fail_the_overlapping_run(monkeypatch):
+    """SQL-MR5 without the greedy block (every variable branching): must fail."""
+    monkeypatch.setattr(
+        SqlMatchConfig,
+        "variables",
+        lambda self: tuple(dataclasses.replace(v, greedy=False) for v in parse_pattern(self.pattern)),
+    )
+    flink, mine = _replayed("match_greedy")
+    assert mine != flink
 
 
 def test_a_row_on_the_watermark_kept_fails_the_hand_written_run(monkeypatch):
@@ -155,7 +176,6 @@ def test_a_watermark_with_no_rows_is_forwarded_unchanged():
     """CEPOperatorTest's watermark forwarding, keyed: watermark 42 and no rows leave watermark 42."""
     import wmviz.sql.plan_match  # noqa: F401  # the expressions' evaluator
     from wmviz.core.operator_log import OutputWatermark, StepLog
-    from wmviz.core.sql_match_config import SqlMatchConfig
     from wmviz.core.timers import TimerService
 
     operator = SqlMatch(SqlMatchConfig(pattern="A B", partition_by=("k",)), TimerService())

@@ -52,6 +52,7 @@ PLANNED = (
     "join_rows_left",
     "match_basic",
     "match_quant",
+    "match_greedy",
 )
 """Scripts Flink plans: each gets a .plan.json and an .explain.txt."""
 
