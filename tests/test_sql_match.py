@@ -183,3 +183,20 @@ def test_a_watermark_with_no_rows_is_forwarded_unchanged():
     operator.on_watermark(42, log)
     operator.output_watermark(42, log)
     assert log.timeline == [OutputWatermark(42)]
+
+
+def test_the_operator_forwards_the_watermarks_of_the_real_run(capsys):
+    """The output watermark: forwarded after the timers, each change at the real run's step."""
+    from wmviz.cli import commands as cli
+
+    rows = DATA / "match_basic.rows.jsonl"
+    assert cli.main(["sql", "replay", str(DATA / "match_basic.plan.json"), str(rows), "--json"]) == 0
+    mine = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    flink = [json.loads(line) for line in (DATA / "match_basic.flink.jsonl").read_text().splitlines()]
+
+    def changes(events, match):
+        return [(e["step"], e["watermark"]) for e in events if "watermark" in e and match(e)]
+
+    want = changes(flink, lambda e: str(e.get("operator", "")).startswith("Match"))
+    assert len(want) > 5
+    assert changes(mine, lambda e: e.get("operator") == "Match") == want
