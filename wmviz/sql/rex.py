@@ -6,7 +6,10 @@ carry rows in the jobs it models — a column, a literal, the CASE the planner w
 aggregation's SUM (`CASE WHEN COUNT > 0 THEN $SUM0 ELSE NULL`), comparisons, AND / OR / NOT,
 IS [NOT] NULL, a CAST between timestamps — and `CURRENT_WATERMARK(ts)`, the dead-letter query's
 test (`WHERE ts < CURRENT_WATERMARK(ts)`): the watermark the Calc had before the row, NULL while it
-has none. Anything else is refused by name (`OperatorRefused`), so a sink fed through it is said
+has none. Inside MATCH_RECOGNIZE (`wmviz.sql.plan_match`) it also computes the DEFINE conditions and
+MEASURES: a pattern variable's column, LAST/FIRST(v.c, n) (a plan's `PREV(c)` is `LAST(*.c, 1)`),
+FINAL, and COUNT/SUM/MIN/MAX over a variable's rows by `wmviz.core.sql_aggregates`. Anything else
+is refused by name (`OperatorRefused`), so a sink fed through it is said
 to be not replayed rather than filled with guesses. SQL's three-valued logic holds: a comparison
 with NULL is NULL, and a WHERE keeps a row only when its condition is TRUE.
 """
