@@ -1,21 +1,21 @@
 """SQL's window join against real Flink 2.3.0 SQL (issue 29; wmviz/core/sql_window_join.py).
 
-Each script of `tests/data/sql/winjoin_*.sql` (INNER over TUMBLE, LEFT over HOP, RIGHT over
-CUMULATE, FULL over TUMBLE, SEMI (`IN`) over TUMBLE, ANTI (`NOT EXISTS`) over HOP) runs for real
-by `tools.flinksql.run` (one JVM per script, all rows of a seed in that one run) on orders and
-clicks drawn at random from a seed: three users (several keys), rows late by a little and a lot on
-either side (so both `leftNumLateRecordsDropped` and `rightNumLateRecordsDropped` move), rows on a
-window's last millisecond and on its first (ties at window ends), a stretch where one table is
-quiet (it holds the combined watermark), HOP and CUMULATE rows in several windows at once.
-`wmviz sql replay`'s own path (`replay_states` + `replay_lines`, from the COMPILE PLAN fixture)
-must give the same sink rows (values, changelog kind) and the same per-side drop deltas, step by
-step. Planted bugs (a window that fires one millisecond late, a late copy kept, the drops counted
-on the wrong side, HOP copies in the wrong windows, an outer side not padded) must make the
-comparison fail.
+One job, `tests/data/sql/winjoin_all.sql`, holds six window joins, each over its own pair of tables
+(INNER over TUMBLE, LEFT over HOP, RIGHT over CUMULATE, FULL over TUMBLE, SEMI (`IN`) over TUMBLE,
+ANTI (`NOT EXISTS`) over HOP), so that one real run (`tools.flinksql.run`, one JVM for the module)
+checks them all, on orders and clicks drawn at random from a seed: three users (several keys), rows
+late by a little and a lot on either side (so both `leftNumLateRecordsDropped` and
+`rightNumLateRecordsDropped` move), rows on a window's last millisecond and on its first (ties at
+window ends), a stretch where one table is quiet (it holds the combined watermark), HOP and
+CUMULATE rows in several windows at once, some late in only some of them. `wmviz sql replay`'s own
+path (`replay_states` + `replay_lines`, from the COMPILE PLAN fixture) must give the same sink rows
+(values, changelog kind), the same per-side drop deltas and the same watermark changes of every
+operator and split, step by step. Planted bugs (a window that fires one millisecond late, a late
+copy kept, the drops counted on the wrong side, HOP copies in the wrong windows, an outer side not
+padded) must make the comparison fail.
 
-Flink's own `WindowJoinOperatorTest` cases replayed in the core (test_window_join_cases.py has
-them, without a JVM): its inner, semi, anti, left, right and full outer joins of two keys over
-TUMBLE windows with a late row on each side.
+Four cases of Flink's own `WindowJoinOperatorTest` (inner, left outer, semi, anti) are replayed in
+the core without a JVM by tests/test_sql_window_join.py.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require_flink
+from tests.test_sql_replay_flink import disagreements, flink_changes, wmviz_changes
 from wmviz.core.sql_window_join import SqlWindowJoin
 from wmviz.sql import jars
 from wmviz.sql.load import read_plan_file
@@ -48,8 +49,8 @@ JOINS = {
 }
 """Join (its tables are orders_JOIN, clicks_JOIN, its sink out_JOIN) -> the spacing of its window
 ends (TUMBLE's size, HOP's slide, CUMULATE's step)."""
-SEED, LINES = 21, 24
-"""Lines per join: 6 × 24 lines take one JVM about two minutes on a loaded machine. The seed is one
+SEED, LINES = 26, 20
+"""Lines per join: 6 × 20 lines take one JVM 1.5 to 2.5 minutes on a loaded machine. The seed is one
 where every join outputs rows and drops late ones, and some HOP rows are late in some windows only."""
 
 
@@ -103,18 +104,34 @@ def real_run(tmp_path_factory) -> tuple[Path, list[dict]]:
     return rows, run_script(DATA / f"{SCRIPT}.sql", rows)
 
 
-def _sides(run, join: str | None = None) -> tuple[list[dict], list[dict]]:
-    """The real run's and the replay's sink rows and drops (of one join's sink and operator, or all)."""
-    rows, events = run
+def _replayed(rows: Path) -> list[dict]:
+    """The replay's sink rows and drop lines, as the oracle writes them."""
     job = read_plan_file(DATA / f"{SCRIPT}.plan.json")
-    flink = [e for e in events if "sink" in e or "metric" in e]
     replay = read_input(rows)
-    mine = [line.as_json() for line in replay_lines(job, replay, replay_states(job, replay))]
+    return [line.as_json() for line in replay_lines(job, replay, replay_states(job, replay))]
+
+
+@pytest.fixture(scope="module")
+def replayed(real_run) -> list[dict]:
+    """The replay without a planted bug, computed once for the module."""
+    return _replayed(real_run[0])
+
+
+def _sides(run, join: str | None = None, mine: list[dict] | None = None) -> tuple[list[dict], list[dict]]:
+    """The real run's and the replay's sink rows and drops (of one join's sink and operator, or all);
+    `mine`: the replay already computed, else it runs now (under a planted bug)."""
+    rows, events = run
+    flink = [e for e in events if "sink" in e or "metric" in e]
+    mine = _replayed(rows) if mine is None else mine
     if join is None:
         return flink, mine
-    operator = _operator_of(job, join)
-    ours = [e for e in flink if e.get("sink") == f"out_{join}" or e.get("operator") == operator]
-    return ours, [e for e in mine if e.get("sink") == f"out_{join}" or e.get("operator") == operator]
+    return _of(flink, join), _of(mine, join)
+
+
+def _of(lines: list[dict], join: str) -> list[dict]:
+    """The lines of one join: its sink's rows and its operator's drops."""
+    operator = _operator_of(read_plan_file(DATA / f"{SCRIPT}.plan.json"), join)
+    return [e for e in lines if e.get("sink") == f"out_{join}" or e.get("operator") == operator]
 
 
 def _operator_of(job, join: str) -> str:
@@ -139,16 +156,27 @@ def _after(job, start: str) -> set[str]:
 
 
 @pytest.mark.parametrize("join", JOINS)
-def test_every_sink_row_and_drop_equals_real_flink(join, real_run):
-    flink, mine = _sides(real_run, join)
+def test_every_sink_row_and_drop_equals_real_flink(join, real_run, replayed):
+    flink, mine = _sides(real_run, join, replayed)
     assert sum("sink" in e for e in flink) >= 5, "the real run gave too few rows to compare"
     assert any("metric" in e for e in flink), "the real run dropped no late row"
     assert mine == flink
 
 
-def test_both_sides_drop_late_rows(real_run):
+def test_every_watermark_equals_real_flink(real_run):
+    """Every operator's and split's watermark changes at the same step: each join forwards its
+    combined watermark (SQL-WJ6), a quiet table holding it."""
+    rows, events = real_run
+    job = read_plan_file(DATA / f"{SCRIPT}.plan.json")
+    flink = flink_changes(events)
+    states = list(replay_states(job, read_input(rows)))
+    assert any(key.startswith("node") for key in flink)
+    assert disagreements(flink, wmviz_changes(job, states, set(flink))) == []
+
+
+def test_both_sides_drop_late_rows(real_run, replayed):
     """The seed makes both per-side counters move somewhere (and nothing in numLateRecordsDropped)."""
-    flink, _ = _sides(real_run)
+    flink, _ = _sides(real_run, None, replayed)
     metrics = {e["metric"] for e in flink if "metric" in e}
     assert metrics == {"leftNumLateRecordsDropped", "rightNumLateRecordsDropped"}, metrics
 
@@ -188,9 +216,9 @@ def test_hop_copies_in_the_wrong_windows_are_caught(real_run, monkeypatch):
     assert mine != flink
 
 
-@pytest.mark.parametrize("join", ["left_hop", "right_cumulate", "full_tumble", "anti_hop"])
-def test_an_outer_side_not_padded_is_caught(join, real_run, monkeypatch):
-    """Every join treated as INNER (no NULL padding, ANTI as nothing): must fail for each."""
+def test_an_outer_side_not_padded_is_caught(real_run, monkeypatch):
+    """Every join treated as INNER (no NULL padding; ANTI as SEMI): each outer join and the ANTI
+    join must differ from the real run."""
     from dataclasses import replace
 
     real = SqlWindowJoin.__init__
@@ -199,5 +227,6 @@ def test_an_outer_side_not_padded_is_caught(join, real_run, monkeypatch):
         real(self, replace(config, join_type="inner" if config.keeps_right else "semi"), timers)
 
     monkeypatch.setattr(SqlWindowJoin, "__init__", inner)
-    flink, mine = _sides(real_run, join)
-    assert mine != flink
+    flink, mine = _sides(real_run)
+    for join in ("left_hop", "right_cumulate", "full_tumble", "anti_hop"):
+        assert _of(mine, join) != _of(flink, join), join

@@ -101,25 +101,32 @@ def _check_path(job: SqlJob, start: str, window: WindowSpec, where: str) -> None
     """An input's path back to its table: projections of columns (no WHERE, no computed column),
     exchanges, exactly one window table function on the table's time attribute with the join's
     window, then the scan."""
+    path: list[Node] = []
     node_id: str | None = start
-    tvfs = 0
     while node_id is not None:
         node = job.node(node_id)
-        kind = node.flink_type
-        said = f"{node.name} (plan node {node.id}) before {where}"
-        if kind == "stream-exec-calc":
-            _check_projection(node, job, said)
-        elif kind == "stream-exec-window-table-function":
-            tvfs += 1
-            _check_table_function(node, job, window, said)
-        elif kind not in _PASS:
-            raise OperatorRefused(f"{said}: not modelled before a window join")
+        path.append(node)
         edges = job.inputs_of(node_id)
         if len(edges) > 1:
-            raise OperatorRefused(f"{said}: a second meeting before the window join is not modelled")
+            raise OperatorRefused(
+                f"{_said(node, where)}: a second meeting before the window join is not modelled"
+            )
         node_id = edges[0].source if edges else None
-    if tvfs != 1:
-        raise OperatorRefused(f"{where}: each input must come from one window table function")
+    table = next((s for s in job.sources if s.node_id == path[-1].id), None)
+    tvfs = [n for n in path if n.flink_type == "stream-exec-window-table-function"]
+    if table is None or len(tvfs) != 1:
+        raise OperatorRefused(f"{where}: each input must be one table cut by one window table function")
+    for node in path:
+        if node.flink_type == "stream-exec-calc":
+            _check_projection(node, job, _said(node, where))
+        elif node.flink_type == "stream-exec-window-table-function":
+            _check_table_function(node, job, window, table.rowtime, _said(node, where))
+        elif node.flink_type not in _PASS:
+            raise OperatorRefused(f"{_said(node, where)}: not modelled before a window join")
+
+
+def _said(node: Node, where: str) -> str:
+    return f"{node.name} (plan node {node.id}) before {where}"
 
 
 def _check_projection(node: Node, job: SqlJob, said: str) -> None:
@@ -135,7 +142,9 @@ def _check_projection(node: Node, job: SqlJob, said: str) -> None:
             raise OperatorRefused(f"{said}: {name} is computed before the window join (not modelled)")
 
 
-def _check_table_function(node: Node, job: SqlJob, window: WindowSpec, said: str) -> None:
+def _check_table_function(
+    node: Node, job: SqlJob, window: WindowSpec, rowtime: str | None, said: str
+) -> None:
     """The window table function cuts the join's windows on its table's own time attribute."""
     source_fields = fields_of(job.node(job.inputs_of(node.id)[0].source))
     own = window_from_json(dict(node.spec), [(name, "") for name in source_fields])
@@ -143,8 +152,7 @@ def _check_table_function(node: Node, job: SqlJob, window: WindowSpec, said: str
         window.kind, window.size_ms, window.slide_ms, window.step_ms, window.offset_ms,
     ):  # fmt: skip
         raise OperatorRefused(f"{said}: its windows are not the join's")
-    rowtimes = {s.rowtime for s in job.sources if s.rowtime}
-    if own.time_column not in rowtimes:
+    if own.time_column != rowtime:
         raise OperatorRefused(f"{said}: windows on {own.time_column}, not the table's WATERMARK column")
     if set(WINDOW_COLUMNS) & set(source_fields):
         raise OperatorRefused(f"{said}: its table already has a window column")
