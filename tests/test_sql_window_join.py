@@ -23,6 +23,7 @@ from wmviz.sql.load import read_plan_file
 from wmviz.sql.model import OperatorRefused
 from wmviz.sql.plan_json import read_compile_plan
 from wmviz.sql.plan_window_join import read_window_join
+from wmviz.trace.config import parse_config
 
 DATA = Path(__file__).parent / "data" / "sql"
 
@@ -145,3 +146,18 @@ def test_a_where_before_the_join_is_refused_by_name():
         calc["condition"] = {"kind": "LITERAL", "value": True}
 
     assert "a WHERE before a window join is not modelled" in _refusal("winjoin_inner_tumble", edit)
+
+
+def test_a_config_written_by_hand_is_read_and_its_cross_field_rules_checked():
+    operator = {"type": "window_join", "join_type": "left", "window": "hop", "size_ms": 6000,
+                "slide_ms": 2000, "left_key": ["user_id"], "right_key": ["user_id"],
+                "left_columns": ["user_id", "window_start"],
+                "right_columns": ["user_id", "page"]}  # fmt: skip
+    config = parse_config({"operator": operator}, "by hand")
+    assert isinstance(config.operator, WindowJoinConfig) and config.operator.slide_ms == 2000
+    with pytest.raises(Exception, match="multiple"):
+        parse_config({"operator": {**operator, "slide_ms": 4000}}, "by hand")
+    with pytest.raises(Exception, match="pair up"):
+        parse_config({"operator": {**operator, "right_key": ["user_id", "page"]}}, "by hand")
+    with pytest.raises(Exception, match="output_names"):
+        parse_config({"operator": {**operator, "output_names": ["a"]}}, "by hand")

@@ -60,7 +60,7 @@ class Group:
     downstream: tuple[str, ...]
     """The meeting node and every node after it: they carry the meeting operator's output."""
     operator: IntervalJoinConfig | SqlOperatorKind | None
-    """The meeting operator: an interval join, or SQL's temporal join (a core SQL operator)."""
+    """The meeting operator: an interval join, or SQL's temporal or window join (a core SQL operator)."""
     zone: str
     sql: SqlStage | None = None
     """A one-table group's SQL operator (the interval join's groups have none)."""

@@ -200,7 +200,7 @@ def group_rows(job: SqlJob) -> list[GroupRows]:
         if group.is_join:
             assert group.meeting is not None
             meeting = job.node(group.meeting)
-            if isinstance(group.operator, SqlOperatorKind):  # the temporal join: SQL's own rows
+            if isinstance(group.operator, SqlOperatorKind):  # a temporal or window join: SQL's own rows
                 routes = routes_from(job, group.meeting, fields_of(meeting))
                 out.append(GroupRows(group, f"{meeting.name}[{meeting.id}]", tuple(routes)))
                 continue
