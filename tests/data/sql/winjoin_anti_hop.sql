@@ -1,7 +1,7 @@
 -- An ANTI window join (NOT EXISTS) over 6-second HOP windows sliding by 2 seconds of orders and clicks per user
--- (issue 29; wmviz/core/sql_window_join.py), checked row by row against real Flink by
--- tests/test_sql_window_join_flink.py. Each side 1 second out of order; a row whose window has
--- fired is dropped and counted per side.
+-- (issue 29; wmviz/core/sql_window_join.py): its COMPILE PLAN is read by tests/test_sql_window_join.py.
+-- The same join runs for real, beside the five others, in winjoin_all.sql
+-- (tests/test_sql_window_join_flink.py). Each side 1 second out of order.
 
 CREATE TABLE orders (
   user_id STRING,

@@ -1,7 +1,7 @@
 -- A RIGHT window join over CUMULATE windows (2-second steps up to 6 seconds) of orders and clicks per user
--- (issue 29; wmviz/core/sql_window_join.py), checked row by row against real Flink by
--- tests/test_sql_window_join_flink.py. Each side 1 second out of order; a row whose window has
--- fired is dropped and counted per side.
+-- (issue 29; wmviz/core/sql_window_join.py): its COMPILE PLAN is read by tests/test_sql_window_join.py.
+-- The same join runs for real, beside the five others, in winjoin_all.sql
+-- (tests/test_sql_window_join_flink.py). Each side 1 second out of order.
 
 CREATE TABLE orders (
   user_id STRING,
