@@ -50,6 +50,13 @@ PLANNED = (
     "win_cumulate_one_phase",
     "join_rows_inner",
     "join_rows_left",
+    "winjoin_inner_tumble",
+    "winjoin_left_hop",
+    "winjoin_right_cumulate",
+    "winjoin_full_tumble",
+    "winjoin_semi_tumble",
+    "winjoin_anti_hop",
+    "winjoin_all",
 )
 """Scripts Flink plans: each gets a .plan.json and an .explain.txt."""
 

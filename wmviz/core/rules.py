@@ -24,6 +24,7 @@ from wmviz.core.sql_buffer_rules import BUFFER_RULES
 from wmviz.core.sql_rules import SQL_RULES
 from wmviz.core.sql_session_rules import SQL_SESSION_RULES
 from wmviz.core.sql_temporal_rules import SQL_TEMPORAL_RULES
+from wmviz.core.sql_window_join_rules import SQL_WINDOW_JOIN_RULES
 from wmviz.core.sql_window_rank_rules import SQL_WINDOW_RANK_RULES
 from wmviz.core.sql_window_rules import SQL_WINDOW_RULES
 from wmviz.core.valve import Valve
@@ -350,6 +351,7 @@ RULES: tuple[Rule, ...] = (
     *(Rule(*rule) for rule in BUFFER_RULES),
     *(Rule(*rule) for rule in SQL_WINDOW_RULES),
     *(Rule(*rule) for rule in SQL_WINDOW_RANK_RULES),
+    *(Rule(*rule) for rule in SQL_WINDOW_JOIN_RULES),
 )
 
 GLOSSARY: dict[str, Rule] = {rule.id: rule for rule in RULES}

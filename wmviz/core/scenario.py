@@ -34,6 +34,7 @@ from wmviz.core.sql_buffer_config import DeduplicateConfig, OverAggregateConfig,
 from wmviz.core.sql_expr import Expr, TypeKind, watermark_delay_ms, with_watermark_delay
 from wmviz.core.sql_session_config import SqlSessionConfig
 from wmviz.core.sql_temporal_join_config import TemporalJoinConfig
+from wmviz.core.sql_window_join_config import WindowJoinConfig
 from wmviz.core.sql_window_rank_config import WindowDedupConfig, WindowRankConfig
 from wmviz.core.sql_windows_config import SqlWindowConfig
 from wmviz.core.types import Profile, Status
@@ -369,6 +370,7 @@ OperatorConfig = (
     | SqlWindowConfig
     | WindowRankConfig
     | WindowDedupConfig
+    | WindowJoinConfig
 )
 """`operator`: what sits behind the valve, one type per operator."""
 
@@ -404,6 +406,7 @@ class ScenarioConfig:
             SqlWindowConfig,
             WindowRankConfig,
             WindowDedupConfig,
+            WindowJoinConfig,
         ),
     )
     generators: dict[str, GeneratorConfig] = field(

@@ -20,6 +20,8 @@ from wmviz.core.sql_session import build as build_sql_session
 from wmviz.core.sql_session_config import SqlSessionConfig
 from wmviz.core.sql_sort import build_sort
 from wmviz.core.sql_temporal_join import TemporalJoinConfig, TemporalRowTimeJoin
+from wmviz.core.sql_window_join import build as build_window_join
+from wmviz.core.sql_window_join_config import WindowJoinConfig
 from wmviz.core.sql_window_rank import build as build_window_rank
 from wmviz.core.sql_window_rank_config import WindowDedupConfig, WindowRankConfig
 from wmviz.core.sql_windows import build as build_sql_window
@@ -54,6 +56,7 @@ SQL_OPERATORS: dict[type[SqlOperatorKind], Builder] = {
     SqlWindowConfig: build_sql_window,
     WindowRankConfig: build_window_rank,
     WindowDedupConfig: build_window_rank,
+    WindowJoinConfig: build_window_join,
 }
 """Config type -> the operator it builds (config, the instance's timers). One line per operator."""
 

@@ -56,9 +56,11 @@ class DropLine:
     step: int
     operator: str
     delta: int
+    metric: str = LATE_METRIC
+    """The metric the oracle prints (a window join counts each side apart: `leftNumLateRecordsDropped`)."""
 
     def as_json(self) -> dict[str, object]:
-        return {"step": self.step, "metric": LATE_METRIC, "operator": self.operator, "delta": self.delta}
+        return {"step": self.step, "metric": self.metric, "operator": self.operator, "delta": self.delta}
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +200,7 @@ def group_rows(job: SqlJob) -> list[GroupRows]:
         if group.is_join:
             assert group.meeting is not None
             meeting = job.node(group.meeting)
-            if isinstance(group.operator, SqlOperatorKind):  # the temporal join: SQL's own rows
+            if isinstance(group.operator, SqlOperatorKind):  # a temporal or window join: SQL's own rows
                 routes = routes_from(job, group.meeting, fields_of(meeting))
                 out.append(GroupRows(group, f"{meeting.name}[{meeting.id}]", tuple(routes)))
                 continue
@@ -261,8 +263,9 @@ def replay_lines(job: SqlJob, rows: ReplayInput, states: Iterable[StepState]) ->
             carried += _input_rows(plan, state.step, inputs.get(state.step, []), before)
             carried += _operator_rows(plan, state, before)
             name = plan.group.name
-            if state.late.get(name) and plan.operator is not None:
-                drops.append(DropLine(state.step, plan.operator, state.late[name]))
+            for metric, delta in sorted(state.late.get(name, {}).items()):  # the oracle's order
+                if plan.operator is not None:
+                    drops.append(DropLine(state.step, plan.operator, delta, metric))
         sink_rows = sorted((r for r in carried if r is not None), key=lambda r: r.sink)
         yield from sink_rows
         yield from drops

@@ -141,6 +141,14 @@ def claims() -> tuple[Claim, ...]:
             "tests/test_sql_temporal_flink.py",
         ),
         Claim(
+            "SQL window join",
+            True,
+            f"the window join over TUMBLE, HOP and CUMULATE (INNER, LEFT, RIGHT, FULL, SEMI, ANTI) equal "
+            f"to real {release} SQL runs on random rows (late rows on either side, ties at window ends, "
+            "a quiet side, HOP overlap): every output row, per-side late drop and watermark",
+            "tests/test_sql_window_join_flink.py",
+        ),
+        Claim(
             "SQL buffering operators",
             True,
             f"row-time OVER, deduplication and ORDER BY rowtime equal to real {release} SQL runs on "
@@ -353,6 +361,7 @@ SQL_OPERATOR_SUBJECTS = {
     "temporal_sort": "SQL buffering operators",
     "window_rank": "SQL window TopN and deduplication",
     "window_dedup": "SQL window TopN and deduplication",
+    "window_join": "SQL window join",
 }
 """The claim of each SQL operator type (its `operator.type`)."""
 
