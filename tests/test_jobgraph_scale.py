@@ -122,7 +122,7 @@ def test_the_big_figure_is_compact_its_edges_hovered_and_the_picked_vertex_ringe
     assert picked["customdata"] == ["v57"] and picked["marker"]["color"] == PICKED_COLOR
     assert picked["text"] == ["<b>op 57</b>"]
     assert "lowest: subtask 0" in figure["data"][0]["hovertext"][0]
-    assert "blue ring, bold name: the vertex you picked" in [d.get("name") for d in figure["data"]]
+    assert "purple ring, bold name: the vertex you picked" in [d.get("name") for d in figure["data"]]
     x, y = figure["data"][0]["x"], figure["data"][0]["y"]
     assert max(x) - min(x) == MAX_COLUMNS - 1 and layout["xaxis"]["range"][1] > max(x)
     assert layout["yaxis"]["range"][0] < min(y) and layout["yaxis"]["range"][1] > max(y)

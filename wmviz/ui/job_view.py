@@ -123,7 +123,7 @@ def job_page(link: JobLink, notes: list[str]) -> None:
                 v, "where blame starts (the most downstream vertex standing still)"
             ),
             key=state.JOB_VERTEX,
-            help="Type part of a name to search: the vertex is ringed in blue and kept in the link.",
+            help="Type part of a name to search: the vertex is ringed in purple and kept in the link.",
         )
         graph = graph_at(walker, at, vertex or None)
         _beside(graph, vertex or (graph.chain[0].vertex if graph.chain else None), t)

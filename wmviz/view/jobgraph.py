@@ -2,11 +2,15 @@
 
 The graph is laid out in layers from the plan: each vertex's layer is its longest distance from a
 source, so sources stand on the left and sinks on the right; the vertices of one layer are spread
-top to bottom in the plan's order. Each vertex is coloured by how far its output watermark is
-behind the job's leading watermark (`wmviz.analysis.blame.Walker.leading`, the mark blame's hops
-are measured from), each edge labelled with the watermark it carries, and the blame chain drawn
-over it: its vertices ringed, its edges thick, vermillion when it is a stall and sky blue when
-nothing is stalled and it is only the slowest path. A legend names every colour and the ring.
+top to bottom in the plan's order, and a large job is folded into a bounded grid
+(`jobgraph_layout`). Each vertex is coloured by how far its output watermark is behind the job's
+leading watermark (`wmviz.analysis.blame.Walker.leading`, the mark blame's hops are measured
+from), each edge says the watermark it carries (a label on a small graph; on every graph a hover
+on the diamond in its middle), and the blame chain is drawn over it: its vertices ringed, its
+edges thick, vermillion when it is a stall and sky blue when nothing is stalled and it is only the
+slowest path. The vertex a person picked or searched for has a purple ring and its name in bold.
+A legend names every colour and ring. Past `COMPACT_AT` vertices everything is drawn smaller and
+the names cut (a hover has them whole), so a hundred vertices fit beside the chain's list.
 
 Plotly draws its text (names, labels, hover text) as its own small HTML: a vertex name or a ship
 strategy holding `<a href=...>` would become a link and `<span style=...>` a style. Every piece of
@@ -30,7 +34,7 @@ from wmviz.view.timefmt import TimeFormat, duration
 
 CHAIN_COLOR = "#D55E00"  # vermillion, the valve page's root colour: what holds the watermark
 PATH_COLOR = "#56B4E9"  # sky blue: the slowest path of a job where nothing is stalled
-PICKED_COLOR = "#0072B2"  # blue: the vertex a person picked or searched for
+PICKED_COLOR = "#7B3294"  # purple: the vertex a person picked or searched for (blue is FINISHED)
 UNKNOWN_COLOR = "#bdbdbd"
 EDGE_COLOR = "#7f7f7f"
 # Behind 0 is green, far behind is red; the scale saturates at `FAR_BEHIND_MS`.
@@ -320,7 +324,7 @@ def legend(graph: JobGraph, picked: bool = False) -> list[dict[str, Any]]:
         ),
     ]
     if picked:
-        entries.append(("blue ring, bold name: the vertex you picked", PICKED_COLOR, "circle-open"))
+        entries.append(("purple ring, bold name: the vertex you picked", PICKED_COLOR, "circle-open"))
     return [
         {
             "type": "scatter",
