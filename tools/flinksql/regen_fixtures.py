@@ -50,6 +50,9 @@ PLANNED = (
     "win_cumulate_one_phase",
     "join_rows_inner",
     "join_rows_left",
+    "chain_join_window",
+    "chain_cascade",
+    "chain_temporal_window",
 )
 """Scripts Flink plans: each gets a .plan.json and an .explain.txt."""
 

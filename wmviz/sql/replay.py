@@ -232,6 +232,9 @@ class StepState:
     """Group name -> the rows its SQL operator dropped as Flink counts them (`numLateRecordsDropped`)."""
     fates: Mapping[int, RowFate] = field(default_factory=dict)
     """A rows-file line -> what its SQL operator decided during the step (kept, added late, dropped)."""
+    flow: Mapping[str, tuple[SqlOutput | int, ...]] = field(default_factory=dict)
+    """Group name -> its operator's output rows and the watermarks it forwarded, in the order it
+    sent them (what an operator after it receives: `wmviz.sql.chain`)."""
 
 
 def replay_states(
@@ -256,6 +259,7 @@ def replay_states(
         outputs: dict[str, list[SqlOutput]] = {}
         late: dict[str, int] = {}
         fates: dict[int, RowFate] = {}
+        flow: dict[str, list[SqlOutput | int]] = {}
         for _, row in batch:
             time_ms = row.proc_ms if row.proc_ms is not None else time_ms
             pipelines[row.instance].run_row(row, explain=False)
@@ -263,8 +267,12 @@ def replay_states(
             for event in pipelines[row.instance].step_log.timeline:
                 if isinstance(event, SqlOutput):
                     outputs.setdefault(row.instance, []).append(event)
+                    flow.setdefault(row.instance, []).append(event)
                 elif isinstance(event, JoinOutput) and isinstance(join := joins.get(row.instance), JoinRows):
-                    outputs.setdefault(row.instance, []).append(join.output(event))
+                    outputs.setdefault(row.instance, []).append(made := join.output(event))
+                    flow.setdefault(row.instance, []).append(made)
+                elif isinstance(event, OutputWatermark):
+                    flow.setdefault(row.instance, []).append(event.watermark_ms)
                 elif isinstance(event, Dropped) and event.late:
                     late[row.instance] = late.get(row.instance, 0) + 1
                 elif isinstance(event, RowFate):
@@ -272,6 +280,7 @@ def replay_states(
         yield StepState(
             step, time_ms, watch.values_of(pipelines), watch.splits_of(pipelines),
             {name: tuple(rows) for name, rows in outputs.items()}, late, fates,
+            {name: tuple(items) for name, items in flow.items()},
         )  # fmt: skip
 
 
