@@ -50,9 +50,7 @@ PLANNED = (
     "win_cumulate_one_phase",
     "join_rows_inner",
     "join_rows_left",
-    "chain_join_window",
-    "chain_cascade",
-    "chain_temporal_window",
+    "chain_series",
 )
 """Scripts Flink plans: each gets a .plan.json and an .explain.txt."""
 
