@@ -51,6 +51,7 @@ PLANNED = (
     "join_rows_inner",
     "join_rows_left",
     "chain_series",
+    "window_rank_sliding",
 )
 """Scripts Flink plans: each gets a .plan.json and an .explain.txt."""
 

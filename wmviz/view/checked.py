@@ -122,8 +122,9 @@ def claims() -> tuple[Claim, ...]:
         Claim(
             "SQL window TopN and deduplication",
             True,
-            f"TUMBLE Window TopN and Window Deduplication (keep first and last) equal to real {release} "
-            "SQL runs on random rows (ties, late rows, several keys): every output row and late drop",
+            f"Window TopN and Window Deduplication (keep first and last) over TUMBLE, HOP and CUMULATE "
+            f"equal to real {release} SQL runs on random rows (ties, late rows, several keys; HOP and "
+            "CUMULATE in tests/test_sql_window_rank_sliding_flink.py): every output row and late drop",
             "tests/test_sql_window_rank_flink.py",
         ),
         Claim(
