@@ -1,12 +1,14 @@
 """Operators in series through `wmviz sql replay` against real Flink 2.3.0 SQL (issue 29).
 
-`tests/data/sql/chain_series.sql` holds three chains, each on its own tables, so one real run (one
+`tests/data/sql/chain_series.sql` holds four chains, each on its own tables, so one real run (one
 JVM for the module) checks them all:
 - an inner interval join of orders and payments feeding a 5-second TUMBLE aggregate (the issue's
   "join -> window"); the window runs on the join's output watermark, held back by its bounds;
 - 2-second TUMBLE counts per user (clicks) feeding a 10-second TUMBLE on their `window_time` (a
   cascade of window aggregates);
-- bookings priced by an event-time temporal join feeding a 5-second TUMBLE per currency.
+- bookings priced by an event-time temporal join feeding a 5-second TUMBLE per currency;
+- sales summed per item in 5-second TUMBLE windows feeding a Window TopN written as a separate
+  query (the 2 best items per window, on the windows the aggregate attached to its rows).
 The rows are drawn from a seed per chain and interleaved at random: times mostly rising, a share
 late by a little and a lot, rows on a window's last millisecond, ties. wmviz replays the script's
 COMPILE PLAN through `replay_states` + `replay_lines` (the first operator in its group's pipeline,
@@ -43,11 +45,16 @@ pytestmark = pytest.mark.flink
 
 DATA = Path(__file__).parent / "data" / "sql"
 SCRIPT = "chain_series"
-SEEDS = {"join": 7, "cascade": 12, "temporal": 3}
+SEEDS = {"join": 7, "cascade": 12, "temporal": 3, "topn": 21}
 """Chain -> the seed of its rows."""
 LINES = 40
 """Rows per chain."""
-SINKS = {"join": "paid_per_window", "cascade": "per_ten", "temporal": "priced_per_window"}
+SINKS = {
+    "join": "paid_per_window",
+    "cascade": "per_ten",
+    "temporal": "priced_per_window",
+    "topn": "best_items",
+}
 
 
 def _timestamp(ms: int) -> str:
@@ -113,7 +120,27 @@ def temporal_window_rows(rng: random.Random, lines: int) -> list[dict]:
     return out
 
 
-DRAWS = {"join": join_window_rows, "cascade": cascade_rows, "temporal": temporal_window_rows}
+def sales_rows(rng: random.Random, lines: int) -> list[dict]:
+    """Sales of a few items (equal totals are common: ties in the TopN), some late."""
+    out: list[dict] = []
+    clock = 500
+    for _ in range(lines):
+        clock += rng.choice([0, 400, 900, 1700])
+        row = {
+            "item": rng.choice("ABCD"),
+            "amount": rng.choice([1, 2, 2, 3]),
+            "ts": _timestamp(_late(rng, clock)),
+        }
+        out.append({"table": "sales", "partition": 0, "row": row})
+    return out
+
+
+DRAWS = {
+    "join": join_window_rows,
+    "cascade": cascade_rows,
+    "temporal": temporal_window_rows,
+    "topn": sales_rows,
+}
 
 
 def all_rows(seed: int = 0) -> list[dict]:
@@ -160,7 +187,7 @@ def test_every_chain_is_replayed_in_series():
     job = read_plan_file(DATA / f"{SCRIPT}.plan.json")
     assert rows_not_replayed(job) == []
     stages = [stage for plan in group_rows(job) for stage in plan.stages]
-    assert len(stages) == 3 and all(stage.spec is not None for stage in stages)
+    assert len(stages) == 4 and all(stage.spec is not None for stage in stages)
 
 
 def test_every_row_and_drop_equals_real_flink(real_run):

@@ -48,6 +48,9 @@ class StageSpec:
     time_field: str
     time_kind: TypeKind
     zone: str
+    time_shift_ms: int = 0
+    """Added to the time field's value: −1 where the time is the row's attached `window_end` (the
+    window it belongs to ends there, so its last millisecond is its time)."""
 
 
 @dataclass(slots=True)
@@ -66,14 +69,24 @@ class StageStep:
 
 
 def stage_spec(job: SqlJob, node: Node, config: SqlOperatorKind) -> StageSpec | str:
-    """The stage a plan node runs, or why it cannot run in series (its time attribute unknown)."""
+    """The stage a plan node runs, or why it cannot run in series (its time attribute unknown). A
+    Window TopN or deduplication fed by a window aggregate reads the windows attached to its rows
+    (`window_end`): a TUMBLE row is in that one window; attached HOP or CUMULATE windows, already
+    one row per window, are not modelled in series."""
     where = f"{node.name} (plan node {node.id})"
     window = node.window
     if window is None or window.time_column is None:
         return f"{where}: fed by another SQL operator, its time attribute is not read from the plan"
     zone = job.local_time_zone.value or "UTC"
     kind: TypeKind = window.time_kind or "TIMESTAMP"
-    return StageSpec(node.id, f"{node.name}[{node.id}]", config, window.time_column, kind, zone)
+    name = f"{node.name}[{node.id}]"
+    windowing = node.spec.get("windowing")
+    if isinstance(windowing, dict) and windowing.get("strategy") == "WindowAttached":
+        if window.kind != "TUMBLE":
+            attached = f"{window.kind} windows attached by an earlier operator"
+            return f"{where}: {attached} are not modelled in series"
+        return StageSpec(node.id, name, config, "window_end", kind, zone, time_shift_ms=-1)
+    return StageSpec(node.id, name, config, window.time_column, kind, zone)
 
 
 def retracting(upstream: object) -> str | None:
@@ -131,9 +144,9 @@ class StageRun:
         """The time attribute of a row between two operators: a timestamp as an operator writes it
         (epoch milliseconds, or the text an input row carried)."""
         if isinstance(value, int) and not isinstance(value, bool):
-            return value
+            return value + self.spec.time_shift_ms
         try:
-            return cell_ms(value, self.spec.time_kind, self.spec.zone)
+            return cell_ms(value, self.spec.time_kind, self.spec.zone) + self.spec.time_shift_ms
         except ValueError as exc:
             raise ReplayRefused(
                 f"{self.spec.operator}: its time attribute {self.spec.time_field}: {exc}"

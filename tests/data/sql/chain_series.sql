@@ -1,4 +1,4 @@
--- Operators in series (issue 29), three chains in one job so one real run checks them all
+-- Operators in series (issue 29), four chains in one job so one real run checks them all
 -- (tests/test_sql_chain_flink.py), each on its own tables:
 -- 1. an inner interval join of orders and payments feeding a 5-second TUMBLE aggregate over the
 --    order's time: the window runs on the join's rows and its OUTPUT watermark, held back by the
@@ -6,7 +6,9 @@
 -- 2. a cascade: clicks counted per user in 2-second TUMBLE windows, those rows summed per user in
 --    10-second TUMBLE windows on their window_time;
 -- 3. bookings priced at the rate valid at each booking's time (an event-time temporal join) feeding
---    a 5-second TUMBLE per currency (a quiet rates table holds both).
+--    a 5-second TUMBLE per currency (a quiet rates table holds both);
+-- 4. sales summed per item in 5-second TUMBLE windows feeding a Window TopN written as a separate
+--    query: the 2 best items of each window (the TopN runs on the aggregate's attached windows).
 SET 'pipeline.auto-watermark-interval' = '200 ms';
 
 CREATE TABLE orders (
@@ -134,3 +136,35 @@ INSERT INTO priced_per_window
 SELECT currency, window_start, window_end, COUNT(*) AS orders, SUM(amount) AS amount, MAX(rate) AS top_rate
 FROM TABLE(TUMBLE(TABLE priced, DESCRIPTOR(ts), INTERVAL '5' SECOND))
 GROUP BY currency, window_start, window_end;
+
+CREATE TABLE sales (
+  item STRING,
+  amount BIGINT,
+  ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
+) WITH (
+  'connector' = 'kafka',
+  'topic' = 'sales',
+  'properties.bootstrap.servers' = 'localhost:9092',
+  'format' = 'json',
+  'scan.watermark.emit.strategy' = 'on-event'
+);
+
+CREATE TABLE best_items (
+  window_start TIMESTAMP(3),
+  window_end TIMESTAMP(3),
+  item STRING,
+  total BIGINT,
+  rn BIGINT
+) WITH ('connector' = 'kafka', 'topic' = 'best-items', 'format' = 'json');
+
+CREATE TEMPORARY VIEW item_totals AS
+SELECT item, window_start, window_end, SUM(amount) AS total
+FROM TABLE(TUMBLE(TABLE sales, DESCRIPTOR(ts), INTERVAL '5' SECOND))
+GROUP BY item, window_start, window_end;
+
+INSERT INTO best_items
+SELECT window_start, window_end, item, total, rn FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY total DESC) AS rn
+  FROM item_totals
+) WHERE rn <= 2;
