@@ -26,7 +26,7 @@ from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import GeneratorConfig, IntervalJoinConfig, Kind, ScenarioConfig, TraceRow
 from wmviz.core.sql_buffer_config import DeduplicateConfig
 from wmviz.core.sql_expr import TypeKind
-from wmviz.core.sql_rows import RowFate, SqlOutput, SqlValue
+from wmviz.core.sql_rows import SqlOutput, SqlValue
 from wmviz.core.types import Profile
 from wmviz.sql.job_shape import ReplayRefused
 from wmviz.sql.model import Node, SqlJob
@@ -56,12 +56,10 @@ class StageSpec:
 @dataclass(slots=True)
 class StageStep:
     """What a stage did with what reached it during one step: its output rows and forwarded
-    watermarks in order (the next stage's input), its late drops as Flink counts them, and the
-    fate of every row it received."""
+    watermarks in order (the next stage's input) and its late drops as Flink counts them."""
 
     flow: list[SqlOutput | int] = field(default_factory=list)
     late: int = 0
-    fates: list[RowFate] = field(default_factory=list)
 
     @property
     def outputs(self) -> list[SqlOutput]:
@@ -161,5 +159,3 @@ class StageRun:
                 out.flow.append(event.watermark_ms)
             elif isinstance(event, Dropped) and event.late:
                 out.late += 1
-            elif isinstance(event, RowFate):
-                out.fates.append(event)
