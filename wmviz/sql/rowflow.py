@@ -141,6 +141,8 @@ def _stage(job: SqlJob, inbound: Route, upstream: object) -> Stage:
     last = inbound.projections[-1].node if inbound.projections else None
     fields = fields_of(job.node(last)) if last is not None else inbound.start_fields
     why = inbound.refused
+    if why is None and len(job.inputs_of(node.id)) > 1:
+        why = f"{node.name} (plan node {node.id}): where tables meet, it is not run in series"
     if why is None and (updates := retracting(upstream)) is not None:
         why = f"{node.name} (plan node {node.id}) consumes inserts only: {updates}"
     config = None
