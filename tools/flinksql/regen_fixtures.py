@@ -57,6 +57,8 @@ PLANNED = (
     "winjoin_semi_tumble",
     "winjoin_anti_hop",
     "winjoin_all",
+    "chain_series",
+    "window_rank_sliding",
 )
 """Scripts Flink plans: each gets a .plan.json and an .explain.txt."""
 

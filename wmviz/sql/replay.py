@@ -233,6 +233,9 @@ class StepState:
     (`numLateRecordsDropped`; a window join's `leftNumLateRecordsDropped` and `right...`)."""
     fates: Mapping[int, RowFate] = field(default_factory=dict)
     """A rows-file line -> what its SQL operator decided during the step (kept, added late, dropped)."""
+    flow: Mapping[str, tuple[SqlOutput | int, ...]] = field(default_factory=dict)
+    """Group name -> its operator's output rows and the watermarks it forwarded, in the order it
+    sent them (what an operator after it receives: `wmviz.sql.chain`)."""
 
 
 def replay_states(
@@ -257,6 +260,7 @@ def replay_states(
         outputs: dict[str, list[SqlOutput]] = {}
         late: dict[str, dict[str, int]] = {}
         fates: dict[int, RowFate] = {}
+        flow: dict[str, list[SqlOutput | int]] = {}
         for _, row in batch:
             time_ms = row.proc_ms if row.proc_ms is not None else time_ms
             pipelines[row.instance].run_row(row, explain=False)
@@ -264,8 +268,12 @@ def replay_states(
             for event in pipelines[row.instance].step_log.timeline:
                 if isinstance(event, SqlOutput):
                     outputs.setdefault(row.instance, []).append(event)
+                    flow.setdefault(row.instance, []).append(event)
                 elif isinstance(event, JoinOutput) and isinstance(join := joins.get(row.instance), JoinRows):
-                    outputs.setdefault(row.instance, []).append(join.output(event))
+                    outputs.setdefault(row.instance, []).append(made := join.output(event))
+                    flow.setdefault(row.instance, []).append(made)
+                elif isinstance(event, OutputWatermark):
+                    flow.setdefault(row.instance, []).append(event.watermark_ms)
                 elif isinstance(event, Dropped) and event.late:
                     counts = late.setdefault(row.instance, {})
                     metric = event.metric or LATE_METRIC
@@ -275,6 +283,7 @@ def replay_states(
         yield StepState(
             step, time_ms, watch.values_of(pipelines), watch.splits_of(pipelines),
             {name: tuple(rows) for name, rows in outputs.items()}, late, fates,
+            {name: tuple(items) for name, items in flow.items()},
         )  # fmt: skip
 
 
