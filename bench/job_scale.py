@@ -10,8 +10,9 @@ one interleaved run (JSON, columnar, JSON, columnar, ...), a fresh interpreter p
 - blame: `Walker(rec).blame(None, at)` at three moments (the first, the middle and the last
   sample: the first of them pays the walker's set-up, the sample times, reported apart);
 - page: what the job page builds on its first draw, without Streamlit: the recording opened and
-  walked, `graph_at` at the last sample, the Plotly figure, the chain's rows, and the freshness
-  budget at that moment and over 60 moments (`wmviz.ui.lag_view`'s MOMENTS);
+  walked, `graph_at` at the last sample, the Plotly figure (as JSON), the chain's rows and folded
+  lines, every vertex's group and the shown one's, and the freshness budget at that moment and
+  over 60 moments (`wmviz.ui.lag_view`'s MOMENTS); `graph` is the part before the budget;
 - peak: the child's peak resident memory (`ru_maxrss`, mapped pages it touched included).
 
 Times are wall clock in the child (`time.perf_counter`) and CPU (`time.process_time`): the machine
@@ -19,6 +20,7 @@ is shared, so CPU time is the steadier figure. `--profile` prints, for the colum
 fractions of cProfile's total per function for open + blame + page.
 
     nice -n 10 python -m bench.job_scale --vertices 12 --parallelism 128 --samples 360 --repeat 2 --profile
+    nice -n 10 python -m bench.job_scale --vertices 100 --parallelism 10 --samples 360 --forms columnar
 
 docs/benchmarks.md has the figures.
 """
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -50,6 +53,7 @@ from wmviz.analysis.blame import Walker
 from wmviz.analysis.job_moment import graph_at
 from wmviz.analysis.lag_budget import LagBudget
 from wmviz.view.jobgraph import chain_rows, job_graph_figure
+from wmviz.view.jobgraph_groups import chain_lines, group_line, group_rows
 from wmviz.view.timefmt import TimeFormat
 out = {"imports": since(started)}
 path = Path(sys.argv[1])
@@ -71,8 +75,13 @@ rec = read_recording(path)
 walker = Walker(rec)
 graph = graph_at(walker, None, None)
 t = TimeFormat(origin_ms=walker.times[0])
-job_graph_figure(graph, t, None)
+json.dumps(job_graph_figure(graph, t, None))
 chain_rows(graph, t)
+chain_lines(graph, t)
+group_rows(graph, t)
+if graph.chain:
+    group_line(next(v for v in graph.vertices if v.id == graph.chain[0].vertex), t)
+out["graph"] = since(start)
 if graph.chain:
     budget = LagBudget(rec, walker)
     budget.at(walker.vertex(graph.chain[0].vertex), None)
@@ -119,7 +128,8 @@ def line(form: str, got: dict) -> str:
     blames = " / ".join(f"{b['cpu_s']:.2f}" for b in got["blame"])
     return (
         f"{form:8} open {got['open']['cpu_s']:6.2f} s cpu ({got['open']['wall_s']:.2f} wall)  "
-        f"walker {got['walker']['cpu_s']:5.2f}  blame {blames}  page {got['page']['cpu_s']:6.2f} "
+        f"walker {got['walker']['cpu_s']:5.2f}  blame {blames}  graph {got['graph']['cpu_s']:5.2f} "
+        f"({got['graph']['wall_s']:.2f} wall)  page {got['page']['cpu_s']:6.2f} "
         f"({got['page']['wall_s']:.2f} wall)  peak {got['peak_mb']} MB  imports {got['imports']['cpu_s']:.2f}"
     )
 
@@ -166,7 +176,11 @@ def main() -> None:
     files = {"json": args.dir / f"{stem}.json", "columnar": args.dir / f"{stem}.arrow"}
     started = time.perf_counter()
     write_job(files["json"], args.vertices, args.parallelism, args.splits, args.samples, False)
-    print(f"generated {files['json'].name} in {time.perf_counter() - started:.1f} s", flush=True)
+    print(
+        f"generated {files['json'].name} in {time.perf_counter() - started:.1f} s, this process's peak "
+        f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MB",
+        flush=True,
+    )
     print(f"convert to columnar: {json.dumps(convert(files['json'], files['columnar']))}", flush=True)
     print(
         f"{args.vertices} vertices × p{args.parallelism} × {args.splits} splits × {args.samples} samples: "

@@ -99,8 +99,9 @@ def test_json_lines_say_what_is_not_replayed_then_every_change(tmp_path, capsys)
     rows = rows_file(tmp_path, [row("payments", 0, "10:00:02")])
     assert main(["sql", "replay", str(PLAN), str(rows), "--json"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert "GlobalWindowAggregate (plan node 9) is not replayed for rows" in lines[0]["note"]
-    assert not [line for line in lines[1:] if line["operator"] == "Exchange"]  # an edge at run time
+    # every sink is replayed (the window after the join runs in series): no note
+    assert not [line for line in lines if "note" in line]
+    assert not [line for line in lines if line["operator"] == "Exchange"]  # an edge at run time
     assert {"step": 0, "operator": "TableSourceScan(payments)", "node": 3, "watermark": T0} in lines
 
 

@@ -129,14 +129,14 @@ def test_keep_last_keeping_the_first_tie_is_caught(real_runs, monkeypatch):
 
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_a_window_that_fires_one_millisecond_late_is_caught(script, real_runs, monkeypatch):
-    real = SqlWindowRank.window_end_of
-    monkeypatch.setattr(SqlWindowRank, "window_end_of", lambda self, row: real(self, row) + 1)
+    real = SqlWindowRank.window_ends_of
+    monkeypatch.setattr(SqlWindowRank, "window_ends_of", lambda self, row: [e + 1 for e in real(self, row)])
     flink, mine = _sides(script, real_runs)
     assert mine != flink
 
 
 def test_a_late_row_kept_is_caught(real_runs, monkeypatch):
-    monkeypatch.setattr(SqlWindowRank, "drop_late", lambda self, row, end, log: self.keep(row, end, log))
+    monkeypatch.setattr(SqlWindowRank, "drop_late", lambda self, row, end, log, say: self.keep(row, end, log))
     flink, mine = _sides("window_dedup_first", real_runs)
     assert mine != flink
 

@@ -61,13 +61,20 @@ public final class WmvizMetrics implements MetricReporter {
         return byKey;
     }
 
+    /** A late-drop counter: numLateRecordsDropped, or a window join's per side (left..., right...). */
+    static boolean isLateDrops(String name) {
+        return name.equals("numLateRecordsDropped")
+                || name.equals("leftNumLateRecordsDropped")
+                || name.equals("rightNumLateRecordsDropped");
+    }
+
     static boolean wanted(String name) {
         return name.equals("currentOutputWatermark")
                 || name.equals("currentInputWatermark")
                 || name.startsWith("currentInput") && name.endsWith("Watermark")
                 || name.equals("numRecordsIn")
                 || name.equals("numRecordsOut")
-                || name.equals("numLateRecordsDropped")
+                || isLateDrops(name)
                 || name.equals("currentWatermark");
     }
 

@@ -349,12 +349,12 @@ public final class WmvizSqlRun {
                 if (value == null || value.equals(previous)) {
                     continue;
                 }
-                if (m.name.equals("numLateRecordsDropped")) {
+                if (WmvizMetrics.isLateDrops(m.name)) {
                     long delta = value - (previous == null ? 0 : previous);
                     if (delta != 0) {
                         ObjectNode drop = events.addObject();
                         drop.put("step", step);
-                        drop.put("metric", "numLateRecordsDropped");
+                        drop.put("metric", m.name);
                         drop.put("operator", m.operator);
                         drop.put("delta", delta);
                     }

@@ -19,7 +19,9 @@ time can fire during it (the tests use none, or a long one).
 
 Output, in step order: `{"sink": NAME, "step": N, "kind": "+I"|"-U"|"+U"|"-D", "row": {…}}` for
 every sink row (within a step, sorted by sink, each sink's rows in arrival order);
-`{"step": N, "metric": "numLateRecordsDropped", "operator": NAME, "delta": K}` for every drop;
+`{"step": N, "metric": METRIC, "operator": NAME, "delta": K}` for every drop, METRIC the counter
+Flink bumped: `numLateRecordsDropped`, or a window join's `leftNumLateRecordsDropped` /
+`rightNumLateRecordsDropped` (it counts each side apart; within a step and operator, by name);
 `{"step": N, "operator": NAME, "node": ID | null, "watermark": MS}` for every change of an
 operator's current output watermark, and the same with `"split": SPLIT_ID` for each source split's
 watermark. NAME is Flink's (simplified) operator name; `node` is the COMPILE PLAN node id: the

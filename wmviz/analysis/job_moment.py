@@ -6,7 +6,8 @@ A vertex's output at a moment is what its downstream valves take from it: the mi
 non-idle subtasks' output watermarks (every subtask idle: the vertex is idle, shown with the
 minimum of what they last reported). How far it is behind is measured from the job's leading
 watermark (`Walker.leading`), the very mark blame's hops are measured from; an edge carries its
-source vertex's output.
+source vertex's output. A vertex's subtasks are summed up as a group (`_group`): the lowest live
+subtask (the culprit: its output is the vertex's), the highest, and how many are idle.
 """
 
 from __future__ import annotations
@@ -42,12 +43,21 @@ def graph_at(walker: Walker, at_ms: int | None, vertex: str | None = None) -> Jo
             outputs[v.id][0],
             _behind(leading, outputs[v.id][0]),
             outputs[v.id][1],
+            *_group(walker, v.id, t),
         )
         for v in rec.vertices
     )
     edges = tuple(GraphEdge(e.source, e.target, e.strategy, e.input, outputs[e.source][0]) for e in rec.edges)
     chain, ending, stalled = _chain(walker, vertex, t)
     return JobGraph(t, vertices, edges, chain, ending, stalled, walker.times[0])
+
+
+def _group(walker: Walker, vid: str, t: int) -> tuple[int | None, int | None, int]:
+    """The vertex's subtasks as a group at t, by blame's own reading (`Walker.spread`, the same
+    live outputs its output is the minimum of): the highest live output below MAX, the live
+    subtask with the lowest (the one holding the vertex), and how many subtasks are idle."""
+    (low, high), idle = walker.spread(vid, t), walker.idle_vector(vid, t)
+    return high, (low[1] if low is not None else None), sum(idle)
 
 
 def _behind(leading: int | None, output: int | None) -> int | None:

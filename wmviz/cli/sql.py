@@ -2,8 +2,8 @@
 
 JOB is a `.sql` script (compiled by Flink's own planner) or any plan `wmviz plan` reads; ROWS is a
 JSON Lines file of input rows in arrival order (`wmviz.sql.rows`). Every row a sink receives, every
-late drop (`numLateRecordsDropped`) and every node's watermark change is printed at its step; what
-the model does not replay is said by name.
+late drop (`numLateRecordsDropped`, or a window join's per-side counter) and every node's watermark
+change is printed at its step; what the model does not replay is said by name.
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def _readable(lines: list[Line], rows: ReplayInput) -> list[str]:
             out.append(f"  {line.sink} receives {line.kind} ({values})")
         elif isinstance(line, DropLine):
             rows_word = "row" if line.delta == 1 else "rows"
-            out.append(f"  {line.operator} drops {line.delta} late {rows_word} (numLateRecordsDropped)")
+            out.append(f"  {line.operator} drops {line.delta} late {rows_word} ({line.metric})")
         else:
             out.append(f"  {line.operator} [{line.node}]: watermark {times(line.watermark_ms)}")
     return out

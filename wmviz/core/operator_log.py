@@ -92,6 +92,9 @@ class Dropped:
     late: bool = False
     """Flink counts it as late (`numLateRecordsDropped`, or the late side output); False for a
     record that vanishes uncounted, such as one in a gap between sliding windows that is not late."""
+    metric: str | None = None
+    """The metric a late drop is counted in when it is not `numLateRecordsDropped` (the window
+    join counts each side apart: `leftNumLateRecordsDropped`, `rightNumLateRecordsDropped`)."""
 
     @property
     def reason(self) -> str:

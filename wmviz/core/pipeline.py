@@ -151,7 +151,7 @@ class InstancePipeline:
         self.sql_operator: SqlOperator | None = None
         """The operator again when it is one of SQL's (`wmviz.core.sql_operators.SqlOperator`)."""
         if isinstance(op, SqlOperatorKind):
-            self.operator = self.sql_operator = build_sql_operator(op, self.timers)
+            self.operator = self.sql_operator = build_sql_operator(op, self.timers, profile)
         elif isinstance(op, WindowConfig) and op.session_gap_ms is not None:
             self.operator = SessionWindowOperator(op, self.timers)
         elif isinstance(op, WindowConfig):

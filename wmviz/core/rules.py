@@ -25,6 +25,7 @@ from wmviz.core.sql_match_rules import SQL_MATCH_RULES
 from wmviz.core.sql_rules import SQL_RULES
 from wmviz.core.sql_session_rules import SQL_SESSION_RULES
 from wmviz.core.sql_temporal_rules import SQL_TEMPORAL_RULES
+from wmviz.core.sql_window_join_rules import SQL_WINDOW_JOIN_RULES
 from wmviz.core.sql_window_rank_rules import SQL_WINDOW_RANK_RULES
 from wmviz.core.sql_window_rules import SQL_WINDOW_RULES
 from wmviz.core.valve import Valve
@@ -351,6 +352,7 @@ RULES: tuple[Rule, ...] = (
     *(Rule(*rule) for rule in BUFFER_RULES),
     *(Rule(*rule) for rule in SQL_WINDOW_RULES),
     *(Rule(*rule) for rule in SQL_WINDOW_RANK_RULES),
+    *(Rule(*rule) for rule in SQL_WINDOW_JOIN_RULES),
     *(Rule(*rule) for rule in SQL_MATCH_RULES),
 )
 

@@ -35,6 +35,7 @@ from wmviz.core.sql_expr import Expr, TypeKind, watermark_delay_ms, with_waterma
 from wmviz.core.sql_match_config import SqlMatchConfig
 from wmviz.core.sql_session_config import SqlSessionConfig
 from wmviz.core.sql_temporal_join_config import TemporalJoinConfig
+from wmviz.core.sql_window_join_config import WindowJoinConfig
 from wmviz.core.sql_window_rank_config import WindowDedupConfig, WindowRankConfig
 from wmviz.core.sql_windows_config import SqlWindowConfig
 from wmviz.core.types import Profile, Status
@@ -370,6 +371,7 @@ OperatorConfig = (
     | SqlWindowConfig
     | WindowRankConfig
     | WindowDedupConfig
+    | WindowJoinConfig
     | SqlMatchConfig
 )
 """`operator`: what sits behind the valve, one type per operator."""
@@ -406,6 +408,7 @@ class ScenarioConfig:
             SqlWindowConfig,
             WindowRankConfig,
             WindowDedupConfig,
+            WindowJoinConfig,
             SqlMatchConfig,
         ),
     )

@@ -22,11 +22,14 @@ from wmviz.core.sql_session import build as build_sql_session
 from wmviz.core.sql_session_config import SqlSessionConfig
 from wmviz.core.sql_sort import build_sort
 from wmviz.core.sql_temporal_join import TemporalJoinConfig, TemporalRowTimeJoin
+from wmviz.core.sql_window_join import build as build_window_join
+from wmviz.core.sql_window_join_config import WindowJoinConfig
 from wmviz.core.sql_window_rank import build as build_window_rank
 from wmviz.core.sql_window_rank_config import WindowDedupConfig, WindowRankConfig
 from wmviz.core.sql_windows import build as build_sql_window
 from wmviz.core.sql_windows_config import SqlWindowConfig
 from wmviz.core.timers import FiredTimer, TimerService
+from wmviz.core.types import Profile
 
 
 class SqlOperator(Protocol):
@@ -49,20 +52,32 @@ Builder = Callable[[SqlOperatorKind, TimerService], SqlOperator]
 
 SQL_OPERATORS: dict[type[SqlOperatorKind], Builder] = {
     SqlSessionConfig: build_sql_session,  # type: ignore[dict-item]
-    TemporalJoinConfig: TemporalRowTimeJoin,  # type: ignore[dict-item]
     OverAggregateConfig: build_over,  # type: ignore[dict-item]
     DeduplicateConfig: build_dedup,  # type: ignore[dict-item]
     TemporalSortConfig: build_sort,  # type: ignore[dict-item]
     SqlWindowConfig: build_sql_window,
     WindowRankConfig: build_window_rank,
     WindowDedupConfig: build_window_rank,
+    WindowJoinConfig: build_window_join,
     SqlMatchConfig: build_match,  # type: ignore[dict-item]
 }
 """Config type -> the operator it builds (config, the instance's timers). One line per operator."""
 
+ProfiledBuilder = Callable[[SqlOperatorKind, TimerService, Profile], SqlOperator]
 
-def build_sql_operator(config: SqlOperatorKind, timers: TimerService) -> SqlOperator:
-    """The operator `config` configures."""
+PROFILED_SQL_OPERATORS: dict[type[SqlOperatorKind], ProfiledBuilder] = {
+    TemporalJoinConfig: TemporalRowTimeJoin,  # type: ignore[dict-item]  # SQL-T8 under flink-master
+}
+"""The operators whose rules differ by profile, built with it. One line per operator."""
+
+
+def build_sql_operator(
+    config: SqlOperatorKind, timers: TimerService, profile: Profile = Profile.FLINK_1X_2X
+) -> SqlOperator:
+    """The operator `config` configures, under `profile` where its rules depend on it."""
+    profiled = PROFILED_SQL_OPERATORS.get(type(config))
+    if profiled is not None:
+        return profiled(config, timers, profile)
     builder = SQL_OPERATORS.get(type(config))
     if builder is None:
         raise TypeError(f"no SQL operator is declared for {type(config).__name__}")

@@ -11,8 +11,10 @@ timer fires, and the newest version at or below the watermark always stays.
 Flink 2.3.0 has no late-row rule for the probe side: a probe row behind the watermark is buffered
 like any other and answered at the next watermark advance, against whatever versions that key
 still keeps, so it can find its version already cleaned (NULLs on a LEFT join, nothing on an inner
-one) and nothing counts it in `numLateRecordsDropped`. FLINK-39719 (merged after 2.3.0) drops
-and counts such rows; wmviz models the released operator only.
+one) and nothing counts it in `numLateRecordsDropped` (SQL-T2). FLINK-39719 (apache/flink PR
+28229, merged after 2.3.0) drops such a row on arrival and counts it (SQL-T8): under the
+`flink-master` profile only, modelled from the change and not checked against a release, since no
+released jar has it (2.3.0's `processElement1` stores every probe row: checked by javap).
 
 Every version is an insert or an update-after: the planner puts a ChangelogNormalize without
 update-before rows in front of an upsert table, and the stand-in connector reads every rows-file
@@ -27,11 +29,11 @@ from dataclasses import dataclass, field
 
 from wmviz.core.operator_log import Dropped, OutputWatermark, StepLog
 from wmviz.core.scenario import TraceRow
-from wmviz.core.sql_rows import Fate, RowFate, RowKind, SqlOutput, SqlValue, columns_of
+from wmviz.core.sql_rows import LATE_METRIC, Fate, RowFate, RowKind, SqlOutput, SqlValue, columns_of
 from wmviz.core.sql_temporal_join_config import BUILD, PROBE, TemporalJoinConfig
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.timetext import TimedText, Times
-from wmviz.core.types import MIN_MS
+from wmviz.core.types import MIN_MS, Profile
 from wmviz.core.windows import ScenarioError
 
 RELEASE = "temporal_join_release"
@@ -56,9 +58,13 @@ class KeyState:
 class TemporalRowTimeJoin:
     """One subtask of the event-time temporal join; the pipeline calls it as a `SqlOperator`."""
 
-    def __init__(self, config: TemporalJoinConfig, timers: TimerService) -> None:
+    def __init__(
+        self, config: TemporalJoinConfig, timers: TimerService, profile: Profile = Profile.FLINK_1X_2X
+    ) -> None:
         self.config = config
         self.timers = timers
+        self.drops_late_probe = profile.drops_late_probe
+        """SQL-T8 (flink-master) instead of SQL-T2 (released Flink) for a late probe row."""
         self.outer = config.join_type == "left"
         self.watermark_ms = MIN_MS
         self.keys: dict[str, KeyState] = {}
@@ -72,6 +78,9 @@ class TemporalRowTimeJoin:
         t = self.time_of(row)
         if side == PROBE:
             key = self.key_of(row, self.config.probe_key, "operator.probe_key")
+            if t <= self.watermark_ms and self.drops_late_probe:
+                self.t8_late_probe_dropped(row, t, log)
+                return
             state = self.keys.setdefault(key, KeyState())
             if t <= self.watermark_ms:
                 self.t2_late_probe_buffered(row, t, state, log)
@@ -112,6 +121,21 @@ class TemporalRowTimeJoin:
             )
         )
         log.notes.append(RowFate(row, Fate.ADDED_LATE, "SQL-T2", why))
+
+    def t8_late_probe_dropped(self, row: TraceRow, t: int, log: StepLog) -> None:
+        """SQL-T8, `flink-master` only (FLINK-39719, after 2.3.0): a probe row at or behind the
+        combined watermark on arrival is dropped and counted in `numLateRecordsDropped`, never
+        joined nor padded with NULLs on a LEFT join, since the version valid at its time may already
+        be cleaned (SQL-T5). It registers no timer."""
+        w = self.watermark_ms
+        why = TimedText.of(
+            lambda tt: (
+                f"late: {tt(t)} ≤ the combined watermark {tt(w)}; dropped and counted in"
+                " numLateRecordsDropped (flink-master, FLINK-39719: not in any release)"
+            )
+        )
+        log.dropped.append(Dropped(row, why, late=True))
+        log.notes.append(RowFate(row, Fate.DROPPED, "SQL-T8", why, metric=LATE_METRIC))
 
     def t3_version_stored(self, row: TraceRow, t: int, state: KeyState, log: StepLog) -> None:
         """SQL-T3: a build row is the key's version from its time on; a row of the same time

@@ -57,4 +57,11 @@ SQL_TEMPORAL_RULES = (
         "moves it, even behind the watermark); after firing, at the earliest probe row still waiting.",
         TemporalRowTimeJoin.t7_register_smallest_timer,
     ),
+    (
+        "SQL-T8",
+        TEMPORAL,
+        "flink-master only (FLINK-39719, after 2.3.0; modelled, not checked against a release): a probe "
+        "row at or behind the combined watermark on arrival is dropped and counted, never joined or padded.",
+        TemporalRowTimeJoin.t8_late_probe_dropped,
+    ),
 )

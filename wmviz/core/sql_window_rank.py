@@ -1,12 +1,15 @@
-"""SQL's window TopN and window deduplication over a TUMBLE table function, one method per rule
-(SQL-R1…SQL-R5 of docs/rules.md; the glossary is `wmviz.core.sql_window_rank_rules`).
+"""SQL's window TopN and window deduplication over a TUMBLE, HOP or CUMULATE table function, one
+method per rule (SQL-R1…SQL-R5 of docs/rules.md; the glossary is `wmviz.core.sql_window_rank_rules`).
 
 How Flink 2.3.0 runs them (its `WindowRankOperator` / `WindowDeduplicateOperator`, both fed by the
 window table function that attaches each row's window), said in wmviz's words and checked against
 real runs (tests/test_sql_window_rank_flink.py):
-- a row whose window has fired on arrival (the watermark has reached its end − 1) is dropped and
-  counted in `numLateRecordsDropped` (SQL-R1): there is no "add to a later window" as in the window
-  aggregate, since a TUMBLE row belongs to one window only;
+- the table function copies a row into every window holding it, in its assigner's order (HOP:
+  the latest start first; CUMULATE: the smallest end first), and each copy reaches the operator
+  alone (SQL-R5); no table function drops anything;
+- a copy whose window has fired on arrival (the watermark has reached its end − 1) is dropped and
+  counted in `numLateRecordsDropped`, one count per copy (SQL-R1); a HOP or CUMULATE row late for
+  one window is still kept for its windows not yet fired;
 - otherwise it waits in a buffer per key and window, flushed whole into state when a watermark
   fires the earliest window it holds (SQL-R2), which registers each window's timer in the buffer's
   first-arrival order: the order keys fire at one watermark;
@@ -21,6 +24,7 @@ real runs (tests/test_sql_window_rank_flink.py):
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import cmp_to_key
 
 from wmviz.core.changelog import RowKind
@@ -55,20 +59,46 @@ class SqlWindowRank:
 
     # ---- the window a row belongs to ------------------------------------------------------------
 
-    def window_end_of(self, row: TraceRow) -> int:
-        """The end of the TUMBLE window holding the row's (local) time."""
+    def window_ends_of(self, row: TraceRow) -> list[int]:
+        """SQL-R5: the ends of the windows holding the row's (local) time, in the order the table
+        function's assigner lists them (Flink's group-window assigners): TUMBLE one; HOP from the
+        latest start back; CUMULATE from the smallest end up to the largest."""
         assert row.event_ms is not None
+        c, t = self.config, self.zone.local_ms(row.event_ms)
+        if c.window == "hop":
+            assert c.slide_ms is not None
+            start, out = window_start(t, c.offset_ms, c.slide_ms), []
+            while start > t - c.size_ms:
+                out.append(start + c.size_ms)
+                start -= c.slide_ms
+            return out
+        if c.window == "cumulate":
+            assert c.step_ms is not None
+            largest = window_start(t, c.offset_ms, c.size_ms) + c.size_ms
+            first = window_start(t, c.offset_ms, c.step_ms) + c.step_ms
+            return list(range(first, largest + 1, c.step_ms))
+        return [window_start(t, c.offset_ms, c.size_ms) + c.size_ms]
+
+    def start_of(self, end: int) -> int:
+        """The start of the window ending at `end` (CUMULATE: the start of its largest window)."""
         c = self.config
-        return window_start(self.zone.local_ms(row.event_ms), c.offset_ms, c.size_ms) + c.size_ms
+        if c.window == "cumulate":
+            return window_start(end - 1, c.offset_ms, c.size_ms)
+        return end - c.size_ms
 
     # ---- the contract ---------------------------------------------------------------------------
 
     def on_record(self, input_name: str, row: TraceRow, log: StepLog) -> None:
-        end = self.window_end_of(row)
-        if self.zone.fired(end, self.progress):
-            self.drop_late(row, end, log)
-        else:
-            self.keep(row, end, log)
+        """SQL-R5: each copy of the row (one per window) judged on its own window, in order; the
+        row's fate said once (dropped when every window has fired, else at its first window kept)."""
+        ends = self.window_ends_of(row)
+        late = [end for end in ends if self.zone.fired(end, self.progress)]
+        kept = [end for end in ends if end not in late]
+        for end in ends:
+            if end in late:
+                self.drop_late(row, end, log, say=not kept and end == late[0])
+            else:
+                self.keep(row, end, log, say=end == kept[0], late=late)
 
     def on_watermark(self, watermark_ms: int, log: StepLog) -> None:
         self.flush(watermark_ms, log)
@@ -95,25 +125,40 @@ class SqlWindowRank:
 
     # ---- SQL-R1: late rows ----------------------------------------------------------------------
 
-    def drop_late(self, row: TraceRow, end: int, log: StepLog) -> None:
-        """SQL-R1: the row's window has fired: dropped and counted; a TUMBLE row has no other."""
-        start, progress = end - self.config.size_ms, self.progress
+    def drop_late(self, row: TraceRow, end: int, log: StepLog, *, say: bool = True) -> None:
+        """SQL-R1: the copy's window has fired: dropped and counted, once per copy (`say`: this
+        drop is the row's fate, every window of it having fired)."""
+        start, progress = self.start_of(end), self.progress
         why = TimedText.of(
             lambda t: f"late: its window [{t(start)}, {t(end)}) has fired (watermark {t(progress)}): dropped"
         )
-        log.notes.append(RowFate(row, Fate.DROPPED, "SQL-R1", why, LATE_METRIC))
+        if say:
+            log.notes.append(RowFate(row, Fate.DROPPED, "SQL-R1", why, LATE_METRIC))
         log.dropped.append(Dropped(row, why, late=True))
 
     # ---- SQL-R2: the buffer ---------------------------------------------------------------------
 
-    def keep(self, row: TraceRow, end: int, log: StepLog) -> None:
-        """SQL-R2: the row waits in the buffer for its key and window."""
+    def keep(
+        self, row: TraceRow, end: int, log: StepLog, *, say: bool = True, late: Sequence[int] = ()
+    ) -> None:
+        """SQL-R2: the copy waits in the buffer for its key and window (`say`: its row's fate is
+        told here: kept, or added late when some of its windows had fired, SQL-R5)."""
         columns = columns_of(row)
         key = tuple(columns.get(name) for name in self.config.partition_by)
-        start = end - self.config.size_ms
+        start = self.start_of(end)
         shown = self.key_text(key)
-        why = TimedText.of(lambda t: f"into window [{t(start)}, {t(end)}) of key {shown}")
-        log.notes.append(RowFate(row, Fate.KEPT, "SQL-R2", why))
+        if say and late:
+            fired = tuple(late)
+            why = TimedText.of(
+                lambda t: (
+                    f"late for the window(s) ending {', '.join(t(e) for e in fired)} (dropped there,"
+                    f" counted); into window [{t(start)}, {t(end)}) of key {shown}, not yet fired"
+                )
+            )
+            log.notes.append(RowFate(row, Fate.ADDED_LATE, "SQL-R5", why))
+        elif say:
+            why = TimedText.of(lambda t: f"into window [{t(start)}, {t(end)}) of key {shown}")
+            log.notes.append(RowFate(row, Fate.KEPT, "SQL-R2", why))
         self.buffer.setdefault((key, end), []).append(row)
 
     def flush(self, watermark_ms: int, log: StepLog) -> None:
@@ -148,7 +193,7 @@ class SqlWindowRank:
         return row.event_ms >= kept.event_ms
 
     def register(self, key: Key, end: int, log: StepLog) -> None:
-        namespace = (end - self.config.size_ms, end)
+        namespace = (self.start_of(end), end)
         log.registered.append(
             self.timers.register(
                 TimeDomain.EVENT,
@@ -187,7 +232,7 @@ class SqlWindowRank:
         return 0
 
     def emit_row(self, end: int, row: TraceRow, rank: int | None, log: StepLog) -> None:
-        columns, start = columns_of(row), end - self.config.size_ms
+        columns, start = columns_of(row), self.start_of(end)
         computed = {"window_start": timestamp_text(start), "window_end": timestamp_text(end)}
         computed["window_time"] = timestamp_text(self.zone.local_ms(self.zone.instant_ms(end - 1)))
         names = self.config.columns or tuple(columns)

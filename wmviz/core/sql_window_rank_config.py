@@ -1,5 +1,6 @@
 """The configs of SQL's window TopN (`operator.type` window_rank) and window deduplication
-(`operator.type` window_dedup) over a TUMBLE table function (wmviz/core/sql_window_rank.py).
+(`operator.type` window_dedup) over a TUMBLE, HOP or CUMULATE table function
+(wmviz/core/sql_window_rank.py).
 
 Kept apart from the operator so `wmviz.core.scenario` can name the config types without importing
 the operator (docs/sql.md, "Operators")."""
@@ -14,13 +15,24 @@ from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.core.sql_windows_config import _known_zone as known_zone
 
 Keep = Literal["first", "last"]
+TableFunction = Literal["tumble", "hop", "cumulate"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WindowTumbleFields(SqlOperatorKind):
-    """The TUMBLE window both operators cut rows into (the window table function before them)."""
+    """The windows both operators cut rows into (the window table function before them: TUMBLE,
+    or HOP and CUMULATE, which copy a row into each window holding it)."""
 
-    size_ms: int = field(metadata=millis("the TUMBLE window's length", minimum=1))
+    window: TableFunction = field(
+        default="tumble", metadata=choice(TableFunction, "the window table function")
+    )
+    size_ms: int = field(metadata=millis("the window's length (CUMULATE: its largest size)", minimum=1))
+    slide_ms: int | None = field(
+        default=None, metadata=millis("HOP: how far each window starts after the one before", minimum=1)
+    )
+    step_ms: int | None = field(
+        default=None, metadata=millis("CUMULATE: how much each window grows by", minimum=1)
+    )
     offset_ms: int = field(default=0, metadata=millis("shifts every window's start; |offset| < size"))
     zone: str = field(
         default="UTC",
@@ -70,10 +82,22 @@ class WindowDedupConfig(WindowTumbleFields):
 
 
 def window_rank_problems(config_values: dict[str, object]) -> list[tuple[str, str]]:
-    """The cross-field rules of both configs, as (field, reason) pairs: Flink's TUMBLE assigner's
-    offset rule, a zone wmviz knows, DESC columns that are sort columns."""
+    """The cross-field rules of both configs, as (field, reason) pairs: the step each table
+    function needs, Flink's assigners' offset rule, a zone wmviz knows, DESC columns that are sort
+    columns."""
     out: list[tuple[str, str]] = []
     size, offset = config_values.get("size_ms"), config_values.get("offset_ms") or 0
+    window = config_values.get("window", "tumble")
+    for kind, name, what in (("hop", "slide_ms", "a HOP window needs its slide"),
+                             ("cumulate", "step_ms", "a CUMULATE window needs its step")):  # fmt: skip
+        given = config_values.get(name)
+        if window == kind and not isinstance(given, int):
+            out.append((name, what))
+        elif window != kind and given is not None:
+            out.append((name, f"only a {kind.upper()} window has one"))
+    step = config_values.get("step_ms")
+    if window == "cumulate" and isinstance(size, int) and isinstance(step, int) and size % step:
+        out.append(("size_ms", f"a CUMULATE window's largest size is a whole number of steps ({step} ms)"))
     if isinstance(size, int) and isinstance(offset, int) and abs(offset) >= size:
         out.append(("offset_ms", f"|offset| must be below the size ({size} ms), as Flink requires"))
     zone = config_values.get("zone")

@@ -1,4 +1,4 @@
-"""The glossary entries of SQL's Window TopN and Window Deduplication (SQL-R1…SQL-R4), as data:
+"""The glossary entries of SQL's Window TopN and Window Deduplication (SQL-R1…SQL-R5), as data:
 (id, part, meaning, code), taken in by `wmviz.core.rules.RULES`. docs/rules.md, "SQL Window TopN
 and Window Deduplication", explains each at length under the same id."""
 
@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from wmviz.core.sql_window_rank import SqlWindowRank
 
-RANK = "SQL, Window TopN and Window Deduplication (TUMBLE)"
+RANK = "SQL, Window TopN and Window Deduplication (TUMBLE, HOP, CUMULATE)"
 
 SQL_WINDOW_RANK_RULES = (
     (
         "SQL-R1",
         RANK,
-        "A row whose TUMBLE window has fired on arrival (watermark ≥ its end − 1) is dropped and "
-        "counted in numLateRecordsDropped; it has no later window to go to.",
+        "A row (over HOP or CUMULATE: a copy) whose window has fired on arrival (watermark ≥ its end "
+        "− 1) is dropped and counted in numLateRecordsDropped; a TUMBLE row has no other window.",
         SqlWindowRank.drop_late,
     ),
     (
@@ -38,6 +38,14 @@ SQL_WINDOW_RANK_RULES = (
         "strictly earlier one; keep last (DESC) with one not earlier, so a tie goes to the later "
         "arrival; one +I row per key at the window's end.",
         SqlWindowRank.replaces,
+    ),
+    (
+        "SQL-R5",
+        RANK,
+        "Over HOP and CUMULATE the table function copies a row into each of its windows (HOP: latest "
+        "start first; CUMULATE: smallest end first); each copy is judged on its own window, a late "
+        "copy dropped and counted once, the others kept.",
+        SqlWindowRank.window_ends_of,
     ),
 )
 """(id, part, meaning, implementing method), in glossary order."""

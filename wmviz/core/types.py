@@ -47,6 +47,12 @@ class Profile(Enum):
         return self is Profile.FLINK_MASTER
 
     @property
+    def drops_late_probe(self) -> bool:
+        """SQL-T8: the event-time temporal join drops and counts a probe row at or behind its
+        watermark (FLINK-39719, merged after 2.3.0; modelled, not checked against a release)."""
+        return self is Profile.FLINK_MASTER
+
+    @property
     def finished_status(self) -> bool:
         """FINISHED is a real status (FS1–FS3) rather than replayed as a MAX watermark (REPLAY-MAX)."""
         return self is Profile.FLIP_38477
@@ -69,7 +75,8 @@ class Profile(Enum):
 _PROFILE_DESCRIPTIONS = {
     Profile.FLINK_1X_2X: "released Flink 1.4 through 2.3 (verified against the real 2.3.0 valve)",
     Profile.FLINK_MASTER: (
-        "apache/flink master after FLINK-40475 (rebuilt from the change; not run on a master build)"
+        "apache/flink master after FLINK-40475 and FLINK-39719 (rebuilt from the changes; not run on a"
+        " master build)"
     ),
     Profile.FLIP_38477: "the proposed FINISHED status FLINK-38477 (PR #27083, not merged)",
 }

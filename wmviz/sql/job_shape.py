@@ -60,7 +60,7 @@ class Group:
     downstream: tuple[str, ...]
     """The meeting node and every node after it: they carry the meeting operator's output."""
     operator: IntervalJoinConfig | SqlOperatorKind | None
-    """The meeting operator: an interval join, or SQL's temporal join (a core SQL operator)."""
+    """The meeting operator: an interval join, or SQL's temporal or window join (a core SQL operator)."""
     zone: str
     sql: SqlStage | None = None
     """A one-table group's SQL operator (the interval join's groups have none)."""
@@ -168,11 +168,11 @@ def _group(
 
 
 def _meeting_config(job: SqlJob, meeting: Node) -> IntervalJoinConfig | SqlOperatorKind:
-    """The operator where two tables meet: an event-time interval join, or the temporal join its
-    plan reader reads (`wmviz.sql.operators`); anything else is refused by name."""
+    """The operator where two tables meet: an event-time interval join, or the temporal or window
+    join its plan reader reads (`wmviz.sql.operators`); anything else is refused by name."""
     if meeting.behaviour is Behaviour.INTERVAL_JOIN:
         return _join_config(meeting)
-    if meeting.behaviour is Behaviour.TEMPORAL_JOIN:
+    if meeting.behaviour is Behaviour.TEMPORAL_JOIN or meeting.flink_type == "stream-exec-window-join":
         try:
             config = operator_of(meeting, job)
         except OperatorRefused as refused:
@@ -180,7 +180,7 @@ def _meeting_config(job: SqlJob, meeting: Node) -> IntervalJoinConfig | SqlOpera
         if config is not None:
             return config
     raise ReplayRefused(
-        f"{_said(meeting)}: where tables meet, an interval join or a temporal join is replayed, not this"
+        f"{_said(meeting)}: where tables meet, an interval, temporal or window join is replayed, not this"
     )
 
 

@@ -16,6 +16,7 @@ from wmviz.sql.model import Node, PlanReader, SqlJob
 from wmviz.sql.plan_buffer import read_deduplicate, read_over, read_temporal_sort
 from wmviz.sql.plan_match import read_match
 from wmviz.sql.plan_temporal import read_temporal_join
+from wmviz.sql.plan_window_join import read_window_join
 from wmviz.sql.plan_window_rank import read_window_deduplicate, read_window_rank
 from wmviz.sql.plan_windows import window_aggregate_config
 
@@ -29,6 +30,7 @@ PLAN_OPERATORS: dict[str, PlanReader] = {
     "stream-exec-global-window-aggregate": window_aggregate_config,
     "stream-exec-window-rank": read_window_rank,
     "stream-exec-window-deduplicate": read_window_deduplicate,
+    "stream-exec-window-join": read_window_join,
 }
 """COMPILE PLAN node type (without its `_N` version) -> the reader of its operator's config
 (each reader lives in its operator's module `wmviz/sql/plan_<operator>.py`; one line each here)."""

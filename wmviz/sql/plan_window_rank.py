@@ -1,9 +1,8 @@
 """The plan readers of SQL's window TopN (`stream-exec-window-rank`) and window deduplication
-(`stream-exec-window-deduplicate`) over a TUMBLE table function, read into `WindowRankConfig` /
-`WindowDedupConfig` (wmviz/core/sql_window_rank.py).
+(`stream-exec-window-deduplicate`) over a TUMBLE, HOP or CUMULATE table function, read into
+`WindowRankConfig` / `WindowDedupConfig` (wmviz/core/sql_window_rank.py).
 
-What the core does not model is refused by name (`OperatorRefused`), never approximated: HOP and
-CUMULATE windows (their table function copies a row into several windows), processing time,
+What the core does not model is refused by name (`OperatorRefused`), never approximated: processing time,
 RANK/DENSE_RANK, a rank range not starting at 1 or not constant, windows attached by an earlier
 window aggregate.
 """
@@ -12,31 +11,40 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wmviz.core.sql_window_rank_config import WindowDedupConfig, WindowRankConfig
+from wmviz.core.sql_window_rank_config import TableFunction, WindowDedupConfig, WindowRankConfig
 from wmviz.sql.model import Node, OperatorRefused, SqlJob, fields_of
+
+_KINDS: dict[str, TableFunction] = {"TUMBLE": "tumble", "HOP": "hop", "CUMULATE": "cumulate"}
 
 
 @dataclass(frozen=True, slots=True)
 class _Tumble:
-    """What both readers take from the node's windowing: its TUMBLE window and input columns."""
+    """What both readers take from the node's windowing: its window and input columns."""
 
     where: str
+    window: TableFunction
     size_ms: int
+    slide_ms: int | None
+    step_ms: int | None
     offset_ms: int
     zone: str
     inputs: tuple[str, ...]
 
 
 def _window_fields(node: Node, job: SqlJob) -> _Tumble:
-    """The node's TUMBLE window and input columns (OperatorRefused for other windows)."""
+    """The node's window (TUMBLE, HOP, CUMULATE) and input columns (OperatorRefused for others)."""
     where = f"{node.name} (plan node {node.id})"
     windowing = node.spec.get("windowing")
     if not isinstance(windowing, dict) or windowing.get("strategy") != "WindowAttached":
         raise OperatorRefused(f"{where}: windows not attached by a window table function are not modelled")
     window = node.window
-    if window is None or window.kind != "TUMBLE":
+    if window is None or window.kind not in _KINDS:
         kind = window.kind if window is not None else "an unknown window"
-        raise OperatorRefused(f"{where}: {kind} windows are not modelled (only TUMBLE)")
+        raise OperatorRefused(f"{where}: {kind} windows are not modelled (TUMBLE, HOP and CUMULATE are)")
+    slide = window.slide_ms if window.kind == "HOP" else None
+    step = window.step_ms if window.kind == "CUMULATE" else None
+    if (window.kind == "HOP" and slide is None) or (window.kind == "CUMULATE" and step is None):
+        raise OperatorRefused(f"{where}: a {window.kind} window whose step the plan does not give")
     if not window.rowtime:
         raise OperatorRefused(f"{where}: processing-time windows are not modelled (only event time)")
     assert window.size_ms is not None
@@ -48,7 +56,9 @@ def _window_fields(node: Node, job: SqlJob) -> _Tumble:
         raise OperatorRefused(f"{where}: window columns it cannot read")
     if (inputs[start], inputs[end]) != ("window_start", "window_end"):
         raise OperatorRefused(f"{where}: renamed window columns are not modelled")
-    return _Tumble(where, window.size_ms, window.offset_ms or 0, "UTC" if zone == "default" else zone, inputs)
+    zone = "UTC" if zone == "default" else zone
+    offset = window.offset_ms or 0
+    return _Tumble(where, _KINDS[window.kind], window.size_ms, slide, step, offset, zone, inputs)
 
 
 def read_window_rank(node: Node, job: SqlJob) -> WindowRankConfig:
@@ -75,7 +85,10 @@ def read_window_rank(node: Node, job: SqlJob) -> WindowRankConfig:
     descending = tuple(inputs[int(f["index"])] for f in fields if not f.get("isAscending", True))
     output = fields_of(node)
     return WindowRankConfig(
+        window=tumble.window,
         size_ms=tumble.size_ms,
+        slide_ms=tumble.slide_ms,
+        step_ms=tumble.step_ms,
         offset_ms=tumble.offset_ms,
         zone=tumble.zone,
         columns=tumble.inputs,
@@ -93,7 +106,10 @@ def read_window_deduplicate(node: Node, job: SqlJob) -> WindowDedupConfig:
     partition = node.spec.get("partitionKeys")
     keys = tuple(tumble.inputs[int(i)] for i in (partition if isinstance(partition, list) else []))
     return WindowDedupConfig(
+        window=tumble.window,
         size_ms=tumble.size_ms,
+        slide_ms=tumble.slide_ms,
+        step_ms=tumble.step_ms,
         offset_ms=tumble.offset_ms,
         zone=tumble.zone,
         columns=tumble.inputs,

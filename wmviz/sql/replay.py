@@ -42,7 +42,7 @@ from wmviz.core.scenario import (
 from wmviz.core.simulate import instance_channels
 from wmviz.core.splits import SplitReader
 from wmviz.core.sql_expr import columns_read
-from wmviz.core.sql_rows import RowFate, SqlOutput
+from wmviz.core.sql_rows import LATE_METRIC, RowFate, SqlOutput
 from wmviz.core.types import MAX_MS, MIN_MS, Profile, Status
 from wmviz.sql.job_shape import Branch, Group, ReplayRefused, groups_of
 from wmviz.sql.join_rows import JoinRows, join_rows, key_fields, row_key
@@ -228,10 +228,14 @@ class StepState:
     outputs: Mapping[str, tuple[SqlOutput, ...]] = field(default_factory=dict)
     """Group name -> the rows its SQL operator (or interval join, `wmviz.sql.join_rows`) output
     during the step, in order."""
-    late: Mapping[str, int] = field(default_factory=dict)
-    """Group name -> the rows its SQL operator dropped as Flink counts them (`numLateRecordsDropped`)."""
+    late: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    """Group name -> metric -> the rows its SQL operator dropped as Flink counts them in that metric
+    (`numLateRecordsDropped`; a window join's `leftNumLateRecordsDropped` and `right...`)."""
     fates: Mapping[int, RowFate] = field(default_factory=dict)
     """A rows-file line -> what its SQL operator decided during the step (kept, added late, dropped)."""
+    flow: Mapping[str, tuple[SqlOutput | int, ...]] = field(default_factory=dict)
+    """Group name -> its operator's output rows and the watermarks it forwarded, in the order it
+    sent them (what an operator after it receives: `wmviz.sql.chain`)."""
 
 
 def replay_states(
@@ -254,8 +258,9 @@ def replay_states(
     time_ms = 0
     for step, batch in groupby(trace.rows, key=lambda item: item[0]):
         outputs: dict[str, list[SqlOutput]] = {}
-        late: dict[str, int] = {}
+        late: dict[str, dict[str, int]] = {}
         fates: dict[int, RowFate] = {}
+        flow: dict[str, list[SqlOutput | int]] = {}
         for _, row in batch:
             time_ms = row.proc_ms if row.proc_ms is not None else time_ms
             pipelines[row.instance].run_row(row, explain=False)
@@ -263,15 +268,22 @@ def replay_states(
             for event in pipelines[row.instance].step_log.timeline:
                 if isinstance(event, SqlOutput):
                     outputs.setdefault(row.instance, []).append(event)
+                    flow.setdefault(row.instance, []).append(event)
                 elif isinstance(event, JoinOutput) and isinstance(join := joins.get(row.instance), JoinRows):
-                    outputs.setdefault(row.instance, []).append(join.output(event))
+                    outputs.setdefault(row.instance, []).append(made := join.output(event))
+                    flow.setdefault(row.instance, []).append(made)
+                elif isinstance(event, OutputWatermark):
+                    flow.setdefault(row.instance, []).append(event.watermark_ms)
                 elif isinstance(event, Dropped) and event.late:
-                    late[row.instance] = late.get(row.instance, 0) + 1
+                    counts = late.setdefault(row.instance, {})
+                    metric = event.metric or LATE_METRIC
+                    counts[metric] = counts.get(metric, 0) + 1
                 elif isinstance(event, RowFate):
                     fates[event.row.row] = event
         yield StepState(
             step, time_ms, watch.values_of(pipelines), watch.splits_of(pipelines),
             {name: tuple(rows) for name, rows in outputs.items()}, late, fates,
+            {name: tuple(items) for name, items in flow.items()},
         )  # fmt: skip
 
 

@@ -3,14 +3,13 @@
 A group's rows start at its SQL operator (its `SqlOutput` rows, by output field), at the interval
 join where its tables meet (the join's rows, `wmviz.sql.join_rows`), or, for a group with no SQL
 operator, at the table's scan (the input rows themselves). From there each path to a
-sink is followed node by node: an Exchange and a WatermarkAssigner pass rows on, a Calc whose
-projection is only input references (and no condition) projects them, the sink takes them by
-position as its columns. Anything else on the way (a window aggregate after a join, a second
-aggregate) makes that sink's rows "not replayed", with the node named; its watermarks still replay.
-
-Values are written as the oracle (`tools/flinksql/run.py`) prints them, by the sink column's type:
-timestamps `YYYY-MM-DD HH:MM:SS.fff` (TIMESTAMP_LTZ in the session zone), DOUBLE as a float,
-BIGINT and INT as integers.
+sink is followed node by node: an Exchange and a WatermarkAssigner pass rows on, a Calc projects
+them and applies its WHERE (`wmviz.sql.rex`), the sink takes them by position as its columns.
+Operators in series: a path that reaches another SQL operator the core models (a window aggregate
+after a join, a cascade of windows) feeds it, in order, the rows and the output watermarks of the
+operator before it (`Stage`, each run by `wmviz.sql.chain`), and its own rows go on from there.
+Anything else on the way makes that sink's rows "not replayed", with the node named; its
+watermarks still replay.
 """
 
 from __future__ import annotations
@@ -18,35 +17,29 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from wmviz.core.operator_kind import SqlOperatorKind
-from wmviz.core.sql_expr import local_ms_of_instant
-from wmviz.core.sql_rows import LATE_METRIC, SqlValue
-from wmviz.core.sql_window_time import timestamp_text
-from wmviz.core.types import MIN_MS
+from wmviz.core.sql_rows import LATE_METRIC, SqlOutput
 from wmviz.sql import rex
+from wmviz.sql.chain import StageRun, StageSpec, retracting, stage_spec
 from wmviz.sql.job_shape import Group, groups_of
 from wmviz.sql.join_rows import join_rows
 from wmviz.sql.model import Node, OperatorRefused, SqlJob, fields_of
+from wmviz.sql.operators import operator_of
 from wmviz.sql.replay import StepState
+from wmviz.sql.routes import Route, SinkRow, carry, oracle_value, project, replace_refused, routes_from
 from wmviz.sql.rows import InputRow, ReplayInput
-from wmviz.sql.values import cell_ms
 
-
-@dataclass(frozen=True, slots=True)
-class SinkRow:
-    """A row a sink receives at a step (the output line `{"sink", "step", "kind", "row"}`)."""
-
-    sink: str
-    step: int
-    kind: str
-    row: tuple[tuple[str, SqlValue], ...]
-    line: int | None = None
-    """The rows file's line the row is (an input row carried past the operator), else None."""
-
-    def as_json(self) -> dict[str, object]:
-        return {"sink": self.sink, "step": self.step, "kind": self.kind, "row": dict(self.row)}
+__all__ = [
+    "DropLine",
+    "Route",
+    "SinkRow",
+    "carry",
+    "group_rows",
+    "oracle_value",
+    "replay_lines",
+    "routes_from",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,124 +49,24 @@ class DropLine:
     step: int
     operator: str
     delta: int
+    metric: str = LATE_METRIC
+    """The metric the oracle prints (a window join counts each side apart: `leftNumLateRecordsDropped`)."""
 
     def as_json(self) -> dict[str, object]:
-        return {"step": self.step, "metric": LATE_METRIC, "operator": self.operator, "delta": self.delta}
+        return {"step": self.step, "metric": self.metric, "operator": self.operator, "delta": self.delta}
 
 
 @dataclass(frozen=True, slots=True)
-class CalcStep:
-    """One Calc on a route: its projection's expressions and its WHERE (`wmviz.sql.rex`)."""
+class Stage:
+    """A SQL operator fed by the rows of the one before it (operators in series): the route into
+    it (its Calcs), its input fields, what it runs (None: refused, `why`), and where its rows go."""
 
-    node: str
-    projection: tuple[Mapping[str, Any], ...]
-    condition: Mapping[str, Any] | None
-
-
-@dataclass(frozen=True, slots=True)
-class Route:
-    """How rows leaving `start` reach one sink: the field names at `start`, each Calc on the way,
-    the sink's columns (name, type); or why they do not."""
-
-    sink: str
-    start_fields: tuple[str, ...]
-    projections: tuple[CalcStep, ...]
-    columns: tuple[tuple[str, str], ...]
-    refused: str | None = None
-
-
-_PASS = {"stream-exec-exchange", "stream-exec-watermark-assigner", "stream-exec-local-window-aggregate"}
-
-
-def routes_from(
-    job: SqlJob, start: str, start_fields: Sequence[str], avoid: str | None = None
-) -> list[Route]:
-    """Every sink reachable from node `start` (not through `avoid`, the SQL operator whose own rows
-    take that way), each with its route (or why it is not replayed)."""
-    out: list[Route] = []
-    todo: list[tuple[str, tuple[CalcStep, ...], str | None]] = [(start, (), None)]
-    while todo:
-        node_id, projections, refused = todo.pop(0)
-        for edge in (e for e in job.edges if e.source == node_id and e.target != avoid):
-            target = job.node(edge.target)
-            if target.flink_type == "stream-exec-sink":
-                out.append(Route(target.table or target.name, tuple(start_fields), projections,
-                                 _sink_columns(target), refused))  # fmt: skip
-                continue
-            step, why = _through(target)
-            todo.append((target.id, projections + step, refused or why))
-    return out
-
-
-def _through(node: Node) -> tuple[tuple[CalcStep, ...], str | None]:
-    """What a node between the operator and a sink does to rows: nothing, a Calc (its projection
-    and WHERE, computed by `wmviz.sql.rex`), or it is not modelled (the reason)."""
-    if node.flink_type in _PASS:
-        return (), None
-    where = f"{node.name} (plan node {node.id})"
-    if node.flink_type == "stream-exec-calc":
-        projection = node.spec.get("projection")
-        items = tuple(projection) if isinstance(projection, list) else ()
-        condition = node.spec.get("condition")
-        try:
-            if not items:
-                raise OperatorRefused(f"{where}: a projection it cannot read")
-            for item in (*items, *([condition] if condition is not None else [])):
-                rex.check(item, where)
-        except OperatorRefused as refused:
-            return (), str(refused)
-        return ((CalcStep(node.id, items, condition if isinstance(condition, dict) else None),), None)
-    return (), f"{where} is not replayed for rows"
-
-
-def _sink_columns(sink: Node) -> tuple[tuple[str, str], ...]:
-    table = sink.spec.get("dynamicTableSink")
-    try:
-        columns = table["table"]["resolvedTable"]["schema"]["columns"]  # type: ignore[index]
-        return tuple((str(c["name"]), str(c.get("dataType", ""))) for c in columns)
-    except (KeyError, TypeError):
-        return tuple((name, "") for name in fields_of(sink))
-
-
-def carry(
-    route: Route,
-    step: int,
-    kind: str,
-    values: Mapping[str, SqlValue],
-    zone: str,
-    watermarks: Mapping[str, int] | None = None,
-) -> SinkRow | None:
-    """One row along a route (not refused): through each Calc (None when a WHERE drops it), then
-    named and written as the sink's columns. `watermarks` are each node's watermark before the
-    row (what CURRENT_WATERMARK reads; MIN where not given)."""
-    row: list[SqlValue] = [values.get(name) for name in route.start_fields]
-    for calc in route.projections:
-        context = rex.Context((watermarks or {}).get(calc.node, MIN_MS), zone)
-        if calc.condition is not None and rex.evaluate(calc.condition, row, context) is not True:
-            return None
-        row = [rex.sql_value(rex.evaluate(item, row, context)) for item in calc.projection]
-    named = tuple(
-        (name, oracle_value(value, data_type, zone))
-        for (name, data_type), value in zip(route.columns, row, strict=False)
-    )
-    return SinkRow(route.sink, step, kind, named)
-
-
-def oracle_value(value: SqlValue, data_type: str, zone: str = "UTC") -> SqlValue:
-    """A value as the oracle prints it for a column of `data_type`."""
-    if value is None:
-        return None
-    upper = data_type.upper()
-    if upper.startswith(("DOUBLE", "FLOAT", "DECIMAL")) and isinstance(value, int | float):
-        return float(value)
-    if upper.startswith(("BIGINT", "INT", "SMALLINT", "TINYINT")) and isinstance(value, int | float):
-        return int(value)
-    if upper.startswith("TIMESTAMP") and isinstance(value, str | int):
-        ltz = "LOCAL TIME ZONE" in upper or "LTZ" in upper
-        if isinstance(value, int):
-            return timestamp_text(local_ms_of_instant(value, zone) if ltz else value)
-        return timestamp_text(cell_ms(value, "TIMESTAMP", "UTC"))
-    return value
+    inbound: Route
+    input_fields: tuple[str, ...]
+    spec: StageSpec | None
+    routes: tuple[Route, ...]
+    stages: tuple[Stage, ...]
+    why: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +81,8 @@ class GroupRows:
     input_routes: tuple[Route, ...] = ()
     """From the table's scan to the sinks its input rows reach without the operator (every sink,
     for a table with no SQL operator; a dead-letter query beside a window)."""
+    stages: tuple[Stage, ...] = ()
+    """The SQL operators its operator's rows feed (operators in series)."""
 
 
 def group_rows(job: SqlJob) -> list[GroupRows]:
@@ -198,18 +93,14 @@ def group_rows(job: SqlJob) -> list[GroupRows]:
         if group.is_join:
             assert group.meeting is not None
             meeting = job.node(group.meeting)
-            if isinstance(group.operator, SqlOperatorKind):  # the temporal join: SQL's own rows
-                routes = routes_from(job, group.meeting, fields_of(meeting))
-                out.append(GroupRows(group, f"{meeting.name}[{meeting.id}]", tuple(routes)))
-                continue
-            routes = routes_from(job, group.meeting, fields_of(meeting))
-            made = join_rows(job, group)  # the join's own rows (`wmviz.sql.join_rows`), or why not
-            if isinstance(made, str):
-                routes = [replace_refused(r, made) for r in routes]
-            after = f"after {meeting.name} (plan node {meeting.id}): a second operator in series"
-            routes = [replace_refused(r, f"{r.refused}, {after}") if r.refused else r for r in routes]
-            # No drop line: Flink 2.3.0's interval join counts no late rows (docs/late-rows.md).
-            out.append(GroupRows(group, None, tuple(routes)))
+            refused = None
+            if not isinstance(group.operator, SqlOperatorKind):  # the interval join's rows
+                made = join_rows(job, group)  # (`wmviz.sql.join_rows`), or why not
+                refused = made if isinstance(made, str) else None
+            routes, stages = _outgoing(job, group.meeting, fields_of(meeting), group.operator, refused)
+            # No drop line for the interval join: Flink 2.3.0's counts no late rows (docs/late-rows.md).
+            name = f"{meeting.name}[{meeting.id}]" if isinstance(group.operator, SqlOperatorKind) else None
+            out.append(GroupRows(group, name, tuple(routes), stages=stages))
             continue
         stage = group.sql
         scan = group.branches[0].table.node_id
@@ -218,12 +109,67 @@ def group_rows(job: SqlJob) -> list[GroupRows]:
             out.append(GroupRows(group, None, (), tuple(inputs)))
             continue
         node = job.node(stage.node)
-        routes = routes_from(job, stage.node, fields_of(node))
         refused = stage.refused or _computed_before(job, group, node)
-        if refused is not None:
-            routes = [replace_refused(r, refused) for r in routes]
+        routes, stages = _outgoing(job, stage.node, fields_of(node), stage.config, refused)
         inputs = routes_from(job, scan, fields_of(job.node(scan)), avoid=stage.node)
-        out.append(GroupRows(group, f"{node.name}[{node.id}]", tuple(routes), tuple(inputs)))
+        out.append(GroupRows(group, f"{node.name}[{node.id}]", tuple(routes), tuple(inputs), stages))
+    return out
+
+
+def _outgoing(
+    job: SqlJob, start: str, fields: Sequence[str], upstream: object, refused: str | None
+) -> tuple[list[Route], tuple[Stage, ...]]:
+    """Where an operator's rows go: its routes to sinks, and the SQL operators in series it feeds
+    (each a `Stage`); with `refused`, every sink after it is refused for that reason."""
+    if refused is not None:
+        return [replace_refused(r, refused) for r in routes_from(job, start, fields)], ()
+    routes: list[Route] = []
+    stages: list[Stage] = []
+    for route in routes_from(job, start, fields, feeds=True):
+        if route.into is None:
+            routes.append(route)
+        else:
+            stages.append(_stage(job, route, upstream))
+    return routes, tuple(stages)
+
+
+def _stage(job: SqlJob, inbound: Route, upstream: object) -> Stage:
+    """The operator an inbound route feeds, or why it is refused (then so is every sink after it):
+    a Calc on the way wmviz does not evaluate, rows that may be updates (none of the operators
+    modelled in series consumes a retraction, and Flink's planner refuses such a plan), an
+    operator its plan reader refuses, a time attribute the plan does not name."""
+    assert inbound.into is not None
+    node = job.node(inbound.into)
+    last = inbound.projections[-1].node if inbound.projections else None
+    fields = fields_of(job.node(last)) if last is not None else inbound.start_fields
+    why = inbound.refused
+    if why is None and len(job.inputs_of(node.id)) > 1:
+        why = f"{node.name} (plan node {node.id}): where tables meet, it is not run in series"
+    if why is None and (updates := retracting(upstream)) is not None:
+        why = f"{node.name} (plan node {node.id}) consumes inserts only: {updates}"
+    config = None
+    if why is None:
+        try:
+            config = operator_of(node, job)
+        except OperatorRefused as refused:
+            why = str(refused)
+    spec = None
+    if why is None and config is not None:
+        made = stage_spec(job, node, config)
+        spec, why = (None, made) if isinstance(made, str) else (made, None)
+    routes, stages = _outgoing(job, node.id, fields_of(node), config, why)
+    return Stage(inbound, tuple(fields), spec, tuple(routes), stages, why)
+
+
+def _all_routes(plan: GroupRows) -> list[Route]:
+    """Every route of a group to a sink: from its operator, from its scan, and from each operator
+    in series after it."""
+    out = [*plan.routes, *plan.input_routes]
+    todo = list(plan.stages)
+    while todo:
+        stage = todo.pop(0)
+        out += stage.routes
+        todo += stage.stages
     return out
 
 
@@ -240,10 +186,6 @@ def _computed_before(job: SqlJob, group: Group, node: Node) -> str | None:
     return f"{node.name} (plan node {node.id}) reads {', '.join(missing)}, computed before it (not modelled)"
 
 
-def replace_refused(route: Route, why: str) -> Route:
-    return Route(route.sink, route.start_fields, route.projections, route.columns, why)
-
-
 def replay_lines(job: SqlJob, rows: ReplayInput, states: Iterable[StepState]) -> Iterator[SinkRow | DropLine]:
     """Every sink row (sinks in name order, each in arrival order) and every late drop, step by
     step, as the oracle writes them."""
@@ -254,6 +196,8 @@ def replay_lines(job: SqlJob, rows: ReplayInput, states: Iterable[StepState]) ->
             inputs.setdefault(line.step, []).append(line)
     before: Mapping[str, int] = {}
     """Each node's watermark before the step's rows (what a Calc's CURRENT_WATERMARK reads)."""
+    runs: dict[str, StageRun] = {}
+    """The operators in series, each in its own pipeline, kept from step to step."""
     for state in states:
         carried: list[SinkRow | None] = []
         drops: list[DropLine] = []
@@ -261,8 +205,14 @@ def replay_lines(job: SqlJob, rows: ReplayInput, states: Iterable[StepState]) ->
             carried += _input_rows(plan, state.step, inputs.get(state.step, []), before)
             carried += _operator_rows(plan, state, before)
             name = plan.group.name
-            if state.late.get(name) and plan.operator is not None:
-                drops.append(DropLine(state.step, plan.operator, state.late[name]))
+            for metric, delta in sorted(state.late.get(name, {}).items()):  # the oracle's order
+                if plan.operator is not None:
+                    drops.append(DropLine(state.step, plan.operator, delta, metric))
+            after: list[SinkRow | DropLine | None] = []
+            flow = state.flow.get(name, ())
+            _in_series(plan.stages, flow, state.step, plan.group.zone, before, runs, after)
+            carried += [line for line in after if not isinstance(line, DropLine)]
+            drops += [line for line in after if isinstance(line, DropLine)]
         sink_rows = sorted((r for r in carried if r is not None), key=lambda r: r.sink)
         yield from sink_rows
         yield from drops
@@ -296,6 +246,39 @@ def _operator_rows(plan: GroupRows, state: StepState, before: Mapping[str, int])
     ]
 
 
+def _in_series(
+    stages: Sequence[Stage],
+    flow: Sequence[SqlOutput | int],
+    step: int,
+    zone: str,
+    before: Mapping[str, int],
+    runs: dict[str, StageRun],
+    out: list[SinkRow | DropLine | None],
+) -> None:
+    """What an operator sent during a step (`flow`: its rows and forwarded watermarks, in order)
+    through each operator it feeds (`runs` keeps each one's pipeline from step to step): the rows
+    along the Calcs between them, then that operator's own rows to its sinks, its late drops, and
+    on to the operators after it."""
+    for stage in stages:
+        if stage.spec is None:
+            continue
+        fed: list[SqlOutput | int] = []
+        for item in flow:
+            if isinstance(item, int):
+                fed.append(item)
+            elif (row := project(stage.inbound, dict(item.values), zone, before)) is not None:
+                fed.append(SqlOutput(item.kind, tuple(zip(stage.input_fields, row, strict=False)), item.rows))
+        run = runs.get(stage.spec.node)
+        if run is None:
+            run = runs[stage.spec.node] = StageRun(stage.spec)
+        done = run.feed(fed)
+        for route in (r for r in stage.routes if r.refused is None):
+            out += [carry(route, step, o.kind.value, dict(o.values), zone, before) for o in done.outputs]
+        if done.late:
+            out.append(DropLine(step, stage.spec.operator, done.late))
+        _in_series(stage.stages, done.flow, step, zone, before, runs, out)
+
+
 def dead_letter_sinks(job: SqlJob) -> list[str]:
     """The sinks a table's rows reach through a WHERE that reads CURRENT_WATERMARK (a dead-letter
     query, `WHERE ts < CURRENT_WATERMARK(ts)`), in name order."""
@@ -313,7 +296,7 @@ def dead_letter_sinks(job: SqlJob) -> list[str]:
 
 def rows_not_replayed(job: SqlJob) -> list[str]:
     """What the replay leaves out, by name: the sinks whose rows it does not compute, and why."""
-    routes = [route for plan in group_rows(job) for route in (*plan.routes, *plan.input_routes)]
+    routes = [route for plan in group_rows(job) for route in _all_routes(plan)]
     notes = [f"the rows {r.sink} receives are not replayed: {r.refused}" for r in routes if r.refused]
     reached = {r.sink for r in routes}
     for sink in job.nodes:

@@ -14,6 +14,7 @@ from wmviz.core.settings import MAX_WINDOWS_PER_RECORD
 from wmviz.core.sql_match_config import SqlMatchConfig, match_problems
 from wmviz.core.sql_session_config import WINDOW_PROPERTIES, SqlSessionConfig
 from wmviz.core.sql_temporal_join_config import TemporalJoinConfig
+from wmviz.core.sql_window_join_config import WindowJoinConfig, window_join_problems
 from wmviz.core.sql_window_rank_config import WindowDedupConfig, WindowRankConfig, window_rank_problems
 from wmviz.core.sql_windows_config import SqlWindowConfig, sql_window_problems
 from wmviz.core.windows import offset_config_problem, sliding_config_problem
@@ -97,6 +98,7 @@ SECTION_RULES: dict[type, SectionRule] = {
     SqlWindowConfig: lambda values, data: iter(sql_window_problems(values)),
     WindowRankConfig: lambda values, data: iter(window_rank_problems(values)),
     WindowDedupConfig: lambda values, data: iter(window_rank_problems(values)),
+    WindowJoinConfig: lambda values, data: window_join_problems(values),
     SqlMatchConfig: lambda values, data: iter(match_problems(values)),
 }
 """The rules over several fields of one config type; a field one of them refuses keeps its default."""

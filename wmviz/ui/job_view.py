@@ -30,6 +30,7 @@ from wmviz.store.uploads import UploadError
 from wmviz.ui import bring, controls, panels, state
 from wmviz.ui.lag_view import lag_panel
 from wmviz.view.jobgraph import JobGraph, chain_rows, job_graph_figure
+from wmviz.view.jobgraph_groups import chain_lines, group_line, group_rows
 from wmviz.view.plain import literal
 from wmviz.view.timefmt import TimeFormat
 from wmviz.view.url import JobLink, job_link
@@ -113,29 +114,56 @@ def job_page(link: JobLink, notes: list[str]) -> None:
     at = st.select_slider("Time", options=walker.times, format_func=t, key=state.JOB_AT)
     _time_buttons(walker.times, at)
     names = {v.id: v.name for v in rec.vertices}
-    vertex = st.selectbox(
-        "Vertex",
-        [STALLED, *names],
-        format_func=lambda v: names.get(v, "where blame starts (the most downstream vertex standing still)"),
-        key=state.JOB_VERTEX,
-    )
-    graph = graph_at(walker, at, vertex or None)
-    st.plotly_chart(
-        job_graph_figure(graph, t, vertex or None),
-        on_select=_clicked,
-        selection_mode="points",
-        key=state.JOB_CLICK,
-        config={"displayModeBar": False},
-    )
-    st.markdown(f"**{'Who holds it' if graph.stalled else 'No stall'}:** {literal(graph.ending)}")
+    graph_side, beside = st.columns([3, 1.2], gap="medium")
+    with beside:
+        vertex = st.selectbox(
+            "Find a vertex",
+            [STALLED, *names],
+            format_func=lambda v: names.get(
+                v, "where blame starts (the most downstream vertex standing still)"
+            ),
+            key=state.JOB_VERTEX,
+            help="Type part of a name to search: the vertex is ringed in purple and kept in the link.",
+        )
+        graph = graph_at(walker, at, vertex or None)
+        _beside(graph, vertex or (graph.chain[0].vertex if graph.chain else None), t)
+    with graph_side:
+        st.plotly_chart(
+            job_graph_figure(graph, t, vertex or None),
+            on_select=_clicked,
+            selection_mode="points",
+            key=state.JOB_CLICK,
+            config={"displayModeBar": False},
+        )
     if graph.chain:
         st.dataframe(pd.DataFrame(chain_rows(graph, t)), hide_index=True, width="stretch", key="job_chain")
+    with st.expander(f"Every vertex's subtasks at {t(graph.at_ms)} (lowest, culprit, highest, spread)"):
+        st.dataframe(pd.DataFrame(group_rows(graph, t)), hide_index=True, width="stretch", key="job_groups")
     _valve_link(path, walker, graph, vertex or (graph.chain[0].vertex if graph.chain else None), link.job, t)
     if graph.chain:
         lag_panel(walker, identity(path), vertex or graph.chain[0].vertex, at, t)
     shown = JobLink(link.job, at, vertex or None)
     st.query_params.from_dict(shown.query())
     st.session_state[state.JOB_ADOPTED] = shown
+
+
+def _beside(graph: JobGraph, shown: str | None, t: TimeFormat) -> None:
+    """Beside the graph, readable without scrolling: the shown vertex's subtasks as a group (the
+    picked one, else where the chain starts) and the blame chain, alike hops folded."""
+    vertex = next((v for v in graph.vertices if v.id == shown), None)
+    if vertex is not None:
+        with st.container(key="job_group"):
+            st.markdown(f"**{literal(vertex.name)}**  \n{literal(group_line(vertex, t))}")
+    with st.container(key="job_chain_list"):
+        st.markdown(f"**{'Who holds it' if graph.stalled else 'No stall'}:** {literal(graph.ending)}")
+        lines = chain_lines(graph, t)
+        if lines:
+            st.markdown(
+                "\n".join(
+                    f"{i}. **{literal(line.vertices)}**: {literal(line.detail)}"
+                    for i, line in enumerate(lines, 1)
+                )
+            )
 
 
 def _time_buttons(times: list[int], at: int) -> None:
@@ -243,10 +271,10 @@ def _adopt(link: JobLink, walker: Walker, notes: list[str]) -> None:
 
 
 def _clicked() -> None:
-    """A click on a vertex picks it (its id is the point's customdata)."""
+    """A click on a vertex picks it (its id is the point's customdata; an edge's point has none)."""
     points = st.session_state[state.JOB_CLICK].selection.points
-    if points:
-        data = points[0].get("customdata")
+    data = next((p.get("customdata") for p in points if p.get("customdata") is not None), None)
+    if data is not None:
         st.session_state[state.JOB_VERTEX] = str(data[0] if isinstance(data, list) else data)
 
 

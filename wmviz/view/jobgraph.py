@@ -2,11 +2,15 @@
 
 The graph is laid out in layers from the plan: each vertex's layer is its longest distance from a
 source, so sources stand on the left and sinks on the right; the vertices of one layer are spread
-top to bottom in the plan's order. Each vertex is coloured by how far its output watermark is
-behind the job's leading watermark (`wmviz.analysis.blame.Walker.leading`, the mark blame's hops
-are measured from), each edge labelled with the watermark it carries, and the blame chain drawn
-over it: its vertices ringed, its edges thick, vermillion when it is a stall and sky blue when
-nothing is stalled and it is only the slowest path. A legend names every colour and the ring.
+top to bottom in the plan's order, and a large job is folded into a bounded grid
+(`jobgraph_layout`). Each vertex is coloured by how far its output watermark is behind the job's
+leading watermark (`wmviz.analysis.blame.Walker.leading`, the mark blame's hops are measured
+from), each edge says the watermark it carries (a label on a small graph; on every graph a hover
+on the diamond in its middle), and the blame chain is drawn over it: its vertices ringed, its
+edges thick, vermillion when it is a stall and sky blue when nothing is stalled and it is only the
+slowest path. The vertex a person picked or searched for has a purple ring and its name in bold.
+A legend names every colour and ring. Past `COMPACT_AT` vertices everything is drawn smaller and
+the names cut (a hover has them whole), so a hundred vertices fit beside the chain's list.
 
 Plotly draws its text (names, labels, hover text) as its own small HTML: a vertex name or a ship
 strategy holding `<a href=...>` would become a link and `<span style=...>` a style. Every piece of
@@ -25,15 +29,20 @@ from typing import Any
 
 from wmviz.core.types import MAX_MS
 from wmviz.view.figures_common import STATUS_COLORS, plotly_text
+from wmviz.view.jobgraph_layout import Layout, fold
 from wmviz.view.timefmt import TimeFormat, duration
 
 CHAIN_COLOR = "#D55E00"  # vermillion, the valve page's root colour: what holds the watermark
 PATH_COLOR = "#56B4E9"  # sky blue: the slowest path of a job where nothing is stalled
+PICKED_COLOR = "#7B3294"  # purple: the vertex a person picked or searched for (blue is FINISHED)
 UNKNOWN_COLOR = "#bdbdbd"
 EDGE_COLOR = "#7f7f7f"
 # Behind 0 is green, far behind is red; the scale saturates at `FAR_BEHIND_MS`.
 FAR_BEHIND_MS = 60_000
 COLORSCALE = [[0.0, "#1a9850"], [0.5, "#fee08b"], [1.0, "#d73027"]]
+COMPACT_AT = 16
+"""A graph of more vertices than this is drawn small: markers, names cut, edges labelled by hover."""
+SHORT_NAME = 14
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +57,18 @@ class GraphVertex:
     output_ms: int | None
     behind_ms: int | None
     idle: bool = False
+    high_ms: int | None = None
+    """The highest of its live subtasks' outputs below MAX (None: none live, or none below MAX)."""
+    culprit: int | None = None
+    """The live subtask with the lowest output: the one the vertex's output is (its group's minimum)."""
+    idle_subtasks: int = 0
+
+    @property
+    def spread_ms(self) -> int | None:
+        """How far apart its live subtasks are: the highest output less the lowest."""
+        if self.idle or self.high_ms is None or self.output_ms is None:
+            return None
+        return max(0, min(self.high_ms - self.output_ms, MAX_MS))  # from MIN_MS, a Java long's span
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,16 +114,14 @@ class JobGraph:
         return CHAIN_COLOR if self.stalled else PATH_COLOR
 
 
+def layout(graph: JobGraph) -> Layout:
+    """The vertices' places: one column per layer, folded into a bounded grid (`jobgraph_layout`)."""
+    return fold([(v.id, v.layer) for v in graph.vertices])
+
+
 def positions(graph: JobGraph) -> dict[str, tuple[float, float]]:
-    """Each vertex's (x, y): x its layer, y its place within the layer, centred on 0 (top first)."""
-    layers: dict[int, list[str]] = {}
-    for vertex in graph.vertices:
-        layers.setdefault(vertex.layer, []).append(vertex.id)
-    out: dict[str, tuple[float, float]] = {}
-    for layer, ids in layers.items():
-        for place, vid in enumerate(ids):
-            out[vid] = (float(layer), (len(ids) - 1) / 2 - place)
-    return out
+    """Each vertex's (x, y): x its column (its layer in a small job), y its place, top first."""
+    return layout(graph).where
 
 
 def chain_edges(graph: JobGraph) -> set[tuple[str, str]]:
@@ -112,14 +131,29 @@ def chain_edges(graph: JobGraph) -> set[tuple[str, str]]:
 
 
 def vertex_text(vertex: GraphVertex, t: TimeFormat) -> str:
-    """A vertex's hover text: its name, subtasks, output and how far behind."""
+    """A vertex's hover text: its name, subtasks, output and how far behind, and its group (the
+    lowest live subtask, the highest, their spread)."""
     if vertex.output_ms is None:
         state = "no watermark reported"
     elif vertex.idle:
         state = f"idle (every subtask); last output {t(vertex.output_ms)}"
     else:
         state = f"output {t(vertex.output_ms)}, {duration(vertex.behind_ms or 0)} behind the leading vertex"
-    return f"{plotly_text(vertex.name)} ({vertex.parallelism} subtasks)<br>{state}"
+    idle = f", {vertex.idle_subtasks:,} idle" if vertex.idle_subtasks and not vertex.idle else ""
+    text = f"{plotly_text(vertex.name)} ({vertex.parallelism:,} subtasks{idle})<br>{state}"
+    if vertex.culprit is not None and vertex.output_ms is not None and not vertex.idle:
+        text += f"<br>lowest: subtask {vertex.culprit}"
+        if vertex.high_ms is not None:
+            text += f" · highest {t(vertex.high_ms)} · spread {duration(vertex.spread_ms or 0)}"
+    return text
+
+
+def edge_text(edge: GraphEdge, names: dict[str, str], t: TimeFormat) -> str:
+    """An edge's hover text: from where to where, the watermark it carries, how it ships."""
+    carried = t(edge.watermark_ms) if edge.watermark_ms is not None else "no watermark"
+    source, target = (plotly_text(names.get(end, end)) for end in (edge.source, edge.target))
+    route = f"{source} → {target}"
+    return f"{route}<br>carries {carried}<br>{plotly_text(edge.strategy.lower())} · input {edge.input}"
 
 
 def vertex_color(vertex: GraphVertex) -> str | float:
@@ -133,8 +167,11 @@ def vertex_color(vertex: GraphVertex) -> str | float:
     return min(vertex.behind_ms, FAR_BEHIND_MS) / FAR_BEHIND_MS
 
 
-def _edge_annotations(graph: JobGraph, where: dict[str, tuple[float, float]], t: TimeFormat) -> list[dict]:
-    """An arrow per edge and its label (the watermark it carries, the ship strategy)."""
+def _edge_annotations(
+    graph: JobGraph, where: dict[str, tuple[float, float]], t: TimeFormat, labelled: bool
+) -> list[dict]:
+    """An arrow per edge and, when `labelled`, its label (the watermark it carries, the ship
+    strategy); a large graph has no labels (they would cover it), its edges' hover says it."""
     held = chain_edges(graph)
     out: list[dict[str, Any]] = []
     for edge in graph.edges:
@@ -146,9 +183,12 @@ def _edge_annotations(graph: JobGraph, where: dict[str, tuple[float, float]], t:
                 "x": tx - 0.12, "y": ty, "ax": sx + 0.12, "ay": sy,
                 "xref": "x", "yref": "y", "axref": "x", "ayref": "y",
                 "showarrow": True, "arrowhead": 3, "arrowsize": 1.2,
-                "arrowwidth": 4 if on_chain else 1.5, "arrowcolor": color, "text": "",
+                "arrowwidth": (4 if on_chain else 1.5) if labelled else (3 if on_chain else 1),
+                "arrowcolor": color, "text": "",
             }
         )  # fmt: skip
+        if not labelled:
+            continue
         label = t(edge.watermark_ms) if edge.watermark_ms is not None else "no watermark"
         out.append(
             {
@@ -161,20 +201,55 @@ def _edge_annotations(graph: JobGraph, where: dict[str, tuple[float, float]], t:
     return out
 
 
+def _edge_points(graph: JobGraph, where: dict[str, tuple[float, float]], t: TimeFormat) -> dict[str, Any]:
+    """A small diamond in the middle of every edge whose hover says the watermark it carries (no
+    `customdata`: a click on it picks no vertex)."""
+    held = chain_edges(graph)
+    names = {v.id: v.name for v in graph.vertices}
+    mids = [
+        ((where[e.source][0] + where[e.target][0]) / 2, (where[e.source][1] + where[e.target][1]) / 2)
+        for e in graph.edges
+    ]
+    return {
+        "type": "scatter",
+        "mode": "markers",
+        "x": [x for x, _ in mids],
+        "y": [y for _, y in mids],
+        "hovertext": [edge_text(e, names, t) for e in graph.edges],
+        "hoverinfo": "text",
+        "marker": {
+            "size": 8,
+            "symbol": "diamond",
+            "color": [graph.chain_color if (e.source, e.target) in held else EDGE_COLOR for e in graph.edges],
+        },
+        "showlegend": False,
+    }
+
+
+def short_name(name: str, most: int = SHORT_NAME) -> str:
+    """A vertex name cut to `most` characters for its label on a large graph (its hover has it whole)."""
+    return name if len(name) <= most else name[: most - 1] + "…"
+
+
 def job_graph_figure(graph: JobGraph, t: TimeFormat, picked: str | None = None) -> dict[str, Any]:
     """The figure: one marker per vertex (its id in `customdata`, for a click), the edges as
-    arrows with their watermark, the chain's vertices ringed and its edges thick; `picked` (a
-    vertex id) is outlined."""
-    where = positions(graph)
+    arrows with their watermark (a label on a small graph, a hover on every graph), the chain's
+    vertices ringed and its edges thick; `picked` (a vertex id) gets a ring of its own and its
+    name in bold. A graph of more than `COMPACT_AT` vertices is drawn small, in the folded grid of
+    `jobgraph_layout`, so a hundred vertices fit on one screen."""
+    grid = layout(graph)
+    where = grid.where
+    compact = len(graph.vertices) > COMPACT_AT
     on_chain = {h.vertex for h in graph.chain}
     vertices = list(graph.vertices)
     colors = [vertex_color(v) for v in vertices]
     scaled = all(isinstance(c, float) for c in colors)
+    size = 22 if compact else 46
     marker: dict[str, Any] = {
-        "size": 46,
+        "size": size,
         "color": colors,
         "line": {
-            "width": [6 if v.id in on_chain else 3 if v.id == picked else 1 for v in vertices],
+            "width": [(4 if compact else 6) if v.id in on_chain else 1 for v in vertices],
             "color": [graph.chain_color if v.id in on_chain else "#000000" for v in vertices],
         },
     }
@@ -185,27 +260,40 @@ def job_graph_figure(graph: JobGraph, t: TimeFormat, picked: str | None = None) 
         "mode": "markers+text",
         "x": [where[v.id][0] for v in vertices],
         "y": [where[v.id][1] for v in vertices],
-        "text": [plotly_text(v.name) for v in vertices],
+        "text": [plotly_text(short_name(v.name) if compact else v.name) for v in vertices],
         "textposition": "bottom center",
+        "textfont": {"size": 10 if compact else 12},
         "customdata": [v.id for v in vertices],
         "hovertext": [vertex_text(v, t) for v in vertices],
         "hoverinfo": "text",
         "marker": marker,
         "showlegend": False,
     }
-    layers = max((v.layer for v in vertices), default=0)
-    rows = max((sum(1 for w in vertices if w.layer == v.layer) for v in vertices), default=1)
+    traces = [nodes, _edge_points(graph, where, t)]
+    if picked in where:
+        vertex = next(v for v in vertices if v.id == picked)
+        traces.append(
+            {
+                "type": "scatter", "mode": "markers+text", "x": [where[picked][0]], "y": [where[picked][1]],
+                "text": [f"<b>{plotly_text(vertex.name)}</b>"], "textposition": "top center",
+                "textfont": {"size": 13, "color": PICKED_COLOR}, "customdata": [picked],
+                "hovertext": [vertex_text(vertex, t)], "hoverinfo": "text", "showlegend": False,
+                "marker": {"size": size + 16, "symbol": "circle-open", "color": PICKED_COLOR,
+                           "line": {"width": 4, "color": PICKED_COLOR}},
+            }
+        )  # fmt: skip
+    ys = [y for _, y in where.values()] or [0.0]
     axis = {"visible": False, "fixedrange": True}
     return {
-        "data": [nodes, *legend(graph)],
+        "data": [*traces, *legend(graph, picked in where)],
         "layout": {
             "title": {
                 "text": f"The job at {t(graph.at_ms)}: colour = how far each output is behind the leading one"
             },
-            "xaxis": {**axis, "range": [-0.6, layers + 0.6]},
-            "yaxis": {**axis, "range": [-(rows / 2) - 0.2, rows / 2 + 0.2]},
-            "annotations": _edge_annotations(graph, where, t),
-            "height": 220 + 130 * rows,
+            "xaxis": {**axis, "range": [-0.6, grid.columns - 1 + 0.6]},
+            "yaxis": {**axis, "range": [min(ys) - 0.7, max(ys) + 0.7]},
+            "annotations": _edge_annotations(graph, where, t, labelled=not compact),
+            "height": round(110 + 46 * grid.rows) if compact else round(220 + 130 * grid.rows),
             "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
             "plot_bgcolor": "#ffffff",
             "showlegend": True,
@@ -216,7 +304,7 @@ def job_graph_figure(graph: JobGraph, t: TimeFormat, picked: str | None = None) 
     }
 
 
-def legend(graph: JobGraph) -> list[dict[str, Any]]:
+def legend(graph: JobGraph, picked: bool = False) -> list[dict[str, Any]]:
     """One legend entry per colour a vertex may take and one for the ring: empty traces (no
     points, so a click never picks them)."""
     far = duration(FAR_BEHIND_MS)
@@ -235,6 +323,8 @@ def legend(graph: JobGraph) -> list[dict[str, Any]]:
             "circle-open",
         ),
     ]
+    if picked:
+        entries.append(("purple ring, bold name: the vertex you picked", PICKED_COLOR, "circle-open"))
     return [
         {
             "type": "scatter",
