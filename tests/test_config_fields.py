@@ -33,8 +33,9 @@ def _errors(call: Any) -> list[str]:
     return [str(issue) for issue in err.value.issues]
 
 
-_VALID: dict[Check, Any] = {Check.NAMES: ["k"], Check.AGGREGATES: ["COUNT(*) AS n"]}
-"""A valid value of a required field by its rule (1 for the rest: a count or milliseconds)."""
+_VALID: dict[Check, Any] = {Check.NAMES: ["k"], Check.AGGREGATES: ["COUNT(*) AS n"], Check.TEXT: "A"}
+"""A valid value of a required field by its rule (a text: a MATCH_RECOGNIZE pattern; 1 for the rest:
+a count or milliseconds)."""
 
 
 def _section_with(field: DeclaredField, value: Any) -> dict[str, Any]:

@@ -143,13 +143,15 @@ def test_a_config_by_hand_names_each_operator():
     assert parse_config({"operator": {"type": "temporal_sort"}}, "test").operator == TemporalSortConfig()
 
 
-def test_match_recognize_is_refused_by_name():
+def test_a_match_recognize_node_without_its_plan_is_refused_by_name():
+    """MATCH_RECOGNIZE has its own reader (`wmviz.sql.plan_match`, tests/test_sql_match.py); a node
+    whose input the plan does not give is refused, naming the node."""
     from wmviz.sql.model import Behaviour, Node, OperatorRefused, SqlJob
     from wmviz.sql.operators import operator_of
 
     node = Node("7", "stream-exec-match", "stream-exec-match", Behaviour.PASSES)
     job = SqlJob("compile-plan", (node,), (), ())
-    with pytest.raises(OperatorRefused, match=r"plan node 7\): MATCH_RECOGNIZE"):
+    with pytest.raises(OperatorRefused, match=r"plan node 7\): has no input in the plan"):
         operator_of(node, job)
 
 

@@ -59,6 +59,9 @@ PLANNED = (
     "winjoin_all",
     "chain_series",
     "window_rank_sliding",
+    "match_basic",
+    "match_quant",
+    "match_greedy",
 )
 """Scripts Flink plans: each gets a .plan.json and an .explain.txt."""
 

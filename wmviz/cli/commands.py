@@ -198,9 +198,12 @@ def told(err: WmvizError | OutputError, args: argparse.Namespace) -> list[str]:
     if isinstance(err, TraceValidationError):
         return [str(err), f"{_plural(err.total, 'error')}; nothing was simulated"]
     if isinstance(err, ScenarioError):
+        # `wmviz sql replay` names its rows file (`rows`), whose line numbers its rows carry.
+        trace = getattr(args, "trace", None)
+        source, what = (trace, "trace") if trace is not None else (getattr(args, "rows", ""), "rows file")
         return [
-            f"{args.trace.name}:{err.row.row}: column {err.column}: {err.reason}",
-            "the trace is valid, but the operator cannot process this row",
+            f"{Path(str(source)).name}:{err.row.row}: column {err.column}: {err.reason}",
+            f"the {what} is valid, but the operator cannot process this row",
         ]
     return [f"error: {err}"]
 

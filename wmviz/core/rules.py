@@ -21,6 +21,7 @@ from wmviz.core.narrate import cited_rules
 from wmviz.core.operator_log import JoinOutput
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.sql_buffer_rules import BUFFER_RULES
+from wmviz.core.sql_match_rules import SQL_MATCH_RULES
 from wmviz.core.sql_rules import SQL_RULES
 from wmviz.core.sql_session_rules import SQL_SESSION_RULES
 from wmviz.core.sql_temporal_rules import SQL_TEMPORAL_RULES
@@ -352,6 +353,7 @@ RULES: tuple[Rule, ...] = (
     *(Rule(*rule) for rule in SQL_WINDOW_RULES),
     *(Rule(*rule) for rule in SQL_WINDOW_RANK_RULES),
     *(Rule(*rule) for rule in SQL_WINDOW_JOIN_RULES),
+    *(Rule(*rule) for rule in SQL_MATCH_RULES),
 )
 
 GLOSSARY: dict[str, Rule] = {rule.id: rule for rule in RULES}

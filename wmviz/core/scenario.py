@@ -32,6 +32,7 @@ from wmviz.core.operator_kind import OperatorKind
 from wmviz.core.settings import MAX_ALIGNMENT_BUFFER
 from wmviz.core.sql_buffer_config import DeduplicateConfig, OverAggregateConfig, TemporalSortConfig
 from wmviz.core.sql_expr import Expr, TypeKind, watermark_delay_ms, with_watermark_delay
+from wmviz.core.sql_match_config import SqlMatchConfig
 from wmviz.core.sql_session_config import SqlSessionConfig
 from wmviz.core.sql_temporal_join_config import TemporalJoinConfig
 from wmviz.core.sql_window_join_config import WindowJoinConfig
@@ -371,6 +372,7 @@ OperatorConfig = (
     | WindowRankConfig
     | WindowDedupConfig
     | WindowJoinConfig
+    | SqlMatchConfig
 )
 """`operator`: what sits behind the valve, one type per operator."""
 
@@ -407,6 +409,7 @@ class ScenarioConfig:
             WindowRankConfig,
             WindowDedupConfig,
             WindowJoinConfig,
+            SqlMatchConfig,
         ),
     )
     generators: dict[str, GeneratorConfig] = field(

@@ -15,6 +15,8 @@ from wmviz.core.operator_log import StepLog
 from wmviz.core.scenario import TraceRow
 from wmviz.core.sql_buffer_config import DeduplicateConfig, OverAggregateConfig, TemporalSortConfig
 from wmviz.core.sql_dedup import build_dedup
+from wmviz.core.sql_match import build as build_match
+from wmviz.core.sql_match_config import SqlMatchConfig
 from wmviz.core.sql_over import build_over
 from wmviz.core.sql_session import build as build_sql_session
 from wmviz.core.sql_session_config import SqlSessionConfig
@@ -57,6 +59,7 @@ SQL_OPERATORS: dict[type[SqlOperatorKind], Builder] = {
     WindowRankConfig: build_window_rank,
     WindowDedupConfig: build_window_rank,
     WindowJoinConfig: build_window_join,
+    SqlMatchConfig: build_match,  # type: ignore[dict-item]
 }
 """Config type -> the operator it builds (config, the instance's timers). One line per operator."""
 

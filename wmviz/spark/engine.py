@@ -32,6 +32,8 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+# Registers how MATCH_RECOGNIZE computes its DEFINE and MEASURES, in the Python workers too.
+import wmviz.sql.plan_match  # noqa: F401
 from wmviz.core.windows import ScenarioError
 from wmviz.timeline.local import instance_groups
 from wmviz.timeline.runner import RunSpec, run_instance

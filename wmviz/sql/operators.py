@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.sql.model import Node, PlanReader, SqlJob
-from wmviz.sql.plan_buffer import read_deduplicate, read_match, read_over, read_temporal_sort
+from wmviz.sql.plan_buffer import read_deduplicate, read_over, read_temporal_sort
+from wmviz.sql.plan_match import read_match
 from wmviz.sql.plan_temporal import read_temporal_join
 from wmviz.sql.plan_window_join import read_window_join
 from wmviz.sql.plan_window_rank import read_window_deduplicate, read_window_rank

@@ -5,8 +5,8 @@ What the core does not model is refused by name (`OperatorRefused`), never appro
 floating-point SUM or AVG in a bounded OVER frame (Flink retracts; the last bits drift), a frame
 not ending at the current row, the older unbounded OVER function
 (`table.exec.unbounded-over.version` 1), processing-time ordering,
-DISTINCT or FILTER aggregates, a mini-batch deduplication, a sort whose NULL order is not the
-planner's default, and MATCH_RECOGNIZE.
+DISTINCT or FILTER aggregates, a mini-batch deduplication, and a sort whose NULL order is not the
+planner's default. MATCH_RECOGNIZE has its own reader, `wmviz.sql.plan_match`.
 """
 
 from __future__ import annotations
@@ -209,13 +209,3 @@ def read_temporal_sort(node: Node, job: SqlJob) -> TemporalSortConfig:
         if not ascending:
             descending.append(name)
     return TemporalSortConfig(then_by=tuple(then_by), descending=tuple(descending))
-
-
-def read_match(node: Node, job: SqlJob) -> OverAggregateConfig:
-    """MATCH_RECOGNIZE (`stream-exec-match`, Flink's CepOperator) is not modelled: refused by name,
-    so a job with one is never replayed as if its rows passed through."""
-    raise _refuse(
-        node,
-        "MATCH_RECOGNIZE (CepOperator: rows wait for the watermark, then run through the pattern's"
-        " NFA) is not modelled",
-    )

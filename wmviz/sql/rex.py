@@ -6,7 +6,10 @@ carry rows in the jobs it models — a column, a literal, the CASE the planner w
 aggregation's SUM (`CASE WHEN COUNT > 0 THEN $SUM0 ELSE NULL`), comparisons, AND / OR / NOT,
 IS [NOT] NULL, a CAST between timestamps — and `CURRENT_WATERMARK(ts)`, the dead-letter query's
 test (`WHERE ts < CURRENT_WATERMARK(ts)`): the watermark the Calc had before the row, NULL while it
-has none. Anything else is refused by name (`OperatorRefused`), so a sink fed through it is said
+has none. Inside MATCH_RECOGNIZE (`wmviz.sql.plan_match`) it also computes the DEFINE conditions and
+MEASURES: a pattern variable's column, LAST/FIRST(v.c, n) (a plan's `PREV(c)` is `LAST(*.c, 1)`),
+FINAL, and COUNT/SUM/MIN/MAX over a variable's rows by `wmviz.core.sql_aggregates`. Anything else
+is refused by name (`OperatorRefused`), so a sink fed through it is said
 to be not replayed rather than filled with guesses. SQL's three-valued logic holds: a comparison
 with NULL is NULL, and a WHERE keeps a row only when its condition is TRUE.
 """
@@ -17,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from wmviz.core.sql_aggregates import AggregateCall, Function
 from wmviz.core.sql_value import SqlValue
 from wmviz.core.types import MIN_MS
 from wmviz.sql.model import OperatorRefused
@@ -33,10 +37,14 @@ class Instant:
 
 @dataclass(frozen=True, slots=True)
 class Context:
-    """What an expression reads besides the row: the Calc's watermark before the row, the zone."""
+    """What an expression reads besides the row: the Calc's watermark before the row, the zone,
+    and inside MATCH_RECOGNIZE the rows a pattern variable holds (`pattern`)."""
 
     watermark_ms: int
     zone: str
+    pattern: Callable[[str], Sequence[Sequence[SqlValue]]] | None = None
+    """A variable's rows so far, in order (`*`: every row of the match); while a DEFINE is
+    judged, the current row is the last row of `*` and of the variable being defined."""
 
 
 Value = SqlValue | Instant
@@ -51,6 +59,18 @@ _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
 }
 _LOGIC = {"$AND$1", "$OR$1", "$NOT$1", "$IS NULL$1", "$IS NOT NULL$1", "$CASE$1", "$CAST$1"}
 _WATERMARK = "$CURRENT_WATERMARK$1"
+_NAVIGATE = {"$LAST$1", "$FIRST$1"}
+"""MATCH_RECOGNIZE's logical offsets: LAST(v.c, n) the n-th row of v from the end (PREV(c) is
+LAST(*.c, 1) in a plan), FIRST(v.c, n) from the start; NULL past either end."""
+_MATCH_AGGREGATES: dict[str, Function] = {
+    "$COUNT$1": "count",
+    "$SUM$1": "sum",
+    "$MIN$1": "min",
+    "$MAX$1": "max",
+    "$AVG$1": "avg",
+}
+"""Aggregates over a pattern variable's rows in MEASURES, computed by `wmviz.core.sql_aggregates`."""
+_FINAL = "$FINAL$1"
 
 
 def check(rex: object, where: str) -> None:
@@ -58,9 +78,12 @@ def check(rex: object, where: str) -> None:
     if not isinstance(rex, Mapping):
         raise OperatorRefused(f"{where}: an expression it cannot read")
     kind = rex.get("kind")
-    if kind in ("INPUT_REF", "LITERAL"):
+    if kind in ("INPUT_REF", "LITERAL", "PATTERN_INPUT_REF"):
         return
     name = rex.get("internalName")
+    if name in _NAVIGATE or name in _MATCH_AGGREGATES or name == _FINAL:
+        _check_navigation(rex, where)
+        return
     if kind != "CALL" or not (name in _COMPARE or name in _LOGIC or name == _WATERMARK):
         shown = name or kind
         raise OperatorRefused(f"{where} computes {shown}, which the replay does not model")
@@ -68,6 +91,38 @@ def check(rex: object, where: str) -> None:
         raise OperatorRefused(f"{where} casts to {rex.get('type')}, which the replay does not model")
     for operand in rex.get("operands", ()):
         check(operand, where)
+
+
+def _check_navigation(rex: Mapping[str, Any], where: str) -> None:
+    """LAST/FIRST(v.c[, n]) with a constant n, an aggregate over one variable's column, FINAL."""
+    name, operands = rex.get("internalName"), list(rex.get("operands", ()))
+    if name == _FINAL:
+        for operand in operands:
+            check(operand, where)
+        return
+    if not operands or _alpha(operands[0]) is None:
+        raise OperatorRefused(f"{where}: {name} over no pattern variable's column is not modelled")
+    if name in _MATCH_AGGREGATES:
+        if len(operands) != 1 or operands[0].get("kind") != "PATTERN_INPUT_REF":
+            raise OperatorRefused(f"{where}: {name} over an expression, not one column, is not modelled")
+        return
+    offset = operands[1] if len(operands) > 1 else {"kind": "LITERAL", "value": 0}
+    if offset.get("kind") != "LITERAL" or not isinstance(offset.get("value"), int):
+        raise OperatorRefused(f"{where}: {name} with an offset that is not a constant is not modelled")
+    check(operands[0], where)
+
+
+def _alpha(rex: object) -> str | None:
+    """The pattern variable a navigation's operand reads (`*`: every row), if one."""
+    if not isinstance(rex, Mapping):
+        return None
+    if rex.get("kind") == "PATTERN_INPUT_REF":
+        return str(rex.get("alpha"))
+    for operand in rex.get("operands", ()):
+        found = _alpha(operand)
+        if found is not None:
+            return found
+    return None
 
 
 def _timestamp_cast(rex: Mapping[str, Any]) -> bool:
@@ -87,7 +142,7 @@ def _type_text(data_type: object) -> str:
 def evaluate(rex: Mapping[str, Any], row: Sequence[SqlValue], context: Context) -> Value:
     """The value of `rex` (already `check`ed) for one row."""
     kind = rex["kind"]
-    if kind == "INPUT_REF":
+    if kind in ("INPUT_REF", "PATTERN_INPUT_REF"):
         return row[int(rex["inputIndex"])]
     if kind == "LITERAL":
         value: SqlValue = rex.get("value")
@@ -100,11 +155,39 @@ def evaluate(rex: Mapping[str, Any], row: Sequence[SqlValue], context: Context) 
         return evaluate(operands[0], row, context)
     if name == "$CASE$1":
         return _case(operands, row, context)
+    if name == _FINAL:
+        return evaluate(operands[0], row, context)
+    if name in _NAVIGATE:
+        return _navigate(name, operands, context)
+    if name in _MATCH_AGGREGATES:
+        return _aggregate(name, operands[0], context)
     values = [evaluate(operand, row, context) for operand in operands]
     if name in _COMPARE:
         left, right = _comparable(values[0], values[1], context)
         return None if left is None or right is None else _COMPARE[name](left, right)
     return _logic(name, values)
+
+
+def _navigate(name: str, operands: Sequence[Mapping[str, Any]], context: Context) -> Value:
+    """LAST(v.c, n) / FIRST(v.c, n): the expression on that row of v, NULL when v has no such row."""
+    assert context.pattern is not None, "a pattern navigation outside MATCH_RECOGNIZE"
+    rows = context.pattern(_alpha(operands[0]) or "*")
+    n = int(operands[1]["value"]) if len(operands) > 1 else 0
+    index = len(rows) - 1 - n if name == "$LAST$1" else n
+    if not 0 <= index < len(rows):
+        return None
+    return evaluate(operands[0], rows[index], context)
+
+
+def _aggregate(name: str, operand: Mapping[str, Any], context: Context) -> Value:
+    """COUNT/SUM/MIN/MAX/AVG(v.c) over v's rows, by the one aggregate implementation."""
+    assert context.pattern is not None, "a pattern aggregate outside MATCH_RECOGNIZE"
+    column = str(operand["inputIndex"])
+    call = AggregateCall(_MATCH_AGGREGATES[name], column, name)
+    acc = call.empty()
+    for taken in context.pattern(str(operand.get("alpha"))):
+        acc = call.add(acc, {column: taken[int(operand["inputIndex"])]})
+    return call.result(acc)
 
 
 def _case(operands: Sequence[Mapping[str, Any]], row: Sequence[SqlValue], context: Context) -> Value:

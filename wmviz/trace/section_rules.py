@@ -11,6 +11,7 @@ from typing import Any
 from wmviz.core.budgets import windows_per_record_reason
 from wmviz.core.scenario import GeneratorConfig, IntervalJoinConfig, WindowConfig
 from wmviz.core.settings import MAX_WINDOWS_PER_RECORD
+from wmviz.core.sql_match_config import SqlMatchConfig, match_problems
 from wmviz.core.sql_session_config import WINDOW_PROPERTIES, SqlSessionConfig
 from wmviz.core.sql_temporal_join_config import TemporalJoinConfig
 from wmviz.core.sql_window_join_config import WindowJoinConfig, window_join_problems
@@ -98,5 +99,6 @@ SECTION_RULES: dict[type, SectionRule] = {
     WindowRankConfig: lambda values, data: iter(window_rank_problems(values)),
     WindowDedupConfig: lambda values, data: iter(window_rank_problems(values)),
     WindowJoinConfig: lambda values, data: window_join_problems(values),
+    SqlMatchConfig: lambda values, data: iter(match_problems(values)),
 }
 """The rules over several fields of one config type; a field one of them refuses keeps its default."""

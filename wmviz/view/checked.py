@@ -128,6 +128,14 @@ def claims() -> tuple[Claim, ...]:
             "tests/test_sql_window_rank_flink.py",
         ),
         Claim(
+            "SQL MATCH_RECOGNIZE",
+            True,
+            f"MATCH_RECOGNIZE (a concatenation of quantified variables, ONE ROW PER MATCH, SKIP PAST "
+            f"LAST ROW / TO NEXT ROW, WITHIN) equal to real {release} SQL runs on random rows: every "
+            "output row and late drop",
+            "tests/test_sql_match_flink.py",
+        ),
+        Claim(
             "SQL SESSION window",
             True,
             f"equal to real {release} SQL runs on random rows (rows bridging and merging into open "
@@ -373,6 +381,7 @@ SQL_OPERATOR_SUBJECTS = {
     "window_rank": "SQL window TopN and deduplication",
     "window_dedup": "SQL window TopN and deduplication",
     "window_join": "SQL window join",
+    "match": "SQL MATCH_RECOGNIZE",
 }
 """The claim of each SQL operator type (its `operator.type`)."""
 
