@@ -1,6 +1,6 @@
 """Job recordings, the whole-job Prometheus import and `wmviz blame`, without a JVM.
 
-The fixture (tests/job_shape.py, written to tests/data/prometheus/orders-job-*.json) is a 4-vertex
+The fixture (tests/support/job_shape.py, written to tests/data/prometheus/orders-job-*.json) is a 4-vertex
 job whose culprit changes: payments subtask 1 lags until 300 s, then orders split orders-5 stops.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import job_shape as js
+from tests.support import job_shape as js
 from wmviz.analysis.blame import Walker
 from wmviz.record.job import (
     Edge,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import paths
 from wmviz.analysis.sweep import (
     Vary,
     grid,
@@ -30,7 +31,7 @@ from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace
 from wmviz.view.tune import pareto_front
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = paths.DATA
 
 
 def operator_incidents(sql: bool = False) -> dict[str, Trace]:

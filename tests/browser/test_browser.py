@@ -25,8 +25,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.app_server import chromium, fresh_page, streamlit_app
 from tests.conftest import CHROMIUM, REPO, truthy_env
+from tests.support.app_server import chromium, fresh_page, streamlit_app
 
 VIEWPORT = {"width": 1440, "height": 900}  # the screen the issue measured on
 WIDE = {"width": 1920, "height": 1080}

@@ -13,8 +13,10 @@ import time
 
 import pytest
 
-from tests.app_server import chromium, fresh_page, streamlit_app
-from tests.test_browser import MISSING  # its import skips without Chromium or Playwright (not under CI)
+from tests.browser.test_browser import (
+    MISSING,  # its import skips without Chromium or Playwright (not under CI)
+)
+from tests.support.app_server import chromium, fresh_page, streamlit_app
 from tools.chromium import IDLE
 
 USABLE_WITHIN_S = 300  # only a hang takes this long (7-12 s measured at load 12-17, docs/benchmarks.md)

@@ -4,7 +4,7 @@ the hosts it names; hostile bundles given to the file uploader (a lying size, a 
 whose step is "²") end as a clean message, never a traceback.
 
 The app runs as `streamlit run` with its own data root (Spark started lazily and never needed),
-driven by Debian's Chromium through Playwright, as in tests/test_browser.py."""
+driven by Debian's Chromium through Playwright, as in tests/browser/test_browser.py."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from urllib.parse import urlencode, urlparse
 
 import pytest
 
-from tests.app_server import chromium, fresh_page, streamlit_app
-from tests.test_browser import APP_IDLE, MISSING
+from tests.browser.test_browser import APP_IDLE, MISSING
+from tests.support.app_server import chromium, fresh_page, streamlit_app
 from wmviz.view.url import noted
 
 HOSTILE = (

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qs, urlparse
 
-from tests.test_browser import APP_IDLE, app_url, browser, page, url_step  # noqa: F401
+from tests.browser.test_browser import APP_IDLE, app_url, browser, page, url_step  # noqa: F401
 
 JOB = "job=silent-split-holds-the-whole-job&at=1795633600000"
 

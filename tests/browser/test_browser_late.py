@@ -5,8 +5,8 @@ Uses test_browser's server, browser and helpers (the same app, Chromium and wait
 
 from __future__ import annotations
 
-from tests import test_browser as tb
-from tests.test_browser import key_step, open_view, wait_rendered
+from tests.browser import test_browser as tb
+from tests.browser.test_browser import key_step, open_view, wait_rendered
 from wmviz.ui.late_view import LEDGER_CLASS, NOW_CLASS
 
 # test_browser's fixtures: one app server per session, one Chromium per module, a fresh page per test.

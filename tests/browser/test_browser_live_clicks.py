@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import time
 
-from tests.test_browser import APP_IDLE, app_url, browser, drive_an_empty_valve_live, page  # noqa: F401
+from tests.browser.test_browser import APP_IDLE, app_url, browser, drive_an_empty_valve_live, page  # noqa: F401
 
 CLICKS = 150
 ACCOUNTED_WITHIN_S = 900  # a hang's bound: 150 micro-batches took 1-3 minutes at load 11-14

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from tests.test_browser import APP_IDLE, SPARK_READY_MS, app_url, browser, open_view, page  # noqa: F401
+from tests.browser.test_browser import APP_IDLE, SPARK_READY_MS, app_url, browser, open_view, page  # noqa: F401
 
 INCIDENT = "scenario=idle-partition-pins-watermark&engine=local&step=0"
 """Rows 1-2 go to subtask 0, row 3 to subtask 1."""

@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from tests import test_browser as tb
-from tests.test_browser import focus_page, key_step, open_view, press, wait_rendered
+from tests.browser import test_browser as tb
+from tests.browser.test_browser import focus_page, key_step, open_view, press, wait_rendered
 
 # test_browser's fixtures: one app server per session, one Chromium per module, a fresh page per test.
 app_url, browser, page = tb.app_url, tb.browser, tb.page

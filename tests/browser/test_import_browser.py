@@ -8,9 +8,7 @@ import re
 import subprocess
 import sys
 
-from tests.conftest import REPO
-from tests.kafka_dump import FILE as KAFKA_DUMP
-from tests.test_browser import (
+from tests.browser.test_browser import (
     APP_IDLE,
     FLINK_38477,
     ONE_VALVE_CHARTS,
@@ -25,6 +23,8 @@ from tests.test_browser import (
     the_step_is_above_the_fold,
     wait_rendered,
 )
+from tests.conftest import REPO
+from tests.support.kafka_dump import FILE as KAFKA_DUMP
 from wmviz.core.simulate import simulate
 from wmviz.core.splits import SplitEvent
 from wmviz.trace.readers import read_trace

@@ -126,7 +126,7 @@ def test_explain_narrates_every_step_and_a_single_step_on_request(capsys):
     assert header == [
         "# checked: valve (profile flink-1.x-2.x): equal to Flink 2.3.0's StatusWatermarkValve on 2,700 "
         "random traces and every conformance case, state compared after every input "
-        "(tests/test_flink_differential.py)"
+        "(tests/flink/test_flink_differential.py)"
     ]
     assert len(lines) == 9
     assert lines[2].startswith("step 2 W70@2: ") and lines[2].endswith("is 50 → emit W50")

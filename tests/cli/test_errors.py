@@ -8,16 +8,16 @@ import ast
 import importlib
 import inspect
 import pkgutil
-from pathlib import Path
 
 import pytest
 
 import wmviz
+from tests.support import paths
 from wmviz.cli import commands, main
 from wmviz.core.errors import BadInputError, BadValue, BudgetExceeded, Refused, SettingError, WmvizError
 from wmviz.disk import OutputError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.REPO
 TRACE = ROOT / "sample_data" / "flink-38477-zero-output.jsonl"
 
 

@@ -3,7 +3,7 @@ earlier output or the new one, whole (a recording: whole samples), and the next 
 the killed one left beside it.
 
 Each kill waits for the run's work item to appear beside the destination (the write has begun)
-and then for a random moment of the write. tests/test_disk_atomic.py kills the writer before
+and then for a random moment of the write. tests/cli/test_disk_atomic.py kills the writer before
 every single system call; these check the commands use it end to end.
 """
 
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_output_safety import assert_whole_samples, work_items
-from tests.test_record_rest import FakeJob, _record
+from tests.cli.test_output_safety import assert_whole_samples, work_items
+from tests.record.test_record_rest import FakeJob, _record
 from wmviz.cli import commands as cli
 from wmviz.timeline.store import Timeline
 from wmviz.trace.readers import read_trace

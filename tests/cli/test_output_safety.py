@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.kafka_dump import FILE as DUMP
-from tests.test_record_rest import FakeJob, _record
+from tests.record.test_record_rest import FakeJob, _record
+from tests.support.kafka_dump import FILE as DUMP
 from wmviz.cli import commands as cli
 from wmviz.timeline.store import Timeline
 from wmviz.trace.readers import read_trace

@@ -2,7 +2,7 @@
 value is one clear message: exit 2 and one line on every command, a notice on the page. The docs'
 list (`docs/settings.md`) is the declarations' own table, checked here.
 
-Run `python -m tests.test_settings` to print the table to paste into docs/settings.md.
+Run `python -m tests.cli.test_settings` to print the table to paste into docs/settings.md.
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import paths
 from wmviz.cli import main
 from wmviz.core import settings
 from wmviz.core.errors import SettingError, WmvizError
 from wmviz.core.settings import SETTINGS, Choice, Number, Text, Whole
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.REPO
 DOC = ROOT / "docs" / "settings.md"
 BEGIN, END = "<!-- the settings: made from wmviz/core/settings.py -->", "<!-- end of the settings -->"
 NOT_WMVIZ_SETTINGS = {
@@ -42,7 +43,7 @@ def settings_table() -> str:
 def test_the_docs_list_is_the_declarations_table():
     text = DOC.read_text(encoding="utf-8")
     between = text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
-    assert between == settings_table(), "docs/settings.md is stale: run python -m tests.test_settings"
+    assert between == settings_table(), "docs/settings.md is stale: run python -m tests.cli.test_settings"
 
 
 WMVIZ_WORD = re.compile(r"WMVIZ_[A-Z0-9_]+")

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 
+from tests.support import paths
 from wmviz.analysis.sweep import Vary, run_sweep
 from wmviz.cli import main
 from wmviz.store.incidents import built_in_incidents
 
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_data"
+SAMPLES = paths.REPO / "sample_data"
 LATE = SAMPLES / "resumed-partition-records-late.jsonl"
 VARY = ["--vary", "generator.out_of_orderness_ms=0,1s,5s", "--vary", "operator.allowed_lateness_ms=0,5s"]
 
@@ -127,7 +127,7 @@ def test_spark_gives_the_same_table_as_in_process_on_every_built_in_incident(spa
 
 @pytest.mark.spark
 def test_spark_sweeps_the_kafka_sample_from_the_command_line(spark, tmp_path):
-    data = Path(__file__).resolve().parent / "data"
+    data = paths.DATA
     argv = ["sweep", str(data / "kafka-rebalance.csv"), "--config", str(data / "kafka-rebalance.json"),
             "--vary", "operator.allowed_lateness_ms=0,30s,2m",
             "--vary", "operator.size_ms=30s,1m"]  # fmt: skip
@@ -157,7 +157,7 @@ def test_spark_counts_every_chunk_of_a_file_read_in_several(spark, monkeypatch):
 
     real_plan = spark_run.plan_trace
     monkeypatch.setattr(spark_run, "plan_trace", small_chunks)
-    data = Path(__file__).resolve().parent / "data"
+    data = paths.DATA
     trace, config = data / "kafka-rebalance.csv", data / "kafka-rebalance.json"
     varies = [
         Vary("operator.allowed_lateness_ms", (0, 2 * 60_000)),

@@ -1,7 +1,7 @@
 """Watermark alignment (wmviz/core/alignment.py): the coordinator's step, who is PAUSED and why,
 records held back until resumed, and the idleness clock stopped while paused (FLINK-35886).
 The subtask and split side is checked against Flink's SourceOperator in
-tests/test_flink_alignment.py; the coordinator's step is modelled (wmviz/view/checked.py says so)."""
+tests/flink/test_flink_alignment.py; the coordinator's step is modelled (wmviz/view/checked.py says so)."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def test_a_paused_subtask_does_not_go_idle_because_it_was_told_to_wait(monkeypat
 def test_the_page_and_explain_say_what_of_alignment_is_checked_and_what_is_modelled():
     config = _pipeline().config
     claim = next(c for c in scenario_claims(config) if c.subject == "watermark alignment")
-    assert claim.verified and claim.suite == "tests/test_flink_alignment.py"
+    assert claim.verified and claim.suite == "tests/flink/test_flink_alignment.py"
     assert "SourceOperator" in claim.statement and "coordinator's step" in claim.statement
     assert "modelled" in claim.statement
 

@@ -110,7 +110,7 @@ def test_the_page_shows_the_paused_split_and_subtask_with_the_cause_and_that_ali
     label = next(c for c in page.caption if "engine local" in c.value)
     checked = re.search(r"checked against Flink [\d.]+: ([^.]*)", label.value)
     assert checked is not None and "watermark alignment" in checked.group(1), label.value
-    assert "tests/test_flink_alignment.py" in label.proto.help
+    assert "tests/flink/test_flink_alignment.py" in label.proto.help
 
 
 # --- the real Flink SourceOperator -----------------------------------------------------------------

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import paths
 from wmviz.cli import commands as cli
 from wmviz.core.types import MAX_MS
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = paths.REPO
 INCIDENT = REPO / "sample_data" / "fast-partition-paused-by-alignment.jsonl"
 HAND = REPO / "tests" / "data" / "alignment-hand.jsonl"
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.conftest import CONFORMANCE, cases_digest
-from tests.join_cases import join_cases, notation, run_case
+from tests.support.join_cases import join_cases, notation, run_case
 
 CASES = join_cases()
 

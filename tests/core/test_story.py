@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from tests.conftest import REPO
-from tests.join_cases import join_cases, run_case
+from tests.support.join_cases import join_cases, run_case
 from wmviz.cli import commands as cli
 from wmviz.core.simulate import simulate
 from wmviz.trace.readers import read_trace

@@ -1,6 +1,6 @@
 """Differential test: wmviz's session windows and window offsets against the REAL Flink 2.3.0
 WindowOperator (`EventTimeSessionWindows.withGap`, `TumblingEventTimeWindows.of(size, offset)`,
-`SlidingEventTimeWindows.of(size, slide, offset)`), run like tests/test_flink_windows.py.
+`SlidingEventTimeWindows.of(size, slide, offset)`), run like tests/flink/test_flink_windows.py.
 
 `SESSION_TRACES` seeded random session traces, `OFFSET_TRACES` offset traces
 (tools/flinkwindow/session_corpus.py) and the cases issue 21 names run as MiniCluster jobs; for every

@@ -25,7 +25,7 @@ from itertools import takewhile
 import pytest
 
 from tests.conftest import require_flink
-from tests.prometheus_shape import write_query_range
+from tests.support.prometheus_shape import write_query_range
 from tools.flinkrecord.job import start_job
 from wmviz.core.simulate import simulate
 from wmviz.core.types import MAX_MS

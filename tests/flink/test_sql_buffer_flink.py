@@ -13,7 +13,7 @@ or a bounded frame testing the watermark, RANGE run as ROWS, a ROWS frame one ro
 cleanup that never clears or keeps the last fired time) must make the comparison fail; what the
 readers do not model is refused by name.
 
-Flink's own harness tests are replayed without Flink in tests/test_sql_buffer.py
+Flink's own harness tests are replayed without Flink in tests/sql/test_sql_buffer.py
 (RowTimeDeduplicateKeepFirstRowFunctionTest, RowTimeDeduplicateFunctionTest, the OVER tests'
 testLateRecordMetrics); where one of them (a RANGE frame's state after its cleanup) disagrees with
 the released 2.3.0 class, the real runs here decide.
@@ -24,13 +24,13 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import require_flink
-from tests.support_sql_ops import Line, StepAnswer, drive, input_watermarks, lines_of, timestamp_ms
+from tests.support import paths
+from tests.support.support_sql_ops import Line, StepAnswer, drive, input_watermarks, lines_of, timestamp_ms
 from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.sql import jars
 from wmviz.sql.load import read_plan_file
@@ -39,7 +39,7 @@ from wmviz.sql.operators import operator_of
 
 pytestmark = pytest.mark.flink
 
-DATA = Path(__file__).parent / "data" / "sql"
+DATA = paths.DATA / "sql"
 SCRIPT = DATA / "buffer_ops.sql"
 SOURCE_NODE = 1
 OPERATORS = {

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
 from tests.conftest import require_flink
+from tests.support import paths
 from tools.flinksql.run import JobFailed, read_rows, run_script
 from wmviz.sql import jars
 from wmviz.sql.rows import InputRow, RowsFileError
 
 pytestmark = pytest.mark.flink
 
-DATA = Path(__file__).parent / "data" / "sql"
+DATA = paths.DATA / "sql"
 SCRIPT = DATA / "orders_payments_window.sql"
 ROWS = DATA / "orders_payments_window.rows.jsonl"
 DELAY_MS = {"orders": 5_000, "payments": 2_000, "refunds": 1_000}

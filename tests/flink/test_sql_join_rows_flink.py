@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require_flink
+from tests.support import paths
 from wmviz.sql import jars
 from wmviz.sql.load import read_plan_file
 from wmviz.sql.replay import replay_states
@@ -29,7 +30,7 @@ from wmviz.sql.rows import read_input
 
 pytestmark = pytest.mark.flink
 
-DATA = Path(__file__).parent / "data" / "sql"
+DATA = paths.DATA / "sql"
 CASES = {"join_rows_inner": 5, "join_rows_left": 8}
 """Script -> seed of its rows."""
 LINES = 36

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
+from tests.support import paths
 from wmviz.cli import main
 from wmviz.sql import sources
 from wmviz.sql.errors import parse_json
@@ -25,7 +25,7 @@ from wmviz.sql.load import job_from_compiled
 from wmviz.sql.model import Origin
 from wmviz.sql.plan_json import read_compile_plan
 
-DATA = Path(__file__).resolve().parent / "data" / "sql"
+DATA = paths.DATA / "sql"
 NAMES = [
     "orders_payments_window",
     "hint_precedence",

@@ -12,7 +12,7 @@ end of input. A planted bug (DataStream's −1 in the SQL generator) must make t
 
 Idleness and alignment are not in these runs: they hang on processing time, which a real run
 cannot hold still; the assigner's timer and idleness are checked against the real operator with
-a controlled clock in tests/test_sql_model_flink.py.
+a controlled clock in tests/flink/test_sql_model_flink.py.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require_flink
+from tests.support import paths
 from wmviz.sql import jars
 from wmviz.sql.load import read_plan_file
 from wmviz.sql.replay import StepState, replay_states, watermark_changes
@@ -32,7 +33,7 @@ from wmviz.sql.rows import read_input
 
 pytestmark = pytest.mark.flink
 
-DATA = Path(__file__).parent / "data" / "sql"
+DATA = paths.DATA / "sql"
 MIN = -(2**63)
 
 

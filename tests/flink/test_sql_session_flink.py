@@ -7,7 +7,7 @@ an hour after the last's: whole seconds (so rows land exactly on a session's end
 sessions), some rows behind the watermark by less than a gap (they merge into open sessions and
 move their start back) and some by more (dropped and counted), several keys, NULL amounts.
 wmviz's side reads its config from the plan's own window-aggregate node (`plan_session`) and runs
-the core operator driven by `tests/support_sql_ops.py` with the real run's input watermarks. Every
+the core operator driven by `tests/support/support_sql_ops.py` with the real run's input watermarks. Every
 output row with its changelog kind, in order, and every `numLateRecordsDropped` delta must be the
 same at every step. Planted bugs (sessions that do not merge when they only touch, a late test
 one millisecond off, a late row dropped instead of merged) must make the comparison fail.
@@ -17,20 +17,27 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import require_flink
-from tests.support_sql_ops import drive, input_watermarks, lines_of, oracle_answers, project, timestamp_ms
+from tests.support import paths
+from tests.support.support_sql_ops import (
+    drive,
+    input_watermarks,
+    lines_of,
+    oracle_answers,
+    project,
+    timestamp_ms,
+)
 from wmviz.sql import jars
 from wmviz.sql.load import read_plan_file
 from wmviz.sql.plan_session import session_config
 
 pytestmark = pytest.mark.flink
 
-DATA = Path(__file__).parent / "data" / "sql"
+DATA = paths.DATA / "sql"
 SCRIPTS = {"session_partitioned": ("sessions", ["a", "b", "c"]), "session_global": ("bursts", ["a", "b"])}
 SEEDS = (1, 2)
 ROWS_PER_SEED = 16

@@ -4,14 +4,14 @@ an inner and a LEFT `JOIN rates FOR SYSTEM_TIME AS OF o.ts`, rates an upsert tab
 Each case's rows are drawn from a seed (several currencies, version changes, versions sharing a
 time, orders at exactly a version's time, late orders and late rates, and a quiet rates table) and
 run for real by `tools.flinksql.run` (one JVM per case). wmviz reads each join's config from the
-COMPILE PLAN node with its plan reader, and runs the core operator (`tests.support_sql_join.py`) on
+COMPILE PLAN node with its plan reader, and runs the core operator (`tests.support.support_sql_join.py`) on
 the same rows, each input fed the watermark the real run reported for the node feeding it (orders:
 its source; rates: ChangelogNormalize). Every output row, with its changelog kind, and every
 `numLateRecordsDropped` delta must be equal at every step, for both joins. Planted bugs (a version
 at exactly the probe's time not taken, late probe rows dropped as FLINK-39719 does, versions never
 cleaned) must make the comparison fail on the same runs.
 
-Flink's own `TemporalRowTimeJoinOperatorTest` cases are replayed in tests/test_sql_temporal.py.
+Flink's own `TemporalRowTimeJoinOperatorTest` cases are replayed in tests/sql/test_sql_temporal.py.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
 from tests.conftest import require_flink
-from tests.support_sql_join import (
+from tests.support import paths
+from tests.support.support_sql_join import (
     Fed,
     StepOut,
     late_drops,
@@ -45,7 +45,7 @@ from wmviz.sql.values import cell_ms
 
 pytestmark = pytest.mark.flink
 
-DATA = Path(__file__).parent / "data" / "sql"
+DATA = paths.DATA / "sql"
 SCRIPT = DATA / "temporal_rates.sql"
 JOINS = {"7": "priced", "10": "priced_or_null"}
 """Join node -> its sink (inner, LEFT)."""

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require_flink
+from tests.support import paths
 from wmviz.core.sql_window_rank import SqlWindowRank
 from wmviz.sql import jars
 from wmviz.sql.load import read_plan_file
@@ -28,7 +29,7 @@ from wmviz.sql.rows import read_input
 
 pytestmark = pytest.mark.flink
 
-DATA = Path(__file__).parent / "data" / "sql"
+DATA = paths.DATA / "sql"
 SCRIPTS = ("window_rank", "window_dedup", "window_dedup_first", "window_rank_ltz")
 SEED, LINES = 29, 45
 DST_BACK_MS = 1_792_890_000_000

@@ -5,8 +5,8 @@ script, all of the module's checks share it) on rows drawn at random from a seed
 rows late by a little and by a lot, rows at a window's first and last millisecond. wmviz's side:
 the plan reader (`wmviz.sql.plan_windows`) reads the operator's config from the script's COMPILE
 PLAN, and the core runs it in an `InstancePipeline` with no generator
-(`tests/support_sql_window_ops.py`), fed each step's row and then the watermark the real run reports for
-the operator's input node at that step. Every sink row (values and changelog kind) and every
+(`tests/support/support_sql_window_ops.py`), fed each step's row and then the watermark the real
+run reports for the operator's input node at that step. Every sink row (values and changelog kind) and every
 `numLateRecordsDropped` delta must be the same, step by step. The cases cover TUMBLE two-phase
 (the planner's default), HOP one-phase, CUMULATE one- and two-phase; planted bugs (a window that
 fires one millisecond late, a late row dropped instead of added, a two-phase drop counted per row)
@@ -25,8 +25,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require_flink
-from tests.support_sql_window_ops import Step, StepOutcome, run_steps
-from tests.test_sql_replay_flink import disagreements, events_rows, flink_changes, wmviz_changes
+from tests.flink.test_sql_replay_flink import disagreements, events_rows, flink_changes, wmviz_changes
+from tests.support import paths
+from tests.support.support_sql_window_ops import Step, StepOutcome, run_steps
 from wmviz.core.sql_windows_config import SqlWindowConfig
 from wmviz.core.types import MAX_MS
 from wmviz.sql import jars
@@ -40,7 +41,7 @@ from wmviz.sql.values import cell_ms
 
 pytestmark = pytest.mark.flink
 
-DATA = Path(__file__).parent / "data" / "sql"
+DATA = paths.DATA / "sql"
 
 
 def _timestamp(ms: int) -> str:

@@ -13,18 +13,18 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from pathlib import Path
 
 import pytest
 
 from tests.conftest import require_flink
+from tests.support import paths
 from wmviz.analysis.sweep import Vary, nearest_rank, run_sweep
 from wmviz.sql import jars
 from wmviz.trace.readers import read_trace
 
 pytestmark = pytest.mark.flink
 
-OVER = Path(__file__).resolve().parent / "data" / "sql" / "sql-over-sweep.jsonl"
+OVER = paths.DATA / "sql" / "sql-over-sweep.jsonl"
 DELAYS_S = (0, 1, 2, 3)
 BASE = datetime(2026, 1, 1)
 

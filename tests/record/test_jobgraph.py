@@ -1,7 +1,7 @@
 """The job graph at a moment (pure: no browser), and one vertex of a job as a one-operator trace.
 
 The recording is the 4-vertex fixture imported from tests/data/prometheus/orders-job-*.json
-(tests/job_shape.py): payments subtask 1 holds the job until 300 s, orders split orders-5 after.
+(tests/support/job_shape.py): payments subtask 1 holds the job until 300 s, orders split orders-5 after.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import job_shape as js
+from tests.support import job_shape as js
 from wmviz.analysis.blame import Walker
 from wmviz.analysis.job_moment import graph_at
 from wmviz.core.simulate import simulate

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from tests.prometheus_shape import write_query_range
+from tests.support.prometheus_shape import write_query_range
 from wmviz.core.simulate import simulate
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.record.agreement import END_OF_INPUT, IN_FLIGHT, INFERRED_STATUS, UNEXPLAINED, ReplayCheck

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_jobmanager import JOB, OP, SRC, FakeJob
-from tests.test_output_kills import kill_while_writing
+from tests.cli.test_output_kills import kill_while_writing
+from tests.support.fake_jobmanager import JOB, OP, SRC, FakeJob
 from wmviz.record.job import (
     INPUT_WATERMARK,
     OUTPUT_WATERMARK,

@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from tests.fake_jobmanager import JOB, OP, SRC, FakeJob, Reply
-from tests.prometheus_shape import write_query_range
-from tests.test_record_hostile import _clean_exit_2, _run
+from tests.record.test_record_hostile import _clean_exit_2, _run
+from tests.support.fake_jobmanager import JOB, OP, SRC, FakeJob, Reply
+from tests.support.prometheus_shape import write_query_range
 from wmviz import cli
 from wmviz.record.job import JobFormatError, read_recording, recording_of
 from wmviz.record.job_plan import plan_of

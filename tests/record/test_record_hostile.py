@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.fake_jobmanager import JOB, OP, SRC, FakeJob, Reply
+from tests.support.fake_jobmanager import JOB, OP, SRC, FakeJob, Reply
 from wmviz.record.job import read_recording
 from wmviz.trace.readers import read_trace
 

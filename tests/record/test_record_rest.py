@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from tests.fake_jobmanager import JOB, T0, FakeJob
+from tests.support.fake_jobmanager import JOB, T0, FakeJob
 from wmviz.trace.readers import read_trace
 
 

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
-import tests.test_flink_differential as valve_suite
-import tests.test_flink_idleness as idleness_suite
-import tests.test_flink_interval_join as join_suite
-import tests.test_flink_interval_join_hashmap as hashmap_suite
-import tests.test_flink_session_windows as session_suite
-import tests.test_flink_splits as split_suite
-import tests.test_flink_windows as window_suite
+import tests.flink.test_flink_differential as valve_suite
+import tests.flink.test_flink_idleness as idleness_suite
+import tests.flink.test_flink_interval_join as join_suite
+import tests.flink.test_flink_interval_join_hashmap as hashmap_suite
+import tests.flink.test_flink_session_windows as session_suite
+import tests.flink.test_flink_splits as split_suite
+import tests.flink.test_flink_windows as window_suite
+from tests.support import paths
 from wmviz.core.scenario import ScenarioConfig, WindowConfig
 from wmviz.store.incidents import built_in_incidents
 from wmviz.view import checked
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.REPO
 
 
 def test_the_valve_claim_counts_the_traces_the_valve_suite_runs():

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-WMVIZ = Path(__file__).resolve().parent.parent / "wmviz"
+from tests.support import paths
+
+WMVIZ = paths.REPO / "wmviz"
 CORE = WMVIZ / "core"
 VIEW = WMVIZ / "view"
 CORE_FORBIDDEN = ("streamlit", "pyspark", "plotly")

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support import paths
+
+ROOT = paths.REPO
 WMVIZ = ROOT / "wmviz"
 
 ORDER: tuple[tuple[str, ...], ...] = (

@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support import paths
+
+ROOT = paths.REPO
 UNSHIPPED = (".git", "build", "*.egg-info", ".*cache", ".hypothesis", ".benchmarks", "__pycache__", "tests")
 """What the copy the wheel is built from leaves out: a former build, caches, and the tests."""
 

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.corpus import valid_cases
-from tests.test_engines import assert_same_timeline
+from tests.support import paths
+from tests.support.corpus import valid_cases
+from tests.timeline.test_engines import assert_same_timeline
 from tools.spark_cluster import standalone_cluster
 from wmviz.timeline.store import Timeline
 
@@ -58,7 +59,7 @@ def test_a_standalone_cluster_writes_the_local_engines_timeline(cluster, case, t
             "40",
         ]
         # Run from outside the checkout, so the executors can only have wmviz from the shipped zip.
-        repo = Path(__file__).resolve().parent.parent
+        repo = paths.REPO
         env = {**os.environ, "PYTHONPATH": str(repo), "WMVIZ_DRIVER_MEMORY": "1g"}
         result = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
         assert result.returncode == 0, result.stderr[-3000:]
@@ -70,7 +71,7 @@ def test_a_standalone_cluster_writes_the_local_engines_timeline(cluster, case, t
 def _wmviz(argv: list[str], cwd: Path) -> None:
     """`python -m wmviz …` as its own driver process, from outside the checkout, so the executors
     can only have wmviz from the shipped zip."""
-    repo = Path(__file__).resolve().parent.parent
+    repo = paths.REPO
     env = {**os.environ, "PYTHONPATH": str(repo), "WMVIZ_DRIVER_MEMORY": "1g"}
     command = [sys.executable, "-m", "wmviz", *argv]
     result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
@@ -80,7 +81,7 @@ def _wmviz(argv: list[str], cwd: Path) -> None:
 def test_a_standalone_cluster_sweeps_to_the_in_process_table(cluster, tmp_path):
     """The Kafka-like sample over 3 × 2 combinations: every (combination, bucket) unit runs in the
     cluster's executor, and the merged table is the in-process one, row for row."""
-    data = Path(__file__).resolve().parent / "data"
+    data = paths.DATA
     argv = ["sweep", str(data / "kafka-rebalance.csv"), "--config", str(data / "kafka-rebalance.json"),
             "--vary", "operator.allowed_lateness_ms=0,30s,2m",
             "--vary", "operator.size_ms=30s,1m"]  # fmt: skip

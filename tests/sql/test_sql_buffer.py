@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support_sql_ops import Line, drive
+from tests.support.support_sql_ops import Line, drive
 from wmviz.core.sql_aggregates import parse_call
 from wmviz.core.sql_buffer_config import DeduplicateConfig, OverAggregateConfig, TemporalSortConfig
 from wmviz.trace.config import parse_config
@@ -281,7 +281,7 @@ def test_flinks_over_late_record_metrics_tests():
     .testLateRecordMetrics (frame 2000 ms): the row at 400 after watermark 500 is counted once.
     testProcessElementAfterCleanUpStates (watermarks 1000, then 4000 past the cleanup at 3101)
     expects 1 in the version of the test read; Flink 2.3.0's released class clears the last fired
-    time with the state (its bytecode, and real runs in tests/test_sql_buffer_flink.py), so the row
+    time with the state (its bytecode, and real runs in tests/flink/test_sql_buffer_flink.py), so the row
     at 400 is taken: 0."""
     calls = (parse_call("SUM0(value) AS s"),)
     unbounded = OverAggregateConfig(partition_by=("key",), frame="rows", aggregates=calls)

@@ -5,8 +5,8 @@ and for the fixed job (a 5 s `scan.watermark.idle-timeout`), whose trace comes f
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
+from tests.support import paths
 from wmviz.core.simulate import simulate
 from wmviz.core.types import EmittedWatermark
 from wmviz.sql.load import read_plan_file
@@ -14,7 +14,7 @@ from wmviz.sql.replay import group_trace
 from wmviz.sql.rows import read_input
 from wmviz.store.incidents import built_in_incidents
 
-DATA = Path(__file__).parent / "data" / "sql"
+DATA = paths.DATA / "sql"
 SLUG = "sql-silent-partition-holds-the-window"
 T0 = 1_795_514_400_000
 """2026-11-24 10:00:00 as a TIMESTAMP's number (the wall-clock reading taken as UTC)."""

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 
 import pytest
 
 from tests.conftest import require_flink
+from tests.support import paths
 from wmviz.analysis.late_ledger import build_ledger, operator_name
 from wmviz.core.scenario import Kind, TraceRow
 from wmviz.core.simulate import simulate
@@ -22,7 +22,7 @@ from wmviz.sql.rowflow import replay_lines
 from wmviz.sql.rows import read_input
 from wmviz.store.incidents import built_in_incidents
 
-DATA = Path(__file__).parent / "data" / "sql"
+DATA = paths.DATA / "sql"
 INCIDENTS = {
     # slug: (script, rows)
     "sql-cumulate-late-row-changes-only-open-windows": (

@@ -2,7 +2,7 @@
 tests of these operators restated as wmviz cases (WatermarkAssignerOperatorTest,
 RowTimeMiniBatchAssginerOperatorTest, WatermarkGeneratorCodeGenTest in apache/flink), the pushed-down
 generator inside the split readers, the config's rules and the narration. The differential test
-against the released operators is tests/test_sql_model_flink.py."""
+against the released operators is tests/flink/test_sql_model_flink.py."""
 
 from __future__ import annotations
 

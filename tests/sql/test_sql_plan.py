@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 
 import pytest
 
+from tests.support import paths
 from wmviz.cli import main
 from wmviz.core.sql_expr import Column, Shifted, evaluate
 from wmviz.sql.describe import expr_from_json
@@ -25,7 +25,7 @@ from wmviz.sql.model import Origin
 from wmviz.sql.plan_json import read_compile_plan
 from wmviz.sql.rest_plan import read_rest_plan
 
-DATA = Path(__file__).resolve().parent / "data" / "sqlplan"
+DATA = paths.DATA / "sqlplan"
 PLAN = DATA / "orders-payments-refunds.plan.json"
 EXPLAIN = DATA / "orders-payments-refunds.explain.txt"
 REST = DATA / "orders-payments-refunds.rest-plan.json"

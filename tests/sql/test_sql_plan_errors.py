@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import paths
 from wmviz.cli import main
 from wmviz.core.sql_expr import UnsupportedExpression
 from wmviz.sql import describe, errors, sources
@@ -21,7 +22,7 @@ from wmviz.sql.lint import lint
 from wmviz.sql.load import job_from_compiled, read_plan_text
 from wmviz.sql.model import Origin
 
-PLAN = Path(__file__).resolve().parent / "data" / "sqlplan" / "orders-payments-refunds.plan.json"
+PLAN = paths.DATA / "sqlplan" / "orders-payments-refunds.plan.json"
 EXPLAIN = PLAN.with_name("orders-payments-refunds.explain.txt")
 
 

@@ -5,16 +5,16 @@ names the shape."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
+from tests.support import paths
 from wmviz.core.sql_expr import CastTo, Column, Shifted, ToTimestampLtz, UnsupportedExpression, evaluate
 from wmviz.sql.digest import parse_expression, rex_tree, to_expr
 from wmviz.sql.lint import CHECKS, has_daylight_saving, lint, recognised_planner_error
 from wmviz.sql.plan_json import read_compile_plan
 
-PLAN = Path(__file__).resolve().parent / "data" / "sqlplan" / "orders-payments-refunds.plan.json"
+PLAN = paths.DATA / "sqlplan" / "orders-payments-refunds.plan.json"
 
 
 def plan_doc() -> dict:

@@ -1,6 +1,6 @@
 """`wmviz sql replay` without a JVM: the replay of committed real plans on hand-made rows, what it
 refuses by name, bad rows files, and the recording blame reads (the comparison with real Flink is
-tests/test_sql_replay_flink.py)."""
+tests/flink/test_sql_replay_flink.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import paths
 from wmviz.analysis.blame import Walker
 from wmviz.cli.commands import main
 from wmviz.record.job import read_recording
@@ -17,7 +18,7 @@ from wmviz.sql.load import read_plan_file
 from wmviz.sql.replay import replay_states, replay_watermarks
 from wmviz.sql.rows import read_input
 
-DATA = Path(__file__).parent / "data" / "sql"
+DATA = paths.DATA / "sql"
 PLAN = DATA / "orders_payments_window.plan.json"
 T0 = 1_795_514_400_000  # 2026-11-24 10:00:00 as a TIMESTAMP's number
 MIN, MAX = -(2**63), 2**63 - 1

@@ -1,17 +1,18 @@
 """`wmviz sql replay` carries rows to the sinks (wmviz/sql/rowflow.py), without Flink: the lines
 it prints, what it names as not replayed, and the inputs it refuses by name. Equality with real
-Flink is tests/test_sql_windows_flink.py's."""
+Flink is tests/flink/test_sql_windows_flink.py's."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from tests.support import paths
 from wmviz.cli.commands import main
 from wmviz.sql.load import read_plan_file
 from wmviz.sql.rowflow import rows_not_replayed
 
-DATA = Path(__file__).parent / "data" / "sql"
+DATA = paths.DATA / "sql"
 
 
 def _rows(tmp_path: Path, stamps: list[tuple[str, str]]) -> Path:

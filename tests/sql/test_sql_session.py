@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 import pickle
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support_sql_ops import Line, drive
+from tests.support import paths
+from tests.support.support_sql_ops import Line, drive
 from wmviz.core.operator_log import StepLog
 from wmviz.core.scenario import Kind, TraceRow
 from wmviz.core.sql_aggregates import parse_call
@@ -32,7 +32,7 @@ from wmviz.sql.plan_session import session_config
 from wmviz.trace.config import parse_config
 from wmviz.trace.errors import TraceValidationError
 
-DATA = Path(__file__).parent / "data" / "sql"
+DATA = paths.DATA / "sql"
 SUM_COUNT = (parse_call("SUM(v) AS s"), parse_call("COUNT(*) AS n"))
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import pickle
-from pathlib import Path
 
 import pytest
 
-from tests.support_sql_join import Fed, operator_trace
+from tests.support import paths
+from tests.support.support_sql_join import Fed, operator_trace
 from wmviz.core.operator_log import OutputWatermark
 from wmviz.core.rules import GLOSSARY
 from wmviz.core.simulate import simulate
@@ -32,7 +32,7 @@ from wmviz.trace import read_trace
 from wmviz.trace.config import parse_config
 from wmviz.trace.errors import TraceValidationError
 
-PLAN = Path(__file__).parent / "data" / "sql" / "temporal_rates.plan.json"
+PLAN = paths.DATA / "sql" / "temporal_rates.plan.json"
 
 
 def harness_config(join: str) -> TemporalJoinConfig:

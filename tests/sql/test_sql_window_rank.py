@@ -1,5 +1,5 @@
 """SQL's Window TopN and Window Deduplication in the core (wmviz/core/sql_window_rank.py), without
-Flink: each rule alone (the real runs are tests/test_sql_window_rank_flink.py), a config written
+Flink: each rule alone (the real runs are tests/flink/test_sql_window_rank_flink.py), a config written
 by hand and its cross-field rules, snapshots and a pickled copy."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ import pickle
 
 import pytest
 
-from tests.support_sql_window_ops import Step, pipeline_of, run_steps
-from tests.test_sql_windows import run_steps_on
+from tests.sql.test_sql_windows import run_steps_on
+from tests.support import paths
+from tests.support.support_sql_window_ops import Step, pipeline_of, run_steps
 from wmviz.core.sql_rows import Fate
 from wmviz.core.sql_window_rank_config import WindowDedupConfig, WindowRankConfig
 from wmviz.trace.config import parse_config
@@ -81,14 +82,13 @@ def test_the_replay_of_the_kept_real_run_agrees_without_flink():
     Flink 2.3.0 run kept beside it (`window_rank.flink.jsonl`, made by
     `python -m tools.flinksql.run tests/data/sql/window_rank.sql tests/data/sql/window_rank.rows.jsonl`)."""
     import json
-    from pathlib import Path
 
     from wmviz.sql.load import read_plan_file
     from wmviz.sql.replay import replay_states
     from wmviz.sql.rowflow import replay_lines
     from wmviz.sql.rows import read_input
 
-    data = Path(__file__).parent / "data" / "sql"
+    data = paths.DATA / "sql"
     kept = [json.loads(line) for line in (data / "window_rank.flink.jsonl").read_text().splitlines()]
     flink = [e for e in kept if "sink" in e or "metric" in e]
     job, replay = read_plan_file(data / "window_rank.plan.json"), read_input(data / "window_rank.rows.jsonl")

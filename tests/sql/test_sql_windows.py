@@ -15,7 +15,7 @@ import pickle
 
 import pytest
 
-from tests.support_sql_window_ops import Step, pipeline_of, run_steps
+from tests.support.support_sql_window_ops import Step, pipeline_of, run_steps
 from wmviz.core.sql_aggregates import parse_call
 from wmviz.core.sql_rows import Fate
 from wmviz.core.sql_window_time import ShiftZone

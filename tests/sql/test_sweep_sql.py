@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import csv
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
+from tests.support import paths
 from wmviz.analysis.sweep import Vary, default_grid, run_sweep
 from wmviz.analysis.sweep_count import Counts, _count_step, sql_output_time
 from wmviz.cli import main
@@ -22,7 +22,7 @@ from wmviz.trace.config import replace_field
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace
 
-SQL = Path(__file__).resolve().parent / "data" / "sql"
+SQL = paths.DATA / "sql"
 OVER = SQL / "sql-over-sweep.jsonl"
 """A row-time OVER aggregation; rows at 1, 3, 2.5, 6, 4.5, 9, 6.5, 12 s (0.5, 1.5 and 2.5 s behind
 the newest), one key, no proc_ms: delays are read on the event-time clock."""

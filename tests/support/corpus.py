@@ -2,7 +2,7 @@
 
 Valid cases: every valve conformance case (one interleaved multi-instance trace, in three formats),
 every interval-join case, every built-in sample, seeded multi-instance traces. Invalid cases: one
-file per class of bad input, each with the exact messages a user must see. `tests/test_engines.py`
+file per class of bad input, each with the exact messages a user must see. `tests/timeline/test_engines.py`
 runs each case through the local and the Spark engine and compares the outcome with the case's
 expectation, so an engine that accepts a bad file, words an error differently, or writes a
 different timeline fails.
@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tests.conftest import REPO, case_id, valve_cases
-from tests.join_cases import case_config, case_rows, join_cases
+from tests.support.join_cases import case_config, case_rows, join_cases
 from wmviz.core.types import MAX_MS, MIN_MS, StatusInput, WatermarkInput, parse_input
 from wmviz.trace.writers import write_trace
 
@@ -196,7 +196,7 @@ def _sql() -> list[Case]:
 
 
 def _seeded() -> list[Case]:
-    from tests.test_timeline import random_valve_trace
+    from tests.timeline.test_timeline import random_valve_trace
 
     cases = []
     for seed, fmt in ((5, "jsonl"), (6, "parquet"), (7, "csv")):

@@ -14,7 +14,7 @@ One sample every 10 s for 10 minutes; event time is the clock minus a few second
 So the culprit is payments subtask 1 before 300 s and orders subtask 2's split orders-5 after.
 Downstream values are what the job would report (the minimum over non-idle channels).
 
-`python -m tests.job_shape` rewrites tests/data/prometheus/orders-job-*.json.
+`python -m tests.support.job_shape` rewrites tests/data/prometheus/orders-job-*.json.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from pathlib import Path
+
+from tests.support import paths
 
 T0 = 1_795_633_000_000
 STEP_MS = 10_000
@@ -37,7 +38,7 @@ NAMES = {
 }
 PARALLELISM = {ORDERS: 3, PAYMENTS: 2, JOIN: 4, WINDOW: 2}
 SPLITS = {0: ["orders-0", "orders-3"], 1: ["orders-1", "orders-4"], 2: ["orders-2", "orders-5"]}
-DATA = Path(__file__).parent / "data" / "prometheus"
+DATA = paths.DATA / "prometheus"
 
 
 def plan() -> dict:

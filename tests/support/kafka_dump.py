@@ -2,8 +2,8 @@
 
 The shape kcat writes with `kcat -C -t shop.orders -f '%p %o %T %s\\n'` for a LogAppendTime topic
 whose values are the order's event time in epoch milliseconds: partition, offset, the broker's
-append time, the event time. Run `python -m tests.kafka_dump` to write it again;
-`tests/test_kafka_import.py` checks the committed file is exactly what this writes.
+append time, the event time. Run `python -m tests.support.kafka_dump` to write it again;
+`tests/trace/test_kafka_import.py` checks the committed file is exactly what this writes.
 
 The story: six partitions over three source subtasks (KafkaSourceEnumerator puts shop.orders'
 partitions 2 and 5 on subtask 1). Each partition gets an order about every two seconds from
@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime
-from pathlib import Path
 
-DATA = Path(__file__).resolve().parent / "data" / "kafka"
+from tests.support import paths
+
+DATA = paths.DATA / "kafka"
 FILE = DATA / "shop-orders.kcat.txt"
 START_MS = int(datetime(2026, 11, 24, 10, 0, tzinfo=UTC).timestamp() * 1000)
 END_S = 15 * 60

@@ -2,7 +2,7 @@
 
 A realistic trace in the shape people export from logs: ISO-8601 times, two window-operator
 subtasks, three source subtasks upstream (channels), keyed click records, one consumer-group
-rebalance. Run `python -m tests.kafka_trace` to write it again; `tests/test_uploads.py` checks the
+rebalance. Run `python -m tests.support.kafka_trace` to write it again; `tests/ui/test_uploads.py` checks the
 committed file is exactly what this writes, so the fixture never drifts from its description.
 
 The story: source subtask 2 loses its partitions in a rebalance at 10:05:20 and sends nothing, not
@@ -19,9 +19,10 @@ import csv
 import io
 import random
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
-DATA = Path(__file__).resolve().parent / "data"
+from tests.support import paths
+
+DATA = paths.DATA
 START = datetime(2026, 11, 24, 10, 0, 0, tzinfo=UTC)
 TICK_S = 10
 TICKS = 55  # 10:00:00 .. 10:09:00

@@ -1,6 +1,6 @@
 """Drive one SQL operator of the core as a real Flink SQL run fed it, and read the run's answer
 in the same shape, so a differential test compares the two step by step (generic for any SQL
-operator config; see tests/test_sql_session_flink.py).
+operator config; see tests/flink/test_sql_session_flink.py).
 
 wmviz's side: an `InstancePipeline` whose config is the operator alone (no generator), fed per
 input line a RECORD row (payload = the line's columns, event_ms = its time attribute) and, when

@@ -1,5 +1,5 @@
 """Drive one SQL operator of the core as the window differential tests against real Flink SQL do
-(kept apart from tests/support_sql_ops.py, which main gained meanwhile; the two can be folded
+(kept apart from tests/support/support_sql_ops.py, which main gained meanwhile; the two can be folded
 into one when merged): an
 `InstancePipeline` whose config is the operator alone (no generator), fed per step the step's
 input rows as RECORD rows (payload = the row's columns) and then, when it changed, the watermark

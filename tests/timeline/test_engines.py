@@ -1,4 +1,4 @@
-"""Every engine on one corpus (`tests/corpus.py`): the same timeline for every valid trace, the same
+"""Every engine on one corpus (`tests/support/corpus.py`): the same timeline for every valid trace, the same
 words for every invalid one.
 
 The engine fixture runs `python -m wmviz simulate` in-process with `--engine local` and (marker
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.corpus import Case, invalid_cases, valid_cases
+from tests.support.corpus import Case, invalid_cases, valid_cases
 from wmviz.cli import commands as cli
 from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.recorder import decode_out

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
+from tests.support import paths
+
+BENCH = paths.REPO / "bench"
 sys.path.insert(0, str(BENCH))
 
 import fuzz  # noqa: E402

@@ -1,6 +1,6 @@
 """What the fuzzer and issue 13 found, one test each: budgets a simulation stops at with a message
 naming its limit, writers that write back whatever the readers accepted, payload that cannot pass
-for wmviz's own tags or columns. (Messages on both engines: `tests/corpus.py`.)"""
+for wmviz's own tags or columns. (Messages on both engines: `tests/support/corpus.py`.)"""
 
 from __future__ import annotations
 
@@ -14,11 +14,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests.support import paths
 from wmviz.core.simulate import simulate
 from wmviz.timeline.transcript import transcript_record
 from wmviz.trace import read_trace, write_trace
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = paths.REPO
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import paths
 from wmviz import cli
 from wmviz.core.errors import BudgetExceeded
 from wmviz.record.output import duration_option_ms, write_rows
@@ -21,7 +22,7 @@ from wmviz.trace import read_trace
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.timecells import parse_duration_ms
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = paths.REPO
 EXPORT = REPO / "tests/data/prometheus/skewed-sources-query-range.json"
 
 

@@ -1,5 +1,5 @@
 """`wmviz import kafka`: the dump, KafkaSourceEnumerator's assignment, the per-split stage it feeds,
-and the page drawing that stage; the lagging-partition incident of tests/kafka_dump.py."""
+and the page drawing that stage; the lagging-partition incident of tests/support/kafka_dump.py."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
-from tests.html_tables import read_tables, walk
-from tests.kafka_dump import FILE, lines
+from tests.support.html_tables import read_tables, walk
+from tests.support.kafka_dump import FILE, lines
 from wmviz.core.scenario import ScenarioConfig, Trace
 from wmviz.core.simulate import Simulation
 from wmviz.core.story import explain_step

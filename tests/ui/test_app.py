@@ -14,8 +14,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
-from tests.html_tables import channel_frames, read_tables
-from tests.markdown_text import shown
+from tests.support.html_tables import channel_frames, read_tables
+from tests.support.markdown_text import shown
 from wmviz.core.rules import GLOSSARY
 from wmviz.store.incidents import built_in_incidents
 

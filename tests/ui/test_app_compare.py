@@ -6,8 +6,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
-from tests.html_tables import channel_frames
-from tests.markdown_text import shown
+from tests.support.html_tables import channel_frames
+from tests.support.markdown_text import shown
 from wmviz.ui import state
 
 

@@ -2,7 +2,7 @@
 link follows, a vertex opens its valve step-through at that moment, and the valve page leads back.
 
 The built-in job is sample_data/jobs/silent-split-holds-the-whole-job.json, the 4-vertex fixture
-of tests/job_shape.py imported with --idleness 30s.
+of tests/support/job_shape.py imported with --idleness 30s.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests import job_shape as js
 from tests.conftest import REPO
-from tests.markdown_text import shown
+from tests.support import job_shape as js
+from tests.support.markdown_text import shown
 from wmviz.view.timefmt import TimeFormat
 
 JOB = "silent-split-holds-the-whole-job"

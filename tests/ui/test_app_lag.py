@@ -8,9 +8,9 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests import job_shape as js
 from tests.conftest import REPO
-from tests.markdown_text import shown
+from tests.support import job_shape as js
+from tests.support.markdown_text import shown
 
 JOB = "silent-split-holds-the-whole-job"
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests import job_shape as js
+from tests.analysis.test_blame_healthy import job
 from tests.conftest import REPO
-from tests.markdown_text import shown
-from tests.test_blame_healthy import job
+from tests.support import job_shape as js
+from tests.support.markdown_text import shown
 from wmviz.record.job import JobRecording, Vertex, to_json
 from wmviz.ui import job_view
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
-from tests.html_tables import channel_tables
+from tests.support.html_tables import channel_tables
 from wmviz.view.widths import text_px
 
 

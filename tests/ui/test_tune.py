@@ -3,17 +3,16 @@ a config what-if carried in the link."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.support import paths
 from wmviz.analysis.whatif_edit import Configure
 from wmviz.analysis.whatif_token import decode_edit
 from wmviz.ui import tune_view
 from wmviz.view.tune import tune_figure
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = paths.REPO
 
 
 def _row(share, p95, **fields):

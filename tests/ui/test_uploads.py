@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
-from tests.markdown_text import shown
+from tests.support.markdown_text import shown
 from wmviz.store import bundles, uploads
 from wmviz.store.uploads import UploadError
 from wmviz.trace.errors import TraceValidationError
@@ -235,7 +235,7 @@ def test_a_bundle_carries_the_story_and_the_what_if_of_its_view(cache):
 
 
 def test_the_committed_kafka_fixture_is_exactly_what_its_generator_writes():
-    from tests.kafka_trace import csv_text, rows
+    from tests.support.kafka_trace import csv_text, rows
 
     assert KAFKA.read_text(encoding="utf-8") == csv_text()
     assert 440 <= len(rows()) <= 500  # a realistic ~468-row export

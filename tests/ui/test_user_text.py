@@ -2,7 +2,7 @@
 and file names show as typed, and never become a link, an image, an icon or a colour.
 
 The AppTest half checks the markdown source of every element that renders markdown; the browser
-half (tests/test_browser_hostile.py) checks the page itself has no such <a> or <img> and fetched
+half (tests/browser/test_browser_hostile.py) checks the page itself has no such <a> or <img> and fetched
 nothing from the hosts named."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
-from tests.markdown_text import shown
+from tests.support.markdown_text import shown
 from wmviz.store import uploads
 from wmviz.view.plain import literal
 

@@ -184,8 +184,8 @@ def test_no_link_or_style_from_a_name_reaches_the_drawn_charts(tmp_path):
     text, and the instance axis reads the names as typed."""
     from urllib.parse import urlencode
 
-    from tests.app_server import chromium, fresh_page, streamlit_app
-    from tests.test_browser_hostile import MISSING
+    from tests.browser.test_browser_hostile import MISSING
+    from tests.support.app_server import chromium, fresh_page, streamlit_app
     from wmviz.store.uploads import store_upload
 
     if MISSING:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support import paths
 from wmviz.core.types import EPOCH_FROM_MS, MAX_MS, MIN_MS
 from wmviz.view.figures import (
     STATUS_COLORS,
@@ -38,7 +38,7 @@ from wmviz.view.figures_common import (
 from wmviz.view.figures_heap import EMPTY_HEAP_TEXT
 from wmviz.view.timefmt import TimeFormat
 
-UI = Path(__file__).resolve().parent.parent / "wmviz" / "view"
+UI = paths.REPO / "wmviz" / "view"
 HISTORY_COLUMNS = ["step", "input", "channel", "watermark_ms", "status", "aligned"]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from tests.html_tables import read_tables
+from tests.support.html_tables import read_tables
 from wmviz.view.html_table import CHANNEL_TABLE_CLASS, channel_table, table
 from wmviz.view.model import HOLDS
 from wmviz.view.widths import FINISHED_LABEL

@@ -4,7 +4,7 @@ down below the box's fold; `explain` keeps the order things happened in."""
 
 from __future__ import annotations
 
-from tests.test_ui_model import timeline_of
+from tests.view.test_ui_model import timeline_of
 from wmviz.core.story import explain_line, explain_parts
 from wmviz.core.types import Profile
 from wmviz.timeline.cursor import InstanceCursor

@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.test_ui_model import timeline_of
+from tests.view.test_ui_model import timeline_of
 from wmviz.core.types import Profile
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.view import stall

@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
-from tests.html_tables import channel_frames
+from tests.support.html_tables import channel_frames
 from wmviz.core.errors import SettingError
 from wmviz.core.types import Profile
 from wmviz.timeline.cursor import InstanceCursor

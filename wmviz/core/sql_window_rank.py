@@ -3,7 +3,7 @@
 
 How Flink 2.3.0 runs them (its `WindowRankOperator` / `WindowDeduplicateOperator`, both fed by the
 window table function that attaches each row's window), said in wmviz's words and checked against
-real runs (tests/test_sql_window_rank_flink.py):
+real runs (tests/flink/test_sql_window_rank_flink.py):
 - a row whose window has fired on arrival (the watermark has reached its end − 1) is dropped and
   counted in `numLateRecordsDropped` (SQL-R1): there is no "add to a later window" as in the window
   aggregate, since a TUMBLE row belongs to one window only;
