@@ -70,16 +70,19 @@ def real_runs(tmp_path_factory) -> dict[str, tuple[Path, list[dict]]]:
     require_flink(
         "Flink {version}'s SQL runtime", "the interval join rows differential", jars.sql_unavailable_reason
     )
-    from tools.flinksql.run import run_script
+    from tools.flinksql.run import run_scripts
 
-    runs = {}
+    given = {}
     for script, seed in CASES.items():
         rows = tmp_path_factory.mktemp(script) / "rows.jsonl"
         lines = join_rows(random.Random(seed), LINES)
         rows.write_text("".join(json.dumps(line) + "\n" for line in lines))
-        events = run_script(DATA / f"{script}.sql", rows)
-        runs[script] = (rows, [e for e in events if "sink" in e or "metric" in e])
-    return runs
+        given[script] = rows
+    ran = run_scripts([(DATA / f"{script}.sql", rows) for script, rows in given.items()])  # one JVM
+    return {
+        script: (rows, [e for e in events if "sink" in e or "metric" in e])
+        for (script, rows), events in zip(given.items(), ran, strict=True)
+    }
 
 
 def replayed(script: str, rows: Path) -> list[dict]:

@@ -143,15 +143,16 @@ def disagreements(flink: dict, mine: dict) -> list[str]:
 @pytest.fixture(scope="module")
 def real_runs(tmp_path_factory) -> dict[str, tuple[Path, list[dict]]]:
     require_flink("Flink {version}'s SQL runtime", "the SQL replay differential", jars.sql_unavailable_reason)
-    from tools.flinksql.run import run_script
+    from tools.flinksql.run import run_scripts
 
-    runs = {}
+    given = {}
     for case in CASES:
         rows = tmp_path_factory.mktemp(case.script) / "rows.jsonl"
         lines = case.rows(random.Random(case.seed), case.lines)  # type: ignore[operator]
         rows.write_text("".join(json.dumps(line) + "\n" for line in lines))
-        runs[case.script] = (rows, run_script(DATA / f"{case.script}.sql", rows))
-    return runs
+        given[case.script] = rows
+    ran = run_scripts([(DATA / f"{script}.sql", rows) for script, rows in given.items()])  # one JVM
+    return {script: (rows, events) for (script, rows), events in zip(given.items(), ran, strict=True)}
 
 
 def _compare(case: str, runs) -> list[str]:

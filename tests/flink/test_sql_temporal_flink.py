@@ -3,7 +3,7 @@ an inner and a LEFT `JOIN rates FOR SYSTEM_TIME AS OF o.ts`, rates an upsert tab
 
 Each case's rows are drawn from a seed (several currencies, version changes, versions sharing a
 time, orders at exactly a version's time, late orders and late rates, and a quiet rates table) and
-run for real by `tools.flinksql.run` (one JVM per case). wmviz reads each join's config from the
+run for real by `tools.flinksql.run` (every case in one JVM). wmviz reads each join's config from the
 COMPILE PLAN node with its plan reader, and runs the core operator (`tests.support.support_sql_join.py`) on
 the same rows, each input fed the watermark the real run reported for the node feeding it (orders:
 its source; rates: ChangelogNormalize). Every output row, with its changelog kind, and every
@@ -138,19 +138,20 @@ def _at(mine: StepOut | None) -> tuple[list, int]:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> list[tuple[str, list[dict], list[dict]]]:
-    """Each case's rows and the real run's events (one JVM per case)."""
+    """Each case's rows and the real run's events (every case in one JVM)."""
     require_flink(
         "Flink {version}'s SQL jars", "the temporal join's differential test", jars.sql_unavailable_reason
     )
-    from tools.flinksql.run import run_script
+    from tools.flinksql.run import run_scripts
 
-    out = []
+    given = []
     for seed, lines, quiet_after in CASES:
         rows = temporal_rows(random.Random(seed), lines, quiet_after)
         path = tmp_path_factory.mktemp("temporal") / f"{seed}.rows.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-        out.append((f"seed {seed}", rows, run_script(SCRIPT, path)))
-    return out
+        given.append((seed, rows, path))
+    ran = run_scripts([(SCRIPT, path) for _, _, path in given])
+    return [(f"seed {seed}", rows, events) for (seed, rows, _), events in zip(given, ran, strict=True)]
 
 
 @pytest.fixture(scope="module")

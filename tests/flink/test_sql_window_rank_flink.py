@@ -1,7 +1,7 @@
 """SQL's Window TopN and Window Deduplication over TUMBLE against real Flink 2.3.0 SQL.
 
 Each script of `tests/data/sql/` (window_rank, window_dedup, window_dedup_first, window_rank_ltz)
-runs for real by `tools.flinksql.run` (one JVM per script) on rows drawn at random from a seed:
+runs for real by `tools.flinksql.run` (every script in one JVM) on rows drawn at random from a seed:
 several items and bidders, equal prices and equal times (ties), rows late by a little and a lot,
 rows on a window's last millisecond; for the LTZ script, hour windows of Europe/Berlin across the
 night its clocks go back. `wmviz sql replay`'s own path (`replay_states` + `replay_lines`) must
@@ -77,16 +77,17 @@ def real_runs(tmp_path_factory) -> dict[str, tuple[Path, list[dict]]]:
     require_flink(
         "Flink {version}'s SQL runtime", "the window TopN differential", jars.sql_unavailable_reason
     )
-    from tools.flinksql.run import run_script
+    from tools.flinksql.run import run_scripts
 
     folder = tmp_path_factory.mktemp("window_rank")
-    runs = {}
+    given = {}
     for script in SCRIPTS:
         make = events_rows if script.endswith("_ltz") else bids_rows
         rows = folder / f"{script}.rows.jsonl"
         rows.write_text("".join(json.dumps(line) + "\n" for line in make(random.Random(SEED), LINES)))
-        runs[script] = (rows, run_script(DATA / f"{script}.sql", rows))
-    return runs
+        given[script] = rows
+    ran = run_scripts([(DATA / f"{script}.sql", rows) for script, rows in given.items()])  # one JVM
+    return {script: (rows, events) for (script, rows), events in zip(given.items(), ran, strict=True)}
 
 
 def _sides(script: str, runs) -> tuple[list[dict], list[dict]]:

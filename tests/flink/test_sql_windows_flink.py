@@ -1,7 +1,7 @@
 """SQL's slicing window aggregate (TUMBLE, HOP, CUMULATE) against real Flink 2.3.0 SQL.
 
-Each case is a SQL script of `tests/data/sql/` run for real by `tools.flinksql.run` (one JVM per
-script, all of the module's checks share it) on rows drawn at random from a seed: several keys,
+Each case is a SQL script of `tests/data/sql/` run for real by `tools.flinksql.run` (every script
+in one JVM, whose runs all of the module's checks share) on rows drawn at random from a seed: several keys,
 rows late by a little and by a lot, rows at a window's first and last millisecond. wmviz's side:
 the plan reader (`wmviz.sql.plan_windows`) reads the operator's config from the script's COMPILE
 PLAN, and the core runs it in an `InstancePipeline` with no generator
@@ -91,15 +91,16 @@ def real_runs(tmp_path_factory) -> dict[str, tuple[Path, list[dict]]]:
     require_flink(
         "Flink {version}'s SQL runtime", "the window aggregate differential", jars.sql_unavailable_reason
     )
-    from tools.flinksql.run import run_script
+    from tools.flinksql.run import run_scripts
 
-    runs = {}
+    given = {}
     for case in CASES:
         rows = tmp_path_factory.mktemp(case.script) / "rows.jsonl"
         lines = case.rows(random.Random(case.seed), case.lines)
         rows.write_text("".join(json.dumps(line) + "\n" for line in lines))
-        runs[case.script] = (rows, run_script(DATA / f"{case.script}.sql", rows))
-    return runs
+        given[case.script] = rows
+    ran = run_scripts([(DATA / f"{script}.sql", rows) for script, rows in given.items()])  # one JVM
+    return {script: (rows, events) for (script, rows), events in zip(given.items(), ran, strict=True)}
 
 
 def window_node(job: SqlJob) -> str:

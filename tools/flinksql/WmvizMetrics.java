@@ -61,6 +61,11 @@ public final class WmvizMetrics implements MetricReporter {
         return byKey;
     }
 
+    /** Forget every kept metric: the next run (a batch's next request) starts a new job. */
+    static synchronized void reset() {
+        ENTRIES.clear();
+    }
+
     static boolean wanted(String name) {
         return name.equals("currentOutputWatermark")
                 || name.equals("currentInputWatermark")

@@ -2,6 +2,9 @@
 
     python -m tools.flinksql.run SCRIPT.sql ROWS.jsonl      # JSON Lines on stdout; exit 2 on bad input
 
+(`run_scripts` runs several (script, rows) pairs in one JVM, each exactly as it runs alone: the
+tests batch their runs so the JVM starts once per module.)
+
 ROWS.jsonl is the rows file `wmviz sql replay` takes, read by `wmviz.sql.rows` (its one reader):
 `{"table": NAME, "partition": N, "row": {COLUMN: VALUE}}` lines in arrival order and
 `{"table": NAME, "partitions": N}` partition counts. Values are read against the columns on the
@@ -88,10 +91,12 @@ def runner_command() -> list[str]:
     return jars.java_command(RUNNER_CLASS, paths, classes)
 
 
-def run_raw(script: Path, rows: Path, rest_port: int | None = None) -> dict[str, Any]:
-    """The runner's whole answer: events, timing and (with `rest_port`) the REST answers."""
-    data = json.dumps(_request(script, rows, rest_port)).encode()
-    proc = subprocess.run(runner_command(), input=data, capture_output=True, timeout=900)
+def _oracle(request: dict[str, Any]) -> dict[str, Any]:
+    """Start the runner's JVM on one request (or one batch) and return its JSON answer."""
+    data = json.dumps(request).encode()
+    proc = subprocess.run(
+        runner_command(), input=data, capture_output=True, timeout=900 * len(request.get("batch", [0]))
+    )
     try:
         answer = json.loads(proc.stdout.decode("utf-8"))
     except ValueError:
@@ -99,6 +104,11 @@ def run_raw(script: Path, rows: Path, rest_port: int | None = None) -> dict[str,
     if proc.returncode != 0 or not isinstance(answer, dict):
         tail = proc.stderr.decode("utf-8", errors="replace")[-4000:]
         raise PlannerUnavailable(f"the SQL oracle exited {proc.returncode} without an answer:\n{tail}")
+    return answer
+
+
+def _checked(script: Path, rows: Path, answer: dict[str, Any]) -> dict[str, Any]:
+    """The answer to one run, or the error it names raised against the file it is in."""
     error = answer.get("error")
     if error is not None:
         if error.get("where") == "rows":
@@ -109,10 +119,26 @@ def run_raw(script: Path, rows: Path, rest_port: int | None = None) -> dict[str,
     return answer
 
 
+def run_raw(script: Path, rows: Path, rest_port: int | None = None) -> dict[str, Any]:
+    """The runner's whole answer: events, timing and (with `rest_port`) the REST answers."""
+    return _checked(script, rows, _oracle(_request(script, rows, rest_port)))
+
+
 def run_script(script: Path, rows: Path) -> list[dict[str, Any]]:
     """Every sink row, late drop and watermark change of a real run (see the module docstring)."""
     events: list[dict[str, Any]] = run_raw(script, rows)["events"]
     return events
+
+
+def run_scripts(runs: Sequence[tuple[Path, Path]]) -> list[list[dict[str, Any]]]:
+    """`run_script` of every (script, rows) pair, in order, all in one JVM: each run on its own
+    MiniCluster with the feed and the metrics emptied before it, so each answers exactly as it does
+    alone, while the JVM's start and the planner's cold first planning are paid once. The first
+    run that fails raises as `run_script` would (every input file is read before the JVM starts)."""
+    answers = _oracle({"batch": [_request(script, rows, None) for script, rows in runs]})["answers"]
+    if len(answers) != len(runs):
+        raise PlannerUnavailable(f"the SQL oracle answered {len(answers)} of {len(runs)} runs")
+    return [_checked(script, rows, a)["events"] for (script, rows), a in zip(runs, answers, strict=True)]
 
 
 def save_rest_plan(script: Path, stem: Path) -> None:
