@@ -17,17 +17,10 @@ what wmviz's `report_of` says for the watermark and idleness Flink's subtask had
 from __future__ import annotations
 
 import random
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.flinkvalve.jar import (
-    HarnessError,
-    compile_harness,
-    flink_jar_path,
-    java_command,
-    unavailable_reason,
-)
+from tools.flink.launcher import Harness, HarnessError
 from tools.flinkwindow.idleness import periodic_generator, sent_tokens
 from wmviz.core.alignment import HeldRecord, ReleasedRecords, Report, announce, report_of
 from wmviz.core.pipeline import InstancePipeline
@@ -36,6 +29,7 @@ from wmviz.core.splits import SplitReader
 from wmviz.core.types import MIN_MS, Profile
 
 HARNESS = Path(__file__).with_name("WmvizAlignmentHarness.java")
+ALIGNMENT = Harness("the alignment harness", (HARNESS,), HARNESS.stem, tag="alignment-")
 
 Row = tuple[int, int | None, str | None, int | None]
 
@@ -136,18 +130,7 @@ class Harness:
     """The JVM, driven one line at a time (the announcements depend on Flink's reports)."""
 
     def __init__(self, jar: Path | None = None) -> None:
-        jar = jar or flink_jar_path()
-        if jar is None:
-            raise HarnessError(unavailable_reason() or "flink-dist jar not found")
-        classes = compile_harness(HARNESS, HARNESS.stem, [jar], tag="alignment-")
-        self.proc = subprocess.Popen(
-            java_command(HARNESS.stem, [jar], classes),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            encoding="utf-8",
-        )
+        self.proc = ALIGNMENT.start(jars=None if jar is None else [jar])
 
     def ask(self, line: str) -> list[str]:
         assert self.proc.stdin is not None and self.proc.stdout is not None

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.flinkvalve.jar import HarnessError, compile_harness, flink_jar_path, java_command
+from tools.flink.launcher import Harness, HarnessError
 
 JOB_SOURCE = Path(__file__).with_name("WmvizRecordJob.java")
 JOB_CLASS = "WmvizRecordJob"
@@ -47,14 +47,10 @@ class RunningJob:
 
 def start_job(seconds: int, buffer_timeout_ms: int = 100, job_class: str = JOB_CLASS) -> RunningJob:
     """Compile (once) and start the job; return when it is submitted and its REST endpoint is up."""
-    jar = flink_jar_path()
-    if jar is None:
-        raise HarnessError("flink-dist jar not found")
     source = JOB_SOURCE.with_name(f"{job_class}.java")
-    classes = compile_harness(source, job_class, [jar], tag="record-" if job_class == JOB_CLASS else "whole-")
-    command = [*java_command(job_class, [jar], classes, bench=True), str(seconds), str(buffer_timeout_ms)]
-    process = subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    tag = "record-" if job_class == JOB_CLASS else "whole-"
+    process = Harness(f"the job {job_class}", (source,), job_class, tag=tag, bench=True).start(
+        str(seconds), str(buffer_timeout_ms)
     )
     assert process.stdout is not None
     found: dict[str, str] = {}

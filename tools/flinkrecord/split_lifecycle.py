@@ -12,23 +12,17 @@ watermarks, IDLE and ACTIVE, in the same order.
 from __future__ import annotations
 
 import random
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.flinkvalve.jar import (
-    HarnessError,
-    compile_harness,
-    flink_jar_path,
-    java_command,
-    unavailable_reason,
-)
+from tools.flink.launcher import Harness, HarnessError
 from tools.flinkwindow.idleness import due_probes, valve_tokens
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import GeneratorConfig, Kind, ScenarioConfig, TraceRow
 from wmviz.core.types import Profile
 
 HARNESS = Path(__file__).with_name("WmvizSourceSplitsHarness.java")
+SOURCE_SPLITS = Harness("the source splits harness", (HARNESS,), HARNESS.stem, tag="source-splits-")
 CHANGES = {"A": "added", "F": "finished", "I": "idle", "C": "active"}
 
 
@@ -99,10 +93,6 @@ def _commands(trace: LifecycleTrace) -> tuple[str, list[list[str]]]:
 
 def run_lifecycle(traces: list[LifecycleTrace], jar: Path | None = None) -> list[list[list[str]]]:
     """Flink's emissions per trace, per row (all traces in one JVM)."""
-    jar = jar or flink_jar_path()
-    if jar is None:
-        raise HarnessError(unavailable_reason() or "flink-dist jar not found")
-    classes = compile_harness(HARNESS, HARNESS.stem, [jar], tag="source-splits-")
     commands: list[str] = []
     shapes = []
     for trace in traces:
@@ -110,18 +100,14 @@ def run_lifecycle(traces: list[LifecycleTrace], jar: Path | None = None) -> list
         commands.append(header)
         commands.extend(c for row in per_row for c in row)
         shapes.append([len(row) for row in per_row])
-    proc = subprocess.run(
-        java_command(HARNESS.stem, [jar], classes),
-        input="\n".join(commands) + "\n",
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=600,
+    proc = SOURCE_SPLITS.run(
+        stdin="\n".join(commands) + "\n", timeout=600, jars=None if jar is None else [jar]
     )
     replies = proc.stdout.splitlines()
-    if proc.returncode != 0 or len(replies) != len(commands):
+    if len(replies) != len(commands):
         raise HarnessError(
-            f"harness exited {proc.returncode} after {len(replies)} replies:\n{proc.stderr[-4000:]}"
+            f"the source splits harness answered {len(replies)} of {len(commands)} lines:\n"
+            f"{SOURCE_SPLITS.stderr_tail(proc)}"
         )
     results, pos = [], 0
     for shape in shapes:

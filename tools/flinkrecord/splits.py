@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from tools.flink.launcher import Harness
 from tools.flinkwindow.idleness import (
     IdleTrace,
     periodic_generator,
@@ -23,7 +24,9 @@ from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import Kind, ScenarioConfig, TraceRow
 from wmviz.core.types import Profile
 
-HARNESS = (Path(__file__).with_name("WmvizSplitHarness.java"), "WmvizSplitHarness", "splits-")
+HARNESS = Harness(
+    "the split harness", (Path(__file__).with_name("WmvizSplitHarness.java"),), "WmvizSplitHarness", "splits-"
+)
 
 
 def split_config(trace: IdleTrace) -> ScenarioConfig:

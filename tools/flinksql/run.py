@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tools.flink.launcher import Harness, HarnessError, sql_jars
 from wmviz.disk.atomic import write_file
 from wmviz.sql import jars
 from wmviz.sql.planner import PlannerUnavailable, SqlScriptError, java_sources
@@ -81,29 +81,40 @@ def _request(script: Path, rows: Path, rest_port: int | None) -> dict[str, Any]:
     return {"script": text, "lines": lines, "partitions": dict(replay.partitions), "rest_port": rest_port}
 
 
+def oracle() -> Harness:
+    """The runner as a harness: WmvizSqlRun compiled with the planner's Java half, on the SQL jars."""
+    return Harness(
+        "the SQL oracle",
+        (*java_sources(), *RUNNER_SOURCES),
+        RUNNER_CLASS,
+        tag="sqlrun-",
+        jars=sql_jars,
+        unavailable=jars.sql_unavailable_reason,
+    )
+
+
 def runner_command() -> list[str]:
     """`java … WmvizSqlRun`, compiled once with the planner's Java half."""
     reason = jars.sql_unavailable_reason(download=False)
-    paths = jars.sql_jar_paths(download=False)
-    if reason or paths is None:
+    if reason or jars.sql_jar_paths(download=False) is None:
         raise PlannerUnavailable(f"the SQL oracle cannot run here: {reason}")
-    classes = jars.compile_harness([*java_sources(), *RUNNER_SOURCES], RUNNER_CLASS, paths, tag="sqlrun-")
-    return jars.java_command(RUNNER_CLASS, paths, classes)
+    return oracle().command()
 
 
 def _oracle(request: dict[str, Any]) -> dict[str, Any]:
     """Start the runner's JVM on one request (or one batch) and return its JSON answer."""
+    runner_command()  # the jars are here and the runner compiled, or PlannerUnavailable says why
     data = json.dumps(request).encode()
-    proc = subprocess.run(
-        runner_command(), input=data, capture_output=True, timeout=900 * len(request.get("batch", [0]))
-    )
+    try:
+        proc = oracle().run(stdin=data, timeout=900 * len(request.get("batch", [0])))
+    except HarnessError as e:
+        raise PlannerUnavailable(f"{e} (without an answer)") from e
     try:
         answer = json.loads(proc.stdout.decode("utf-8"))
     except ValueError:
         answer = None
-    if proc.returncode != 0 or not isinstance(answer, dict):
-        tail = proc.stderr.decode("utf-8", errors="replace")[-4000:]
-        raise PlannerUnavailable(f"the SQL oracle exited {proc.returncode} without an answer:\n{tail}")
+    if not isinstance(answer, dict):
+        raise PlannerUnavailable(f"the SQL oracle gave no answer:\n{Harness.stderr_tail(proc)}")
     return answer
 
 

@@ -12,13 +12,12 @@ watermarks and statuses in the same order.
 from __future__ import annotations
 
 import random
-import subprocess
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools.flinkvalve.jar import HarnessError, compile_harness, java_command
+from tools.flink.launcher import Harness, HarnessError
 from tools.flinkwindow.join import jars, unavailable
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import GeneratorConfig, Kind, ScenarioConfig, TraceRow
@@ -28,6 +27,9 @@ from wmviz.core.types import MAX_MS, Profile, Status, StatusInput, WatermarkInpu
 
 HARNESS_SOURCE = Path(__file__).with_name("WmvizSqlOpsHarness.java")
 HARNESS_CLASS = "WmvizSqlOpsHarness"
+SQL_OPS = Harness(
+    "the sql ops harness", (HARNESS_SOURCE,), HARNESS_CLASS, tag="sqlops-", jars=jars, unavailable=unavailable
+)
 
 Line = tuple[str, int, int | str | None]
 """("R", proc, ts) a row; ("W", proc, ms) / ("S", proc, "IDLE"|"ACTIVE") upstream; ("P", proc, None)."""
@@ -82,18 +84,11 @@ def parse_log(lines: list[str]) -> OpsOutcome:
 
 def run_ops(traces: Sequence[OpsTrace], timeout: float = 900) -> list[OpsOutcome]:
     """Run every trace on the released operators, all in one JVM (one MiniCluster job)."""
-    classpath = jars()
-    if classpath is None:
-        raise HarnessError(unavailable() or "jars missing")
-    classes = compile_harness(HARNESS_SOURCE, HARNESS_CLASS, classpath, tag="sqlops-")
     with tempfile.TemporaryDirectory(prefix="wmviz-sqlops-") as tmp:
         path = Path(tmp) / "traces.txt"
         text = "".join(line + "\n" for i, t in enumerate(traces) for line in encode(i, t))
         path.write_text(text, "utf-8")
-        cmd = [*java_command(HARNESS_CLASS, classpath, classes), str(path)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, encoding="utf-8", timeout=timeout)
-    if proc.returncode != 0:
-        raise HarnessError(f"sql ops harness exited {proc.returncode}:\n{proc.stderr[-4000:]}")
+        proc = SQL_OPS.run(str(path), timeout=timeout)
     logs: dict[int, list[str]] = {}
     current: list[str] | None = None
     for line in proc.stdout.splitlines():

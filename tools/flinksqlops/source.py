@@ -9,12 +9,11 @@ ACTIVE for every row.
 from __future__ import annotations
 
 import random
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.flink.launcher import Harness, HarnessError
 from tools.flinksqlops.ops import jars, unavailable
-from tools.flinkvalve.jar import HarnessError, compile_harness, java_command
 from tools.flinkwindow.idleness import IdleTrace, harness_lines, random_idle_trace, trace_rows, valve_tokens
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import GeneratorConfig, ScenarioConfig
@@ -23,6 +22,14 @@ from wmviz.core.types import Profile
 
 HARNESS_SOURCE = Path(__file__).with_name("WmvizSqlSourceHarness.java")
 HARNESS_CLASS = "WmvizSqlSourceHarness"
+SQL_SOURCE = Harness(
+    "the sql source harness",
+    (HARNESS_SOURCE,),
+    HARNESS_CLASS,
+    tag="sqlsource-",
+    jars=jars,
+    unavailable=unavailable,
+)
 
 __all__ = ["SourceTrace", "first_difference", "random_source_trace", "run_sources", "unavailable"]
 
@@ -59,10 +66,6 @@ def wmviz_emissions(source: SourceTrace, generator: GeneratorConfig | None = Non
 
 def run_sources(traces: list[SourceTrace], timeout: float = 600) -> list[list[list[str]]]:
     """Flink's emissions per trace, per row (all traces in one JVM)."""
-    classpath = jars()
-    if classpath is None:
-        raise HarnessError(unavailable() or "jars missing")
-    classes = compile_harness(HARNESS_SOURCE, HARNESS_CLASS, classpath, tag="sqlsource-")
     commands: list[str] = []
     shapes = []
     for source in traces:
@@ -74,17 +77,13 @@ def run_sources(traces: list[SourceTrace], timeout: float = 600) -> list[list[li
         for row in per_row:
             commands.extend(row)
         shapes.append([len(row) for row in per_row])
-    proc = subprocess.run(
-        java_command(HARNESS_CLASS, classpath, classes),
-        input="\n".join(commands) + "\n",
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=timeout,
-    )
+    proc = SQL_SOURCE.run(stdin="\n".join(commands) + "\n", timeout=timeout)
     replies = proc.stdout.splitlines()
-    if proc.returncode != 0 or len(replies) != len(commands):
-        raise HarnessError(f"sql source harness exited {proc.returncode}:\n{proc.stderr[-4000:]}")
+    if len(replies) != len(commands):
+        raise HarnessError(
+            f"the sql source harness answered {len(replies)} of {len(commands)} lines:\n"
+            f"{SQL_SOURCE.stderr_tail(proc)}"
+        )
     results, pos = [], 0
     for shape in shapes:
         if replies[pos] != "ok":

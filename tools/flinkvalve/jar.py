@@ -8,8 +8,8 @@ planner need (flink-dist, the table jars, the planner loader) from one wheel.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
-import subprocess
 import sys
 import tempfile
 from array import array
@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.flink.launcher import Harness
 from wmviz.core.types import (
     MAX_MS,
     ChannelState,
@@ -69,6 +70,8 @@ __all__ = [
 
 HARNESS_CLASS = "org.apache.flink.streaming.runtime.watermarkstatus.WmvizValveHarness"
 HARNESS_SOURCE = Path(__file__).with_name("WmvizValveHarness.java")
+VALVE = Harness("the valve harness", (HARNESS_SOURCE,), HARNESS_CLASS, tag="")
+VALVE_BENCH = dataclasses.replace(VALVE, bench=True)
 
 
 def compiled_harness(jar: Path | None = None, bench: bool = False) -> list[str]:
@@ -78,11 +81,7 @@ def compiled_harness(jar: Path | None = None, bench: bool = False) -> list[str]:
     changed). `bench` leaves the JIT at its defaults, since the benchmark wants C2, not a fast
     start.
     """
-    jar = jar or flink_jar_path()
-    if jar is None:
-        raise HarnessError(unavailable_reason() or "flink-dist jar not found")
-    classes = compile_harness(HARNESS_SOURCE, HARNESS_CLASS, [jar])
-    return java_command(HARNESS_CLASS, [jar], classes, bench=bench)
+    return (VALVE_BENCH if bench else VALVE).command(jars=None if jar is None else [jar])
 
 
 # ---- trace mode ----------------------------------------------------------------------------------
@@ -155,18 +154,11 @@ def run_harness(
     for channels, inputs in traces:
         lines.append(f"N {channels}")
         lines.extend(encode_input(inp) for inp in inputs)
-    proc = subprocess.run(
-        compiled_harness(jar),
-        input="\n".join(lines) + "\n",
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    proc = VALVE.run(stdin="\n".join(lines) + "\n", timeout=timeout, jars=None if jar is None else [jar])
     replies = proc.stdout.splitlines()
-    if proc.returncode != 0 or len(replies) != len(lines):
+    if len(replies) != len(lines):
         raise HarnessError(
-            f"harness exited {proc.returncode} after {len(replies)} of {len(lines)} replies:\n"
-            f"{proc.stderr[-4000:]}"
+            f"the valve harness answered {len(replies)} of {len(lines)} lines:\n{VALVE.stderr_tail(proc)}"
         )
     results: list[list[JvmStep]] = []
     pos = 0
@@ -215,10 +207,8 @@ def run_bench(
     with tempfile.TemporaryDirectory(prefix="wmviz-bench-") as tmp:
         path = Path(tmp) / "inputs.bin"
         write_bench_file(path, channels, inputs)
-        cmd = [*compiled_harness(jar, bench=True), "bench", str(path), str(warmup), str(rounds)]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise HarnessError(f"harness bench failed:\n{proc.stderr[-4000:]}")
+        jars = None if jar is None else [jar]
+        proc = VALVE_BENCH.run("bench", str(path), str(warmup), str(rounds), timeout=None, jars=jars)
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("bench ")), None)
     if line is None:
         raise HarnessError(f"no bench line in harness output:\n{proc.stdout}")

@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools.flinkvalve.jar import (
-    HarnessError,
-    compile_harness,
-    flink_jar_path,
-    java_command,
-    unavailable_reason,
-)
+from tools.flink.launcher import Harness, HarnessError
 
 HARNESS_SOURCE = Path(__file__).with_name("WmvizWindowHarness.java")
 HARNESS_CLASS = "WmvizWindowHarness"
+WINDOW = Harness("the window harness", (HARNESS_SOURCE,), HARNESS_CLASS, tag="window-")
 TRACES_PER_JOB = 150
 """Independent pipelines per MiniCluster job: one job start serves them all."""
 
@@ -139,14 +133,6 @@ def parse_log(trace: WindowTrace, lines: list[str]) -> Outcome:
     return outcome
 
 
-def _command(jar: Path | None) -> list[str]:
-    jar = jar or flink_jar_path()
-    if jar is None:
-        raise HarnessError(unavailable_reason() or "flink-dist jar not found")
-    classes = compile_harness(HARNESS_SOURCE, HARNESS_CLASS, [jar], tag="window-")
-    return java_command(HARNESS_CLASS, [jar], classes)
-
-
 def run_windows(
     traces: Sequence[WindowTrace],
     jar: Path | None = None,
@@ -164,10 +150,8 @@ def run_windows(
         with path.open("w", encoding="utf-8") as f:
             for i, trace in enumerate(traces):
                 f.write("\n".join(encode(i, trace, i in alone)) + "\n")
-        cmd = [*_command(jar), "windows", str(path), str(per_job)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, encoding="utf-8", timeout=timeout)
-    if proc.returncode != 0:
-        raise HarnessError(f"window harness exited {proc.returncode}:\n{proc.stderr[-4000:]}")
+        jars = None if jar is None else [jar]
+        proc = WINDOW.run("windows", str(path), str(per_job), timeout=timeout, jars=jars)
     logs: dict[int, list[str]] = {}
     current: list[str] | None = None
     for line in proc.stdout.splitlines():

@@ -9,14 +9,14 @@ steps and at the end, the iteration order must be the JDK's (WmvizHashMapHarness
 from __future__ import annotations
 
 import random
-import subprocess
 from pathlib import Path
 
-from tools.flinkvalve.jar import HarnessError, compile_harness, java_command
+from tools.flink.launcher import Harness, HarnessError, no_jars
 from wmviz.core.java.javamap import JavaLongMap
 
 HARNESS_SOURCE = Path(__file__).with_name("WmvizHashMapHarness.java")
 HARNESS_CLASS = "WmvizHashMapHarness"
+HASHMAP = Harness("the hashmap harness", (HARNESS_SOURCE,), HARNESS_CLASS, tag="hashmap-", jars=no_jars)
 
 Op = tuple[str, int | None]
 """("N", None) a new map, ("P", k) put, ("R", k) iterator removal, ("O", None) read the order."""
@@ -78,21 +78,13 @@ def wmviz_orders(ops: list[Op]) -> list[list[int]]:
 
 def jdk_orders(sequences: list[list[Op]]) -> list[list[list[int]]]:
     """The JDK HashMap's iteration orders for every sequence, in one JVM (needs only java)."""
-    classes = compile_harness(HARNESS_SOURCE, HARNESS_CLASS, [], tag="hashmap-")
     lines = [op if key is None else f"{op} {key}" for ops in sequences for op, key in ops]
-    proc = subprocess.run(
-        java_command(HARNESS_CLASS, [], classes),
-        input="\n".join(lines) + "\n",
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = HASHMAP.run(stdin="\n".join(lines) + "\n", timeout=300)
     replies = proc.stdout.splitlines()
     wanted = sum(1 for ops in sequences for op, _ in ops if op == "O")
-    if proc.returncode != 0 or len(replies) != wanted:
-        raise HarnessError(
-            f"hashmap harness exited {proc.returncode}, {len(replies)} of {wanted}:\n{proc.stderr}"
-        )
+    if len(replies) != wanted:
+        tail = HASHMAP.stderr_tail(proc)
+        raise HarnessError(f"the hashmap harness answered {len(replies)} of {wanted}:\n{tail}")
     out, pos = [], 0
     for ops in sequences:
         n = sum(1 for op, _ in ops if op == "O")

@@ -12,23 +12,17 @@ runs with it). Both must emit the same IDLE, ACTIVE and watermarks for every row
 from __future__ import annotations
 
 import random
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.flinkvalve.jar import (
-    HarnessError,
-    compile_harness,
-    flink_jar_path,
-    java_command,
-    unavailable_reason,
-)
+from tools.flink.launcher import Harness, HarnessError
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import GeneratorConfig, Kind, ScenarioConfig, TraceRow
 from wmviz.core.types import Profile, Status, StatusInput, WatermarkInput
 
 HARNESS_SOURCE = Path(__file__).with_name("WmvizIdlenessHarness.java")
 HARNESS_CLASS = "WmvizIdlenessHarness"
+IDLENESS = Harness("the idleness harness", (HARNESS_SOURCE,), HARNESS_CLASS, tag="idle-")
 
 
 @dataclass(frozen=True)
@@ -134,17 +128,12 @@ def run_idleness(
     traces: list[IdleTrace],
     jar: Path | None = None,
     timeout: float = 600,
-    harness: tuple[Path, str, str] = (HARNESS_SOURCE, HARNESS_CLASS, "idle-"),
+    harness: Harness = IDLENESS,
 ) -> list[list[list[str]]]:
     """Flink's emissions per trace, per row (all traces in one JVM).
 
-    `harness` (source, class, cache tag) picks another harness speaking the same protocol: the
+    `harness` picks another harness speaking the same protocol: the
     per-split reader's (tools/flinkrecord/splits.py) reads a trace's channels as splits."""
-    jar = jar or flink_jar_path()
-    if jar is None:
-        raise HarnessError(unavailable_reason() or "flink-dist jar not found")
-    source, main_class, tag = harness
-    classes = compile_harness(source, main_class, [jar], tag=tag)
     commands: list[str] = []
     shapes = []
     for trace in traces:
@@ -153,19 +142,11 @@ def run_idleness(
         for row in per_row:
             commands.extend(row)
         shapes.append([len(row) for row in per_row])
-    proc = subprocess.run(
-        java_command(main_class, [jar], classes),
-        input="\n".join(commands) + "\n",
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=timeout,
-    )
+    proc = harness.run(stdin="\n".join(commands) + "\n", timeout=timeout, jars=None if jar is None else [jar])
     replies = proc.stdout.splitlines()
-    if proc.returncode != 0 or len(replies) != len(commands):
+    if len(replies) != len(commands):
         raise HarnessError(
-            f"idleness harness exited {proc.returncode} after {len(replies)} of {len(commands)} replies:\n"
-            f"{proc.stderr[-4000:]}"
+            f"{harness.name} answered {len(replies)} of {len(commands)} lines:\n{harness.stderr_tail(proc)}"
         )
     results = []
     pos = 0

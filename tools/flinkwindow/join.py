@@ -10,20 +10,12 @@ ACTIVE (where an input is idle) and a MAX watermark on each input.
 from __future__ import annotations
 
 import random
-import subprocess
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools.flinkvalve.jar import (
-    HarnessError,
-    compile_harness,
-    flink_jar_path,
-    java_command,
-    table_jar_paths,
-    unavailable_reason,
-)
+from tools.flink.launcher import Harness, HarnessError, table_jars, table_unavailable
 from wmviz.core.operator_log import JoinOutput, OutputWatermark
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import IntervalJoinConfig, Kind, ScenarioConfig, TraceRow
@@ -108,36 +100,27 @@ def parse_log(trace: JoinTrace, lines: list[str]) -> JoinOutcome:
 
 def jars(download: bool = False) -> list[Path] | None:
     """flink-dist and the two table jars, or None if any is missing."""
-    dist = flink_jar_path(download=download)
-    table = table_jar_paths(download=download)
-    return [dist, *table] if dist is not None and table is not None else None
+    return table_jars(download=download)
 
 
 def unavailable(download: bool = False) -> str | None:
     """Why the released join cannot be run here (None if it can)."""
-    reason = unavailable_reason(download=download)
-    if reason:
-        return reason
-    if table_jar_paths(download=download) is None:
-        return "flink-table-runtime / flink-table-api-java-uber 2.3.0 jars are missing from the cache"
-    return None
+    return table_unavailable(download=download)
+
+
+JOIN = Harness(
+    "the join harness", (HARNESS_SOURCE,), HARNESS_CLASS, tag="join-", jars=jars, unavailable=unavailable
+)
 
 
 def run_joins(
     traces: Sequence[JoinTrace], per_job: int = TRACES_PER_JOB, timeout: float = 900
 ) -> list[JoinOutcome]:
     """Run every trace on the released interval join, all in one JVM."""
-    classpath = jars()
-    if classpath is None:
-        raise HarnessError(unavailable() or "jars missing")
-    classes = compile_harness(HARNESS_SOURCE, HARNESS_CLASS, classpath, tag="join-")
     with tempfile.TemporaryDirectory(prefix="wmviz-join-") as tmp:
         path = Path(tmp) / "traces.txt"
         path.write_text("".join(line + "\n" for i, t in enumerate(traces) for line in encode(i, t)), "utf-8")
-        cmd = [*java_command(HARNESS_CLASS, classpath, classes), str(path), str(per_job)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, encoding="utf-8", timeout=timeout)
-    if proc.returncode != 0:
-        raise HarnessError(f"join harness exited {proc.returncode}:\n{proc.stderr[-4000:]}")
+        proc = JOIN.run(str(path), str(per_job), timeout=timeout)
     logs: dict[int, list[str]] = {}
     current: list[str] | None = None
     for line in proc.stdout.splitlines():
