@@ -80,7 +80,7 @@ def require_flink(what: str, suite: str, unavailable=None) -> None:
     """Return when Java and the real Flink jars are here (fetched when CI or WMVIZ_FLINK_DOWNLOAD
     is set); else skip on a laptop and fail under CI, naming `what` is missing and which `suite`
     could not run. `unavailable` is the suite's own check (default: the flink-dist jar's)."""
-    from tools.flinkvalve.jar import FLINK_VERSION, HarnessError, unavailable_reason
+    from tools.flink.valve.jar import FLINK_VERSION, HarnessError, unavailable_reason
 
     in_ci = truthy_env("CI")
     try:

@@ -2,7 +2,7 @@
 group, the one reading live orders runs more than the max drift ahead of the one replaying a
 backlog and is PAUSED (its records held back) until the slow one catches up. Checked on wmviz's
 simulation, on the page (streamlit.testing), and on the real Flink 2.3.0 SourceOperator through the
-alignment differential's harness (tools/flinkrecord/alignment.py), the incident's own rows and
+alignment differential's harness (tools/flink/record/alignment.py), the incident's own rows and
 config turned into that harness's trace."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO, require_flink
-from tools.flinkrecord.alignment import AlignTrace, Harness, align_config, first_difference, flink_steps
-from tools.flinkvalve.jar import flink_jar_path
-from tools.flinkwindow.idleness import sent_tokens
+from tools.flink.record.alignment import AlignTrace, Harness, align_config, first_difference, flink_steps
+from tools.flink.valve.jar import flink_jar_path
+from tools.flink.window.idleness import sent_tokens
 from wmviz.core.pipeline import StepResult
 from wmviz.core.scenario import Kind, Trace
 from wmviz.core.simulate import simulate

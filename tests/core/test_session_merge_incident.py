@@ -1,7 +1,7 @@
 """The built-in incident `late-click-merges-sessions`: a late but allowed record bridges two session
 windows of one key, one of which has already fired, and the merged session fires again with every
 record. Checked on wmviz's simulation, and on the real Flink 2.3.0 WindowOperator through the
-session-window differential's harness (tools/flinkwindow/), the incident's own records and config
+session-window differential's harness (tools/flink/window/), the incident's own records and config
 turned into that harness's trace."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import require_flink
-from tools.flinkvalve.jar import flink_jar_path
-from tools.flinkwindow.harness import Record, WindowTrace, run_windows
-from tools.flinkwindow.replay import first_difference, replay, scenario_config
+from tools.flink.valve.jar import flink_jar_path
+from tools.flink.window.harness import Record, WindowTrace, run_windows
+from tools.flink.window.replay import first_difference, replay, scenario_config
 from wmviz.core.operator_log import SessionMerge, WindowOutput
 from wmviz.core.scenario import Kind, Trace, WindowConfig
 from wmviz.core.simulate import simulate

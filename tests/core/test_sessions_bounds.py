@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import require_flink
-from tools.flinkvalve.jar import flink_jar_path
-from tools.flinkwindow.harness import Mark, Record, WindowTrace, run_windows
-from tools.flinkwindow.replay import first_difference, replay
+from tools.flink.valve.jar import flink_jar_path
+from tools.flink.window.harness import Mark, Record, WindowTrace, run_windows
+from tools.flink.window.replay import first_difference, replay
 from wmviz.core import sessions
 from wmviz.core.java.longs import wrap_long
 from wmviz.core.types import MAX_MS

@@ -1,6 +1,6 @@
 """`wmviz record` without `--vertex` against a real Flink 2.3.0 job, then `wmviz blame`.
 
-tools/flinkrecord/WmvizWholeJob.java: two FLIP-27 sources (orders, payments; 2 subtasks each);
+tools/flink/record/WmvizWholeJob.java: two FLIP-27 sources (orders, payments; 2 subtasks each);
 orders feeds a keyed two-input operator (join) over a hash edge, payments feeds it through a
 rescale edge into a 4-subtask map (widen) and a hash edge; a hash edge leads from the join into a
 keyed 1 s event-time window chained to a discarding sink. Beside it, a multiple-input operator
@@ -28,7 +28,7 @@ import sys
 import pytest
 
 from tests.conftest import require_flink
-from tools.flinkrecord.job import start_job
+from tools.flink.record.job import start_job
 from wmviz.record.job import read_recording
 
 JOB_SECONDS = 18

@@ -1,6 +1,6 @@
 """Differential test: wmviz's watermark alignment (wmviz/core/alignment.py, split_alignment.py, splits.py)
 against Flink 2.3.0's real SourceOperator, one per source subtask (WmvizAlignmentHarness.java,
-driven by tools/flinkrecord/alignment.py), on named cases and `ALIGNMENT_TRACES` seeded random
+driven by tools/flink/record/alignment.py), on named cases and `ALIGNMENT_TRACES` seeded random
 traces. Per row: the watermarks and statuses each subtask sends, the records it reads or holds
 back, the paused splits and waiting subtasks, and every reported watermark. The coordinator's rule
 (`announce`) is wmviz's on both sides: modelled, not checked here.
@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 
 from tests.conftest import require_flink
-from tools.flinkrecord.alignment import (
+from tools.flink.record.alignment import (
     AlignTrace,
     Harness,
     first_difference,
@@ -23,7 +23,7 @@ from tools.flinkrecord.alignment import (
     random_trace,
     wmviz_steps,
 )
-from tools.flinkvalve.jar import HarnessError, flink_jar_path
+from tools.flink.valve.jar import HarnessError, flink_jar_path
 from wmviz.core import split_alignment
 from wmviz.core.alignment import WatermarkSampler
 from wmviz.core.splits import SplitReader

@@ -2,7 +2,7 @@
 
 Thousands of seeded random traces, plus every case of tests/data/conformance/valve_cases.json, are fed in
 one JVM run to `org.apache.flink.streaming.runtime.watermarkstatus.StatusWatermarkValve` from the
-flink-dist jar (see tools/flinkvalve) and, step by step, to `Valve(n, Profile.FLINK_1X_2X)`.
+flink-dist jar (see tools/flink/valve) and, step by step, to `Valve(n, Profile.FLINK_1X_2X)`.
 After every input the emissions (in order), every channel's (watermark, status, aligned) and the
 valve's last output watermark and status must be identical.
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import pytest
 
 from tests.conftest import case_id, check_value, require_flink, valve_cases
-from tools.flinkvalve.jar import (
+from tools.flink.valve.jar import (
     FLINK_VERSION,
     JvmStep,
     flink_jar_path,

@@ -1,7 +1,7 @@
 """Differential test: wmviz's generators and idleness against Flink 2.3.0's own classes.
 
 `IDLENESS_TRACES` seeded traces of records and clock ticks on 1–3 channels
-(tools/flinkwindow/idleness.py) run through wmviz's pipeline (periodic bounded out-of-orderness,
+(tools/flink/window/idleness.py) run through wmviz's pipeline (periodic bounded out-of-orderness,
 idle timeout, resume `flip27-released`) and, in one JVM, through Flink's
 BoundedOutOfOrdernessWatermarks inside WatermarksWithIdleness with a manual RelativeClock,
 writing to Flink's FLIP-27 source output (WmvizIdlenessHarness.java). For every row each
@@ -16,8 +16,8 @@ from collections import Counter
 import pytest
 
 from tests.conftest import require_flink
-from tools.flinkvalve.jar import flink_jar_path
-from tools.flinkwindow.idleness import (
+from tools.flink.valve.jar import flink_jar_path
+from tools.flink.window.idleness import (
     IdleTrace,
     first_difference,
     probe_schedule,

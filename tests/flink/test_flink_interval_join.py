@@ -1,6 +1,6 @@
 """Differential test: wmviz's interval join (early fire off) against the RELEASED one of Flink 2.3.0.
 
-`INTERVAL_JOIN_TRACES` seeded traces (tools/flinkwindow/join.py: INNER, LEFT, RIGHT and FULL
+`INTERVAL_JOIN_TRACES` seeded traces (tools/flink/window/join.py: INNER, LEFT, RIGHT and FULL
 joins, bounds on both sides of zero, a minimum cleanup interval, 1–3 keys, rows before and after
 the watermarks, event times ≤ 0, repeated and falling watermarks, IDLE and ACTIVE inputs) run on
 flink-table-runtime's RowTimeIntervalJoin inside KeyedCoProcessOperatorWithWatermarkDelay, in the
@@ -21,7 +21,7 @@ from collections import Counter
 import pytest
 
 from tests.conftest import require_flink
-from tools.flinkwindow.join import (
+from tools.flink.window.join import (
     JOIN_TYPES,
     JoinOutcome,
     JoinTrace,

@@ -2,7 +2,7 @@
 
 The released interval join visits its caches in that map's order (wmviz/core/java/javamap.py), so
 the order is checked on its own, with key sets that force tree bins, splits and shrinking, against
-the JDK in one JVM (tools/flinkwindow/WmvizHashMapHarness.java). Needs only `java` and `javac`.
+the JDK in one JVM (tools/flink/window/WmvizHashMapHarness.java). Needs only `java` and `javac`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections import Counter
 
 import pytest
 
-from tools.flinkvalve.jar import java_tools
-from tools.flinkwindow.hashmap import jdk_orders, random_ops, wmviz_orders
+from tools.flink.valve.jar import java_tools
+from tools.flink.window.hashmap import jdk_orders, random_ops, wmviz_orders
 from wmviz.core.java import javamap
 from wmviz.core.java.javamap import JavaLongMap, spread_hash
 from wmviz.view.checked import HASHMAP_SEQUENCES

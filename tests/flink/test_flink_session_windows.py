@@ -3,7 +3,7 @@ WindowOperator (`EventTimeSessionWindows.withGap`, `TumblingEventTimeWindows.of(
 `SlidingEventTimeWindows.of(size, slide, offset)`), run like tests/flink/test_flink_windows.py.
 
 `SESSION_TRACES` seeded random session traces, `OFFSET_TRACES` offset traces
-(tools/flinkwindow/session_corpus.py) and the cases issue 21 names run as MiniCluster jobs; for every
+(tools/flink/window/session_corpus.py) and the cases issue 21 names run as MiniCluster jobs; for every
 input, and the end of input, the firings (key, window, contents in order or count, late flag) and
 the late drops must be the same and in the same order, and a trace that fails the Flink job must
 fail wmviz's run on the same input, after the same outputs, naming Flink's exception. The order of a
@@ -19,10 +19,10 @@ from collections import Counter
 import pytest
 
 from tests.conftest import require_flink
-from tools.flinkvalve.jar import flink_jar_path
-from tools.flinkwindow.harness import Mark, Outcome, Record, WindowTrace, run_windows
-from tools.flinkwindow.replay import first_difference, replay, scenario_config, trace_rows
-from tools.flinkwindow.session_corpus import SESSION_STYLES, random_offset_trace, random_session_trace
+from tools.flink.valve.jar import flink_jar_path
+from tools.flink.window.harness import Mark, Outcome, Record, WindowTrace, run_windows
+from tools.flink.window.replay import first_difference, replay, scenario_config, trace_rows
+from tools.flink.window.session_corpus import SESSION_STYLES, random_offset_trace, random_session_trace
 from wmviz.core import sessions, timers, windows
 from wmviz.core.java import hashorder
 from wmviz.core.operator_log import Dropped, SessionMerge

@@ -1,7 +1,7 @@
 """Differential test: wmviz's per-split stage (wmviz/core/splits.py) against Flink 2.3.0's classes.
 
 `SPLIT_TRACES` seeded traces of records on 1–4 splits of one source reader and clock ticks
-(tools/flinkrecord/splits.py: splits with their own event clocks, some far behind, one mostly
+(tools/flink/record/splits.py: splits with their own event clocks, some far behind, one mostly
 quiet, pauses longer than the timeout, quiet jumps over 1000 probes) run through wmviz's pipeline
 with the channel's splits in its generator config and, in one JVM, through Flink's own
 WatermarksWithIdleness / BoundedOutOfOrdernessWatermarks per split, WatermarkOutputMultiplexer
@@ -18,7 +18,7 @@ from collections import Counter
 import pytest
 
 from tests.conftest import require_flink
-from tools.flinkrecord.split_lifecycle import (
+from tools.flink.record.split_lifecycle import (
     LifecycleTrace,
     first_lifecycle_difference,
     lifecycle_config,
@@ -26,15 +26,15 @@ from tools.flinkrecord.split_lifecycle import (
     random_lifecycle_trace,
     run_lifecycle,
 )
-from tools.flinkrecord.splits import (
+from tools.flink.record.splits import (
     first_split_difference,
     random_split_trace,
     run_splits,
     split_config,
     split_rows,
 )
-from tools.flinkvalve.jar import flink_jar_path
-from tools.flinkwindow.idleness import IdleTrace
+from tools.flink.valve.jar import flink_jar_path
+from tools.flink.window.idleness import IdleTrace
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.splits import SplitEvent, SplitReader, SplitState
 from wmviz.core.types import Profile, Status, StatusInput

@@ -1,11 +1,11 @@
 """Differential test: wmviz's window operator against the REAL Flink 2.3.0 WindowOperator.
 
-`WINDOW_TRACES` seeded random traces (tools/flinkwindow/corpus.py: keys 1–3 and ties of 2–5 keys,
+`WINDOW_TRACES` seeded random traces (tools/flink/window/corpus.py: keys 1–3 and ties of 2–5 keys,
 disorder, irregular, repeated and falling watermarks, late and too-late records, tumbling and
 sliding windows including slide > size, allowed lateness, list and count, per-record bounded
 out-of-orderness through Flink's own generator, event times and watermarks at the ends of Java's
 long) plus the cases named in issue 14 run as MiniCluster jobs from the flink-dist jar
-(tools/flinkwindow). For every input, and for the end of input, the firings (key, window,
+(tools/flink/window). For every input, and for the end of input, the firings (key, window,
 contents or count, late flag) and the late drops must be the same and in the same order.
 
 The corpus tests and the tests that plant bugs in wmviz need the JVM's results; the coverage
@@ -21,10 +21,10 @@ from collections import Counter
 import pytest
 
 from tests.conftest import require_flink
-from tools.flinkvalve.jar import flink_jar_path
-from tools.flinkwindow.corpus import STYLES, random_window_trace
-from tools.flinkwindow.harness import Mark, Outcome, Record, WindowTrace, run_windows
-from tools.flinkwindow.replay import first_difference, replay, trace_rows
+from tools.flink.valve.jar import flink_jar_path
+from tools.flink.window.corpus import STYLES, random_window_trace
+from tools.flink.window.harness import Mark, Outcome, Record, WindowTrace, run_windows
+from tools.flink.window.replay import first_difference, replay, trace_rows
 from wmviz.core import timers, windows
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.view.checked import WINDOW_SEED_BASE, WINDOW_TRACES

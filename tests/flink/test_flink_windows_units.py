@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tools.flinkvalve import jar
+from tools.flink.valve import jar
 from wmviz.cli import commands as cli
 from wmviz.core.java.hashorder import JavaHashTable, long_to_int_with_bit_mixing
 from wmviz.core.java.longs import java_rem, wrap_long

@@ -1,6 +1,6 @@
 """`wmviz lag` on a real Flink 2.3.0 job recorded whole through REST (issue 32, Deliver 5).
 
-The job is tools/flinkrecord/WmvizWholeJob.java, the one `tests/flink/test_blame_flink.py` records: two
+The job is tools/flink/record/WmvizWholeJob.java, the one `tests/flink/test_blame_flink.py` records: two
 FLIP-27 sources with `forBoundedOutOfOrderness(200 ms)` and a record every 100 ms stamped with the
 wall clock, payments' subtask 0 stamped `PAYMENTS_SKEW_MS` = 1.5 s behind it, orders' subtask 1
 silent from 8 s on (no idleness); a join, then keyed 1 s tumbling windows. What the job was built
@@ -44,7 +44,7 @@ WINDOW = {"operator": {"type": "window", "size_ms": 1000}}  # TumblingEventTimeW
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory) -> Path:
     require_flink("real Flink {version}", "the freshness budget's Flink test")
-    from tools.flinkrecord.job import start_job
+    from tools.flink.record.job import start_job
 
     out = tmp_path_factory.mktemp("lag") / "job.json"
     job = start_job(JOB_SECONDS, job_class="WmvizWholeJob")

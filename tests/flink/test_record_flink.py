@@ -1,6 +1,6 @@
 """`wmviz record` against a real Flink 2.3.0 job, and the Prometheus import of the same incident.
 
-tools/flinkrecord/WmvizRecordJob.java runs on a MiniCluster from the cached flink-dist jar with its
+tools/flink/record/WmvizRecordJob.java runs on a MiniCluster from the cached flink-dist jar with its
 REST endpoint on 127.0.0.1: three FLIP-27 source subtasks skewed 0 s, 1 s and 3 s behind the
 clock, the most-behind one silent for 6 s (idle after 1.5 s, then back), feeding a two-subtask
 operator over a rebalance edge. `python -m wmviz record` polls it every 250 ms until the job
@@ -26,7 +26,7 @@ import pytest
 
 from tests.conftest import require_flink
 from tests.support.prometheus_shape import write_query_range
-from tools.flinkrecord.job import start_job
+from tools.flink.record.job import start_job
 from wmviz.core.simulate import simulate
 from wmviz.core.types import MAX_MS
 from wmviz.record.agreement import END_OF_INPUT, UNEXPLAINED, ReplayCheck

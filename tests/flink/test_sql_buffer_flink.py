@@ -2,7 +2,7 @@
 bounded), row-time deduplication (keep first, insert-only: buffered; keep last: at once) and
 ORDER BY rowtime.
 
-`tests/data/sql/buffer_ops.sql` runs for real (`tools.flinksql.run`) on rows drawn from seeds
+`tests/data/sql/buffer_ops.sql` runs for real (`tools.flink.sql.run`) on rows drawn from seeds
 (several keys, ties in time, rows exactly at the watermark, rows behind it, NULL amounts). wmviz's
 side: each operator's config read from its COMPILE PLAN node by `wmviz.sql.plan_buffer`, run by
 the core (`tests/support_sql_ops.drive`) on the same rows with the source's watermark at each step
@@ -166,7 +166,7 @@ def real_runs(tmp_path_factory) -> dict[int, tuple[list[dict], list[dict]]]:
     require_flink(
         "Flink {version}'s SQL runtime", "the buffering operators' differential", jars.sql_unavailable_reason
     )
-    from tools.flinksql.run import run_script
+    from tools.flink.sql.run import run_script
 
     runs = {}
     for seed in SEEDS:

@@ -1,4 +1,4 @@
-"""The SQL replay oracle (`tools.flinksql.run`) runs job (1) for real on Flink 2.3.0 and reports
+"""The SQL replay oracle (`tools.flink.sql.run`) runs job (1) for real on Flink 2.3.0 and reports
 watermarks that follow SQL's rule: a pushed-down split's watermark is `max(ts) − delay` of the rows
 it has read (exactly; DataStream's bounded out-of-orderness would be one millisecond less), a
 source's is the minimum over its splits, the separate WatermarkAssigner's is `max(ts) − delay`
@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import require_flink
 from tests.support import paths
-from tools.flinksql.run import JobFailed, read_rows, run_script
+from tools.flink.sql.run import JobFailed, read_rows, run_script
 from wmviz.sql import jars
 from wmviz.sql.rows import InputRow, RowsFileError
 

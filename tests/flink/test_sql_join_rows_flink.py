@@ -1,7 +1,7 @@
 """An interval join's rows through `wmviz sql replay` against real Flink 2.3.0 SQL (issue 29).
 
 Two scripts of `tests/data/sql/` (an inner and a LEFT interval join of orders and payments, a Calc
-after it, one sink) run for real (`tools.flinksql.run`) on rows drawn at random from a seed: a few
+after it, one sink) run for real (`tools.flink.sql.run`) on rows drawn at random from a seed: a few
 order ids, times mostly rising, some rows seconds behind the watermark. wmviz replays them from
 each script's COMPILE PLAN: the core's `IntervalJoin` joins, `wmviz.sql.join_rows` makes each
 `JoinOutput` the join node's row, `wmviz.sql.rowflow` carries it through the Calc to the sink.
@@ -70,7 +70,7 @@ def real_runs(tmp_path_factory) -> dict[str, tuple[Path, list[dict]]]:
     require_flink(
         "Flink {version}'s SQL runtime", "the interval join rows differential", jars.sql_unavailable_reason
     )
-    from tools.flinksql.run import run_scripts
+    from tools.flink.sql.run import run_scripts
 
     given = {}
     for script, seed in CASES.items():

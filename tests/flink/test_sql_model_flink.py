@@ -2,7 +2,7 @@
 RELEASED operators of Flink 2.3.0 (flink-table-runtime's WatermarkAssignerOperator and
 RowTimeMiniBatchAssginerOperator).
 
-`ASSIGNER_TRACES` seeded assigner traces (tools/flinksqlops/ops.py: auto-watermark intervals from
+`ASSIGNER_TRACES` seeded assigner traces (tools/flink/sqlops/ops.py: auto-watermark intervals from
 1 ms to 1 s, idle timeouts off or from 13 ms to 2.5 s, rows before and after 0, repeated and
 falling rows, clock moves of 0 ms to 10 minutes, so the pipeline's skipping of long quiet jumps
 runs too, upstream watermarks including MAX, upstream statuses) run on the real assigner with a
@@ -21,7 +21,7 @@ import functools
 import pytest
 
 from tests.conftest import require_flink
-from tools.flinksqlops.ops import (
+from tools.flink.sqlops.ops import (
     OpsOutcome,
     OpsTrace,
     first_difference,
@@ -31,9 +31,9 @@ from tools.flinksqlops.ops import (
     run_ops,
     unavailable,
 )
-from tools.flinksqlops.source import SourceTrace, random_source_trace, run_sources
-from tools.flinksqlops.source import first_difference as source_difference
-from tools.flinksqlops.source import wmviz_emissions as source_emissions
+from tools.flink.sqlops.source import SourceTrace, random_source_trace, run_sources
+from tools.flink.sqlops.source import first_difference as source_difference
+from tools.flink.sqlops.source import wmviz_emissions as source_emissions
 from wmviz.core.java.longs import wrap_long
 from wmviz.core.scenario import GeneratorConfig
 from wmviz.core.sql_assigner import WatermarkAssigner

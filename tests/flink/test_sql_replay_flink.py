@@ -1,6 +1,6 @@
 """`wmviz sql replay` against real Flink 2.3.0 SQL: every watermark of every operator and split.
 
-Each case is a SQL script of `tests/data/sql/` run for real (`tools.flinksql.run`: a MiniCluster,
+Each case is a SQL script of `tests/data/sql/` run for real (`tools.flink.sql.run`: a MiniCluster,
 stand-in connectors with the real ones' watermark abilities, each line carried through the whole
 job before the next, watermarks on event) on rows drawn at random from a seed, and replayed by
 wmviz from the script's COMPILE PLAN (the planner's own, committed beside it). Every change of an
@@ -143,7 +143,7 @@ def disagreements(flink: dict, mine: dict) -> list[str]:
 @pytest.fixture(scope="module")
 def real_runs(tmp_path_factory) -> dict[str, tuple[Path, list[dict]]]:
     require_flink("Flink {version}'s SQL runtime", "the SQL replay differential", jars.sql_unavailable_reason)
-    from tools.flinksql.run import run_scripts
+    from tools.flink.sql.run import run_scripts
 
     given = {}
     for case in CASES:

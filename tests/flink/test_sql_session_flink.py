@@ -2,7 +2,7 @@
 
 Each script of `tests/data/sql/` (`session_partitioned`: PARTITION BY user_id, a 10 s gap, COUNT(*)
 SUM MIN MAX AVG; `session_global`: no PARTITION BY, a 5 s gap, COUNT(*) COUNT(col) SUM) runs for
-real (`tools.flinksql.run`, every script in one JVM) on rows drawn from several seeds, each seed's rows
+real (`tools.flink.sql.run`, every script in one JVM) on rows drawn from several seeds, each seed's rows
 an hour after the last's: whole seconds (so rows land exactly on a session's end and bridge two
 sessions), some rows behind the watermark by less than a gap (they merge into open sessions and
 move their start back) and some by more (dropped and counted), several keys, NULL amounts.
@@ -103,7 +103,7 @@ def real_runs(tmp_path_factory) -> dict[str, tuple[list[dict], list[dict]]]:
     require_flink(
         "Flink {version}'s SQL runtime", "the SQL SESSION differential", jars.sql_unavailable_reason
     )
-    from tools.flinksql.run import run_scripts
+    from tools.flink.sql.run import run_scripts
 
     given = {}
     for script, (_, keys) in SCRIPTS.items():

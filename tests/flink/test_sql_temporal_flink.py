@@ -3,7 +3,7 @@ an inner and a LEFT `JOIN rates FOR SYSTEM_TIME AS OF o.ts`, rates an upsert tab
 
 Each case's rows are drawn from a seed (several currencies, version changes, versions sharing a
 time, orders at exactly a version's time, late orders and late rates, and a quiet rates table) and
-run for real by `tools.flinksql.run` (every case in one JVM). wmviz reads each join's config from the
+run for real by `tools.flink.sql.run` (every case in one JVM). wmviz reads each join's config from the
 COMPILE PLAN node with its plan reader, and runs the core operator (`tests.support.support_sql_join.py`) on
 the same rows, each input fed the watermark the real run reported for the node feeding it (orders:
 its source; rates: ChangelogNormalize). Every output row, with its changelog kind, and every
@@ -142,7 +142,7 @@ def runs(tmp_path_factory) -> list[tuple[str, list[dict], list[dict]]]:
     require_flink(
         "Flink {version}'s SQL jars", "the temporal join's differential test", jars.sql_unavailable_reason
     )
-    from tools.flinksql.run import run_scripts
+    from tools.flink.sql.run import run_scripts
 
     given = []
     for seed, lines, quiet_after in CASES:

@@ -1,7 +1,7 @@
 """SQL's Window TopN and Window Deduplication over TUMBLE against real Flink 2.3.0 SQL.
 
 Each script of `tests/data/sql/` (window_rank, window_dedup, window_dedup_first, window_rank_ltz)
-runs for real by `tools.flinksql.run` (every script in one JVM) on rows drawn at random from a seed:
+runs for real by `tools.flink.sql.run` (every script in one JVM) on rows drawn at random from a seed:
 several items and bidders, equal prices and equal times (ties), rows late by a little and a lot,
 rows on a window's last millisecond; for the LTZ script, hour windows of Europe/Berlin across the
 night its clocks go back. `wmviz sql replay`'s own path (`replay_states` + `replay_lines`) must
@@ -77,7 +77,7 @@ def real_runs(tmp_path_factory) -> dict[str, tuple[Path, list[dict]]]:
     require_flink(
         "Flink {version}'s SQL runtime", "the window TopN differential", jars.sql_unavailable_reason
     )
-    from tools.flinksql.run import run_scripts
+    from tools.flink.sql.run import run_scripts
 
     folder = tmp_path_factory.mktemp("window_rank")
     given = {}

@@ -1,6 +1,6 @@
 """SQL's slicing window aggregate (TUMBLE, HOP, CUMULATE) against real Flink 2.3.0 SQL.
 
-Each case is a SQL script of `tests/data/sql/` run for real by `tools.flinksql.run` (every script
+Each case is a SQL script of `tests/data/sql/` run for real by `tools.flink.sql.run` (every script
 in one JVM, whose runs all of the module's checks share) on rows drawn at random from a seed: several keys,
 rows late by a little and by a lot, rows at a window's first and last millisecond. wmviz's side:
 the plan reader (`wmviz.sql.plan_windows`) reads the operator's config from the script's COMPILE
@@ -91,7 +91,7 @@ def real_runs(tmp_path_factory) -> dict[str, tuple[Path, list[dict]]]:
     require_flink(
         "Flink {version}'s SQL runtime", "the window aggregate differential", jars.sql_unavailable_reason
     )
-    from tools.flinksql.run import run_scripts
+    from tools.flink.sql.run import run_scripts
 
     given = {}
     for case in CASES:

@@ -56,7 +56,7 @@ def _script_and_rows(times: list[int]) -> tuple[str, list[dict]]:
 def flink_counts(tmp_path_factory) -> dict[int, dict]:
     """Per delay (ms): late_dropped, firings and the delay percentiles, read from real Flink."""
     require_flink("Flink {version}'s SQL runtime", "the SQL sweep differential", jars.sql_unavailable_reason)
-    from tools.flinksql.run import run_script
+    from tools.flink.sql.run import run_script
 
     times = [row.event_ms for row in read_trace(OVER).rows]
     assert all(isinstance(t, int) and t < 60_000 for t in times)

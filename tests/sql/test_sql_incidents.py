@@ -129,7 +129,7 @@ def kept_runs() -> dict[str, list[dict]]:
     from wmviz.sql import jars
 
     require_flink("Flink 2.3.0's SQL runtime", "the SQL incidents' real runs", jars.sql_unavailable_reason)
-    from tools.flinksql.run import run_scripts
+    from tools.flink.sql.run import run_scripts
 
     rows = {script: next(r for s, r in INCIDENTS.values() if s == script) for script in KEPT}
     ran = run_scripts([(DATA / f"{script}.sql", DATA / f"{rows[script]}.rows.jsonl") for script in KEPT])

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require_flink
-from tools.flinksql.regen_fixtures import DATA, PLANNED, REFUSED
+from tools.flink.sql.regen_fixtures import DATA, PLANNED, REFUSED
 from wmviz.sql import jars
 from wmviz.sql.load import job_from_compiled
 from wmviz.sql.planner import (

@@ -80,7 +80,7 @@ def test_the_replay_of_the_kept_real_run_agrees_without_flink():
     """`wmviz sql replay` of tests/data/sql/window_rank (hand-written bids: three tied at 30, a
     row on a window's last millisecond, late rows) gives the sink rows and drops of the real
     Flink 2.3.0 run kept beside it (`window_rank.flink.jsonl`, made by
-    `python -m tools.flinksql.run tests/data/sql/window_rank.sql tests/data/sql/window_rank.rows.jsonl`)."""
+    `python -m tools.flink.sql.run tests/data/sql/window_rank.sql tests/data/sql/window_rank.rows.jsonl`)."""
     import json
 
     from wmviz.sql.load import read_plan_file

@@ -188,7 +188,7 @@ def _sql() -> list[Case]:
     mini-batch assigner, split readers with alignment, a join of two tables with a config each)."""
     folder = REPO / "tests" / "data" / "sql"
     # `*.rows.jsonl` beside them are `wmviz sql replay`'s rows files, `*.flink.jsonl` a real run's
-    # output lines (tools/flinksql/run.py): neither is a trace.
+    # output lines (tools/flink/sql/run.py): neither is a trace.
     traces = [
         p for p in sorted(folder.glob("*.jsonl")) if not p.name.endswith((".rows.jsonl", ".flink.jsonl"))
     ]

@@ -20,7 +20,7 @@ from wmviz.core.simulate import simulate
 from wmviz.core.sql_rows import SqlOutput
 
 Event = dict[str, Any]
-"""One line of `tools.flinksql.run`'s output."""
+"""One line of `tools.flink.sql.run`'s output."""
 
 
 @dataclass(frozen=True)

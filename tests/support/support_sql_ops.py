@@ -6,7 +6,7 @@ wmviz's side: an `InstancePipeline` whose config is the operator alone (no gener
 input line a RECORD row (payload = the line's columns, event_ms = its time attribute) and, when
 the real run reports the operator's input watermark changing at that step, a WATERMARK row with
 the value; at the end (step = number of lines) the end-of-input watermark. The oracle's side
-(`tools.flinksql.run` events): the sink rows of each step and the `numLateRecordsDropped` deltas
+(`tools.flink.sql.run` events): the sink rows of each step and the `numLateRecordsDropped` deltas
 of the operator's node.
 """
 

@@ -8,7 +8,7 @@ projection is only input references (and no condition) projects them, the sink t
 position as its columns. Anything else on the way (a window aggregate after a join, a second
 aggregate) makes that sink's rows "not replayed", with the node named; its watermarks still replay.
 
-Values are written as the oracle (`tools/flinksql/run.py`) prints them, by the sink column's type:
+Values are written as the oracle (`tools/flink/sql/run.py`) prints them, by the sink column's type:
 timestamps `YYYY-MM-DD HH:MM:SS.fff` (TIMESTAMP_LTZ in the session zone), DOUBLE as a float,
 BIGINT and INT as integers.
 """

@@ -30,7 +30,7 @@ SESSION_SEED_BASE = 7_100_000
 OFFSET_TRACES = 300
 OFFSET_SEED_BASE = 7_200_000
 """tests/flink/test_flink_session_windows.py: seeded random session-window traces, and tumbling and
-sliding traces with window offsets (tools/flinkwindow/session_corpus.py)."""
+sliding traces with window offsets (tools/flink/window/session_corpus.py)."""
 
 IDLENESS_TRACES = 1000
 IDLENESS_SEED_BASE = 5_000_000
@@ -45,7 +45,7 @@ LIFECYCLE_SEED_BASE = 6_500_000
 ALIGNMENT_TRACES = 300
 ALIGNMENT_SEED_BASE = 7_300_000
 """tests/flink/test_flink_splits.py: seeded traces where splits are added, finish and are marked idle or
-active, with records and clock ticks (tools/flinkrecord/split_lifecycle.py)."""
+active, with records and clock ticks (tools/flink/record/split_lifecycle.py)."""
 
 SQL_SOURCE_TRACES = 400
 """tests/flink/test_sql_model_flink.py: traces through the pushed-down SQL generator."""

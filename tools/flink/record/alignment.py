@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.flink.launcher import Harness, HarnessError
-from tools.flinkwindow.idleness import periodic_generator, sent_tokens
+from tools.flink.window.idleness import periodic_generator, sent_tokens
 from wmviz.core.alignment import HeldRecord, ReleasedRecords, Report, announce, report_of
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import AlignmentConfig, Kind, ScenarioConfig, TraceRow

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.flink.launcher import Harness, HarnessError
-from tools.flinkwindow.idleness import due_probes, valve_tokens
+from tools.flink.window.idleness import due_probes, valve_tokens
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import GeneratorConfig, Kind, ScenarioConfig, TraceRow
 from wmviz.core.types import Profile

@@ -1,7 +1,7 @@
 """Per-split watermarks: Flink 2.3.0's split-local outputs (WmvizSplitHarness.java) beside wmviz's
 SplitReader, on traces of records on 1–4 splits of one source reader and clock ticks.
 
-A trace is an `IdleTrace` (tools/flinkwindow/idleness.py) whose channels are read as the splits
+A trace is an `IdleTrace` (tools/flink/window/idleness.py) whose channels are read as the splits
 of one reader; the probe schedule and the harness protocol are the idleness harness's. wmviz runs
 it through `InstancePipeline` with one channel whose generator config names the splits; both must
 send the channel the same watermarks, IDLE and ACTIVE, in the same order, for every row.
@@ -13,7 +13,7 @@ import random
 from pathlib import Path
 
 from tools.flink.launcher import Harness
-from tools.flinkwindow.idleness import (
+from tools.flink.window.idleness import (
     IdleTrace,
     periodic_generator,
     probe_schedule,

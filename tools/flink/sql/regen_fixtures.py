@@ -1,12 +1,12 @@
 """Regenerate `tests/data/sql/NAME.plan.json` and `NAME.explain.txt` with Flink's own planner.
 
-    python -m tools.flinksql.regen_fixtures [NAME ...]
+    python -m tools.flink.sql.regen_fixtures [NAME ...]
 
 Each `NAME.sql` of `PLANNED` is compiled by `wmviz.sql.planner.compile_scripts` (the real Flink
 2.3.0 planner, one JVM for all) and its COMPILE PLAN JSON and EXPLAIN text are written beside
 it. `REFUSED` scripts are ones Flink's planner refuses; nothing is written for them (the tests
 check the refusal). `--rest` also runs `orders_payments_window` on a MiniCluster and saves its
-REST `/jobs/:jid/plan` and `/jobs/:jid` answers (see `tools.flinksql.run`).
+REST `/jobs/:jid/plan` and `/jobs/:jid` answers (see `tools.flink.sql.run`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 from wmviz.disk.atomic import write_file
 from wmviz.sql.planner import SqlScriptError, compile_scripts
 
-DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "sql"
+DATA = Path(__file__).resolve().parents[3] / "tests" / "data" / "sql"
 
 PLANNED = (
     "orders_payments_window",
@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(f"planned in {time.monotonic() - started:.1f} s")
     if args.rest:
-        from tools.flinksql.run import save_rest_plan
+        from tools.flink.sql.run import save_rest_plan
 
         save_rest_plan(DATA / "orders_payments_window.sql", DATA / "orders_payments_window")
     return 0

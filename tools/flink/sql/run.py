@@ -1,6 +1,6 @@
 """The replay oracle: run a SQL script for real (Flink 2.3.0 on a MiniCluster) on given rows.
 
-    python -m tools.flinksql.run SCRIPT.sql ROWS.jsonl      # JSON Lines on stdout; exit 2 on bad input
+    python -m tools.flink.sql.run SCRIPT.sql ROWS.jsonl      # JSON Lines on stdout; exit 2 on bad input
 
 (`run_scripts` runs several (script, rows) pairs in one JVM, each exactly as it runs alone: the
 tests batch their runs so the JVM starts once per module.)
@@ -166,7 +166,7 @@ def save_rest_plan(script: Path, stem: Path) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 2:
-        print("usage: python -m tools.flinksql.run SCRIPT.sql ROWS.jsonl", file=sys.stderr)
+        print("usage: python -m tools.flink.sql.run SCRIPT.sql ROWS.jsonl", file=sys.stderr)
         return 2
     started = time.monotonic()
     try:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.flink.launcher import Harness, HarnessError
-from tools.flinkwindow.join import jars, unavailable
+from tools.flink.window.join import jars, unavailable
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import GeneratorConfig, Kind, ScenarioConfig, TraceRow
 from wmviz.core.sql_expr import Column, Shifted

@@ -1,6 +1,6 @@
 """The pushed-down SQL generator: Flink 2.3.0's GeneratedWatermarkGeneratorSupplier generator inside
 WatermarksWithIdleness (WmvizSqlSourceHarness.java) beside wmviz's `sql-source` style, on the
-idleness suite's traces of records and clock ticks (tools/flinkwindow/idleness.py: the same probe
+idleness suite's traces of records and clock ticks (tools/flink/window/idleness.py: the same probe
 schedule and harness protocol), each channel one split read by a FLIP-27 source output, the
 expression `ts - delay`, `on-event` or `on-periodic`. Both must emit the same watermarks, IDLE and
 ACTIVE for every row.
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.flink.launcher import Harness, HarnessError
-from tools.flinksqlops.ops import jars, unavailable
-from tools.flinkwindow.idleness import IdleTrace, harness_lines, random_idle_trace, trace_rows, valve_tokens
+from tools.flink.sqlops.ops import jars, unavailable
+from tools.flink.window.idleness import IdleTrace, harness_lines, random_idle_trace, trace_rows, valve_tokens
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import GeneratorConfig, ScenarioConfig
 from wmviz.core.sql_expr import Column, Shifted

@@ -216,7 +216,7 @@ def run_bench(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m tools.flinkvalve.jar [--download]`: report (or fetch) the jar and compile the harness."""
+    """`python -m tools.flink.valve.jar [--download]`: report (or fetch) the jar and compile the harness."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--download", action="store_true", help=f"fetch {WHEEL_REQUIREMENT} if missing")
     args = parser.parse_args(argv)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from tools.flinkwindow.harness import Input, Mark, Record, WindowTrace
+from tools.flink.window.harness import Input, Mark, Record, WindowTrace
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.core.windows import AssignerError, assign_windows
 

@@ -133,7 +133,7 @@ def run_idleness(
     """Flink's emissions per trace, per row (all traces in one JVM).
 
     `harness` picks another harness speaking the same protocol: the
-    per-split reader's (tools/flinkrecord/splits.py) reads a trace's channels as splits."""
+    per-split reader's (tools/flink/record/splits.py) reads a trace's channels as splits."""
     commands: list[str] = []
     shapes = []
     for trace in traces:

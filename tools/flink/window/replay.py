@@ -7,7 +7,7 @@ user's trace would be; a final MAX watermark stands for the end of Flink's bound
 
 from __future__ import annotations
 
-from tools.flinkwindow.harness import Event, Outcome, Record, WindowTrace
+from tools.flink.window.harness import Event, Outcome, Record, WindowTrace
 from wmviz.core.operator_log import Dropped, WindowOutput
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import GeneratorConfig, Kind, ScenarioConfig, TraceRow, WindowConfig

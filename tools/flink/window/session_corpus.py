@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import random
 
-from tools.flinkwindow.corpus import KEY_POOL
-from tools.flinkwindow.harness import Input, Mark, Record, WindowTrace
+from tools.flink.window.corpus import KEY_POOL
+from tools.flink.window.harness import Input, Mark, Record, WindowTrace
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.core.windows import AssignerError, assign_windows, assigner_offset
 

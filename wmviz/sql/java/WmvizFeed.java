@@ -44,7 +44,7 @@ public final class WmvizFeed {
 
     /**
      * Empty the feed as a new JVM has it: the oracle runs several jobs one after the other in one
-     * JVM (tools/flinksql's batch), and each must start with no queue, row, count or end of input
+     * JVM (tools/flink/sql's batch), and each must start with no queue, row, count or end of input
      * left from the one before.
      */
     public static synchronized void reset() {
