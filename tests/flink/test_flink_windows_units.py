@@ -186,7 +186,7 @@ def test_one_wheel_download_brings_flink_dist_and_both_table_jars(tmp_path, monk
 
         return Done()
 
-    monkeypatch.setattr(jar.subprocess, "run", fake_pip)
+    monkeypatch.setattr(jars.subprocess, "run", fake_pip)  # the pip that wmviz.sql.jars runs
     assert jar.table_jar_paths(download=False) is None
     dist = jar.flink_jar_path(download=True)
     assert dist is not None and dist.read_text() == f"jar {jar.JAR_NAME}"
