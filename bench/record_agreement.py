@@ -3,7 +3,7 @@
     python bench/record_agreement.py            # 3 rounds, each: buffer timeout 100 ms, then 0 ms
     python bench/record_agreement.py --rounds 5
 
-Each run starts tools/flinkrecord/WmvizRecordJob.java on a MiniCluster (REST on 127.0.0.1; three
+Each run starts tools/flink/record/WmvizRecordJob.java on a MiniCluster (REST on 127.0.0.1; three
 FLIP-27 source subtasks skewed 0/1/3 s, the slowest silent for 6 s, idleness 1.5 s, watermark
 interval 200 ms, a rebalance into two subtasks), records it with `python -m wmviz record --every
 250ms` until the job finishes, and prints the share of samples where the replay equals the job's
@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tools.flinkrecord.job import start_job
+from tools.flink.record.job import start_job
 from wmviz.core.simulate import simulate
 from wmviz.record.agreement import ReplayCheck
 from wmviz.trace.readers import read_trace

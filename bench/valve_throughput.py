@@ -22,7 +22,7 @@ from pathlib import Path
 # Runnable as `python bench/valve_throughput.py` from the repo root without installing anything.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tools.flinkvalve.jar import FLINK_VERSION, HarnessError, flink_jar_path, run_bench, unavailable_reason
+from tools.flink.valve.jar import FLINK_VERSION, HarnessError, flink_jar_path, run_bench, unavailable_reason
 from wmviz.core.types import (
     EmittedWatermark,
     Profile,

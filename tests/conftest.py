@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ("pytester",)  # tests/test_run_summary.py runs a small inner session
+pytest_plugins = ("pytester",)  # tests/repo/test_run_summary.py runs a small inner session
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.support.paths import DATA, REPO  # noqa: E402,F401 (re-exported to the tests)
+
 # The app's Spark starts on demand in tests (AppTest runs the page in this process many times);
 # the browser tests' server starts it eagerly, as a user's does.
 os.environ.setdefault("WMVIZ_SPARK_START", "lazy")
-CONFORMANCE = REPO / "tests" / "data" / "conformance"
+CONFORMANCE = DATA / "conformance"
 
 
 def load_cases(path: Path) -> list[dict]:
@@ -79,7 +80,7 @@ def require_flink(what: str, suite: str, unavailable=None) -> None:
     """Return when Java and the real Flink jars are here (fetched when CI or WMVIZ_FLINK_DOWNLOAD
     is set); else skip on a laptop and fail under CI, naming `what` is missing and which `suite`
     could not run. `unavailable` is the suite's own check (default: the flink-dist jar's)."""
-    from tools.flinkvalve.jar import FLINK_VERSION, HarnessError, unavailable_reason
+    from tools.flink.valve.jar import FLINK_VERSION, HarnessError, unavailable_reason
 
     in_ci = truthy_env("CI")
     try:
@@ -132,9 +133,9 @@ def pytest_terminal_summary(terminalreporter):
 
 @pytest.fixture
 def serve():
-    """Start scripted fake JobManagers (tests/fake_jobmanager.py) on 127.0.0.1; each is shut down
+    """Start scripted fake JobManagers (tests/support/fake_jobmanager.py) on 127.0.0.1; each is shut down
     when the test ends. `serve(job)` returns its base URL."""
-    from tests.fake_jobmanager import start_server, url_of
+    from tests.support.fake_jobmanager import start_server, url_of
 
     servers = []
 

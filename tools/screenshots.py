@@ -20,8 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.app_server import chromium, fresh_page, streamlit_app
-from tests.test_browser import (
+from tests.browser.test_browser import (
     INCIDENT_SLUGS,
     TIMEOUT_MS,
     VIEWPORT,
@@ -33,6 +32,7 @@ from tests.test_browser import (
     publish,
     screen_png,
 )
+from tests.support.app_server import chromium, fresh_page, streamlit_app
 
 FLINK_38477 = "scenario=flink-38477-zero-output&engine=local"
 

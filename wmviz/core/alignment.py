@@ -1,7 +1,7 @@
 """Watermark alignment (FLIP-182 across source subtasks, FLIP-217 per split): who is PAUSED and why.
 
 Restated from Flink 2.3.0's SourceOperator; its subtask and split side is checked against the real
-operator (tests/test_flink_alignment.py), the coordinator's step (`announce`) is modelled from the
+operator (tests/flink/test_flink_alignment.py), the coordinator's step (`announce`) is modelled from the
 SourceCoordinator (wmviz/view/checked.py says which is which on the page):
 
 1. every `update_interval_ms` each source subtask samples its watermarks (`WatermarkSampler`: the

@@ -1,7 +1,7 @@
 """The glossary of rules: every rule id the narration, the accounts and the rule methods name, once,
 as data (id, what it means in one sentence, the method or class that implements it).
 
-docs/rules.md explains each rule at length under the same id (tests/test_rules.py checks that both
+docs/rules.md explains each rule at length under the same id (tests/core/test_rules.py checks that both
 hold the same ids, and that every id the narration can cite is here); the page shows the meaning of
 each rule a step cites (`step_rules`) beside the narration, so a reader never has to leave it.
 

@@ -3,7 +3,7 @@
 In Flink a source subtask (one channel of the operator downstream) reads several splits, Kafka
 partitions for instance, and keeps one watermark generator per split. Restated from Flink 2.3.0's
 ProgressiveTimestampsAndWatermarks, WatermarkOutputMultiplexer, CombinedWatermarkStatus and
-WatermarkToDataOutput (checked against those classes by tests/test_flink_splits.py):
+WatermarkToDataOutput (checked against those classes by tests/flink/test_flink_splits.py):
 
 1. each split has its own generator (bounded out-of-orderness inside the idleness wrapper: the
    same rules as `ChannelGenerator`, reused here) writing to the split's *partial* watermark;

@@ -5,7 +5,7 @@ When the planner cannot push a table's `WATERMARK` into its source (the filesyst
 view, a watermark declared after a projection), it plans a `WatermarkAssigner` right after the
 scan, chained into the source's subtask. Restated from Flink 2.3.0's
 `flink-table-runtime/.../wmassigners/WatermarkAssignerOperator` (the released jar's bytecode was
-read; tests/test_sql_model_flink.py drives that very class):
+read; tests/flink/test_sql_model_flink.py drives that very class):
 
 - it is one per subtask and sees every row of the subtask, whatever partition it came from: it
   takes the maximum of the expression over all of them, where a pushed-down generator takes the

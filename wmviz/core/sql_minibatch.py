@@ -6,7 +6,7 @@ With `table.exec.mini-batch.enabled` a windowed aggregation over row time gets a
 it forwards only the watermarks that cross an event-time interval boundary (the window's size, as
 the planner infers it), since a window can fire only there. Restated from Flink 2.3.0's
 `flink-table-runtime/.../wmassigners/RowTimeMiniBatchAssginerOperator` (bytecode of the released
-jar read; tests/test_sql_model_flink.py drives that very class):
+jar read; tests/flink/test_sql_model_flink.py drives that very class):
 
 - its watermark starts at 0 and the first boundary is `interval − 1` (the end of the batch
   [0, interval));

@@ -143,7 +143,7 @@ def unavailable_reason(download: bool = False) -> str | None:
             return f"${JAR_ENV}={explicit} does not name a file"
         return (
             f"{cache_dir() / JAR_NAME} is missing (fetch it with "
-            f"`python -m tools.flinkvalve.jar --download`, or point ${JAR_ENV} at a flink-dist jar)"
+            f"`python -m tools.flink.valve.jar --download`, or point ${JAR_ENV} at a flink-dist jar)"
         )
     return None
 
@@ -157,7 +157,7 @@ def sql_unavailable_reason(download: bool = False) -> str | None:
         missing = [n for n in SQL_JAR_NAMES if not (cache_dir() / n).is_file()]
         return (
             f"{', '.join(missing)} missing from {cache_dir()} (fetch them with "
-            f"`python -m tools.flinkvalve.jar --download`, which extracts them from {WHEEL_REQUIREMENT})"
+            f"`python -m tools.flink.valve.jar --download`, which extracts them from {WHEEL_REQUIREMENT})"
         )
     return None
 

@@ -13,7 +13,7 @@ step: step N is the 0-based index of the line among the file's non-blank lines, 
 input is step = the number of lines.
 
 The fields are declared once below (`FIELDS`), each with its rule, as the trace row is in
-`wmviz/trace/columns.py`; the real-Flink runner in `tools/flinksql` reads the same file through
+`wmviz/trace/columns.py`; the real-Flink runner in `tools/flink/sql` reads the same file through
 this module, so both sides of a comparison see the same steps.
 """
 

@@ -3,7 +3,7 @@
 The general recorder compares each touched channel with its last state at every step; a valve-only
 step touches exactly one channel (the row's), so this recorder keeps that channel's state after
 every step and finds the changes (the `channels` table) and the heap's joins, leaves and moves
-(the `heap` table) with numpy at the end. `tests/test_timeline.py` checks both recorders write the
+(the `heap` table) with numpy at the end. `tests/timeline/test_timeline.py` checks both recorders write the
 same timeline.
 """
 

@@ -1,5 +1,5 @@
 """Every key the page keeps in `st.session_state`, named once: a bare string mistyped in one place
-would be a new key, silently empty. `tests/test_lint.py` checks that no other module spells one.
+would be a new key, silently empty. `tests/repo/test_lint.py` checks that no other module spells one.
 
 Two kinds. A widget's key is where Streamlit keeps the value the widget shows; the page writes it
 to move the widget (a link or a bundle sets the view, a step button the slider). The page's own

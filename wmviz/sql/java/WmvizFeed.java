@@ -42,6 +42,23 @@ public final class WmvizFeed {
     private static int announced;
     private static long taken;
 
+    /**
+     * Empty the feed as a new JVM has it: the oracle runs several jobs one after the other in one
+     * JVM (tools/flink/sql's batch), and each must start with no queue, row, count or end of input
+     * left from the one before.
+     */
+    public static synchronized void reset() {
+        QUEUES.clear();
+        SINK_ROWS.clear();
+        available = new CompletableFuture<>();
+        step = 0;
+        finished = false;
+        zone = ZoneId.of("UTC");
+        offered = 0;
+        announced = 0;
+        taken = 0;
+    }
+
     /** Declare a table's partitions (its splits) before the job starts. */
     public static synchronized void declare(String table, int partitions) {
         List<ArrayDeque<Map<String, Object>>> queues = new ArrayList<>();

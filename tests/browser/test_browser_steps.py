@@ -1,0 +1,99 @@
+"""Right and usable at every step (issue 23), in Chromium at 1440×900: the operator panel that
+matters is the tab selected however the step is reached (a key, a button, a link), and
+a key pressed while the page is still drawing is queued, never lost.
+
+Uses test_browser's server, browser and helpers (the same app, Chromium and waits)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.browser import test_browser as tb
+from tests.browser.test_browser import focus_page, key_step, open_view, press, wait_rendered
+
+# test_browser's fixtures: one app server per session, one Chromium per module, a fresh page per test.
+app_url, browser, page = tb.app_url, tb.browser, tb.page
+
+LATE_DATA = "scenario=late-data-allowed-lateness&engine=local"
+
+
+def selected_tab(page) -> str:
+    return page.locator('.st-key-operator [role="tab"][aria-selected="true"]').inner_text().strip()
+
+
+def shown_because(page) -> str:
+    return page.locator(".st-key-operator").get_by_text(re.compile(r"^Operator")).first.inner_text()
+
+
+def test_the_operator_tab_that_matters_is_selected_on_every_way_of_reaching_a_step(page, app_url):
+    """late-data-allowed-lateness: timers up to step 5, the window fires at 6 and 7, timers at 8, a
+    drop at 9, a firing at 10."""
+    from playwright.sync_api import expect
+
+    _, charts = key_step("late-data-allowed-lateness")
+    open_view(page, app_url, f"{LATE_DATA}&step=5", 5, charts)
+    assert selected_tab(page) == "Timers"
+    focus_page(page)
+    press(page, "ArrowRight", 6, charts)  # a key
+    assert "Windows shown because" in shown_because(page)
+    expect(page.locator('.st-key-operator [role="tab"][aria-selected="true"]')).to_have_text("Windows")
+    press(page, "ArrowRight", 7, charts)
+    # A tab the person picks stays while the step stays; the next step selects what matters.
+    page.locator(".st-key-operator").get_by_role("tab", name="Dropped records").click()
+    wait_rendered(page, 7, charts)
+    assert selected_tab(page) == "Dropped records"
+    page.get_by_role("button", name=re.compile("^Forward")).click()  # a button
+    wait_rendered(page, 8, charts)
+    assert selected_tab(page) == "Timers"
+    page.get_by_role("button", name=re.compile("^Forward")).click()
+    wait_rendered(page, 9, charts)
+    expect(page.locator('.st-key-operator [role="tab"][aria-selected="true"]')).to_have_text(
+        "Dropped records"
+    )
+    focus_page(page)
+    press(page, "End", 10, charts)
+    expect(page.locator('.st-key-operator [role="tab"][aria-selected="true"]')).to_have_text("Windows")
+    press(page, "Home", 0, charts)
+    expect(page.locator('.st-key-operator [role="tab"][aria-selected="true"]')).to_have_text("Timers")
+
+
+FLINK_38477 = "scenario=flink-38477-zero-output&engine=local"
+
+
+def test_keys_pressed_while_the_page_draws_are_queued_never_lost(page, app_url):
+    """Three Right presses at once, while the first one's rerun draws, end at step 3; a key pressed
+    as soon as the page's listener is in place, before the step buttons are drawn, still acts."""
+    charts = 2
+    open_view(page, app_url, f"{FLINK_38477}&step=0", 0, charts)
+    focus_page(page)
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")  # no wait between: the 2nd and 3rd land mid-rerun
+    wait_rendered(page, 3, charts)
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    wait_rendered(page, 1, charts)
+
+    page.goto(f"{app_url}/?{FLINK_38477}&step=4", wait_until="commit")
+    page.wait_for_function("() => window.__wmvizKeys === true", polling=20)
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    wait_rendered(page, 6, charts)
+
+
+@pytest.mark.spark
+def test_live_inputs_sit_beside_the_output_and_channels_they_move(page, app_url):
+    """Drive it live: the inject buttons are under the channel table, beside the output card, all
+    on one 1440×900 screen (they were ~1,700 px below the output, past the chart and heap)."""
+    from playwright.sync_api import expect
+
+    caption = tb.drive_an_empty_valve_live(page, app_url)
+    page.locator(".st-key-live_w_0_0 button").click()
+    expect(caption).to_contain_text("· 1 step(s)", timeout=120_000)
+    page.locator(tb.APP_IDLE).wait_for()
+    output = page.locator('[data-testid="stMetric"]').first
+    for element in (output, page.locator(".st-key-channels"), page.locator(".st-key-live_w_0_1 button")):
+        tb.on_screen(page, element)
+    gap = page.locator(".st-key-live_inject").bounding_box()["y"] - output.bounding_box()["y"]
+    assert gap < 600, gap
