@@ -16,8 +16,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from bench.blame import write_job
-from tests.app_server import streamlit_app
-from tests.test_browser import APP_IDLE, PLOTLY, browser, check_png, on_screen, page, publish  # noqa: F401
+from tests.browser.test_browser import APP_IDLE, PLOTLY, browser, check_png, on_screen, page, publish  # noqa: F401
+from tests.support.app_server import streamlit_app
 
 
 @pytest.fixture(scope="module")

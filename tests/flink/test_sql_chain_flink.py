@@ -34,6 +34,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require_flink
+from tests.support import paths
 from wmviz.sql import jars
 from wmviz.sql.chain import StageRun
 from wmviz.sql.load import read_plan_file
@@ -43,7 +44,7 @@ from wmviz.sql.rows import read_input
 
 pytestmark = pytest.mark.flink
 
-DATA = Path(__file__).parent / "data" / "sql"
+DATA = paths.DATA / "sql"
 SCRIPT = "chain_series"
 SEEDS = {"join": 7, "cascade": 12, "temporal": 3, "topn": 21}
 """Chain -> the seed of its rows."""
@@ -158,7 +159,7 @@ def real_run(tmp_path_factory) -> tuple[Path, list[dict]]:
     require_flink(
         "Flink {version}'s SQL runtime", "the operators-in-series differential", jars.sql_unavailable_reason
     )
-    from tools.flinksql.run import run_script
+    from tools.flink.sql.run import run_script
 
     rows = tmp_path_factory.mktemp(SCRIPT) / "rows.jsonl"
     rows.write_text("".join(json.dumps(line) + "\n" for line in all_rows()))

@@ -8,7 +8,7 @@ each script's COMPILE PLAN: the core's `IntervalJoin` joins, `wmviz.sql.join_row
 Every sink row (its changelog kind and values) must equal the real run's, at the same step, and
 there must be no late-drop line on either side (Flink's interval join counts none). Planted bugs
 (a padded side's NULLs on the wrong side; the join's bounds one ms narrower) must be caught. A
-join followed by a window aggregate is replayed in series (tests/test_sql_chain_flink.py).
+join followed by a window aggregate is replayed in series (tests/flink/test_sql_chain_flink.py).
 """
 
 from __future__ import annotations
@@ -153,5 +153,5 @@ def test_bounds_one_ms_narrower_are_caught(real_runs, monkeypatch):
 
 def test_a_window_aggregate_after_the_join_is_replayed_in_series():
     """The window after the join runs on the join's rows (operators in series; checked against
-    real Flink in tests/test_sql_chain_flink.py)."""
+    real Flink in tests/flink/test_sql_chain_flink.py)."""
     assert rows_not_replayed(read_plan_file(DATA / "orders_payments_window.plan.json")) == []

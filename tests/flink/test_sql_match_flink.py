@@ -1,6 +1,6 @@
 """MATCH_RECOGNIZE against real Flink 2.3.0 SQL (CepOperator and flink-cep's NFA).
 
-Two scripts of `tests/data/sql/` run for real by `tools.flinksql.run` (one JVM each) on rows drawn
+Two scripts of `tests/data/sql/` run for real by `tools.flink.sql.run` (one JVM each) on rows drawn
 at random from a seed: two symbols, prices on a small random walk (equal prices, rises and
 drops), times mostly rising with ties, some late by 1.5 to 9 s (behind the watermark: dropped and
 counted), gaps past the WITHIN bound. `match_basic`: `A D+ U` WITHIN 10 s, SKIP PAST LAST ROW,
@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require_flink
+from tests.support import paths
 from wmviz.core.sql_match import SqlMatch
 from wmviz.core.sql_match_nfa import Matcher
 from wmviz.sql import jars
@@ -37,7 +38,7 @@ from wmviz.sql.rows import read_input
 
 pytestmark = pytest.mark.flink
 
-DATA = Path(__file__).parent / "data" / "sql"
+DATA = paths.DATA / "sql"
 SCRIPTS = ("match_basic", "match_quant")
 SEED, LINES = 22, 40
 
@@ -70,7 +71,7 @@ def real_runs(tmp_path_factory) -> dict[str, tuple[Path, list[dict]]]:
     require_flink(
         "Flink {version}'s SQL runtime", "the MATCH_RECOGNIZE differential", jars.sql_unavailable_reason
     )
-    from tools.flinksql.run import run_script
+    from tools.flink.sql.run import run_script
 
     folder = tmp_path_factory.mktemp("match")
     runs = {}

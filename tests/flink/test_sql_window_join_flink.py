@@ -2,7 +2,7 @@
 
 One job, `tests/data/sql/winjoin_all.sql`, holds six window joins, each over its own pair of tables
 (INNER over TUMBLE, LEFT over HOP, RIGHT over CUMULATE, FULL over TUMBLE, SEMI (`IN`) over TUMBLE,
-ANTI (`NOT EXISTS`) over HOP), so that one real run (`tools.flinksql.run`, one JVM for the module)
+ANTI (`NOT EXISTS`) over HOP), so that one real run (`tools.flink.sql.run`, one JVM for the module)
 checks them all, on orders and clicks drawn at random from a seed: three users (several keys), rows
 late by a little and a lot on either side (so both `leftNumLateRecordsDropped` and
 `rightNumLateRecordsDropped` move), rows on a window's last millisecond and on its first (ties at
@@ -15,7 +15,7 @@ copy kept, the drops counted on the wrong side, HOP copies in the wrong windows,
 padded) must make the comparison fail.
 
 Four cases of Flink's own `WindowJoinOperatorTest` (inner, left outer, semi, anti) are replayed in
-the core without a JVM by tests/test_sql_window_join.py.
+the core without a JVM by tests/sql/test_sql_window_join.py.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require_flink
-from tests.test_sql_replay_flink import disagreements, flink_changes, wmviz_changes
+from tests.flink.test_sql_replay_flink import disagreements, flink_changes, wmviz_changes
+from tests.support import paths
 from wmviz.core.sql_window_join import SqlWindowJoin
 from wmviz.sql import jars
 from wmviz.sql.load import read_plan_file
@@ -37,7 +38,7 @@ from wmviz.sql.rows import read_input
 
 pytestmark = pytest.mark.flink
 
-DATA = Path(__file__).parent / "data" / "sql"
+DATA = paths.DATA / "sql"
 SCRIPT = "winjoin_all"
 JOINS = {
     "inner_tumble": 5000,
@@ -97,7 +98,7 @@ def real_run(tmp_path_factory) -> tuple[Path, list[dict]]:
     require_flink(
         "Flink {version}'s SQL runtime", "the window join differential", jars.sql_unavailable_reason
     )
-    from tools.flinksql.run import run_script
+    from tools.flink.sql.run import run_script
 
     rows = tmp_path_factory.mktemp("window_join") / f"{SCRIPT}.rows.jsonl"
     rows.write_text("".join(json.dumps(line) + "\n" for line in all_rows(SEED)))

@@ -8,7 +8,7 @@ its assigner's order: HOP from the latest start back, CUMULATE from the smallest
 drops nothing; the TopN and dedup operators judge each copy on its own window: a copy whose
 window has fired is dropped and counted (one count per copy), the others are kept (SQL-R5).
 
-The bids are drawn as in tests/test_sql_window_rank_flink.py (several items and bidders, ties of
+The bids are drawn as in tests/flink/test_sql_window_rank_flink.py (several items and bidders, ties of
 price and time, rows late by a little and a lot, rows on a window's last millisecond), each bid
 sent to the four tables in turn. `wmviz sql replay`'s own path (`replay_states` + `replay_lines`)
 must give the same sink rows (values, rn, changelog kind) and `numLateRecordsDropped` deltas, step
@@ -26,7 +26,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require_flink
-from tests.test_sql_window_rank_flink import bids_rows
+from tests.flink.test_sql_window_rank_flink import bids_rows
+from tests.support import paths
 from wmviz.core.sql_window_rank import SqlWindowRank
 from wmviz.sql import jars
 from wmviz.sql.load import read_plan_file
@@ -36,7 +37,7 @@ from wmviz.sql.rows import read_input
 
 pytestmark = pytest.mark.flink
 
-DATA = Path(__file__).parent / "data" / "sql"
+DATA = paths.DATA / "sql"
 SCRIPT = "window_rank_sliding"
 TABLES = {"hop_bids": "top_hop", "cum_bids": "top_cum", "hop_first": "first_hop", "cum_last": "last_cum"}
 """Table -> the sink its job writes."""
@@ -47,7 +48,7 @@ SEED, BIDS = 31, 36
 def real_run(tmp_path_factory) -> tuple[Path, list[dict]]:
     what = "the HOP/CUMULATE window TopN differential"
     require_flink("Flink {version}'s SQL runtime", what, jars.sql_unavailable_reason)
-    from tools.flinksql.run import run_script
+    from tools.flink.sql.run import run_script
 
     lines = [{**bid, "table": table} for bid in bids_rows(random.Random(SEED), BIDS) for table in TABLES]
     rows = tmp_path_factory.mktemp(SCRIPT) / "rows.jsonl"

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from bench.blame import write_job
-from tests import job_shape as js
-from tests.test_jobgraph import walker as fixture_walker  # noqa: F401
+from tests.record.test_jobgraph import walker as fixture_walker  # noqa: F401
+from tests.support import job_shape as js
 from wmviz.analysis.blame import Walker
 from wmviz.analysis.job_moment import graph_at
 from wmviz.record.job import read_recording

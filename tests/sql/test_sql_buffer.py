@@ -144,7 +144,7 @@ def test_a_config_by_hand_names_each_operator():
 
 
 def test_a_match_recognize_node_without_its_plan_is_refused_by_name():
-    """MATCH_RECOGNIZE has its own reader (`wmviz.sql.plan_match`, tests/test_sql_match.py); a node
+    """MATCH_RECOGNIZE has its own reader (`wmviz.sql.plan_match`, tests/sql/test_sql_match.py); a node
     whose input the plan does not give is refused, naming the node."""
     from wmviz.sql.model import Behaviour, Node, OperatorRefused, SqlJob
     from wmviz.sql.operators import operator_of

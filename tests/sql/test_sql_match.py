@@ -1,6 +1,6 @@
 """MATCH_RECOGNIZE without Flink: the pattern's spelling, the plan reader's refusals, the matcher's
 rules on hand-made rows, and a hand-written input with its real Flink 2.3.0 run kept beside the
-script (`tests/data/sql/match_basic.rows.jsonl` / `.flink.jsonl`, from `tools.flinksql.run`),
+script (`tests/data/sql/match_basic.rows.jsonl` / `.flink.jsonl`, from `tools.flink.sql.run`),
 replayed by `wmviz sql replay`'s own path. That input holds a row exactly on the watermark (late),
 a late row of the other partition, two rows of one time whose arrival order decides the match, a
 partial match discarded by WITHIN while a later one within the bound matches, and three rows of one
@@ -14,10 +14,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-from pathlib import Path
 
 import pytest
 
+from tests.support import paths
 from wmviz.core.sql_match import SqlMatch
 from wmviz.core.sql_match_config import SqlMatchConfig, match_problems, parse_pattern, spell_pattern
 from wmviz.core.sql_match_nfa import Matcher, Variable
@@ -28,7 +28,7 @@ from wmviz.sql.replay import replay_states
 from wmviz.sql.rowflow import replay_lines
 from wmviz.sql.rows import read_input
 
-DATA = Path(__file__).parent / "data" / "sql"
+DATA = paths.DATA / "sql"
 
 
 def _replayed(name: str = "match_basic") -> tuple[list[dict], list[dict]]:

@@ -9,7 +9,7 @@ and registers no timer. The rule was read in apache/flink's newest stored source
 javap to have no such check (its `processElement1` stores every probe row). Modelled, not checked
 against a release: no released jar has it. Released Flink (the default profile) keeps SQL-T2.
 
-The rows are Flink's own `TemporalRowTimeJoinOperatorTest` prefix (tests/test_sql_temporal.py
+The rows are Flink's own `TemporalRowTimeJoinOperatorTest` prefix (tests/sql/test_sql_temporal.py
 replays it for 2.3.0), where probe rows at 1 arrive at watermarks 1 and 2: the PR says it adjusted
 those tests; here they are dropped and counted rather than padded.
 """
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from tests.support_sql_join import Fed, operator_trace
-from tests.test_sql_temporal import FLINK_PREFIX, harness_config
+from tests.sql.test_sql_temporal import FLINK_PREFIX, harness_config
+from tests.support.support_sql_join import Fed, operator_trace
 from wmviz.core.operator_log import OutputWatermark
 from wmviz.core.rules import GLOSSARY
 from wmviz.core.simulate import simulate

@@ -13,11 +13,11 @@ to 13 then 18. The expected rows are Flink's test's, as (left end, right end) pa
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from tests.support_sql_join import Fed, run_operator
+from tests.support import paths
+from tests.support.support_sql_join import Fed, run_operator
 from wmviz.core.sql_window_join_config import WindowJoinConfig
 from wmviz.sql.load import read_plan_file
 from wmviz.sql.model import OperatorRefused
@@ -25,7 +25,7 @@ from wmviz.sql.plan_json import read_compile_plan
 from wmviz.sql.plan_window_join import read_window_join
 from wmviz.trace.config import parse_config
 
-DATA = Path(__file__).parent / "data" / "sql"
+DATA = paths.DATA / "sql"
 
 
 def _flink_test_case(join_type: str) -> tuple[dict[int, list[tuple]], dict[int, int]]:

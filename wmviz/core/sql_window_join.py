@@ -2,7 +2,7 @@
 R.window_end` over two window table functions), as Flink 2.3.0's `WindowJoinOperator` runs it
 (docs/rules.md, "SQL window join", SQL-WJ1..SQL-WJ6; the glossary is `sql_window_join_rules`).
 
-In wmviz's words, each rule confirmed by real runs (tests/test_sql_window_join_flink.py):
+In wmviz's words, each rule confirmed by real runs (tests/flink/test_sql_window_join_flink.py):
 - each input row first passes its side's window table function, which puts it in every window it
   belongs to (one TUMBLE window; several HOP or CUMULATE windows, each a copy of the row with its
   own window_start and window_end) and drops nothing (SQL-WJ1);

@@ -3,7 +3,7 @@ method per rule (SQL-R1…SQL-R5 of docs/rules.md; the glossary is `wmviz.core.s
 
 How Flink 2.3.0 runs them (its `WindowRankOperator` / `WindowDeduplicateOperator`, both fed by the
 window table function that attaches each row's window), said in wmviz's words and checked against
-real runs (tests/test_sql_window_rank_flink.py):
+real runs (tests/flink/test_sql_window_rank_flink.py):
 - the table function copies a row into every window holding it, in its assigner's order (HOP:
   the latest start first; CUMULATE: the smallest end first), and each copy reaches the operator
   alone (SQL-R5); no table function drops anything;

@@ -8,7 +8,7 @@ reads what rex does not evaluate is refused, naming the node); the sink takes th
 its columns. Any other node makes the route "not replayed", with the node named. `wmviz.sql.rowflow`
 says where each group's rows start and carries them along these routes.
 
-Values are written as the oracle (`tools/flinksql/run.py`) prints them, by the sink column's type:
+Values are written as the oracle (`tools/flink/sql/run.py`) prints them, by the sink column's type:
 timestamps `YYYY-MM-DD HH:MM:SS.fff` (TIMESTAMP_LTZ in the session zone), DOUBLE as a float,
 BIGINT and INT as integers.
 """

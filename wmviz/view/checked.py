@@ -3,7 +3,7 @@ and the report.
 
 A claim is only as good as the test behind it, so the numbers here are the ones the differential
 suites run: the window, idleness and interval-join suites (tests/test_flink_*.py) take their
-corpus sizes and seeds from this module, and `tests/test_checked.py` checks that the valve
+corpus sizes and seeds from this module, and `tests/repo/test_checked.py` checks that the valve
 suite's own constants add up to `VALVE_RANDOM_TRACES`, that every suite runs exactly the count
 claimed, and that every claim names a suite that exists. Change a suite's size here, and both
 the test and the claim change with it. Pure: no I/O.
@@ -19,45 +19,45 @@ from wmviz.core.types import Profile
 FLINK_RELEASE = "2.3.0"
 
 VALVE_RANDOM_TRACES = 2700
-"""tests/test_flink_differential.py: N_TRACES general traces plus N_GAP_TRACES churn traces."""
+"""tests/flink/test_flink_differential.py: N_TRACES general traces plus N_GAP_TRACES churn traces."""
 
 WINDOW_TRACES = 1500
 WINDOW_SEED_BASE = 7_000_000
-"""tests/test_flink_windows.py: seeded random window traces, seeds SEED_BASE … SEED_BASE + N − 1."""
+"""tests/flink/test_flink_windows.py: seeded random window traces, seeds SEED_BASE … SEED_BASE + N − 1."""
 
 SESSION_TRACES = 600
 SESSION_SEED_BASE = 7_100_000
 OFFSET_TRACES = 300
 OFFSET_SEED_BASE = 7_200_000
-"""tests/test_flink_session_windows.py: seeded random session-window traces, and tumbling and
-sliding traces with window offsets (tools/flinkwindow/session_corpus.py)."""
+"""tests/flink/test_flink_session_windows.py: seeded random session-window traces, and tumbling and
+sliding traces with window offsets (tools/flink/window/session_corpus.py)."""
 
 IDLENESS_TRACES = 1000
 IDLENESS_SEED_BASE = 5_000_000
-"""tests/test_flink_idleness.py: seeded traces of records and clock ticks on 1–3 channels."""
+"""tests/flink/test_flink_idleness.py: seeded traces of records and clock ticks on 1–3 channels."""
 
 SPLIT_TRACES = 1000
 SPLIT_SEED_BASE = 6_000_000
-"""tests/test_flink_splits.py: seeded traces of records on 1–4 splits of one reader and clock ticks."""
+"""tests/flink/test_flink_splits.py: seeded traces of records on 1–4 splits of one reader and clock ticks."""
 
 LIFECYCLE_TRACES = 600
 LIFECYCLE_SEED_BASE = 6_500_000
 ALIGNMENT_TRACES = 300
 ALIGNMENT_SEED_BASE = 7_300_000
-"""tests/test_flink_splits.py: seeded traces where splits are added, finish and are marked idle or
-active, with records and clock ticks (tools/flinkrecord/split_lifecycle.py)."""
+"""tests/flink/test_flink_splits.py: seeded traces where splits are added, finish and are marked idle or
+active, with records and clock ticks (tools/flink/record/split_lifecycle.py)."""
 
 SQL_SOURCE_TRACES = 400
-"""tests/test_sql_model_flink.py: traces through the pushed-down SQL generator."""
+"""tests/flink/test_sql_model_flink.py: traces through the pushed-down SQL generator."""
 SQL_ASSIGNER_TRACES = 400
 SQL_MINIBATCH_TRACES = 200
-"""tests/test_sql_model_flink.py: traces through the SQL WatermarkAssigner and mini-batch assigner."""
+"""tests/flink/test_sql_model_flink.py: traces through the SQL WatermarkAssigner and mini-batch assigner."""
 INTERVAL_JOIN_TRACES = 1000
 INTERVAL_JOIN_SEED_BASE = 3_000_000
-"""tests/test_flink_interval_join.py: seeded row-time join traces (4 join types, both inputs)."""
+"""tests/flink/test_flink_interval_join.py: seeded row-time join traces (4 join types, both inputs)."""
 
 HASHMAP_SEQUENCES = 2000
-"""tests/test_flink_interval_join_hashmap.py: operation sequences on the JDK's HashMap<Long, …>."""
+"""tests/flink/test_flink_interval_join_hashmap.py: operation sequences on the JDK's HashMap<Long, …>."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ def claims() -> tuple[Claim, ...]:
             f"equal to {release}'s BoundedOutOfOrdernessWatermarks inside WatermarksWithIdleness "
             f"(manual clock) writing to the FLIP-27 source output, on {IDLENESS_TRACES:,} random traces "
             "of records and clock ticks: same watermarks, same IDLE, same ACTIVE (resume flip27-released)",
-            "tests/test_flink_idleness.py",
+            "tests/flink/test_flink_idleness.py",
         ),
         Claim(
             "SQL pushed-down generator",
@@ -95,7 +95,7 @@ def claims() -> tuple[Claim, ...]:
             f"equal to {release}'s GeneratedWatermarkGeneratorSupplier generator (on-event and on-periodic) "
             "inside WatermarksWithIdleness writing to the FLIP-27 source output, on "
             f"{SQL_SOURCE_TRACES:,} random traces: same watermarks, IDLE and ACTIVE",
-            "tests/test_sql_model_flink.py",
+            "tests/flink/test_sql_model_flink.py",
         ),
         Claim(
             "SQL watermark assigner",
@@ -103,29 +103,29 @@ def claims() -> tuple[Claim, ...]:
             f"equal to {release}'s WatermarkAssignerOperator (manual processing-time clock, in a real "
             f"task) on {SQL_ASSIGNER_TRACES:,} random traces of rows, clock moves, upstream watermarks "
             "and statuses: same watermarks, IDLE and ACTIVE",
-            "tests/test_sql_model_flink.py",
+            "tests/flink/test_sql_model_flink.py",
         ),
         Claim(
             "SQL mini-batch assigner",
             True,
             f"equal to {release}'s RowTimeMiniBatchAssginerOperator on {SQL_MINIBATCH_TRACES:,} random "
             "watermark and status sequences",
-            "tests/test_sql_model_flink.py",
+            "tests/flink/test_sql_model_flink.py",
         ),
         Claim(
             "SQL window aggregate",
             True,
             f"TUMBLE, HOP and CUMULATE (one and two phases, LTZ zones across a daylight-saving change) "
             f"equal to real {release} SQL runs on random rows: every output row and late drop",
-            "tests/test_sql_windows_flink.py",
+            "tests/flink/test_sql_windows_flink.py",
         ),
         Claim(
             "SQL window TopN and deduplication",
             True,
             f"Window TopN and Window Deduplication (keep first and last) over TUMBLE, HOP and CUMULATE "
             f"equal to real {release} SQL runs on random rows (ties, late rows, several keys; HOP and "
-            "CUMULATE in tests/test_sql_window_rank_sliding_flink.py): every output row and late drop",
-            "tests/test_sql_window_rank_flink.py",
+            "CUMULATE in tests/flink/test_sql_window_rank_sliding_flink.py): every output row and late drop",
+            "tests/flink/test_sql_window_rank_flink.py",
         ),
         Claim(
             "SQL MATCH_RECOGNIZE",
@@ -133,21 +133,21 @@ def claims() -> tuple[Claim, ...]:
             f"MATCH_RECOGNIZE (a concatenation of quantified variables, ONE ROW PER MATCH, SKIP PAST "
             f"LAST ROW / TO NEXT ROW, WITHIN) equal to real {release} SQL runs on random rows: every "
             "output row and late drop",
-            "tests/test_sql_match_flink.py",
+            "tests/flink/test_sql_match_flink.py",
         ),
         Claim(
             "SQL SESSION window",
             True,
             f"equal to real {release} SQL runs on random rows (rows bridging and merging into open "
             "sessions, late rows, partition keys): every output row and late drop",
-            "tests/test_sql_session_flink.py",
+            "tests/flink/test_sql_session_flink.py",
         ),
         Claim(
             "SQL temporal join",
             True,
             f"the event-time temporal join equal to real {release} SQL runs on random rows (version "
             "changes, late probe rows, a quiet build side, LEFT join): every output row",
-            "tests/test_sql_temporal_flink.py",
+            "tests/flink/test_sql_temporal_flink.py",
         ),
         Claim(
             "SQL window join",
@@ -155,7 +155,7 @@ def claims() -> tuple[Claim, ...]:
             f"the window join over TUMBLE, HOP and CUMULATE (INNER, LEFT, RIGHT, FULL, SEMI, ANTI) equal "
             f"to real {release} SQL runs on random rows (late rows on either side, ties at window ends, "
             "a quiet side, HOP overlap): every output row, per-side late drop and watermark",
-            "tests/test_sql_window_join_flink.py",
+            "tests/flink/test_sql_window_join_flink.py",
         ),
         Claim(
             "SQL temporal join late probe rows (profile flink-master)",
@@ -163,14 +163,14 @@ def claims() -> tuple[Claim, ...]:
             "modelled, not checked against a release: FLINK-39719 (apache/flink PR 28229, merged "
             "after 2.3.0) drops a probe row at or behind the watermark and counts it in "
             "numLateRecordsDropped (SQL-T8); no released jar has it",
-            "tests/test_sql_temporal_master.py",
+            "tests/sql/test_sql_temporal_master.py",
         ),
         Claim(
             "SQL buffering operators",
             True,
             f"row-time OVER, deduplication and ORDER BY rowtime equal to real {release} SQL runs on "
             "random rows: every output row, changelog kind and late drop",
-            "tests/test_sql_buffer_flink.py",
+            "tests/flink/test_sql_buffer_flink.py",
         ),
         Claim(
             "split readers",
@@ -179,7 +179,7 @@ def claims() -> tuple[Claim, ...]:
             "around BoundedOutOfOrdernessWatermarks per split, WatermarkOutputMultiplexer, "
             f"WatermarkToDataOutput) on {SPLIT_TRACES:,} random traces of records on 1–4 splits: same "
             "watermarks, IDLE and ACTIVE from the reader, including the all-idle flush",
-            "tests/test_flink_splits.py",
+            "tests/flink/test_flink_splits.py",
         ),
         Claim(
             "splits that come and go",
@@ -190,7 +190,7 @@ def claims() -> tuple[Claim, ...]:
             "with zero to three splits at the start, periodic or punctuated generators, with and "
             "without an idle timeout: same watermarks, IDLE and ACTIVE from the reader. When a "
             "SourceReaderBase creates or releases a split's output is the trace's to say; not checked",
-            "tests/test_flink_splits.py",
+            "tests/flink/test_flink_splits.py",
         ),
         Claim(
             "watermark alignment",
@@ -202,7 +202,7 @@ def claims() -> tuple[Claim, ...]:
             "records read or held back, same paused splits and waiting subtasks after every row, same "
             "reported watermark. The coordinator's step (the group minimum + max drift) is modelled "
             "from the SourceCoordinator, not run; reports and announcement in one instant",
-            "tests/test_flink_alignment.py",
+            "tests/flink/test_flink_alignment.py",
         ),
         Claim(
             "resume eager",
@@ -215,7 +215,7 @@ def claims() -> tuple[Claim, ...]:
             True,
             f"equal to {release}'s StatusWatermarkValve on {VALVE_RANDOM_TRACES:,} random traces and every "
             "conformance case, state compared after every input",
-            "tests/test_flink_differential.py",
+            "tests/flink/test_flink_differential.py",
         ),
         Claim(
             "valve (profiles flink-master, flip-38477)",
@@ -230,7 +230,7 @@ def claims() -> tuple[Claim, ...]:
             f"lateness, late side output, Java long arithmetic) on {WINDOW_TRACES:,} random traces: same "
             "firings (key, window, contents or count, late), late drops and their order per input, "
             "including the order of equal-timestamp timers of the heap timer service",
-            "tests/test_flink_windows.py",
+            "tests/flink/test_flink_windows.py",
         ),
         Claim(
             "session windows",
@@ -241,7 +241,7 @@ def claims() -> tuple[Claim, ...]:
             f"job failure on a merge past a capped cleanup time) on {SESSION_TRACES:,} random traces: same "
             "firings (key, session, contents in order or count, late), late drops and their order per "
             "input, and the same failing input",
-            "tests/test_flink_session_windows.py",
+            "tests/flink/test_flink_session_windows.py",
         ),
         Claim(
             "window offsets",
@@ -249,7 +249,7 @@ def claims() -> tuple[Claim, ...]:
             f"equal to {release}'s TumblingEventTimeWindows.of(size, offset) and "
             f"SlidingEventTimeWindows.of(size, slide, offset) on {OFFSET_TRACES:,} random traces "
             "(negative, positive and Long.MIN_VALUE offsets): same firings and late drops per input",
-            "tests/test_flink_session_windows.py",
+            "tests/flink/test_flink_session_windows.py",
         ),
         Claim(
             "timer order",
@@ -257,7 +257,7 @@ def claims() -> tuple[Claim, ...]:
             f"{release}'s default heap timer service (one binary heap per time domain, ties in the heap's "
             "order), checked on the event-time timers of the window, session-window and interval-join "
             "suites; the RocksDB timer service orders ties differently and is not modelled",
-            "tests/test_flink_windows.py",
+            "tests/flink/test_flink_windows.py",
         ),
         Claim(
             "interval join (row time, no hint)",
@@ -267,21 +267,21 @@ def claims() -> tuple[Claim, ...]:
             f"inputs through one real valve per input, on {INTERVAL_JOIN_TRACES:,} random traces of all four "
             "join types: same rows (kind, left, right, record timestamp) and output watermarks per input, "
             "in order, with the caches visited in Java HashMap order",
-            "tests/test_flink_interval_join.py",
+            "tests/flink/test_flink_interval_join.py",
         ),
         Claim(
             "cache iteration order",
             True,
             f"java.util.HashMap<Long, …>'s order (buckets, resizes, red-black tree bins) equal to the JDK's "
             f"on {HASHMAP_SEQUENCES:,} random operation sequences",
-            "tests/test_flink_interval_join_hashmap.py",
+            "tests/flink/test_flink_interval_join_hashmap.py",
         ),
         Claim(
             "interval join (processing time)",
             False,
             "modelled from flink-table-runtime's ProcTimeIntervalJoin (docs/rules.md) and the recorded "
             "conformance cases; not run against the released operator",
-            "tests/test_interval_join_cases.py",
+            "tests/core/test_interval_join_cases.py",
         ),
         Claim(
             "EARLY_FIRE",
@@ -294,7 +294,7 @@ def claims() -> tuple[Claim, ...]:
             f"{release}'s CombinedWatermarkStatus emits the largest input watermark once both inputs are "
             "idle (FLINK-38454 is in the release): equal to wmviz's default (operator.all_idle_flush on), "
             "which the interval-join suite runs; with it off wmviz differs from 2.3.0",
-            "tests/test_flink_interval_join.py",
+            "tests/flink/test_flink_interval_join.py",
         ),
     )
 
