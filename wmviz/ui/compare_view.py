@@ -118,7 +118,7 @@ def _side(side: Side, column_key: str, t: TimeFormat) -> None:
     panels.channel_tables(view.channels, key=f"{column_key}_")
     panels.watermark_chart(view.chart, key=f"{column_key}_chart")
     if view.operator is not None:
-        moment = (str(getattr(cursor.timeline, "path", "")), cursor.instance, step)
+        moment = (str(cursor.timeline.path or ""), cursor.instance, step)
         panels.operator_panel(view.operator, moment, key=f"{column_key}_")
 
 
@@ -342,11 +342,11 @@ def other_run(target: str | None, incident, profile: Profile, engine: str, insta
         request = RunRequest(incident.trace_path, incident.config_path, other_profile, engine)
         label = f"profile {target}"
     timeline = loading.load_timeline(request, label)
-    if instance not in timeline.meta["instances"]:
+    if instance not in timeline.meta.instances:
         st.error(f"instance {literal(instance)} is not in the other run")
         return None
     cursor = loading.instance_cursor(str(timeline.path), instance)
-    return OtherRun(label, Profile.parse(timeline.meta["profile"]), cursor, edit)
+    return OtherRun(label, timeline.meta.profile, cursor, edit)
 
 
 def mapped_step(other: OtherRun, step: int, instance: str, count: int) -> int | None:

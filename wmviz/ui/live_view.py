@@ -34,6 +34,7 @@ from wmviz.spark.live_limits import LiveSlots, StepQueue, idle_s, max_live, queu
 from wmviz.store import uploads
 from wmviz.store.runs import cache_root
 from wmviz.timeline.memory import MemoryTimeline
+from wmviz.timeline.meta import TimelineMeta
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.timecells import parse_time_ms
 from wmviz.trace.writers import write_trace_bytes
@@ -70,7 +71,7 @@ class LiveRun:
         # Steps now land on the queue's worker thread while the page may be reading the timeline:
         # they wait beside it until the page's own thread takes them in (`current`).
         old = self.session.timeline
-        self.session.timeline = _PageTimeline(old.meta, old.refs)
+        self.session.timeline = _PageTimeline(old.meta)
 
     @property
     def steps(self) -> int:
@@ -79,7 +80,7 @@ class LiveRun:
     @property
     def shown(self) -> int:
         """The steps the page's timeline has taken in (a step may have landed after them)."""
-        return sum(self.session.timeline.meta["instances"].values())
+        return self.session.timeline.meta.steps
 
     def next_row(self) -> Any:
         """The source trace's next row (None when it is used up or there is none)."""
@@ -111,8 +112,8 @@ class _PageTimeline(MemoryTimeline):
     """A live session's timeline that takes a step's tables from any thread but shows them only
     once the page's thread calls `take_in`: a page never reads it while a step half-lands."""
 
-    def __init__(self, meta: dict[str, Any], refs: dict[str, Any]) -> None:
-        super().__init__(meta, refs)
+    def __init__(self, meta: TimelineMeta) -> None:
+        super().__init__(meta)
         self._landed: list[dict[str, Any]] = []
         self._landing = threading.Lock()
         self.newest_instance: str | None = None
@@ -319,7 +320,7 @@ def live_header(run: LiveRun) -> None:
             # The instance choice sits outside this fragment: switched before it is drawn.
             st.session_state[FOLLOW_INSTANCE] = newest
             st.rerun(scope="app")
-        counts = session.timeline.meta.get("instances", {})
+        counts = session.timeline.meta.instances
         st.session_state[state.STEP] = max(0, counts.get(newest, run.shown) - 1)
         run.follow = busy
     st.title(f"Live: {literal(run.title)}", anchor=False)
