@@ -14,6 +14,7 @@ import streamlit as st
 
 from wmviz.core.settings import bad_settings
 from wmviz.core.types import MIN_MS, Profile
+from wmviz.live.run import LiveRun
 from wmviz.store.incidents import DEFAULT_INCIDENT, Incident
 from wmviz.store.runs import RunRequest
 from wmviz.store.uploads import StoredUpload
@@ -119,7 +120,7 @@ def step_area_body(
 step_area = st.fragment(step_area_body)
 
 
-def live_page(run: live_view.LiveRun, alone: bool) -> None:
+def live_page(run: LiveRun, alone: bool) -> None:
     """Live mode: the same panels, drawn from what the streaming query's workers recorded; Forward
     at the newest step (or a click on a channel's input) runs the next micro-batch."""
     t = TimeFormat(*controls.time_choice(st.sidebar), origin_ms=None)
@@ -132,7 +133,7 @@ def live_page(run: live_view.LiveRun, alone: bool) -> None:
     area(run, instances, controls.instance_choice(instances) if instances else None, t)
 
 
-def live_area_body(run: live_view.LiveRun, instances: list[str], instance: str | None, t: TimeFormat) -> None:
+def live_area_body(run: LiveRun, instances: list[str], instance: str | None, t: TimeFormat) -> None:
     """The live header, the step and its panels, the inputs to click: a click reruns only this."""
     timeline = run.session.timeline
     if sorted(timeline.meta.instances, key=_natural) != instances:
