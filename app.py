@@ -16,9 +16,11 @@ from wmviz.core.settings import bad_settings
 from wmviz.core.types import MIN_MS, Profile
 from wmviz.live.run import LiveRun
 from wmviz.store.incidents import DEFAULT_INCIDENT, Incident
+from wmviz.store.plan import RunPlan
 from wmviz.store.runs import RunRequest
 from wmviz.store.uploads import StoredUpload
 from wmviz.timeline.cursor import InstanceCursor
+from wmviz.timeline.engine import Engine
 from wmviz.timeline.meta import TimelineMeta
 from wmviz.timeline.store import Timeline
 from wmviz.trace.errors import TraceValidationError
@@ -72,8 +74,8 @@ def main() -> None:
     controls.adopt_url(link)
     scenario, profile, engine = controls.sidebar_choices(pickers, {s: i.title for s, i in incidents.items()})
     incident = incidents[scenario]
-    upload, engine = bring.gate_upload(scenario, profile, engine)
-    timeline = load_timeline(incident, profile, engine)
+    upload, engine, plan = bring.gate_upload(scenario, profile, engine)
+    timeline = load_timeline(incident, profile, engine, plan)
     instance = controls.instance_choice(sorted(timeline.meta.instances, key=_natural))
     cursor = loading.instance_cursor(str(timeline.path), instance)
     controls.follow_context(scenario, instance, cursor.steps.column("order").to_numpy())
@@ -160,11 +162,14 @@ def live_area_body(run: LiveRun, instances: list[str], instance: str | None, t: 
 live_area = st.fragment(live_area_body)
 
 
-def load_timeline(incident: Incident, profile: Profile | None, engine: str) -> Timeline:
-    """The run's timeline; a trace the Spark reader rejects shows its issues and stops the page."""
+def load_timeline(
+    incident: Incident, profile: Profile | None, engine: Engine, plan: RunPlan | None
+) -> Timeline:
+    """The run's timeline (an upload's `plan` holds its trace, read and validated once); a trace the
+    Spark reader rejects shows its issues and stops the page."""
     try:
         return loading.load_timeline(
-            RunRequest(incident.trace_path, incident.config_path, profile, engine), incident.title
+            RunRequest(incident.trace_path, incident.config_path, profile, engine), incident.title, plan
         )
     except TraceValidationError as exc:
         bring.show_issues(exc)

@@ -38,6 +38,7 @@ from wmviz.core.types import Profile
 from wmviz.core.windows import ScenarioError
 from wmviz.disk import OutputError, refuse_overlap
 from wmviz.record.agreement import ReplayCheck, verdict
+from wmviz.timeline.engine import Engine
 from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.outdir import check_out_dir, timeline_out_dir
 from wmviz.timeline.transcript import transcript_line
@@ -65,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     def add_engine_args(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--engine",
-            choices=["local", "spark"],
+            choices=[Engine.LOCAL.value, Engine.SPARK.value],
             default="local",
             help="local: in this process; spark: a SparkSession (local[*] unless --master)",
         )
@@ -214,7 +215,7 @@ def cmd_simulate(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     check_out_dir(args.out)  # refused before a long read
     # The local engine reads the trace before the output is opened: a read error is the trace's.
-    trace = load(args) if args.engine != "spark" else None
+    trace = load(args) if Engine(args.engine) is not Engine.SPARK else None
     with timeline_out_dir(args.out) as work:
         if trace is None:
             from wmviz.spark.run import spark_simulate
@@ -244,7 +245,7 @@ def chosen_profile(args: argparse.Namespace) -> Profile | None:
 
 def cmd_transcript(args: argparse.Namespace) -> None:
     """Print one transcript line per input element, every instance, in arrival order."""
-    if args.engine == "spark":
+    if Engine(args.engine) is Engine.SPARK:
         from wmviz.spark.run import spark_transcript
 
         check_files(args)

@@ -20,8 +20,10 @@ from wmviz.analysis.whatif_trace import apply_edit, whatif_file
 from wmviz.core.scenario import Kind
 from wmviz.core.types import Profile, Status
 from wmviz.store import uploads
+from wmviz.store.incidents import Incident
 from wmviz.store.runs import RunRequest, cache_root, enforce_budget, file_digest, whatifs_root
 from wmviz.timeline.cursor import InstanceCursor
+from wmviz.timeline.engine import Engine
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.timecells import parse_time_ms
 from wmviz.ui import loading, panels, state, step_cache
@@ -321,7 +323,9 @@ def _compared_upload(target: str):
         return None
 
 
-def other_run(target: str | None, incident, profile: Profile, engine: str, instance: str) -> OtherRun | None:
+def other_run(
+    target: str | None, incident: Incident, profile: Profile, engine: Engine, instance: str
+) -> OtherRun | None:
     """Compare mode's second run, or None in single mode."""
     if target is None:
         return None
