@@ -40,6 +40,7 @@ from wmviz.disk import OutputError, refuse_overlap
 from wmviz.record.agreement import ReplayCheck, verdict
 from wmviz.timeline.engine import Engine
 from wmviz.timeline.local import build_timeline_local
+from wmviz.timeline.meta import TimelineMeta
 from wmviz.timeline.outdir import check_out_dir, timeline_out_dir
 from wmviz.timeline.transcript import transcript_line
 from wmviz.trace.errors import TraceValidationError
@@ -232,10 +233,10 @@ def cmd_simulate(args: argparse.Namespace) -> None:
             meta = build_timeline_local(
                 trace, work, chosen_profile(args), keyframe_every=args.keyframe_every, progress=progress
             )
-    steps = _plural(sum(meta["instances"].values()), "step")
-    instances = _plural(len(meta["instances"]), "instance")
+    made = TimelineMeta.from_json(meta, f"{args.out}/meta.json")
+    steps, instances = _plural(made.steps, "step"), _plural(len(made.instances), "instance")
     elapsed = time.perf_counter() - started
-    print(f"{args.out}: timeline of {steps} over {instances} ({meta['engine']} engine, {elapsed:.1f} s)")
+    print(f"{args.out}: timeline of {steps} over {instances} ({made.engine} engine, {elapsed:.1f} s)")
 
 
 def chosen_profile(args: argparse.Namespace) -> Profile | None:
