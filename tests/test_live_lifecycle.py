@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -184,3 +185,15 @@ def test_the_folders_sit_in_memory_when_the_system_has_it(tmp_path: Path) -> Non
     shm.mkdir()
     assert live_base(tmp_path / "cache", shm) == shm / "wmviz-live"
     assert live_base(tmp_path / "cache", tmp_path / "none") == tmp_path / "cache"
+
+
+def test_the_lifecycle_loads_neither_streamlit_nor_pyspark() -> None:
+    """Below the page, and cheap to import: Spark is loaded only when a run starts."""
+    root = Path(__file__).resolve().parent.parent
+    modules = sorted(p.stem for p in (root / "wmviz" / "live").glob("*.py") if p.stem != "__init__")
+    assert {"run", "clicks", "folders"} <= set(modules)
+    code = "".join(f"import wmviz.live.{m}\n" for m in modules) + (
+        "import sys\nprint(sorted(m for m in sys.modules if m.split('.')[0] in ('streamlit', 'pyspark')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
+    assert done.stdout.strip() == "[]"
