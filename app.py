@@ -14,10 +14,15 @@ import streamlit as st
 
 from wmviz.core.settings import bad_settings
 from wmviz.core.types import MIN_MS, Profile
-from wmviz.store.incidents import DEFAULT_INCIDENT
+from wmviz.live.run import LiveRun
+from wmviz.store.incidents import DEFAULT_INCIDENT, Incident
+from wmviz.store.plan import RunPlan
 from wmviz.store.runs import RunRequest
+from wmviz.store.uploads import StoredUpload
 from wmviz.timeline.cursor import InstanceCursor
-from wmviz.trace.config import parse_config
+from wmviz.timeline.engine import Engine
+from wmviz.timeline.meta import TimelineMeta
+from wmviz.timeline.store import Timeline
 from wmviz.trace.errors import TraceValidationError
 from wmviz.ui import (
     bring,
@@ -69,13 +74,13 @@ def main() -> None:
     controls.adopt_url(link)
     scenario, profile, engine = controls.sidebar_choices(pickers, {s: i.title for s, i in incidents.items()})
     incident = incidents[scenario]
-    upload, engine = bring.gate_upload(scenario, profile, engine)
-    timeline = load_timeline(incident, profile, engine)
-    instance = controls.instance_choice(sorted(timeline.meta["instances"], key=_natural))
+    upload, engine, plan = bring.gate_upload(scenario, profile, engine)
+    timeline = load_timeline(incident, profile, engine, plan)
+    instance = controls.instance_choice(sorted(timeline.meta.instances, key=_natural))
     cursor = loading.instance_cursor(str(timeline.path), instance)
     controls.follow_context(scenario, instance, cursor.steps.column("order").to_numpy())
 
-    effective = Profile.parse(timeline.meta["profile"])
+    effective = timeline.meta.profile
     target = compare_view.compare_choice(pickers, effective, compare_view.compare_titles(incident))
     mode, zone = controls.time_choice(pickers)
     t = TimeFormat(mode, zone, origin_ms=loading.time_origin(str(timeline.path)))
@@ -84,14 +89,19 @@ def main() -> None:
     header(incident, timeline.meta)
     came_from = link.job if upload is not None else None  # the job graph a vertex's trace came from
     shown = ShownView(ViewParams(scenario, profile, engine, instance, 0, target, mode, zone, job=came_from))
-    (step_area if alone else step_area_body)(cursor, timeline.meta, incident, effective, other, t, shown)
+    (step_area if alone else step_area_body)(cursor, incident, effective, other, t, shown)
     tune_view.tune_panel(incident)  # below the step: the step stays above the fold
     share_and_export(incident, timeline, upload, profile, shown, other, t)
     live_view.start_controls(incident)
 
 
 def step_area_body(
-    cursor: InstanceCursor, meta: dict, incident, effective: Profile, other, t: TimeFormat, shown: ShownView
+    cursor: InstanceCursor,
+    incident: Incident,
+    effective: Profile,
+    other: compare_view.OtherRun | None,
+    t: TimeFormat,
+    shown: ShownView,
 ) -> None:
     """The step controls and everything about the step. A step button (or its key) reruns only
     this part of the page: the sidebar, the title and the story stay as they are drawn."""
@@ -100,8 +110,9 @@ def step_area_body(
     shown.view = shown.view.with_step(step)
     st.query_params.from_dict(view_query(shown.view))
     if other is None:
+        meta = cursor.timeline.meta
         late = partial(late_view.late_rows_panel, incident, effective, shown.view, meta, cursor.instance, t)
-        ask = step_panels(cursor, str(cursor.timeline.path), step, meta, t, late=late)
+        ask = step_panels(cursor, step, t, late=late)
     else:
         ask = compare_view.compare_panels(cursor, effective, other, step, t)
     what_if(ask, incident, cursor.instance, step)
@@ -111,23 +122,23 @@ def step_area_body(
 step_area = st.fragment(step_area_body)
 
 
-def live_page(run: live_view.LiveRun, alone: bool) -> None:
+def live_page(run: LiveRun, alone: bool) -> None:
     """Live mode: the same panels, drawn from what the streaming query's workers recorded; Forward
     at the newest step (or a click on a channel's input) runs the next micro-batch."""
     t = TimeFormat(*controls.time_choice(st.sidebar), origin_ms=None)
     if st.sidebar.button("Stop driving live", key="live_stop", icon=":material/stop_circle:"):
         live_view.stop()
         st.rerun()
-    instances = sorted(run.session.timeline.meta["instances"], key=_natural)
+    instances = sorted(run.session.timeline.meta.instances, key=_natural)
     live_view.followed_instance(instances)
     area = live_area if alone else live_area_body
     area(run, instances, controls.instance_choice(instances) if instances else None, t)
 
 
-def live_area_body(run: live_view.LiveRun, instances: list[str], instance: str | None, t: TimeFormat) -> None:
+def live_area_body(run: LiveRun, instances: list[str], instance: str | None, t: TimeFormat) -> None:
     """The live header, the step and its panels, the inputs to click: a click reruns only this."""
     timeline = run.session.timeline
-    if sorted(timeline.meta["instances"], key=_natural) != instances:
+    if sorted(timeline.meta.instances, key=_natural) != instances:
         st.rerun()  # an input made a new instance: the sidebar offers it
     live_view.live_header(run)
     if instance is None:  # nothing sent yet: the first input starts the timeline
@@ -142,7 +153,7 @@ def live_area_body(run: live_view.LiveRun, instances: list[str], instance: str |
     # The inputs to click sit under the channel table they move, beside the output card: a person
     # watches the output while clicking (below the chart and heap they were ~1,700 px away).
     beside = partial(live_view.inject_panel, run, instance, latest)
-    ask = step_panels(cursor, None, step, timeline.meta, t, beside=beside)
+    ask = step_panels(cursor, step, t, beside=beside)
     if ask is not None:
         st.info("What-if edits apply to a recorded trace: keep the inputs as a trace first.")
     live_view.keep_as_trace(run)
@@ -151,25 +162,28 @@ def live_area_body(run: live_view.LiveRun, instances: list[str], instance: str |
 live_area = st.fragment(live_area_body)
 
 
-def load_timeline(incident, profile: Profile | None, engine: str):
-    """The run's timeline; a trace the Spark reader rejects shows its issues and stops the page."""
+def load_timeline(
+    incident: Incident, profile: Profile | None, engine: Engine, plan: RunPlan | None
+) -> Timeline:
+    """The run's timeline (an upload's `plan` holds its trace, read and validated once); a trace the
+    Spark reader rejects shows its issues and stops the page."""
     try:
         return loading.load_timeline(
-            RunRequest(incident.trace_path, incident.config_path, profile, engine), incident.title
+            RunRequest(incident.trace_path, incident.config_path, profile, engine), incident.title, plan
         )
     except TraceValidationError as exc:
         bring.show_issues(exc)
         st.stop()
 
 
-def header(incident, meta: dict) -> None:
+def header(incident: Incident, meta: TimelineMeta) -> None:
     """The incident's title, its profile, and the story in a collapsible strip."""
     trusted = not incident.slug.startswith(UPLOAD_PREFIX)  # an upload's name and story are user text
     st.title(incident.title if trusted else literal(incident.title), anchor=False)
-    profile = Profile.parse(meta["profile"])
-    found = scenario_claims(parse_config(meta.get("config") or {}, "meta.json"), profile)
+    profile = meta.profile
+    found = scenario_claims(meta.config, profile)
     st.caption(
-        f"profile {profile.value} · engine {meta['engine']} · {claims_summary(found)}",
+        f"profile {profile.value} · engine {meta.engine} · {claims_summary(found)}",
         help="\n\n".join(f"**{'checked' if c.verified else 'modelled'}** · {c.line()}" for c in found),
     )
     if profile is not Profile.FLINK_1X_2X:
@@ -178,15 +192,13 @@ def header(incident, meta: dict) -> None:
             "only flink-1.x-2.x is checked against the real Flink 2.3.0 valve.",
             icon=":material/warning:",
         )
-    description = (meta.get("config") or {}).get("description")
+    description = meta.config.description or None
     panels.story_strip(incident.story_md, trusted=trusted, description=None if trusted else description)
 
 
 def step_panels(
     cursor: InstanceCursor,
-    path: str | None,
     step: int,
-    meta: dict,
     t: TimeFormat,
     beside: Callable[[], None] | None = None,
     late: Callable[[int], None] | None = None,
@@ -200,7 +212,7 @@ def step_panels(
     left, right = st.columns([5, 7], gap="medium")
     with left:  # the heading first: it reaches the browser before the step's state is rebuilt
         panels.step_heading(step, cursor.count - 1, input_summary(record, t))
-    view = step_cache.step_view(cursor, path, step, meta, t)
+    view = step_cache.step_view(cursor, step, t)
     with left:
         panels.output_panel(view.cards)
         import_views.replay_check(view.inferred, view.replay)
@@ -214,20 +226,23 @@ def step_panels(
         if beside is not None:
             beside()
         if view.operator is not None:
-            moment = (str(getattr(cursor.timeline, "path", "")), cursor.instance, step)
+            moment = (str(cursor.timeline.path or ""), cursor.instance, step)
             panels.operator_panel(view.operator, moment)
         if late is not None:
             late(step)
     panels.watermark_chart(view.chart)
     panels.heap_and_input(view.heaps, view.input_row)
-    if len(meta["instances"]) > 1 and path is not None:
+    path = cursor.timeline.path  # None: a live run's timeline, in memory, has no overview
+    if len(cursor.timeline.meta.instances) > 1 and path is not None:
         st.subheader("Every instance's output watermark", anchor=False)
-        panels.overview_chart(step_cache.overview(path, int(record["order"]), panels.lag_mode_choice(), t))
+        panels.overview_chart(
+            step_cache.overview(str(path), int(record["order"]), panels.lag_mode_choice(), t)
+        )
     st.caption(view.caption)
     return ask
 
 
-def what_if(ask: dict | None, incident, instance: str, step: int) -> None:
+def what_if(ask: dict | None, incident: Incident, instance: str, step: int) -> None:
     """Apply a what-if edit the person asked for: compare mode opens on it, carried in the link."""
     if ask is None:
         return
@@ -237,7 +252,15 @@ def what_if(ask: dict | None, incident, instance: str, step: int) -> None:
         st.rerun()
 
 
-def share_and_export(incident, timeline, upload, profile, shown: ShownView, other, t: TimeFormat) -> None:
+def share_and_export(
+    incident: Incident,
+    timeline: Timeline,
+    upload: StoredUpload | None,
+    profile: Profile | None,
+    shown: ShownView,
+    other: compare_view.OtherRun | None,
+    t: TimeFormat,
+) -> None:
     """The sidebar's share box: the report (with both runs in compare mode), the PNGs, the bundle,
     each built when clicked for the view on screen then. The link itself is the page's URL, which
     always carries the whole view."""

@@ -56,7 +56,7 @@ class Unchecked(Timeline):
 
 
 def sha256_only(path: Path) -> None:
-    for name in Timeline(path).meta["files"]:
+    for name in Timeline(path).meta_json["files"]:
         h = hashlib.sha256()
         with open(path / name, "rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):
@@ -78,11 +78,12 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/wmviz-bench"))
     args = parser.parse_args()
     path = timeline(args.work, args.rows, args.instances)
-    size = sum(r["bytes"] for r in Timeline(path).meta["files"].values())
-    steps = sum(r["bytes"] for n, r in Timeline(path).meta["files"].items() if n.startswith("table=steps/"))
+    files = Timeline(path).meta_json["files"]
+    size = sum(r["bytes"] for r in files.values())
+    steps = sum(r["bytes"] for n, r in files.items() if n.startswith("table=steps/"))
     print(f"timeline: {size / 2**20:,.0f} MB in part files ({steps / 2**20:,.0f} MB of steps)")
     checked, unchecked = Timeline(path), Unchecked(path)
-    instances = sorted(checked.meta["instances"])[: args.cursors]
+    instances = sorted(checked.meta.instances)[: args.cursors]
     results: dict[str, list[float]] = {}
 
     def record(name: str, seconds: float) -> None:

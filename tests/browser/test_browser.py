@@ -307,7 +307,7 @@ def key_step(slug: str) -> tuple[int, int]:
     if not (out / "meta.json").is_file():
         build_timeline_local(incident.trace(), out)
     timeline = Timeline(out)
-    first = min(timeline.meta["instances"], key=lambda i: (len(i), i))  # "0" before "10"
+    first = min(timeline.meta.instances, key=lambda i: (len(i), i))  # "0" before "10"
     cursor = InstanceCursor(timeline, first)
     for kind in ("late drop", "retraction", "status change"):
         if len(cursor.events[kind]):
@@ -324,7 +324,7 @@ def key_step(slug: str) -> tuple[int, int]:
         )
         step = next(paused, cursor.count - 1)
     valves = len(cursor.state_at(-1).pipeline.valves)
-    charts = 1 + valves + (1 if len(timeline.meta["instances"]) > 1 else 0)
+    charts = 1 + valves + (1 if len(timeline.meta.instances) > 1 else 0)
     return step, charts
 
 

@@ -294,7 +294,7 @@ def test_simulate_writes_a_marked_timeline_and_says_what_it_wrote(tmp_path, caps
     assert code == 0, err
     assert "timeline of 10 steps over 1 instance (local engine" in out
     assert "[local] simulate: 10/10 rows (100%)" in err
-    assert Timeline(tmp_path / "tl").meta["instances"] == {"0": 10}
+    assert Timeline(tmp_path / "tl").meta.instances == {"0": 10}
     assert (tmp_path / "tl" / MARKER).is_file()
     code, _, err = run_cli(capsys, "simulate", str(SAMPLE), "--out", str(tmp_path / "tl"))
     assert code == 0, err  # its own timeline is replaced

@@ -91,9 +91,9 @@ def test_a_killed_simulate_leaves_the_earlier_timeline_or_the_whole_new_one(tmp_
         kill_while_writing(["simulate", str(big), "--out", str(out)], out, rng, 2.5)
         timeline = Timeline(out)  # a timeline wmviz wrote, whole: meta.json and every part it lists
         timeline.verify()
-        assert (out / ".wmviz-timeline").is_file() and timeline.meta["source"] in (small.name, big.name)
+        assert (out / ".wmviz-timeline").is_file() and timeline.meta.source in (small.name, big.name)
     assert cli.main(["simulate", str(small), "--out", str(out)]) == 0  # and the next run clears up
-    assert Timeline(out).meta["source"] == small.name and work_items(tmp_path) == []
+    assert Timeline(out).meta.source == small.name and work_items(tmp_path) == []
     capsys.readouterr()
 
 

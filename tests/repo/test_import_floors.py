@@ -25,7 +25,7 @@ ORDER: tuple[tuple[str, ...], ...] = (
     ("view", "record"),  # record: Flink's REST and Prometheus answers, Kafka, a job recording
     ("analysis", "sql"),  # sql: a Flink SQL job's plan, read and replayed (docs/sql.md)
     ("spark", "report"),
-    ("store",),
+    ("store", "live"),  # live: live mode's lifecycle (its query, clicks, folders), below the page
     ("ui", "cli"),
     ("__main__", "app"),  # the two entry points: `python -m wmviz` and the Streamlit page
 )

@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 from tests.conftest import REPO
 from wmviz.core.scenario import ScenarioConfig
 from wmviz.core.types import MAX_MS
+from wmviz.live.run import LiveRun
 from wmviz.spark.live import LiveSession
 from wmviz.spark.live_limits import LiveSlots, StepQueue
 from wmviz.spark.live_query import LiveSpec
@@ -156,7 +157,7 @@ def live_app(tmp_path, monkeypatch):
     monkeypatch.setenv("WMVIZ_SPARK_START", "lazy")
     config = ScenarioConfig(name="an empty valve of 2 channels", channels={"0": 2})
     spec = LiveSpec(config, config.profile, {("0", "0"): 2})
-    run = live_view.LiveRun(LiveSession(spec, _Stream(spec)), tmp_path / "work", "An empty valve", None)
+    run = LiveRun(LiveSession(spec, _Stream(spec)), tmp_path / "work", "An empty valve", None)
     (tmp_path / "work").mkdir()
     slots = live_view.registry()
     key = slots.reserve()
@@ -266,7 +267,7 @@ def test_a_start_past_the_limit_is_refused_with_the_limit_named(page):
 
 
 def test_every_click_in_a_merged_log_is_taken_once_and_in_order():
-    from wmviz.ui.live_clicks import ClickLog
+    from wmviz.live.clicks import ClickLog
 
     log = ClickLog(actions={"0.0": "w", "0.1": "idle"})
     # Streamlit kept only the newest of three messages: it still names all three clicks.

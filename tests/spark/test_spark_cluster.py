@@ -64,7 +64,7 @@ def test_a_standalone_cluster_writes_the_local_engines_timeline(cluster, case, t
         result = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
         assert result.returncode == 0, result.stderr[-3000:]
         outs[engine] = Timeline(out)
-    assert outs["spark"].meta["engine"] == "spark"
+    assert outs["spark"].meta.engine == "spark"
     assert_same_timeline(outs["spark"], outs["local"])
 
 

@@ -44,16 +44,16 @@ def simulate(engine: str, case: Case, folder: Path, capsys) -> tuple[int, str, P
 
 
 def assert_same_timeline(got: Timeline, want: Timeline) -> None:
-    assert got.meta["instances"] == want.meta["instances"]
-    assert got.meta["valve_channels"] == want.meta["valve_channels"]
-    assert got.meta["rows"] == want.meta["rows"]
+    assert got.meta.instances == want.meta.instances
+    assert got.meta.valve_channels == want.meta.valve_channels
+    assert got.meta_json["rows"] == want.meta_json["rows"]
     for table in TABLES:
         a, b = got.table(table), want.table(table)
         assert (a is None) == (b is None), table
         if a is not None:
             assert a.equals(b), table
     rng = random.Random(0)
-    for instance, n in got.meta["instances"].items():
+    for instance, n in got.meta.instances.items():
         for step in {-1, rng.randrange(n), n - 1}:
             assert (
                 got.state_at(instance, step).pipeline.snapshot()
@@ -68,7 +68,7 @@ def test_a_valid_trace_gives_the_reference_timeline(engine, case, tmp_path, caps
     path, config = case.materialize(tmp_path / "ref-in")
     build_timeline_local(read_trace(path, config), tmp_path / "ref", keyframe_every=40)
     got = Timeline(out)
-    assert got.meta["engine"] == engine
+    assert got.meta.engine == engine
     assert_same_timeline(got, Timeline(tmp_path / "ref"))
     for instance, expected in case.outs.items():
         steps = got.table("steps", instance)

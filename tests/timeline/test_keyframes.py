@@ -31,13 +31,13 @@ def test_a_pipeline_restored_from_its_keyframe_goes_on_exactly_as_the_original(s
     """Encode the state after every step, decode it, and run the rest of the trace on both: every
     later step's transcript is the same (the operator, its timers and caches included)."""
     timeline = _timeline(slug, tmp_path)
-    for instance in timeline.meta["instances"]:
-        steps = timeline.meta["instances"][instance]
+    for instance in timeline.meta.instances:
+        steps = timeline.meta.instances[instance]
         for at in range(-1, steps - 1):
             original = timeline.state_at(instance, at).pipeline
-            blob = keyframe.encode(original, timeline.refs)
-            restored = keyframe.decode(blob, timeline.refs)
-            assert keyframe.encode(restored, timeline.refs) == blob
+            blob = keyframe.encode(original, timeline.meta.refs())
+            restored = keyframe.decode(blob, timeline.meta.refs())
+            assert keyframe.encode(restored, timeline.meta.refs()) == blob
             records = timeline.table("steps", instance, at + 1, steps - 1).to_pylist()
             for record in records:
                 step, row = record["step"], row_from_record(record)
@@ -48,7 +48,7 @@ def test_a_pipeline_restored_from_its_keyframe_goes_on_exactly_as_the_original(s
 
 def test_a_keyframe_is_plain_json_that_names_only_core_classes(tmp_path):
     timeline = _timeline("early-fire-left-join", tmp_path)
-    blob = keyframe.encode(timeline.state_at("0", 5).pipeline, timeline.refs)
+    blob = keyframe.encode(timeline.state_at("0", 5).pipeline, timeline.meta.refs())
     fmt, body = json.loads(blob)
     assert fmt == keyframe.FORMAT
     names: set[str] = set()

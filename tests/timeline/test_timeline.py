@@ -80,7 +80,7 @@ def test_state_rebuilt_from_keyframes_equals_a_straight_run_at_every_step_of_eac
     trace = load_sample(sample)
     build_timeline_local(trace, tmp_path / "tl", keyframe_every=3)
     timeline = Timeline(tmp_path / "tl")
-    counts = timeline.meta["instances"]
+    counts = timeline.meta.instances
     wanted = {(i, s) for i, n in counts.items() for s in range(n)}
     expected = straight_states(trace, wanted)
     for (instance, step), state in expected.items():
@@ -94,7 +94,7 @@ def test_random_steps_of_a_multi_instance_trace_rebuild_exactly_and_replay_few_r
     build_timeline_local(trace, tmp_path / "tl", keyframe_every=25)
     timeline = Timeline(tmp_path / "tl")
     rng = random.Random(3)
-    wanted = {(i, rng.randrange(n)) for i, n in timeline.meta["instances"].items() for _ in range(8)}
+    wanted = {(i, rng.randrange(n)) for i, n in timeline.meta.instances.items() for _ in range(8)}
     expected = straight_states(trace, wanted)
     assert len(set(expected.values())) > len(expected) // 2  # the snapshot really tracks state
     for (instance, step), state in expected.items():
@@ -167,7 +167,7 @@ def test_the_valve_only_fast_path_writes_exactly_the_timeline_of_the_general_pat
         assert (a is None) == (b is None), table
         if a is not None:
             assert a.to_pylist() == b.to_pylist(), table
-    for instance, n in fast.meta["instances"].items():
+    for instance, n in fast.meta.instances.items():
         for step in (-1, n // 3, n - 1):
             assert (
                 fast.state_at(instance, step).pipeline.snapshot()

@@ -229,8 +229,8 @@ def test_a_split_reader_survives_its_keyframe(tmp_path):
     timeline = Timeline(tmp_path / "timeline")
     for at in (1859, 1861, 2000):
         original = timeline.state_at("0", at).pipeline
-        blob = keyframe.encode(original, timeline.refs)
-        restored = keyframe.decode(blob, timeline.refs)
+        blob = keyframe.encode(original, timeline.meta.refs())
+        restored = keyframe.decode(blob, timeline.meta.refs())
         assert restored.snapshot() == original.snapshot()
         rows = list(trace.rows)[at + 1 : at + 200]
         for step, row in enumerate(rows, start=at + 1):

@@ -208,8 +208,8 @@ def test_a_page_whose_entry_is_evicted_before_it_is_read_simulates_it_again(root
     made = loading.load_timeline
     evicted = []
 
-    def load_then_evict(request, what):
-        timeline = made(request, what)
+    def load_then_evict(request, what, plan=None):
+        timeline = made(request, what, plan)
         if not evicted:  # another session's budget takes the entry right after it was served
             evicted.append(enforce_budget(runs.cache_root(), keep=root / "none", budget_mb=0))
         return timeline

@@ -30,7 +30,7 @@ def dropping(tmp_path_factory):
     out = tmp_path_factory.mktemp("kafka") / "tl"
     build_timeline_local(read_trace(KAFKA, KAFKA.with_suffix(".json")), out)
     timeline = Timeline(out)
-    for instance in sorted(timeline.meta["instances"]):
+    for instance in sorted(timeline.meta.instances):
         cursor = InstanceCursor(timeline, instance)
         if len(cursor.events["late drop"]):
             return cursor, int(cursor.events["late drop"][0])
@@ -73,7 +73,7 @@ def test_the_reports_emitted_column_writes_its_watermarks_in_the_chosen_format(t
         title="idle",
         story_md=None,
         description=None,
-        profile=cursor.timeline.meta["profile"],
+        profile=cursor.timeline.meta.profile.value,
         engine="local",
         instance="0",
         step=cursor.count - 1,

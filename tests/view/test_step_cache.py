@@ -15,7 +15,6 @@ from streamlit.testing.v1 import AppTest
 from tests.conftest import REPO
 from tests.support.html_tables import channel_frames
 from wmviz.core.errors import SettingError
-from wmviz.core.types import Profile
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.store import Timeline
@@ -118,11 +117,11 @@ def kafka(tmp_path_factory):
     out = tmp_path_factory.mktemp("kafka") / "tl"
     build_timeline_local(read_trace(KAFKA, KAFKA.with_suffix(".json")), out)
     timeline = Timeline(out)
-    return InstanceCursor(timeline, sorted(timeline.meta["instances"])[0])
+    return InstanceCursor(timeline, sorted(timeline.meta.instances)[0])
 
 
 def test_a_view_depends_on_its_time_format_and_holds_only_immutable_parts(kafka):
-    profile = Profile.parse(kafka.timeline.meta["profile"])
+    profile = kafka.timeline.meta.profile
     dated = step_view(kafka, 5, profile, 1000, TimeFormat("utc"))
     raw = step_view(kafka, 5, profile, 1000, TimeFormat("ms"))
     assert dated.channels[0].frame()["watermark"].tolist() != raw.channels[0].frame()["watermark"].tolist()
@@ -173,7 +172,7 @@ def test_the_page_sends_the_steps_real_figures_as_it_would_send_the_figures(kafk
     from wmviz.view.step_chart import step_chart
     from wmviz.view.step_view import figure_json
 
-    profile = Profile.parse(kafka.timeline.meta["profile"])
+    profile = kafka.timeline.meta.profile
     _, pipeline, _ = kafka.explain(7)
     views = model.valve_views(kafka, pipeline, 7, profile, TimeFormat())
     for fig in (step_chart(kafka, 7, views, TimeFormat()), figures.heap_figure(views[0].heap, highlight=1)):

@@ -261,7 +261,7 @@ def test_a_run_is_simulated_once_and_then_read_from_the_cache(tmp_path):
     again = run_timeline(RunRequest(trace, None, None, "local"), seen.append, tmp_path)
     assert again.path == first.path and not seen
     other = run_timeline(RunRequest(trace, None, Profile.FLIP_38477, "local"), None, tmp_path)
-    assert other.path != first.path and other.meta["profile"] == "flip-38477"
+    assert other.path != first.path and other.meta.profile.value == "flip-38477"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("run-")]  # no half-written run left
 
 

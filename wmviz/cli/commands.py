@@ -38,7 +38,9 @@ from wmviz.core.types import Profile
 from wmviz.core.windows import ScenarioError
 from wmviz.disk import OutputError, refuse_overlap
 from wmviz.record.agreement import ReplayCheck, verdict
+from wmviz.timeline.engine import Engine
 from wmviz.timeline.local import build_timeline_local
+from wmviz.timeline.meta import TimelineMeta
 from wmviz.timeline.outdir import check_out_dir, timeline_out_dir
 from wmviz.timeline.transcript import transcript_line
 from wmviz.trace.errors import TraceValidationError
@@ -65,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     def add_engine_args(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--engine",
-            choices=["local", "spark"],
+            choices=[Engine.LOCAL.value, Engine.SPARK.value],
             default="local",
             help="local: in this process; spark: a SparkSession (local[*] unless --master)",
         )
@@ -217,7 +219,7 @@ def cmd_simulate(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     check_out_dir(args.out)  # refused before a long read
     # The local engine reads the trace before the output is opened: a read error is the trace's.
-    trace = load(args) if args.engine != "spark" else None
+    trace = load(args) if Engine(args.engine) is not Engine.SPARK else None
     with timeline_out_dir(args.out) as work:
         if trace is None:
             from wmviz.spark.run import spark_simulate
@@ -234,10 +236,10 @@ def cmd_simulate(args: argparse.Namespace) -> None:
             meta = build_timeline_local(
                 trace, work, chosen_profile(args), keyframe_every=args.keyframe_every, progress=progress
             )
-    steps = _plural(sum(meta["instances"].values()), "step")
-    instances = _plural(len(meta["instances"]), "instance")
+    made = TimelineMeta.from_json(meta, f"{args.out}/meta.json")
+    steps, instances = _plural(made.steps, "step"), _plural(len(made.instances), "instance")
     elapsed = time.perf_counter() - started
-    print(f"{args.out}: timeline of {steps} over {instances} ({meta['engine']} engine, {elapsed:.1f} s)")
+    print(f"{args.out}: timeline of {steps} over {instances} ({made.engine} engine, {elapsed:.1f} s)")
 
 
 def chosen_profile(args: argparse.Namespace) -> Profile | None:
@@ -247,7 +249,7 @@ def chosen_profile(args: argparse.Namespace) -> Profile | None:
 
 def cmd_transcript(args: argparse.Namespace) -> None:
     """Print one transcript line per input element, every instance, in arrival order."""
-    if args.engine == "spark":
+    if Engine(args.engine) is Engine.SPARK:
         from wmviz.spark.run import spark_transcript
 
         check_files(args)

@@ -19,6 +19,7 @@ from wmviz.analysis.sweep import SweepError, Vary, grid, parse_vary, recommend, 
 from wmviz.cli.errors import BadInput
 from wmviz.disk.atomic import OutputError, cannot_write, replacing_file
 from wmviz.disk.overlap import refuse_overlap
+from wmviz.timeline.engine import Engine
 
 FORMATS = (".csv", ".parquet", ".json")
 
@@ -37,7 +38,7 @@ def add_sweep_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--engine",
-        choices=["local", "spark", "auto"],
+        choices=[e.value for e in (Engine.LOCAL, Engine.SPARK, Engine.AUTO)],
         default="local",
         help="local: in this process; spark: a SparkSession; auto: Spark for large traces",
     )
@@ -85,7 +86,7 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     check_files(args)
     started = time.perf_counter()
     engine = _engine(args.engine, args.trace)
-    if engine == "spark":
+    if engine is Engine.SPARK:
         from wmviz.spark.sweep import spark_sweep
 
         table = spark_sweep(args.trace, args.config, varies, args.master)
@@ -106,10 +107,11 @@ def cmd_sweep(args: argparse.Namespace) -> None:
         print(recommendation_line(table, varies, target))
 
 
-def _engine(engine: str, trace: Path) -> str:
-    from wmviz.store.runs import choose_engine
+def _engine(engine: str, trace: Path) -> Engine:
+    """The engine the sweep runs on: the run plan's rule (`auto` by the trace's size)."""
+    from wmviz.store.plan import engine_for, is_large
 
-    return choose_engine(engine, trace)
+    return engine_for(Engine(engine), is_large(trace))
 
 
 def recommendation_line(table: list[dict[str, Any]], varies: list[Vary], target: float) -> str:

@@ -36,7 +36,6 @@ from wmviz.report.html import (
 from wmviz.report.steps import key_steps_section as _key_steps_section
 from wmviz.report.steps import where_section
 from wmviz.timeline.cursor import InstanceCursor
-from wmviz.trace.config import parse_config
 from wmviz.view.checked import scenario_claims
 from wmviz.view.figures import heap_figure
 from wmviz.view.html_table import channel_table
@@ -215,8 +214,8 @@ def _overview(
     if compare is not None:
         mapped = "its row was deleted" if compare.step is None else f"its step {compare.step}"
         rows.append(("compared with", f"{compare.label} (profile {compare.profile}; {mapped})"))
-    config = parse_config(cursor.timeline.meta.get("config") or {}, "meta.json")
-    found = scenario_claims(config, profile or Profile.parse(cursor.timeline.meta["profile"]))
+    meta = cursor.timeline.meta
+    found = scenario_claims(meta.config, profile or meta.profile)
     rows.append(
         (
             "checked against",

@@ -41,6 +41,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, TypedDict, Unpack
 
 import numpy as np
@@ -54,8 +55,8 @@ from wmviz.core.types import Status
 from wmviz.spark.live_query import SOURCES, LiveError, LiveSpec, LiveStream
 from wmviz.timeline import keyframe
 from wmviz.timeline.memory import MemoryTimeline
+from wmviz.timeline.meta import LIVE_ENGINE, TimelineMeta
 from wmviz.trace.check import CheckContext, check_batch
-from wmviz.trace.config import config_to_dict
 from wmviz.trace.errors import IssueCollector, TraceIssue, TraceValidationError
 from wmviz.trace.raw import RawBatch, from_python
 from wmviz.trace.rowtable import ROW_SCHEMA, decode_rows, encode_rows
@@ -115,14 +116,13 @@ class LiveSession:
         self._proc_ms: dict[str, tuple[int, int]] = {}
         self._states: dict[str, bytes] = {}
         self.timeline = MemoryTimeline(
-            {
-                "profile": spec.profile.value,
-                "config": config_to_dict(spec.config),
-                "keyframe_every": 1,
-                "engine": "spark (live)",
-                "instances": {},
-            },
-            self._refs,
+            TimelineMeta(
+                spec.config,
+                spec.profile,
+                LIVE_ENGINE,
+                keyframe_every=1,
+                valve_channels=MappingProxyType(dict(spec.valve_channels)),
+            )
         )
         """Every accepted step's timeline rows, as the query's workers recorded them."""
         self.batch_ids: list[int] = []

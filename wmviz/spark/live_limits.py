@@ -204,18 +204,21 @@ class StepQueue(Generic[T]):
         self._items: deque[T] = deque()
         self._cond = threading.Condition()
         self._working = False
+        self._closed = False
+        self._worker: threading.Thread | None = None
         self._clicks = self._stepped = self._failed = self._refused = 0
 
     def offer(self, item: T) -> bool:
         with self._cond:
             self._clicks += 1
-            if len(self._items) >= self.limit:
+            if self._closed or len(self._items) >= self.limit:
                 self._refused += 1
                 return False
             self._items.append(item)
             if not self._working:
                 self._working = True
-                threading.Thread(target=self._drain, name="wmviz-live-steps", daemon=True).start()
+                self._worker = threading.Thread(target=self._drain, name="wmviz-live-steps", daemon=True)
+                self._worker.start()
             return True
 
     def _drain(self) -> None:
@@ -248,6 +251,19 @@ class StepQueue(Generic[T]):
         with self._cond:
             waiting = self._clicks - self._stepped - self._failed - self._refused
             return QueueCounts(self._clicks, self._stepped, self._failed, self._refused, waiting)
+
+    def close(self, timeout_s: float) -> bool:
+        """Refuse every click from now on, drop the ones waiting (counted as refused), and wait up
+        to `timeout_s` for the step in progress to end, so that the run can be stopped under no
+        step and its worker thread is gone; False if the step outlasted the wait."""
+        with self._cond:
+            self._closed = True
+            self._refused += len(self._items)
+            self._items.clear()
+            worker = self._worker
+        if worker is not None:
+            worker.join(timeout_s)
+        return worker is None or not worker.is_alive()
 
     def wait_idle(self, timeout_s: float) -> bool:
         """Wait until every click taken so far is stepped; False if `timeout_s` passed first."""

@@ -1,2 +1,3 @@
-"""What the app keeps: the run cache (`runs`), the upload store (`uploads`), shared bundles
-(`bundles`), the built-in incidents (`incidents`) and the files shipped with the package (`resources`)."""
+"""What the app keeps: the run plan (`plan`), the run cache (`runs`), the upload store
+(`uploads`), shared bundles (`bundles`), the built-in incidents (`incidents`) and the files shipped
+with the package (`resources`)."""

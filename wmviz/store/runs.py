@@ -11,8 +11,9 @@ traceback. The cache is bounded (`WMVIZ_CACHE_MAX_MB`): the least recently used 
 first.
 
 Engines: `auto` (the default) runs a trace in this process when it is small enough to finish in
-well under a second, and on Spark when it is large; `spark` and `local` force one. Spark is
-imported only when it is used, so the in-process engine never waits for a JVM.
+well under a second, and on Spark when it is large; `spark` and `local` force one (the rule is
+`wmviz.store.plan`'s, which the page and the command line ask too). Spark is imported only when it
+is used, so the in-process engine never waits for a JVM.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wmviz.core.settings import CACHE, SPARK_UPLOAD_MB
+from wmviz.core.scenario import Trace
+from wmviz.core.settings import CACHE
 from wmviz.core.types import Profile
 from wmviz.store.entries import (
     LAST_USED,
@@ -38,13 +40,15 @@ from wmviz.store.entries import (
     enforce_budget,
     is_timeline_entry,
 )
+from wmviz.store.plan import RunPlan, engine_for, is_large
+from wmviz.store.plan import spark_threshold_mb as spark_threshold_mb  # read here by the page and tests
+from wmviz.timeline.engine import Engine
 from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.progress import Report, Sink
 from wmviz.timeline.store import META, Timeline, TimelineError
 from wmviz.trace.readers import read_trace
 
 KEYFRAME_EVERY = 1000
-ENGINES = ("auto", "spark", "local")
 
 
 def data_root() -> Path:
@@ -65,32 +69,24 @@ def whatifs_root() -> Path:
     return data_root() / "whatifs"
 
 
-def spark_threshold_mb() -> float:
-    """Traces larger than this go to Spark under the `auto` engine ($WMVIZ_SPARK_UPLOAD_MB, 20)."""
-    return SPARK_UPLOAD_MB.get()
-
-
-def choose_engine(engine: str, trace_path: Path) -> str:
-    """The engine a run uses: `spark`/`local` as asked; `auto` by the trace's size."""
-    if engine in ("spark", "local"):
-        return engine
-    return "spark" if trace_path.stat().st_size > spark_threshold_mb() * 2**20 else "local"
-
-
 @dataclass(frozen=True)
 class RunRequest:
     """What to simulate: a trace file, its config file (if separate), a profile and an engine
-    (`auto` is resolved by `choose_engine` before the run is named)."""
+    (`auto` is resolved by `plan.engine_for` before the run is named)."""
 
     trace_path: Path
     config_path: Path | None
     profile: Profile | None
-    engine: str
+    engine: Engine
     keyframe_every: int = KEYFRAME_EVERY
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "engine", Engine.parse(self.engine))  # a link's or a caller's name
+
     @property
-    def resolved_engine(self) -> str:
-        return choose_engine(self.engine, self.trace_path)
+    def resolved_engine(self) -> Engine:
+        """The engine that runs (`auto` decided by the trace's size)."""
+        return engine_for(self.engine, is_large(self.trace_path))
 
     def digest(self) -> str:
         """The run's name: a hash of everything its result depends on."""
@@ -100,7 +96,7 @@ class RunRequest:
             h.update(b"\0")
         h.update(self.trace_path.suffix.encode())  # the format follows the extension
         profile = self.profile.value if self.profile else "scenario"
-        h.update(f"{profile}|{self.resolved_engine}|{self.keyframe_every}".encode())
+        h.update(f"{profile}|{self.resolved_engine.value}|{self.keyframe_every}".encode())
         return h.hexdigest()[:24]
 
 
@@ -181,9 +177,12 @@ def run_timeline(
     progress: Sink | None = None,
     root: Path | None = None,
     spark: Callable[[], Any] | None = None,
+    plan: RunPlan | None = None,
 ) -> Timeline:
     """The timeline of `request`, simulated now unless the cache holds it intact. `spark` gives the
-    SparkSession when the run needs one (default: the process's session). An entry another
+    SparkSession when the run needs one (default: the process's session); `plan`, the run's plan
+    when the caller made one (`plan.plan_run`): its trace, read and validated already, is the one
+    simulated. An entry another
     session's budget removes as soon as it is made is made again, a bounded number of times."""
     root = root or cache_root()
     name = request.digest()
@@ -193,7 +192,7 @@ def run_timeline(
         if found is not None:
             return found
         _clear_incomplete(target)
-        made = _simulate_into(request, name, target, progress, spark)
+        made = _simulate_into(request, name, target, progress, spark, plan.trace if plan else None)
         if made is not None:
             return made
     raise TimelineError(
@@ -206,7 +205,12 @@ _ATTEMPTS = 3
 
 
 def _simulate_into(
-    request: RunRequest, name: str, target: Path, progress: Sink | None, spark: Callable[[], Any] | None
+    request: RunRequest,
+    name: str,
+    target: Path,
+    progress: Sink | None,
+    spark: Callable[[], Any] | None,
+    trace: Trace | None,
 ) -> Timeline | None:
     """Simulate into a work folder beside `target` and rename the complete timeline in; the
     timeline then, or None when another session removed it meanwhile."""
@@ -216,10 +220,10 @@ def _simulate_into(
     sink = progress or (lambda report: None)
     try:
         out = work / "timeline"
-        if request.resolved_engine == "spark":
-            _simulate_spark(request, out, sink, spark)
+        if request.resolved_engine is Engine.SPARK:
+            _simulate_spark(request, out, sink, spark, trace)
         else:
-            _simulate_local(request, out, sink)
+            _simulate_local(request, out, sink, trace)
         if request.digest() != name:  # what was read is not what the run is named by
             raise TimelineError(f"{request.trace_path}: the trace changed on disk while it was simulated")
         _touch(out)
@@ -261,13 +265,15 @@ def _clear_incomplete(target: Path) -> None:
     )
 
 
-def _simulate_local(request: RunRequest, out: Path, sink: Sink) -> None:
+def _simulate_local(request: RunRequest, out: Path, sink: Sink, trace: Trace | None) -> None:
+    """Simulate in this process: `trace` when the plan read it already, else the file read now."""
     started = time.monotonic()
 
     def reading(done: int, _: int) -> None:
         sink(Report("reading and checking", done, 0, "rows", time.monotonic() - started))
 
-    trace = read_trace(request.trace_path, request.config_path, progress=reading)
+    if trace is None:
+        trace = read_trace(request.trace_path, request.config_path, progress=reading)
     instances = len(trace.instances)
     finished = [0]
 
@@ -280,9 +286,11 @@ def _simulate_local(request: RunRequest, out: Path, sink: Sink) -> None:
     )
 
 
-def _simulate_spark(request: RunRequest, out: Path, sink: Sink, spark: Callable[[], Any] | None) -> None:
-    """A small trace is read and checked here and simulated in one Spark job; a large one is read,
-    checked and simulated by Spark's tasks (two jobs)."""
+def _simulate_spark(
+    request: RunRequest, out: Path, sink: Sink, spark: Callable[[], Any] | None, trace: Trace | None
+) -> None:
+    """A small trace is read and checked here (unless the plan did: `trace`) and simulated in one
+    Spark job; a large one is read, checked and simulated by Spark's tasks (two jobs)."""
     from wmviz.spark import run
 
     started = time.monotonic()
@@ -290,9 +298,10 @@ def _simulate_spark(request: RunRequest, out: Path, sink: Sink, spark: Callable[
         from wmviz.spark.session import get_spark
 
         spark = get_spark
-    if request.trace_path.stat().st_size <= spark_threshold_mb() * 2**20:
-        sink(Report("reading and checking", 0, 0, "rows", 0.0))
-        trace = read_trace(request.trace_path, request.config_path)
+    if trace is not None or not is_large(request.trace_path):
+        if trace is None:
+            sink(Report("reading and checking", 0, 0, "rows", 0.0))
+            trace = read_trace(request.trace_path, request.config_path)
         sink(Report("waiting for the SparkSession", 0, 0, "tasks", time.monotonic() - started))
         session = spark()
         run.spark_simulate_trace(session, trace, request.profile, out, request.keyframe_every, sink)

@@ -19,7 +19,7 @@ import pandas as pd
 from wmviz.core.pipeline import InstancePipeline, StepResult
 from wmviz.core.scenario import TraceRow
 from wmviz.core.types import MIN_MS
-from wmviz.timeline.store import Timeline
+from wmviz.timeline.meta import TimelineSource
 from wmviz.timeline.tables import STEP_COLUMNS, TABLE_COLUMNS
 from wmviz.trace.rowtable import row_from_record
 
@@ -40,7 +40,7 @@ class Rebuilt:
 class InstanceCursor:
     """One instance's steps in memory, its state at any step, and where each kind of event happens."""
 
-    def __init__(self, timeline: Timeline, instance: str) -> None:
+    def __init__(self, timeline: TimelineSource, instance: str) -> None:
         self.timeline = timeline
         self.instance = instance
         steps = timeline.table("steps", instance)
@@ -191,7 +191,7 @@ class InstanceCursor:
         )
 
 
-def _frame(timeline: Timeline, table: str, instance: str) -> pd.DataFrame:
+def _frame(timeline: TimelineSource, table: str, instance: str) -> pd.DataFrame:
     arrow = timeline.table(table, instance)
     if arrow is None:
         return pd.DataFrame(columns=list(TABLE_COLUMNS[table]))

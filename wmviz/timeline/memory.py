@@ -7,24 +7,26 @@ shown by exactly the code that shows a recorded one.
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from wmviz.core.pipeline import InstancePipeline
 from wmviz.timeline import keyframe
+from wmviz.timeline.meta import TimelineMeta
 from wmviz.timeline.tables import SCHEMAS, TABLE_COLUMNS, TABLES
 
 
 class MemoryTimeline:
-    """Tables appended as steps happen; `meta` as a timeline's meta.json would say it."""
+    """Tables appended as steps happen; `meta` as a timeline's meta.json would say it, its steps per
+    instance counted as they land (a `TimelineSource`)."""
 
-    path = None
+    path: Path | None = None
 
-    def __init__(self, meta: dict[str, Any], refs: dict[str, Any]) -> None:
+    def __init__(self, meta: TimelineMeta) -> None:
         self.meta = meta
-        self.refs = refs
+        self._refs = meta.refs()
         self._parts: dict[str, list[pa.Table]] = {t: [] for t in TABLES}
         self._tables: dict[str, pa.Table | None] = {}
 
@@ -35,9 +37,10 @@ class MemoryTimeline:
             self._tables.pop(name, None)
         steps = tables.get("steps")
         if steps is not None and steps.num_rows:
-            counts = self.meta.setdefault("instances", {})
+            counts = dict(self.meta.instances)
             for instance in steps.column("instance").to_pylist():
                 counts[instance] = counts.get(instance, 0) + 1
+            self.meta = self.meta.with_steps(counts)
 
     def _all(self, name: str) -> pa.Table | None:
         if name not in self._tables:
@@ -66,4 +69,5 @@ class MemoryTimeline:
         )
 
     def decode_keyframe(self, blob: bytes) -> InstancePipeline:
-        return keyframe.decode(blob, self.refs)
+        pipeline: InstancePipeline = keyframe.decode(blob, self._refs)
+        return pipeline

@@ -21,13 +21,12 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from wmviz import __version__
-from wmviz.core.errors import BadInputError
 from wmviz.core.pipeline import InstancePipeline, StepResult
 from wmviz.core.types import Profile
 from wmviz.timeline import keyframe
 from wmviz.timeline.checked_parts import CheckedPart, PartChanged, block_digests
+from wmviz.timeline.meta import TimelineError, TimelineMeta
 from wmviz.timeline.tables import SCHEMA_VERSION, SCHEMAS, TABLE_COLUMNS, TABLES
-from wmviz.trace.config import parse_config
 from wmviz.trace.rowtable import row_from_record
 
 META = "meta.json"
@@ -150,10 +149,6 @@ def _part_name(name: str) -> bool:
     return len(parts) == 2 and parts[1].endswith(".parquet") and parts[1] not in (".", "..")
 
 
-class TimelineError(BadInputError, ValueError):
-    """A directory that is not a timeline this wmviz can read."""
-
-
 class Timeline:
     """Read access to a timeline directory: per-instance steps, tables, and state at any step."""
 
@@ -163,21 +158,21 @@ class Timeline:
         if not meta_path.is_file():
             raise TimelineError(f"{self.path}: not a wmviz timeline (no {META})")
         try:
-            self.meta = json.loads(meta_path.read_text())
+            written = json.loads(meta_path.read_text())
         except (ValueError, UnicodeDecodeError) as exc:
             raise TimelineError(f"{meta_path}: not readable: {exc}") from None
-        if not isinstance(self.meta, dict):
+        if not isinstance(written, dict):
             raise TimelineError(f"{meta_path}: not a timeline's meta.json")
-        if self.meta.get("schema_version") != SCHEMA_VERSION:
+        self.meta_json: dict[str, Any] = written
+        """meta.json as written (its part files, rows per table and versions besides the run's fields)."""
+        if written.get("schema_version") != SCHEMA_VERSION:
             raise TimelineError(
-                f"{self.path}: timeline schema {self.meta.get('schema_version')} != {SCHEMA_VERSION}"
+                f"{self.path}: timeline schema {written.get('schema_version')} != {SCHEMA_VERSION}"
             )
-        if self.meta.get("keyframe_format") != keyframe.FORMAT:
-            raise TimelineError(f"{self.path}: keyframes in format {self.meta.get('keyframe_format')!r}")
-        self.refs = {
-            "config": parse_config(self.meta["config"], "meta.json"),
-            "profile": Profile.parse(self.meta["profile"]),
-        }
+        if written.get("keyframe_format") != keyframe.FORMAT:
+            raise TimelineError(f"{self.path}: keyframes in format {written.get('keyframe_format')!r}")
+        self.meta = TimelineMeta.from_json(written, str(meta_path))
+        """The run this timeline is of, read once here (`TimelineSource.meta`)."""
         self.damage: str | None = None
         """What a read found changed or gone, if anything: the run cache then makes it again."""
 
@@ -200,7 +195,7 @@ class Timeline:
 
     def _listed(self) -> dict[str, dict[str, Any]]:
         """meta.json's part files: name -> {"bytes", "sha256"}."""
-        listed = self.meta.get("files")
+        listed = self.meta_json.get("files")
         if not isinstance(listed, dict) or not all(
             isinstance(r, dict) and isinstance(r.get("bytes"), int) and isinstance(r.get("sha256"), str)
             for r in listed.values()
@@ -250,7 +245,7 @@ class Timeline:
 
     def decode_keyframe(self, blob: bytes) -> InstancePipeline:
         """A keyframe of this timeline back as a pipeline (config and profile from meta.json)."""
-        return keyframe.decode(blob, self.refs)
+        return keyframe.decode(blob, self.meta.refs())
 
     def state_at(self, instance: str, step: int) -> InstanceState:
         """The pipeline after `step` (−1: before the first): nearest keyframe, then replay."""

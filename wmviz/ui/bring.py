@@ -1,9 +1,10 @@
 """Bring your own incident (Streamlit): upload a trace, a config or a bundle; see every validation
 error as a table; download the bundle that reopens the same view.
 
-Nothing is simulated until the trace validates. Small uploads are validated here with the pure
-reader; larger ones (over $WMVIZ_SPARK_UPLOAD_MB, default 20 MB) go straight to the Spark engine,
-whose reader gives the same messages, with a progress bar.
+Nothing is simulated until the trace validates. The upload's run plan (`wmviz.store.plan`) decides:
+a small upload is read and validated once, with the pure reader, and that trace is the one
+simulated; a larger one (over $WMVIZ_SPARK_UPLOAD_MB, default 20 MB) goes straight to the Spark
+engine, whose reader gives the same messages, with a progress bar.
 """
 
 from __future__ import annotations
@@ -14,13 +15,15 @@ from collections.abc import Callable
 import streamlit as st
 
 from wmviz.core.settings import SAMPLES as SAMPLES_SETTING
+from wmviz.core.types import Profile
 from wmviz.record.job import is_recording_bytes
 from wmviz.store import bundles, runs, uploads
 from wmviz.store.incidents import SAMPLES, Incident
+from wmviz.store.plan import RunPlan, plan_run
 from wmviz.store.resources import doc_text
 from wmviz.store.uploads import StoredUpload, UploadError
+from wmviz.timeline.engine import Engine
 from wmviz.trace.errors import TraceValidationError
-from wmviz.trace.readers import read_trace
 from wmviz.ui import loading, state
 from wmviz.ui.controls import SCENARIO_PROFILE
 from wmviz.view.plain import literal
@@ -189,49 +192,50 @@ def upload_error() -> None:
         st.error(literal(message))
 
 
-def gate_upload(scenario: str, profile, engine: str) -> tuple[StoredUpload | None, str]:
-    """The upload the page shows (None for a built-in incident) and the engine to use. An invalid
-    small upload shows its issues and stops the page; a large one goes to the Spark engine."""
+def gate_upload(
+    scenario: str, profile: Profile | None, engine: Engine
+) -> tuple[StoredUpload | None, Engine, RunPlan | None]:
+    """The upload the page shows (None for a built-in incident), the engine to use and the upload's
+    run plan (`wmviz.store.plan`). An invalid small upload shows its issues and stops the page; a
+    large one goes to the Spark engine."""
     upload_error()
     if not scenario.startswith(UPLOAD_PREFIX):
-        return None, engine
+        return None, engine, None
     try:
         upload = uploads.find_upload(scenario.removeprefix(UPLOAD_PREFIX))
     except UploadError:  # damaged since the sidebar listed it: said there
-        return None, engine
+        return None, engine, None
     if upload is None:
-        return None, engine
-    if not validate_small(upload):
+        return None, engine, None
+    plan = upload_plan(upload, engine)
+    if plan is None:
         st.query_params.from_dict(view_query(ViewParams(scenario, profile, engine)))
         st.stop()
-    if needs_spark(upload) and engine != "spark":
+    if plan.moved_to_spark:
         st.info(f"{literal(upload.name)} is large: it is validated and simulated on the Spark engine.")
-        engine = "spark"
-    return upload, engine
+        engine = Engine.SPARK
+    return upload, engine, plan
 
 
-def needs_spark(upload: StoredUpload) -> bool:
-    """Whether an upload is large enough to go through Spark (validation and simulation)."""
-    return upload.trace_path.stat().st_size > spark_threshold_mb() * 2**20
-
-
-def validate_small(upload: StoredUpload) -> bool:
-    """Validate a small upload with the pure reader; show every issue and return False if invalid.
-    Large uploads return True here: the Spark engine validates them while it runs."""
-    if needs_spark(upload):
-        return True
+def upload_plan(upload: StoredUpload, engine: Engine) -> RunPlan | None:
+    """The upload's run plan, made once per session (a small upload read and validated then, and
+    its trace handed to the run; what the session keeps is the plan without it); None when it is
+    invalid, after every issue is shown. A large upload is validated by Spark while it runs."""
     checked = st.session_state.setdefault(state.VALIDATED, {})
-    if upload.digest not in checked:
-        try:
-            read_trace(upload.trace_path, upload.config_path)
-            checked[upload.digest] = None
-        except TraceValidationError as exc:
-            checked[upload.digest] = exc
-    error = checked[upload.digest]
-    if error is None:
-        return True
-    show_issues(error)
-    return False
+    known = checked.get((upload.digest, engine))
+    if isinstance(known, TraceValidationError):
+        show_issues(known)
+        return None
+    if isinstance(known, RunPlan):
+        return known
+    try:
+        plan = plan_run(upload.trace_path, upload.config_path, engine, upload=True)
+    except TraceValidationError as exc:
+        checked[(upload.digest, engine)] = exc
+        show_issues(exc)
+        return None
+    checked[(upload.digest, engine)] = plan.without_trace()
+    return plan
 
 
 def show_issues(error: TraceValidationError) -> None:

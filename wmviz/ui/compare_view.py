@@ -20,8 +20,10 @@ from wmviz.analysis.whatif_trace import apply_edit, whatif_file
 from wmviz.core.scenario import Kind
 from wmviz.core.types import Profile, Status
 from wmviz.store import uploads
+from wmviz.store.incidents import Incident
 from wmviz.store.runs import RunRequest, cache_root, enforce_budget, file_digest, whatifs_root
 from wmviz.timeline.cursor import InstanceCursor
+from wmviz.timeline.engine import Engine
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.timecells import parse_time_ms
 from wmviz.ui import loading, panels, state, step_cache
@@ -118,7 +120,7 @@ def _side(side: Side, column_key: str, t: TimeFormat) -> None:
     panels.channel_tables(view.channels, key=f"{column_key}_")
     panels.watermark_chart(view.chart, key=f"{column_key}_chart")
     if view.operator is not None:
-        moment = (str(getattr(cursor.timeline, "path", "")), cursor.instance, step)
+        moment = (str(cursor.timeline.path or ""), cursor.instance, step)
         panels.operator_panel(view.operator, moment, key=f"{column_key}_")
 
 
@@ -321,7 +323,9 @@ def _compared_upload(target: str):
         return None
 
 
-def other_run(target: str | None, incident, profile: Profile, engine: str, instance: str) -> OtherRun | None:
+def other_run(
+    target: str | None, incident: Incident, profile: Profile, engine: Engine, instance: str
+) -> OtherRun | None:
     """Compare mode's second run, or None in single mode."""
     if target is None:
         return None
@@ -342,11 +346,11 @@ def other_run(target: str | None, incident, profile: Profile, engine: str, insta
         request = RunRequest(incident.trace_path, incident.config_path, other_profile, engine)
         label = f"profile {target}"
     timeline = loading.load_timeline(request, label)
-    if instance not in timeline.meta["instances"]:
+    if instance not in timeline.meta.instances:
         st.error(f"instance {literal(instance)} is not in the other run")
         return None
     cursor = loading.instance_cursor(str(timeline.path), instance)
-    return OtherRun(label, Profile.parse(timeline.meta["profile"]), cursor, edit)
+    return OtherRun(label, timeline.meta.profile, cursor, edit)
 
 
 def mapped_step(other: OtherRun, step: int, instance: str, count: int) -> int | None:

@@ -13,13 +13,14 @@ import streamlit as st
 
 from wmviz.core.types import Profile
 from wmviz.timeline.cursor import EVENT_KINDS, InstanceCursor
+from wmviz.timeline.engine import Engine
 from wmviz.ui import state
 from wmviz.view.model import step_for_order
 from wmviz.view.plain import literal
 from wmviz.view.timefmt import MODE_TITLES, MODES
 from wmviz.view.url import ENGINES, ViewParams
 
-ENGINE_TITLES = {"auto": "auto (size decides)", "spark": "Spark", "local": "in-process"}
+ENGINE_TITLES = {Engine.AUTO: "auto (size decides)", Engine.SPARK: "Spark", Engine.LOCAL: "in-process"}
 SPEEDS = {"1 step/s": 1.0, "2 steps/s": 0.5, "5 steps/s": 0.2, "10 steps/s": 0.1}
 SCENARIO_PROFILE = "the scenario's own"
 # UTC first, then the IANA region zones (`Europe/Berlin`), as Flink's web UI offers them.
@@ -48,7 +49,7 @@ def adopt_url(view: ViewParams) -> None:
         st.toast(literal(note))  # a note quotes the link: user text
 
 
-def sidebar_choices(where, titles: dict[str, str]) -> tuple[str, Profile | None, str]:
+def sidebar_choices(where, titles: dict[str, str]) -> tuple[str, Profile | None, Engine]:
     """The incident, profile and engine chosen in the sidebar container `where`."""
     if st.session_state.get(state.SCENARIO) not in titles:
         st.session_state[state.SCENARIO] = next(iter(titles))
@@ -65,7 +66,7 @@ def sidebar_choices(where, titles: dict[str, str]) -> tuple[str, Profile | None,
         "runs on a cluster with WMVIZ_SPARK_MASTER).",
     )
     profile = None if profile_name == SCENARIO_PROFILE else Profile.parse(profile_name)
-    return scenario, profile, engine
+    return scenario, profile, Engine.parse(engine)
 
 
 def time_choice(where) -> tuple[str, str]:

@@ -18,7 +18,9 @@ from wmviz.analysis.compare import step_map
 from wmviz.core.settings import BASE_URL
 from wmviz.report import CompareInput, ReportInput, build_report, chart_images
 from wmviz.timeline.cursor import InstanceCursor
+from wmviz.timeline.meta import TimelineMeta
 from wmviz.timeline.store import Timeline
+from wmviz.trace.config import config_to_dict
 from wmviz.trace.readers import format_of, read_trace
 from wmviz.trace.writers import write_trace_bytes
 from wmviz.view.timefmt import DEFAULT, TimeFormat
@@ -46,12 +48,12 @@ def base_url() -> str:
 
 
 def export_buttons(
-    incident, meta: dict, timeline_path: str, shown: ShownView, other=None, t: TimeFormat = DEFAULT
+    incident, meta: TimelineMeta, timeline_path: str, shown: ShownView, other=None, t: TimeFormat = DEFAULT
 ) -> None:
     """Download buttons for the report (HTML) and the chart images (PNG, zipped), of the view on
     screen when clicked (`shown`). In compare mode (`other`, a `compare_view.OtherRun`) the report
     holds both runs and where they diverge."""
-    config = meta.get("config") or {}
+    config = config_to_dict(meta.config)
     instance = shown.view.instance
     assert instance is not None, "the page names the instance it shows before it offers an export"
     base = base_url()  # read here: the report is built on another thread, without the request
@@ -60,9 +62,9 @@ def export_buttons(
         return ReportInput(
             title=incident.title,
             story_md=incident.story_md or None,
-            description=config.get("description"),
-            profile=meta["profile"],
-            engine=meta["engine"],
+            description=meta.config.description or None,
+            profile=meta.profile.value,
+            engine=meta.engine,
             instance=instance,
             step=view.step,
             link=f"{base}?{urlencode(view_query(view))}",

@@ -20,7 +20,7 @@ from wmviz.core.scenario import NoOperator
 from wmviz.core.simulate import simulate
 from wmviz.core.types import Profile
 from wmviz.store.runs import file_digest
-from wmviz.trace.config import parse_config
+from wmviz.timeline.meta import TimelineMeta
 from wmviz.ui import state
 from wmviz.view.html_table import Html, esc, table
 from wmviz.view.timefmt import TimeFormat
@@ -51,15 +51,15 @@ def _ledger(trace_path: str, config_path: str | None, digest: str, profile: str)
 
 
 def late_rows_panel(
-    incident, profile: Profile, view: ViewParams, meta: dict, instance: str, t: TimeFormat, step: int
+    incident, profile: Profile, view: ViewParams, meta: TimelineMeta, instance: str, t: TimeFormat, step: int
 ) -> None:
     """The "Late rows" box: its fate filter and the table of the instance's records."""
     box = st.container(key=state.LATE_ROWS)
     box.markdown("**Late rows**")
-    if isinstance(parse_config(meta.get("config") or {}, "meta.json").operator, NoOperator):
+    if isinstance(meta.config.operator, NoOperator):
         box.caption("No operator in this run: records only pass the valve, so no row has a fate.")
         return
-    rows = sum(meta["instances"].values())
+    rows = meta.steps
     if rows > MAX_PAGE_LEDGER_ROWS:
         box.caption(
             f"This trace has {rows:,} rows; the page reads each record's fate for up to "

@@ -5,21 +5,18 @@ button's value is "pressed", not "pressed N times"), before any code of ours see
 clicks reached the page as 4-16. These buttons are one small component instead: the browser
 numbers every click and sends the log of its newest clicks with each one. However Streamlit
 merges what it sends, the newest log holds every click, so the server takes each one exactly once
-(by its number) and queues or refuses it.
+(by its number, `wmviz.live.clicks.ClickLog`) and queues or refuses it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
 
-MAX_LOG = 1000
-"""The browser keeps the newest this many clicks in the log it sends, and the server reads at most
-this many from one message (a forged one could send millions): far more than wait for their step
-(`WMVIZ_LIVE_QUEUE`) or than the clicks of one rerun."""
+from wmviz.live.clicks import MAX_LOG, ClickLog
 
 _JS = """
 export default function (component) {
@@ -127,34 +124,6 @@ class ButtonRow:
     key: str
     label: str
     buttons: Sequence[Button]
-
-
-@dataclass
-class ClickLog:
-    """The clicks the server has taken from one mounted button panel (numbered by the browser),
-    and what each of its buttons asked for when it was last drawn."""
-
-    seen: int = 0
-    actions: dict[str, Any] = field(default_factory=dict)
-    """By the id the browser sends: what the button asks for."""
-    drawn: dict[str, tuple[str, bool]] = field(default_factory=dict)
-    """By the button's page key: its id and whether it was drawn disabled."""
-
-    def take(self, message: Any) -> list[Any]:
-        """The actions of the clicks in `message` not taken before, in click order."""
-        actions = self.actions
-        log = message.get("log") if isinstance(message, dict) else None
-        if not isinstance(log, list):
-            return []
-        new = []
-        for entry in log[:MAX_LOG]:
-            if not (isinstance(entry, list) and len(entry) == 2 and type(entry[0]) is int):
-                continue
-            number, name = entry
-            if number > self.seen and isinstance(name, str) and name in actions:
-                self.seen = number
-                new.append(actions[name])
-        return new
 
 
 def take_clicks(key: str, log: ClickLog) -> list[Any]:

@@ -7,34 +7,29 @@ batch recorder into the session's `MemoryTimeline`, and the page draws it with t
 a recorded trace. The inputs so far can be kept as a trace (an upload), so a live session can be
 shared, compared and exported like any other.
 
-Live queries hold a JVM thread and Python workers: at most `WMVIZ_MAX_LIVE` run or start at once,
-and one left alone for `WMVIZ_LIVE_IDLE_S` seconds is stopped by a timer
-(`wmviz.spark.live_limits`). A click is queued at once and stepped on a worker thread, so the page
-never holds a micro-batch; the input buttons count their clicks in the browser (`live_clicks`),
-so the header accounts for every click made: stepped, waiting or refused.
+This module only draws and hands over: the run's lifecycle (its query, the clicks waiting for their
+micro-batch on a worker thread, its folder, the server's limits and the sweep of stale folders)
+lives below the page in `wmviz.live`, without Streamlit. The input buttons count their clicks in
+the browser (`live_clicks`), so the header accounts for every click made: stepped, waiting or
+refused.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 import statistics
-import tempfile
-import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import streamlit as st
 
 from wmviz.core.scenario import Kind, ScenarioConfig, Trace
 from wmviz.core.types import MAX_MS, MIN_MS
-from wmviz.spark.live_limits import LiveSlots, StepQueue, idle_s, max_live, queue_limit
+from wmviz.live.folders import live_base
+from wmviz.live.run import Click, LiveBusy, LiveRun, LiveStartFailed, live_spec, new_registry, start_run
+from wmviz.spark.live_limits import LiveSlots
 from wmviz.store import uploads
+from wmviz.store.incidents import Incident
 from wmviz.store.runs import cache_root
-from wmviz.timeline.memory import MemoryTimeline
-from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.timecells import parse_time_ms
 from wmviz.trace.writers import write_trace_bytes
 from wmviz.ui import loading, state
@@ -45,132 +40,34 @@ from wmviz.view.timefmt import TimeFormat, is_epoch
 UTC = TimeFormat("utc")
 
 
-@dataclass
-class LiveRun:
-    """One browser session's live query and where it stands in the trace it replays."""
-
-    session: Any  # wmviz.spark.live.LiveSession (imported only when live mode is used)
-    work: Path
-    """The folder this run's query keeps its step files and checkpoint in (made for it; removed
-    when it stops)."""
-    title: str
-    source: Trace | None
-    """The trace whose rows Forward feeds (None: an empty valve, driven only by injected inputs)."""
-    fed: int = 0
-    error: str | None = None
-    follow: bool = False
-    """A click is stepping: the page shows the newest step when it lands."""
-    clicks: StepQueue[Click] = field(init=False)
-    """The clicks waiting for their micro-batch, stepped in order on a worker thread."""
-    click_logs: dict[str, ClickLog] = field(default_factory=dict)
-    """Per input panel, the browser's click numbers taken so far (`live_clicks`)."""
-
-    def __post_init__(self) -> None:
-        self.clicks = StepQueue(self._run_click, queue_limit())
-        # Steps now land on the queue's worker thread while the page may be reading the timeline:
-        # they wait beside it until the page's own thread takes them in (`current`).
-        old = self.session.timeline
-        self.session.timeline = _PageTimeline(old.meta, old.refs)
-
-    @property
-    def steps(self) -> int:
-        return len(self.session.history)
-
-    @property
-    def shown(self) -> int:
-        """The steps the page's timeline has taken in (a step may have landed after them)."""
-        return sum(self.session.timeline.meta["instances"].values())
-
-    def next_row(self) -> Any:
-        """The source trace's next row (None when it is used up or there is none)."""
-        if self.source is None or self.fed >= len(self.source.rows):
-            return None
-        return self.source.rows[self.fed]
-
-    def _run_click(self, click: Click) -> None:
-        """One click's micro-batch (on the queue's worker): the trace's next row, or a typed input."""
-        try:
-            if click.kind is None:
-                row = self.next_row()
-                if row is None:
-                    return
-                self.session.step(row)
-                self.fed += 1
-            else:
-                self.session.inject(click.kind, channel=click.channel, **click.cells)
-            self.error = None
-        except TraceValidationError as exc:
-            self.error = str(exc)
-            raise
-        except Exception as exc:
-            self.error = f"{type(exc).__name__}: {exc}"
-            raise
-
-
-class _PageTimeline(MemoryTimeline):
-    """A live session's timeline that takes a step's tables from any thread but shows them only
-    once the page's thread calls `take_in`: a page never reads it while a step half-lands."""
-
-    def __init__(self, meta: dict[str, Any], refs: dict[str, Any]) -> None:
-        super().__init__(meta, refs)
-        self._landed: list[dict[str, Any]] = []
-        self._landing = threading.Lock()
-        self.newest_instance: str | None = None
-        """The instance of the newest step taken in: the one live mode follows after a click."""
-
-    def add(self, tables: dict[str, Any]) -> None:
-        with self._landing:
-            self._landed.append(tables)
-
-    def take_in(self) -> None:
-        with self._landing:
-            landed, self._landed = self._landed, []
-        for tables in landed:
-            super().add(tables)
-            steps = tables.get("steps")
-            if steps is not None and steps.num_rows:
-                self.newest_instance = steps.column("instance")[-1].as_py()
-
-
-@dataclass(frozen=True)
-class Click:
-    """What one click asks for: the trace's next row (`kind` None) or an input on a channel."""
-
-    kind: str | None = None
-    channel: int | None = None
-    cells: dict[str, Any] = field(default_factory=dict)
-
-
-def _stop_run(run: LiveRun) -> None:
-    run.session.close()
-    shutil.rmtree(run.work, ignore_errors=True)
+def _base() -> Path:
+    """Where every server's live folder sits (`wmviz.live.folders`): in memory where the system
+    has it, else beside the run cache."""
+    return live_base(cache_root().parent / "live")
 
 
 @st.cache_resource(show_spinner=False)
 def registry() -> LiveSlots[LiveRun]:
-    """The server's live runs; made once, when it also clears what stopped servers left, and starts
-    the timer that stops a run nobody has looked at for `WMVIZ_LIVE_IDLE_S` seconds."""
-    _sweep_stale(_live_root().parent)
-    slots: LiveSlots[LiveRun] = LiveSlots(max_live(), idle_s(), _stop_run, busy=lambda run: run.clicks.busy)
-    slots.start_timer(min(60.0, max(1.0, slots.idle_limit_s / 10)))
-    return slots
+    """The server's live runs (`wmviz.live.run.new_registry`), made once per server."""
+    return new_registry(_base())
 
 
 def current() -> LiveRun | None:
-    """This browser session's live run, if it has one still running (marked as used now)."""
+    """This browser session's live run, if it has one still running (marked as used now), with
+    the steps that landed since the last page run taken in."""
     key = st.session_state.get(state.LIVE)
     run = registry().get(key) if key else None
     if run is None and key:
         st.session_state.pop(state.LIVE, None)
     if run is not None:
-        run.session.timeline.take_in()
+        run.timeline.take_in()
     return run
 
 
 # ---- starting and stopping ---------------------------------------------------------------------
 
 
-def start_controls(incident: Any) -> None:
+def start_controls(incident: Incident) -> None:
     """The sidebar's "Drive it live" box: this incident's trace, or an empty valve of N channels."""
     with st.sidebar.expander("Drive it live (Spark streaming)", expanded=False):
         st.caption(
@@ -191,70 +88,28 @@ def start_controls(incident: Any) -> None:
 def _start(
     config: ScenarioConfig, channels: dict[tuple[str, str], int], title: str, source: Trace | None
 ) -> None:
-    from wmviz.core.simulate import manual_channels
-    from wmviz.spark.live import LiveSession, LiveSpec
+    """Start a live run for this browser session (`wmviz.live.run.start_run`), or say why not."""
+    from wmviz.spark.live import LiveSession
 
-    slots = registry()
-    key = slots.reserve()  # counted from now: starts in progress take their slots too
-    if key is None:
-        st.error(
-            f"{slots.most} live sessions already run or are starting on this server (WMVIZ_MAX_LIVE); "
-            "stop one or try again later."
-        )
+    def open_session(work: Path) -> LiveSession:
+        spark = loading.spark_service().session(timeout=300)
+        return LiveSession.start(spark, live_spec(config, channels, source), work)
+
+    try:
+        with st.spinner("Waiting for the SparkSession and starting the streaming query…"):
+            key = start_run(registry(), _base(), title, source, open_session)
+    except LiveBusy as exc:
+        st.error(str(exc))
         return
-    with st.spinner("Waiting for the SparkSession and starting the streaming query…"):
-        work = Path(tempfile.mkdtemp(prefix="live-", dir=_live_root()))
-        try:
-            spark = loading.spark_service().session(timeout=300)
-            operator = not config.valve_only
-            spec = LiveSpec(
-                config,
-                config.profile,
-                channels,
-                with_input=len({name for _, name in channels}) > 1,
-                operator=operator,
-                manual_channels=manual_channels(source) if source is not None else {},
-            )
-            session = LiveSession.start(spark, spec, work)
-        except Exception as exc:  # Spark did not start, or the query could not: say so, keep the page
-            slots.release(key)
-            shutil.rmtree(work, ignore_errors=True)
-            st.error(f"Live mode could not start: {type(exc).__name__}: {literal(exc)}")
-            return
-        except BaseException:  # the script was stopped mid-start: the slot must not stay taken
-            slots.release(key)
-            shutil.rmtree(work, ignore_errors=True)
-            raise
-    slots.fill(key, LiveRun(session, work, title, source))
+    except LiveStartFailed as exc:  # Spark did not start, or the query could not: say so, keep the page
+        st.error(f"Live mode could not start: {literal(exc)}")
+        return
     st.session_state[state.LIVE] = key
     st.rerun()
 
 
-def _live_root() -> Path:
-    """Where this server's live queries keep their files: in memory (/dev/shm) where the system has
-    it, since a micro-batch writes its offsets, its commit and its state there; else beside the
-    cache. One folder per server process, so a server never touches another's."""
-    shm = Path("/dev/shm")
-    base = shm / "wmviz-live" if shm.is_dir() and os.access(shm, os.W_OK) else cache_root().parent / "live"
-    root = base / str(os.getpid())
-    root.mkdir(parents=True, exist_ok=True)
-    return root
-
-
-def _sweep_stale(base: Path) -> None:
-    """Remove what servers that are gone left behind: folders named by a process id not running."""
-    for folder in base.glob("[0-9]*"):
-        if not folder.name.isdigit() or int(folder.name) == os.getpid():
-            continue
-        try:
-            os.kill(int(folder.name), 0)
-        except ProcessLookupError:
-            shutil.rmtree(folder, ignore_errors=True)
-        except PermissionError:
-            pass  # another user's running process
-
-
 def stop() -> None:
+    """Stop this browser session's live run (its query, its worker thread and its folder)."""
     key = st.session_state.pop(state.LIVE, None)
     if key:
         registry().stop(key)
@@ -278,27 +133,14 @@ def followed_instance(instances: list[str]) -> None:
 
 def feed_next(run: LiveRun) -> None:
     """A Forward at the newest step: the source trace's next row, queued for its micro-batch."""
-    if run.next_row() is not None:
-        _offer(run, Click())
-
-
-def inject(run: LiveRun, kind: str, channel: int, **cells: Any) -> None:
-    """An input typed by a click, queued for its micro-batch (the validator's row rules apply)."""
-    _offer(run, Click(kind, channel, cells))
-
-
-def _offer(run: LiveRun, click: Click) -> None:
-    """Take the click at once (the page's script is never held by a micro-batch); the page shows
-    what became of every click."""
-    if run.clicks.offer(click):
-        run.follow = True
+    run.feed_next()
 
 
 def _take_clicks(run: LiveRun) -> None:
     """Queue (or refuse) every click the browser counted on the input panels since the last run."""
     for key, log in run.click_logs.items():
         for click in take_clicks(key, log):
-            _offer(run, click)
+            run.offer(click)
 
 
 # ---- the live panel ------------------------------------------------------------------------------
@@ -311,16 +153,16 @@ def live_header(run: LiveRun) -> None:
     _take_clicks(run)  # the clicks that came with this run, queued first
     busy = run.clicks.busy  # then: when idle here, every step taken in below has fully landed
     landed = run.steps
-    session.timeline.take_in()
+    run.timeline.take_in()
     if run.follow:  # a click's step landed (or is landing): show the newest step, in its instance
-        newest = session.timeline.newest_instance
+        newest = run.timeline.newest_instance
         shown_instance = st.session_state.get(state.INSTANCE)
         if newest is not None and shown_instance is not None and newest != shown_instance:
             # The instance choice sits outside this fragment: switched before it is drawn.
             st.session_state[FOLLOW_INSTANCE] = newest
             st.rerun(scope="app")
-        counts = session.timeline.meta.get("instances", {})
-        st.session_state[state.STEP] = max(0, counts.get(newest, run.shown) - 1)
+        newest_steps = run.timeline.meta.instances.get(newest, run.shown) if newest is not None else run.shown
+        st.session_state[state.STEP] = max(0, newest_steps - 1)
         run.follow = busy
     st.title(f"Live: {literal(run.title)}", anchor=False)
     steps = run.shown  # what the page draws: a step landing meanwhile is said on the next run

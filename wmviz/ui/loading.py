@@ -24,6 +24,7 @@ from wmviz.core.settings import SPARK_START
 from wmviz.core.windows import ScenarioError
 from wmviz.spark.service import SparkService
 from wmviz.store.incidents import Incident, built_in_incidents
+from wmviz.store.plan import RunPlan
 from wmviz.store.runs import RunRequest, cache_root, cached_timeline, run_timeline
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.progress import Report
@@ -70,11 +71,12 @@ def start_spark_after_page() -> None:
         spark_service().start_later(SPARK_AFTER_PAGE_S)
 
 
-def load_timeline(request: RunRequest, what: str) -> Timeline:
+def load_timeline(request: RunRequest, what: str, plan: RunPlan | None = None) -> Timeline:
     """The timeline of `request`: from the cache, or simulated now with a status box whose progress
     bar says what is happening from the first second. A run that cannot be made or stored (the
     cache folder is not wmviz's, the disk is full, its trace is gone) is a notice that stops the
-    page."""
+    page. `plan`: the run's plan when the page made one (an upload's): its trace, read and validated
+    already, is the one simulated."""
     try:
         found = cached_timeline(cache_root() / request.digest())
     except OSError as exc:  # the trace itself is gone (a what-if evicted meanwhile)
@@ -92,7 +94,10 @@ def load_timeline(request: RunRequest, what: str) -> Timeline:
         def work() -> None:
             try:
                 state["timeline"] = run_timeline(
-                    request, lambda r: state.update(report=r), spark=lambda: service.session(timeout=300)
+                    request,
+                    lambda r: state.update(report=r),
+                    spark=lambda: service.session(timeout=300),
+                    plan=plan,
                 )
             except BaseException as exc:  # shown to the user below, never swallowed
                 state["error"] = exc

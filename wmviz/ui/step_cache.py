@@ -34,20 +34,19 @@ def shared() -> SharedCache[views.StepView | views.SideView | views.FigureView]:
     return SharedCache(bound_bytes(), lambda view: view.nbytes)
 
 
-def step_view(
-    cursor: InstanceCursor, path: str | None, step: int, meta: dict, t: TimeFormat
-) -> views.StepView:
-    """The view of `step` of `cursor`'s instance, from the shared cache when its timeline is kept at
-    `path` (None: a live run, built now)."""
-    profile = Profile.parse(meta["profile"])
+def step_view(cursor: InstanceCursor, step: int, t: TimeFormat) -> views.StepView:
+    """The view of `step` of `cursor`'s instance, from the shared cache when its timeline is kept on
+    disk (a live run's, in memory, is built now)."""
+    meta = cursor.timeline.meta
+    path = _kept_at(cursor)
 
     def build() -> views.StepView:
         histories = loading.histories(path, cursor.instance) if path is not None else None
-        return views.step_view(cursor, step, profile, int(meta["keyframe_every"]), t, histories)
+        return views.step_view(cursor, step, meta.profile, meta.keyframe_every, t, histories)
 
     if path is None:
         return build()
-    found = shared().get(("step", path, cursor.instance, step, profile, t), build)
+    found = shared().get(("step", path, cursor.instance, step, meta.profile, t), build)
     assert isinstance(found, views.StepView)
     return found
 
@@ -55,17 +54,24 @@ def step_view(
 def side_view(cursor: InstanceCursor, step: int, profile: Profile, t: TimeFormat) -> views.SideView:
     """One run of compare mode at `step`: shared like a step's view. The other run (another
     profile's, a what-if's, another trace's) has its own timeline, so its own entries."""
-    path = getattr(cursor.timeline, "path", None)  # None: a live run's timeline, in memory
+    path = _kept_at(cursor)
 
     def build() -> views.SideView:
-        histories = loading.histories(str(path), cursor.instance) if path is not None else None
+        histories = loading.histories(path, cursor.instance) if path is not None else None
         return views.side_view(cursor, step, profile, t, histories)
 
     if path is None:
         return build()
-    found = shared().get(("side", str(path), cursor.instance, step, profile, t), build)
+    found = shared().get(("side", path, cursor.instance, step, profile, t), build)
     assert isinstance(found, views.SideView)
     return found
+
+
+def _kept_at(cursor: InstanceCursor) -> str | None:
+    """The folder `cursor`'s timeline is kept in, as the caches name it; None for a live run's
+    timeline, in memory, whose views are built each time."""
+    path = cursor.timeline.path
+    return None if path is None else str(path)
 
 
 def overview(path: str, cursor_order: int, lag_mode: str, t: TimeFormat) -> str:

@@ -12,10 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from wmviz.core.types import Profile
+from wmviz.timeline.engine import Engine
 from wmviz.view.timefmt import MODES, zone_known
 
-ENGINES = ("auto", "spark", "local")
-DEFAULT_ENGINE = "auto"
+ENGINES = tuple(e.value for e in Engine)
+DEFAULT_ENGINE = Engine.AUTO.value
 _STEP = re.compile(r"[0-9]{1,15}")
 UPLOAD_PREFIX = "upload-"
 """Uploaded traces appear as scenarios named `upload-<digest>`; their links say `?trace=<digest>`."""
