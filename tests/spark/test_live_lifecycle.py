@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import pyarrow as pa
 import pytest
 
+from tests.support import paths
 from wmviz.core.scenario import ScenarioConfig, Trace, TraceRow
 from wmviz.live.folders import MARKER, live_base, server_root, sweep_stale
 from wmviz.live.run import Click, LiveBusy, LiveRun, LiveStartFailed, new_registry, start_run
@@ -189,7 +190,7 @@ def test_the_folders_sit_in_memory_when_the_system_has_it(tmp_path: Path) -> Non
 
 def test_the_lifecycle_loads_neither_streamlit_nor_pyspark() -> None:
     """Below the page, and cheap to import: Spark is loaded only when a run starts."""
-    root = Path(__file__).resolve().parent.parent
+    root = paths.REPO
     modules = sorted(p.stem for p in (root / "wmviz" / "live").glob("*.py") if p.stem != "__init__")
     assert {"run", "clicks", "folders"} <= set(modules)
     code = "".join(f"import wmviz.live.{m}\n" for m in modules) + (

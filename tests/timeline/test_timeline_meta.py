@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import paths
 from wmviz.core.types import Profile
 from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.memory import MemoryTimeline
@@ -14,7 +15,7 @@ from wmviz.timeline.meta import TimelineError, TimelineMeta, TimelineSource
 from wmviz.timeline.store import META, Timeline
 from wmviz.trace.readers import read_trace
 
-DATA = Path(__file__).parent / "data"
+DATA = paths.DATA
 
 
 def _timeline(tmp_path: Path) -> Path:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import paths
 from wmviz.store import plan as plan_module
 from wmviz.store import runs
 from wmviz.store.plan import RunPlan, engine_for, plan_run
@@ -16,7 +17,7 @@ from wmviz.timeline.engine import Engine
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace
 
-DATA = Path(__file__).parent / "data"
+DATA = paths.DATA
 TRACE, CONFIG = DATA / "kafka-rebalance.csv", DATA / "kafka-rebalance.json"
 
 
