@@ -7,7 +7,9 @@ It serves `app.py` on a free port with a throwaway cache (local engine, no Spark
 Chromium through Playwright (never `playwright install`) at 1440×900, and writes each picture as
 the browser tests do (a real picture checked, then a 256-colour PNG): every built-in incident at
 its key step (the README's picture, `flink-38477-zero-output.png`, among them), the join's
-retraction, the whole page at FLINK-38477 step 7 and the same step at 1920×1080. The pictures
+retraction, the whole page at FLINK-38477 step 7 and the same step at 1920×1080, and the views a
+person opens from there (`view-*.png`: Late rows, Tune, compare, the job graph, blame, lag and live
+mode, which starts Spark), one per section of docs/app.md's "Every view, with its picture". The pictures
 that need a flow of clicks first (an upload, a what-if link, the exported report, a recording)
 are written by the browser tests that walk that flow, with `WMVIZ_SCREENSHOTS=1`.
 """
