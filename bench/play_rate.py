@@ -47,6 +47,7 @@ def play_once(browser, url: str, speed: str, seconds: float) -> dict[str, float]
     from playwright.sync_api import TimeoutError as Timeout
 
     page = browser.new_page(viewport={"width": 1440, "height": 900})
+    page.set_default_timeout(300_000)  # a busy machine: waits are bounds, the clock is the probe's
     try:
         page.add_init_script(PROBE)
         page.goto(f"{url}/?scenario={SCENARIO}&engine=local&step=0")
