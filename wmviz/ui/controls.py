@@ -126,11 +126,13 @@ def instance_choice(instances: list[str]) -> str:
 
 def _go(step: int) -> None:
     st.session_state[state.STEP] = step
+    st.session_state.pop(state.PLAY_STEP, None)  # a person moved the step: autoplay goes on from there
 
 
 def _toggle_play() -> None:
     st.session_state[state.PLAYING] = not st.session_state.get(state.PLAYING, False)
     st.session_state.pop(state.PLAY_DUE, None)  # a new play starts its clock from its first tick
+    st.session_state.pop(state.PLAY_STEP, None)
 
 
 def step_controls(cursor: InstanceCursor, advance: Callable[[], None] | None = None) -> int:
@@ -141,6 +143,12 @@ def step_controls(cursor: InstanceCursor, advance: Callable[[], None] | None = N
     (live mode) is what Forward does at the newest step: make a new one.
     """
     last = cursor.count - 1
+    if st.session_state.get(state.PLAYING, False) and state.PLAY_STEP in st.session_state:
+        # Autoplay's move, taken here, before the slider is drawn (a widget's value cannot be set
+        # after); a rerun the browser asked for may carry the slider's older value: never back.
+        st.session_state[state.STEP] = max(
+            int(st.session_state.get(state.STEP, 0)), st.session_state[state.PLAY_STEP]
+        )
     step = min(max(int(st.session_state.get(state.STEP, 0)), 0), last)
     st.session_state[state.STEP] = step
     # Two rows sized to their content: the transport buttons and the slider, then the jumps.
@@ -211,14 +219,20 @@ def autoplay(last: int) -> None:
 
     @st.fragment(run_every=max(seconds / 2, TICK_S))
     def tick() -> None:
-        step = int(st.session_state.get(state.STEP, 0))
+        # A tick is a rerun the browser asks for, carrying the slider's value as the browser last
+        # drew it: after a move not yet on screen that value is older than the step, and it took
+        # the step back (measured: 23 -> 20 -> 22 at 2 steps/s). Autoplay goes on from where it
+        # moved last, unless a person moved the step since (`_go`); it never sets the slider's
+        # value itself (not allowed once the slider is drawn in the same run).
+        shown = int(st.session_state.get(state.STEP, 0))
+        step = max(shown, int(st.session_state.get(state.PLAY_STEP, shown)))
         if step >= last:
             st.session_state[state.PLAYING] = False
             st.rerun(scope="app")  # redraw the Play button: the page still shows Pause
         moves, due = due_steps(time.monotonic(), st.session_state.get(state.PLAY_DUE), seconds)
         st.session_state[state.PLAY_DUE] = due
         if moves:
-            st.session_state[state.STEP] = min(step + moves, last)
+            st.session_state[state.PLAY_STEP] = min(step + moves, last)  # `step_controls` takes it
             st.rerun(scope="app")
 
     tick()
