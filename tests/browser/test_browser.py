@@ -477,7 +477,7 @@ def test_keyboard_shortcuts_move_the_step_and_the_url_follows(page, app_url, tmp
     press(page, "Home", 0, ONE_VALVE_CHARTS)
     expect(page.get_by_role("button", name=re.compile("First"))).to_be_disabled()
 
-    # Space plays (one step per tick, 2 steps/s by default) and pauses.
+    # Space plays (2 steps/s by default) and pauses.
     page.keyboard.press("Space")
     expect(page.get_by_role("button", name=re.compile("^⏸ Pause"))).to_be_visible()
     expect(page).to_have_url(re.compile(r"[?&]step=[2-7](&|$)"))

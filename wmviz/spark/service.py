@@ -9,6 +9,7 @@ failed, the master URL, the cores, and the job running now with its stage and ta
 
 from __future__ import annotations
 
+import atexit
 import threading
 import time
 import traceback
@@ -56,6 +57,8 @@ class SparkService:
         self._since = time.monotonic()
         self._took = 0.0
         self._session: Any = None
+        self._started: Any = None  # the session once made, while it warms up too
+        self._stopping = False
         self._ready = threading.Event()
         self._thread: threading.Thread | None = None
         self._timer: threading.Timer | None = None
@@ -68,6 +71,7 @@ class SparkService:
                 self._set(STARTING)
                 self._thread = threading.Thread(target=self._run, name="wmviz-spark-start", daemon=True)
                 self._thread.start()
+                atexit.register(self.stop)  # the server stopping (Ctrl-C, SIGTERM) ends Spark quietly
         return self
 
     def will_start(self) -> SparkService:
@@ -94,7 +98,7 @@ class SparkService:
 
         started = time.monotonic()
         try:
-            session = get_spark(self.master)
+            session = self._started = get_spark(self.master)
             self.cores = session.sparkContext.defaultParallelism
             self._set(WARMING)
             cores = max(1, self.cores)
@@ -103,11 +107,33 @@ class SparkService:
             self._took = time.monotonic() - started
             self._set(READY)
         except Exception as exc:  # shown in the sidebar; the in-process engine still works
+            if self._stopping:
+                return  # the server is stopping: the warm-up was cancelled, nothing failed
             self.error = f"{type(exc).__name__}: {exc}"
             traceback.print_exc()
             self._set(FAILED)
         finally:
             self._ready.set()
+
+    def stop(self) -> None:
+        """End Spark as the server stops, saying nothing: the JVM's log is turned off first, the
+        warm-up (or any job) is cancelled and the session stopped. Left to itself, the JVM found
+        its jobs' workers gone and printed their stack traces. A JVM still starting exits by itself
+        once this process has gone."""
+        with self._lock:
+            self._stopping = True
+            if self._timer is not None:
+                self._timer.cancel()
+        session = self._started
+        if session is None:
+            return
+        try:
+            context = session.sparkContext
+            context.setLogLevel("OFF")
+            context.cancelAllJobs()
+            session.stop()
+        except Exception:  # the JVM may be gone already: nothing is left to stop
+            pass
 
     def _set(self, state: str) -> None:
         self.state = state

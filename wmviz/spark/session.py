@@ -10,6 +10,8 @@ import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from pyspark import SparkConf, SparkContext
+from pyspark.java_gateway import launch_gateway
 from pyspark.sql import SparkSession
 
 from wmviz.core import settings
@@ -74,10 +76,9 @@ def get_spark(master: str | None = None) -> SparkSession:
         url = spark_master(master)
         if url.startswith("local"):
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        builder = SparkSession.builder.appName("wmviz").master(url)
-        for key, value in session_config().items():
-            builder = builder.config(key, value)
-        _SESSION = builder.getOrCreate()
+        conf = SparkConf().setAppName("wmviz").setMaster(url).setAll(list(session_config().items()))
+        _start_jvm_apart(conf)
+        _SESSION = SparkSession.builder.config(conf=conf).getOrCreate()
         _SESSION.sparkContext.setLogLevel("ERROR")
         if not (url.startswith("local") and _installed()):
             # The workers must run this very code: ship the package as a zip, Spark's standard way
@@ -85,6 +86,17 @@ def get_spark(master: str | None = None) -> SparkSession:
             # nothing shipped to local workers, which then also use its compiled modules.
             _SESSION.sparkContext.addPyFile(str(package_zip()))
         return _SESSION
+
+
+def _start_jvm_apart(conf: SparkConf) -> None:
+    """Start Spark's JVM (once per process) in a process group of its own. Ctrl-C in a terminal
+    signals the whole foreground group: pyspark keeps SIGINT from its JVM, but the Python workers
+    the JVM forks take it back, so a Ctrl-C while a job ran (the app's warm-up) killed them
+    mid-task and the JVM printed their failure as pages of Java stack traces. Apart, they hear
+    nothing; this process stops the session itself (`SparkService.stop`), and the JVM still exits
+    when this process does, on its closed stdin, as pyspark arranges."""
+    if SparkContext._gateway is None:  # a session stopped and started again keeps its JVM
+        SparkContext(conf=conf, gateway=launch_gateway(conf, popen_kwargs={"start_new_session": True}))
 
 
 def _installed() -> bool:

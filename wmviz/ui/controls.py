@@ -6,6 +6,7 @@ number: buttons and keyboard shortcuts through callbacks that run before the pag
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from zoneinfo import available_timezones
 
@@ -21,7 +22,9 @@ from wmviz.view.timefmt import MODE_TITLES, MODES
 from wmviz.view.url import ENGINES, ViewParams
 
 ENGINE_TITLES = {Engine.AUTO: "auto (size decides)", Engine.SPARK: "Spark", Engine.LOCAL: "in-process"}
-SPEEDS = {"1 step/s": 1.0, "2 steps/s": 0.5, "5 steps/s": 0.2, "10 steps/s": 0.1}
+SPEEDS = {"1 step/s": 1.0, "2 steps/s": 0.5, "5 steps/s": 0.2, "10 steps/s": 0.1}  # seconds a step
+TICK_S = 0.25  # autoplay's timer ticks at least this far apart: each tick is a round trip to the server
+CATCH_UP_S = 5.0  # autoplay makes up at most this much lost time (a hidden tab's timer is slowed)
 SCENARIO_PROFILE = "the scenario's own"
 # UTC first, then the IANA region zones (`Europe/Berlin`), as Flink's web UI offers them.
 ZONES = [
@@ -124,10 +127,13 @@ def instance_choice(instances: list[str]) -> str:
 
 def _go(step: int) -> None:
     st.session_state[state.STEP] = step
+    st.session_state.pop(state.PLAY_STEP, None)  # a person moved the step: autoplay goes on from there
 
 
 def _toggle_play() -> None:
     st.session_state[state.PLAYING] = not st.session_state.get(state.PLAYING, False)
+    st.session_state.pop(state.PLAY_DUE, None)  # a new play starts its clock from its first tick
+    st.session_state.pop(state.PLAY_STEP, None)
 
 
 def step_controls(cursor: InstanceCursor, advance: Callable[[], None] | None = None) -> int:
@@ -138,6 +144,12 @@ def step_controls(cursor: InstanceCursor, advance: Callable[[], None] | None = N
     (live mode) is what Forward does at the newest step: make a new one.
     """
     last = cursor.count - 1
+    if st.session_state.get(state.PLAYING, False) and state.PLAY_STEP in st.session_state:
+        # Autoplay's move, taken here, before the slider is drawn (a widget's value cannot be set
+        # after); a rerun the browser asked for may carry the slider's older value: never back.
+        st.session_state[state.STEP] = max(
+            int(st.session_state.get(state.STEP, 0)), st.session_state[state.PLAY_STEP]
+        )
     step = min(max(int(st.session_state.get(state.STEP, 0)), 0), last)
     st.session_state[state.STEP] = step
     # Two rows sized to their content: the transport buttons and the slider, then the jumps.
@@ -195,20 +207,46 @@ def _jump_help(cursor: InstanceCursor) -> str:
 
 
 def autoplay(last: int) -> None:
-    """While playing, advance one step per tick and redraw the page; stop at the last step."""
+    """While playing, move the step at the chosen speed and redraw the page; stop at the last step.
+
+    The speed is held by the clock, not by counting ticks: a redraw of the page takes time of its
+    own (0.2-1 s on a busy server), so one step per timer tick ran at a fraction of the speed asked
+    for (2 steps/s played at 0.6). The timer ticks twice a step (at most 4 times a second); each
+    tick moves the step by the steps now due (`due_steps`), so a slow redraw is made up by the next
+    move: at 10 steps/s, or on a busy server, a move is of several steps."""
     if not st.session_state.get(state.PLAYING, False):
         return
+    seconds = SPEEDS[st.session_state.get(state.SPEED, "2 steps/s")]
 
-    @st.fragment(run_every=SPEEDS[st.session_state.get(state.SPEED, "2 steps/s")])
+    @st.fragment(run_every=max(seconds / 2, TICK_S))
     def tick() -> None:
-        step = int(st.session_state.get(state.STEP, 0))
+        # A tick is a rerun the browser asks for, carrying the slider's value as the browser last
+        # drew it: after a move not yet on screen that value is older than the step, and it took
+        # the step back (measured: 23 -> 20 -> 22 at 2 steps/s). Autoplay goes on from where it
+        # moved last, unless a person moved the step since (`_go`); it never sets the slider's
+        # value itself (not allowed once the slider is drawn in the same run).
+        shown = int(st.session_state.get(state.STEP, 0))
+        step = max(shown, int(st.session_state.get(state.PLAY_STEP, shown)))
         if step >= last:
             st.session_state[state.PLAYING] = False
             st.rerun(scope="app")  # redraw the Play button: the page still shows Pause
-        if st.session_state.get(state.TICKED, False):
-            st.session_state[state.STEP] = step + 1
-            st.session_state[state.TICKED] = False
+        moves, due = due_steps(time.monotonic(), st.session_state.get(state.PLAY_DUE), seconds)
+        st.session_state[state.PLAY_DUE] = due
+        if moves:
+            st.session_state[state.PLAY_STEP] = min(step + moves, last)  # `step_controls` takes it
             st.rerun(scope="app")
-        st.session_state[state.TICKED] = True
 
     tick()
+
+
+def due_steps(now: float, due: float | None, seconds: float) -> tuple[int, float]:
+    """(steps to move now, when the next one is due) for a step every `seconds`: none before the
+    first one is due (a play's clock starts at its first tick); lost time past `CATCH_UP_S` (a
+    hidden tab, a stalled server) is forgotten rather than played all at once."""
+    if due is None:
+        return 0, now + seconds
+    if now < due:
+        return 0, due
+    late = min(now - due, CATCH_UP_S)
+    moves = 1 + int(late / seconds)
+    return moves, now - late + moves * seconds

@@ -30,7 +30,8 @@ LATE_ROWS = "late_rows"  # the Late rows box (a container's key: its CSS class s
 
 # --- the page's memory ---------------------------------------------------------------------------
 PLAYING = "playing"  # autoplay is on (a bool; the Play button's label reads it)
-TICKED = "_ticked"  # autoplay's timer has waited one tick since it last moved the step
+PLAY_STEP = "_play_step"  # the step autoplay moved to last (a tick's rerun carries the slider's older value)
+PLAY_DUE = "_play_due"  # autoplay's clock: when its next step is due (time.monotonic() seconds)
 ADOPTED = "_adopted"  # the link's view is in the widgets: taken once per browser session
 CONTEXT = "_context"  # (scenario, instance) drawn last: a new one moves the step, a rerun does not
 MOMENT = "_moment"  # the arrival order of the step drawn last, which a new instance keeps
