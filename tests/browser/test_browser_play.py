@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from tests import test_browser as tb
-from tests.app_server import streamlit_app
-from tests.test_browser import APP_IDLE, focus_page, open_view, url_step
+from tests.browser import test_browser as tb
+from tests.browser.test_browser import APP_IDLE, focus_page, open_view, url_step
+from tests.support.app_server import streamlit_app
 
 browser, page = tb.browser, tb.page
 

@@ -5,9 +5,10 @@ docs/screenshots/, and every picture there is used in docs/app.md (none left beh
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.support import paths
+
+REPO = paths.REPO
 APP_MD = REPO / "docs" / "app.md"
 SCREENSHOTS = REPO / "docs" / "screenshots"
 SECTION = "## Every view, with its picture"

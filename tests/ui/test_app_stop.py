@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_browser import MISSING, TIMEOUT_MS, VIEWPORT
+from tests.browser.test_browser import MISSING, TIMEOUT_MS, VIEWPORT
 from tools.appserver import free_port, healthy, stop_group
 
 pytestmark = pytest.mark.spark
@@ -69,7 +69,7 @@ def start_app(tmp_path, port: int) -> subprocess.Popen:
 
 @pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
 def test_stopping_the_app_while_spark_warms_up_prints_no_java_stack_trace(tmp_path, how):
-    from tests.app_server import chromium, fresh_page
+    from tests.support.app_server import chromium, fresh_page
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
