@@ -25,7 +25,10 @@ def data_root(tmp_path_factory):
 
 
 def causes(app: AppTest) -> list[dict]:
-    return app.dataframe[1].value.to_dict("records")  # after the blame chain's table
+    """The lag table's rows: the one dataframe with a `cause` column (the page also shows the blame
+    chain and every vertex's group, in an order the layout may change)."""
+    table = next(t for t in app.dataframe if "cause" in t.value.columns)
+    return table.value.to_dict("records")
 
 
 def bars(app: AppTest) -> dict:
