@@ -73,7 +73,7 @@ class _Lines:
     def __init__(self, name: str, header: dict[str, Any]) -> None:
         self.name = name
         self.header = {k: v for k, v in header.items() if k != "layout"}
-        self.notes = list(self.header.get("notes", []))
+        self.notes = list(_list(self.header.get("notes", []), f"{name}: line 1", "notes"))
         self.keys: dict[int, list[Any]] = {}
         self.points: dict[int, list[list[Any]]] = {}
         self.inputs: list[Any] | None = None

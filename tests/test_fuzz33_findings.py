@@ -1,0 +1,57 @@
+"""Issue 33's fuzz round (bench/fuzz.py --targets newest): each finding as its smallest input, run
+through the command line, ending in one clean line naming file, line and field (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from wmviz.cli.commands import main
+
+DATA = Path(__file__).parent / "data" / "sql"
+
+
+def _run(capsys, *args: str) -> tuple[int, str]:
+    code = main(list(args))
+    return code, capsys.readouterr().err
+
+
+def test_an_appended_recordings_header_whose_notes_are_not_a_list_is_exit_2(tmp_path, capsys):
+    # recording-lines #0: `"notes": 5` in the header line was TypeError in job_lines (exit 1).
+    header = {"format": "wmviz-job/1", "layout": "lines", "notes": 5, "vertices": [], "edges": []}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(header) + "\n")
+    code, err = _run(capsys, "lag", str(path))
+    assert code == 2
+    assert "r.json: line 1: `notes` 5 is not a list" in err
+
+
+def test_a_proc_ms_going_back_in_a_rows_file_is_exit_2_not_an_unreadable_trace(tmp_path, capsys):
+    # sqlreplay #44: a row's proc_ms before the clock so far: `--trace-out` wrote a trace that
+    # `validate` refused (proc_ms decreasing); the replay now refuses the rows file's line.
+    rows = [json.loads(line) for line in (DATA / "window_rank.rows.jsonl").read_text().splitlines()]
+    rows[2]["proc_ms"] = 5_000
+    rows[4]["proc_ms"] = 10
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    shutil.copy(DATA / "window_rank.plan.json", tmp_path / "plan.json")
+    code, err = _run(
+        capsys, "sql", "replay", str(tmp_path / "plan.json"), str(tmp_path / "rows.jsonl"),
+        "--trace-out", str(tmp_path / "t.jsonl"),
+    )  # fmt: skip
+    assert code == 2
+    assert "rows.jsonl, line 5, field 'proc_ms': 10 is before the processing clock's 5200 ms" in err
+    assert not (tmp_path / "t.jsonl").exists()
+
+
+def test_a_processing_clock_at_the_largest_time_is_exit_2(tmp_path, capsys):
+    rows = [json.loads(line) for line in (DATA / "window_rank.rows.jsonl").read_text().splitlines()]
+    rows[0]["proc_ms"] = 2**63 - 1
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, err = _run(
+        capsys, "sql", "replay", str(DATA / "window_rank.plan.json"), str(tmp_path / "rows.jsonl")
+    )
+    assert code == 2
+    assert (
+        "rows.jsonl, line 1: the processing clock (9223372036854775807 ms) plus one watermark interval" in err
+    )
