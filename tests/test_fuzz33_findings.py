@@ -53,5 +53,5 @@ def test_a_processing_clock_at_the_largest_time_is_exit_2(tmp_path, capsys):
     )
     assert code == 2
     assert (
-        "rows.jsonl, line 1: the processing clock (9223372036854775807 ms) plus one watermark interval" in err
+        "rows.jsonl, line 2: the processing clock (9223372036854775807 ms) plus one watermark interval" in err
     )
