@@ -57,7 +57,7 @@ def header_of(text: str) -> Any:
 def body_of_lines(text: str, name: str) -> dict[str, Any]:
     """The whole-document body an appended recording holds (its header's, with the series)."""
     lines = text.split("\n")
-    read = _Lines(name, loads_strict(lines[0]))
+    read = LinesReader(name, loads_strict(lines[0]))
     if lines[-1]:
         read.notes.append(
             f"the last line ({len(lines[-1])} bytes) was cut off before its end; it is left out"
@@ -67,7 +67,7 @@ def body_of_lines(text: str, name: str) -> dict[str, Any]:
     return read.body()
 
 
-class _Lines:
+class LinesReader:
     """What the lines after the header have said so far."""
 
     def __init__(self, name: str, header: dict[str, Any]) -> None:
@@ -103,7 +103,11 @@ class _Lines:
         for pair in values:
             if not (isinstance(pair, list) and len(pair) == 2 and pair[0] in self.keys):
                 raise LinesError(f"{where}: {show(pair)} is not [a series number declared before, value]")
-            self.points[pair[0]].append([time_ms, pair[1]])
+            self.take(pair[0], time_ms, pair[1], where)
+
+    def take(self, number: int, time_ms: Any, value: Any, where: str) -> None:
+        """One point of series `number` (kept here; `job_stream` counts or places it instead)."""
+        self.points[number].append([time_ms, value])
 
     def declare(self, entries: list[Any], where: str) -> None:
         """A series line: numbers given to series keys."""
