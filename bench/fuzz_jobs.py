@@ -122,8 +122,9 @@ def _arrow_bytes(rng: random.Random, body: dict[str, Any], mutations: list[str])
     columns can be anything."""
     import pyarrow as pa
 
-    series = [s for s in body.get("series", []) if isinstance(s, dict)] if isinstance(body, dict) else []
-    header = {k: v for k, v in body.items() if k != "series"} if isinstance(body, dict) else {}
+    listed = body.get("series")
+    series = [s for s in listed if isinstance(s, dict)] if isinstance(listed, list) else []
+    header = {k: v for k, v in body.items() if k != "series"}
     header["format"] = "wmviz-job-columnar/1"
     times: list[Any] = []
     values: list[Any] = []
@@ -274,7 +275,7 @@ def open_graph(query: dict[str, str]) -> None:
     vertex = link.vertex if link.vertex in ids else None
     t = TimeFormat(view.time, view.zone, origin_ms=walker.times[0])
     graph = graph_at(walker, at, vertex)
-    job_graph_figure(graph, t, vertex).to_json()
+    json.dumps(job_graph_figure(graph, t, vertex))
     if graph.chain:
         chain_rows(graph, t)
         shown = vertex or graph.chain[0].vertex

@@ -55,3 +55,26 @@ def test_a_processing_clock_at_the_largest_time_is_exit_2(tmp_path, capsys):
     assert (
         "rows.jsonl, line 2: the processing clock (9223372036854775807 ms) plus one watermark interval" in err
     )
+
+
+def test_a_partition_count_in_superscript_digits_is_exit_2(capsys):
+    # plan #1939: `--partitions orders=²` passed str.isdigit and int() raised ValueError (exit 1).
+    plan = str(DATA / "orders_payments_window.plan.json")
+    code, err = _run(capsys, "plan", plan, "--partitions", "orders=²")
+    assert code == 2
+    assert "--partitions 'orders=²': expected TABLE=N with N a whole number of at least 1" in err
+
+
+def test_a_row_an_sql_operator_cannot_take_names_the_rows_files_line_and_field(tmp_path, capsys):
+    # sqlreplay #344: a text under SUM is the operator's ScenarioError, which the command line
+    # told as a trace's row (`args.trace`): AttributeError (exit 1).
+    text = (DATA / "orders_payments_window.rows.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in text]
+    at = next(i for i, r in enumerate(rows) if "refunded" in r.get("row", {}))
+    rows[at]["row"]["refunded"] = "0000-01-01 00:00:00"
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    plan = str(DATA / "orders_payments_window.plan.json")
+    code, err = _run(capsys, "sql", "replay", plan, str(tmp_path / "rows.jsonl"))
+    assert code == 2
+    said = f"rows.jsonl, line {at + 1}, field 'refunded': '0000-01-01 00:00:00' is not a number"
+    assert said in err

@@ -197,7 +197,7 @@ def told(err: WmvizError | OutputError, args: argparse.Namespace) -> list[str]:
     which say what follows from them too."""
     if isinstance(err, TraceValidationError):
         return [str(err), f"{_plural(err.total, 'error')}; nothing was simulated"]
-    if isinstance(err, ScenarioError):
+    if isinstance(err, ScenarioError) and isinstance(getattr(args, "trace", None), Path):
         return [
             f"{args.trace.name}:{err.row.row}: column {err.column}: {err.reason}",
             "the trace is valid, but the operator cannot process this row",
