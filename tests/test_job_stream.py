@@ -86,6 +86,8 @@ def test_samples_out_of_order_and_a_key_declared_twice_read_as_the_whole_reader_
     text[samples[3]], text[samples[7]] = text[samples[7]], text[samples[3]]  # times run back
     text.append('{"series": [[900, "v1", 0, "currentOutputWatermark", null]]}')
     text.append('{"t": 5, "v": [[900, 7], [0, 2]]}')
+    text.append('{"t":5,"v":[[900,9],[1,4]]}')  # a plain line at the same time: sorted by value
+    text.append('{"t": 5, "v": [[900, 3], [1, 8]]}')
     lines.write_text("\n".join(text) + "\n" + '{"t": 9, "v": [[0,')  # and a last line cut short
     convert_lines(lines, tmp_path / "s.arrow")
     _same(read_recording(tmp_path / "s.arrow"), read_recording(lines))
@@ -182,3 +184,22 @@ class _Kept:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+def test_plain_sample_lines_read_at_once_give_what_the_general_rules_give(tmp_path, monkeypatch):
+    """The plain-line reading (`LinesReader.plain_sample`) is only a faster way to the same
+    points: with it turned off, both readers give the same recording and the same bytes."""
+    from wmviz.record.job_lines import LinesReader
+
+    lines = tmp_path / "r.json"
+    _write(lines, 120, seed=7)
+    text = lines.read_text().splitlines()
+    text.insert(5, '{"t": 1800000003500, "v": [[2, 77]]}')  # one general line among the plain ones
+    lines.write_text("\n".join(text) + "\n")
+    whole, _ = read_recording(lines), convert_lines(lines, tmp_path / "plain.arrow")
+    monkeypatch.setattr(LinesReader, "plain_sample", lambda self, raw: False)
+    general = read_recording(lines)
+    convert_lines(lines, tmp_path / "general.arrow")
+    _same(whole, general)
+    assert (tmp_path / "plain.arrow").read_bytes() == (tmp_path / "general.arrow").read_bytes()
+    _same(read_recording(tmp_path / "plain.arrow"), general)

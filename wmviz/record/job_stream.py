@@ -35,7 +35,7 @@ import numpy as np
 from wmviz.record.job import header_json, recording_of, series_order
 from wmviz.record.job_checks import JobFormatError, SeriesKey, long_of
 from wmviz.record.job_columnar import MAX_HEADER_BYTES, ColumnarSeries, write_columnar
-from wmviz.record.job_lines import LinesError, LinesReader
+from wmviz.record.job_lines import MAX_PLAIN_NUMBER, LinesError, LinesReader
 from wmviz.trace.jsonline import loads_strict
 
 BATCH_LINES = 256
@@ -88,11 +88,24 @@ class _Counting(LinesReader):
     def __init__(self, name: str, header: dict[str, Any]) -> None:
         super().__init__(name, header)
         self.counts: dict[int, int] = {}
+        self.plain_counts = np.zeros(0, dtype=np.int64)
 
     def take(self, number: int, time_ms: Any, value: Any, where: str) -> None:
         long_of(time_ms, f"{where}: `t`")
         long_of(value, f"{where}: series {number}'s value")
         self.counts[number] = self.counts.get(number, 0) + 1
+
+    def take_all(self, numbers: np.ndarray, time_ms: int, values: np.ndarray) -> None:
+        if len(self.plain_counts) < len(self.declared):
+            grown = np.zeros(len(self.declared), dtype=np.int64)
+            grown[: len(self.plain_counts)] = self.plain_counts
+            self.plain_counts = grown
+        self.plain_counts += np.bincount(numbers, minlength=len(self.plain_counts))
+
+    def count(self, number: int) -> int:
+        """How many points series `number` has."""
+        plain = int(self.plain_counts[number]) if 0 <= number < len(self.plain_counts) else 0
+        return self.counts.get(number, 0) + plain
 
 
 class _Placing(LinesReader):
@@ -101,9 +114,14 @@ class _Placing(LinesReader):
     def __init__(self, name: str, header: dict[str, Any], rows_of: dict[int, int]) -> None:
         super().__init__(name, header)
         self.rows_of = rows_of
+        plain = [n for n in rows_of if type(n) is int and 0 <= n < MAX_PLAIN_NUMBER]
+        self.plain_rows = np.full(max(plain, default=-1) + 1, -1, dtype=np.int64)
+        for number in plain:
+            self.plain_rows[number] = rows_of[number]
         self.slot: list[int] = []
         self.time: list[int] = []
         self.value: list[int] = []
+        self.plain: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     def take(self, number: int, time_ms: Any, value: Any, where: str) -> None:
         slot = self.rows_of.get(number)
@@ -111,6 +129,19 @@ class _Placing(LinesReader):
             self.slot.append(slot)
             self.time.append(time_ms)
             self.value.append(value)
+
+    def take_all(self, numbers: np.ndarray, time_ms: int, values: np.ndarray) -> None:
+        rows = np.full(len(numbers), -1, dtype=np.int64)
+        known = numbers < len(self.plain_rows)
+        rows[known] = self.plain_rows[numbers[known]]
+        kept = rows >= 0
+        self.plain.append((rows[kept], np.full(int(kept.sum()), time_ms, dtype=np.int64), values[kept]))
+
+    def gathered(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(row, time, value) of every point gathered since the last call, then forgotten."""
+        parts = [*self.plain, (np.asarray(self.slot, np.int64), _longs(self.time), _longs(self.value))]
+        self.slot, self.time, self.value, self.plain = [], [], [], []
+        return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))  # type: ignore[return-value]
 
 
 def convert_lines(path: Path, out: Path) -> None:
@@ -135,7 +166,7 @@ def convert_lines(path: Path, out: Path) -> None:
     rec = recording_of(body, name)
     numbers = {_key_of(k): n for n, k in count.keys.items()}  # a key declared twice: its last number
     keys = series_order(rec)
-    sizes = [count.counts.get(numbers[key], 0) for key in keys]
+    sizes = [count.count(numbers[key]) for key in keys]
     starts = np.concatenate([[0], np.cumsum(np.asarray(sizes, dtype=np.int64))]).astype(np.int64)
     rows_of = {numbers[key]: i for i, key in enumerate(keys)}
     _clear_scratch(out.parent)
@@ -209,13 +240,12 @@ def _longs(values: list[int]) -> np.ndarray:
 
 def _flush(place: _Placing, nxt: np.ndarray, fds: list[int]) -> None:
     """Write the gathered points at their series' next rows, series by series."""
-    if not place.slot:
+    slot, time, value = place.gathered()
+    if not len(slot):
         return
-    slot = np.asarray(place.slot, dtype=np.int64)
     order = np.argsort(slot, kind="stable")
-    columns = [_longs(place.time)[order], _longs(place.value)[order]]
+    columns = [time[order], value[order]]
     slot = slot[order]
-    place.slot, place.time, place.value = [], [], []
     edges = np.flatnonzero(np.diff(slot)) + 1
     for lo, hi in zip(np.concatenate([[0], edges]).tolist(), np.concatenate([edges, [len(slot)]]).tolist()):
         series = int(slot[lo])
@@ -230,6 +260,9 @@ def _in_time_order(time: np.ndarray, value: np.ndarray, starts: np.ndarray) -> N
     only the series whose times run back are touched."""
     bounds = starts.tolist()
     for lo, hi in pairwise(bounds):
-        if hi - lo > 1 and (np.diff(time[lo:hi]) < 0).any():
+        if hi - lo < 2:
+            continue
+        step = np.diff(time[lo:hi])
+        if (step < 0).any() or ((step == 0) & (np.diff(value[lo:hi]) < 0)).any():
             order = np.lexsort((value[lo:hi], time[lo:hi]))
             time[lo:hi], value[lo:hi] = time[lo:hi][order], value[lo:hi][order]
