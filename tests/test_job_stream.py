@@ -140,7 +140,7 @@ def test_a_json_recording_over_the_bound_names_its_size_the_bound_and_the_comman
         assert main(command) == 2
         err = capsys.readouterr().err
         assert "day.json:" in err and "MB is larger than the 0 MB a JSON job recording may be" in err
-        assert f"wmviz convert {path} {path.with_suffix('.arrow')}" in err
+        assert "open that: wmviz convert day.json day.arrow" in err
     assert main(["convert", str(path), str(tmp_path / "day.arrow")]) == 0
     capsys.readouterr()
     assert main(["blame", str(tmp_path / "day.arrow")]) in (0, 2)
@@ -203,3 +203,14 @@ def test_plain_sample_lines_read_at_once_give_what_the_general_rules_give(tmp_pa
     _same(whole, general)
     assert (tmp_path / "plain.arrow").read_bytes() == (tmp_path / "general.arrow").read_bytes()
     _same(read_recording(tmp_path / "plain.arrow"), general)
+
+
+def test_the_upload_box_says_a_large_job_recording_is_read_on_the_command_line():
+    from wmviz.store.uploads import UploadError, check_upload
+
+    with pytest.raises(UploadError) as err:
+        check_upload("day.json", 1300 * 2**20, limit=200, job_recording=True)
+    said = str(err.value)
+    assert said.startswith("day.json: 1,300.0 MB is over the upload limit of 200 MB")
+    assert "`wmviz blame` and `wmviz lag` read it where it lies" in said
+    assert "`wmviz convert day.json day.arrow`" in said and "simulate" not in said

@@ -367,7 +367,7 @@ def too_large(path: Path, size: int) -> str:
     if appended:
         return (
             f"{said}; convert it to the columnar form, which is read in place, and open that: "
-            f"wmviz convert {path} {path.with_suffix('.arrow')}"
+            f"wmviz convert {path.name} {path.with_suffix('.arrow').name}"
         )
     return f"{said}; write it in the columnar form (.arrow) where it is made"
 
