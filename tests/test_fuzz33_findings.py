@@ -78,3 +78,15 @@ def test_a_row_an_sql_operator_cannot_take_names_the_rows_files_line_and_field(t
     assert code == 2
     said = f"rows.jsonl, line {at + 1}, field 'refunded': '0000-01-01 00:00:00' is not a number"
     assert said in err
+
+
+def test_a_text_among_numbers_under_a_window_topns_order_by_names_its_line_and_field(tmp_path, capsys):
+    # sqlreplay #7880 (the 100,000-input round, seed 1): a price of text among numbers reached
+    # Python's `<` in the Window TopN's sort: TypeError (exit 1).
+    rows = [json.loads(line) for line in (DATA / "window_rank.rows.jsonl").read_text().splitlines()]
+    rows[8]["row"]["price"] = "+292278994-08-17 07:12:55.807"
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    plan = str(DATA / "window_rank.plan.json")
+    code, err = _run(capsys, "sql", "replay", plan, str(tmp_path / "rows.jsonl"))
+    assert code == 2
+    assert "rows.jsonl, line 9, field 'price': '+292278994-08-17 07:12:55.807' cannot be ordered" in err
