@@ -214,22 +214,3 @@ def test_the_upload_box_says_a_large_job_recording_is_read_on_the_command_line()
     assert said.startswith("day.json: 1,300.0 MB is over the upload limit of 200 MB")
     assert "`wmviz blame` and `wmviz lag` read it where it lies" in said
     assert "`wmviz convert day.json day.arrow`" in said and "simulate" not in said
-
-
-def test_a_long_series_answers_one_moment_in_place_as_the_short_ones_do(tmp_path, monkeypatch):
-    """Blame's one-moment questions copy a series into lists only up to `MAX_TOUCHED` points (a day
-    of 1,080 series would be gigabytes of them); a longer one is searched in the mapped column."""
-    from wmviz.record import job_columnar
-
-    lines = tmp_path / "r.json"
-    _write(lines, 60)
-    convert_lines(lines, tmp_path / "r.arrow")
-    whole = read_recording(lines)
-    rng = random.Random(3)
-    moments = [rng.randrange(1_799_999_999_000, 1_800_000_062_000) for _ in range(40)]
-    expected = {key: [whole.value_at(key, t) for t in moments] for key in whole.series}
-    for longest in (job_columnar.MAX_TOUCHED, 2):
-        monkeypatch.setattr(job_columnar, "MAX_TOUCHED", longest)
-        columnar = read_recording(tmp_path / "r.arrow")
-        for key, want in expected.items():
-            assert [columnar.value_at(key, t) for t in moments] == want, (longest, key)

@@ -38,10 +38,6 @@ MAX_COLUMNAR_BYTES = 16 << 30
 MAX_HEADER_BYTES = 64 << 20
 """The header holds the plan and one index entry per series (~60 bytes each: 40,000 series ~2.4 MB)."""
 Points = list[tuple[int, int]]
-MAX_TOUCHED = 4096
-"""The longest series whose points are copied into Python lists for blame's single-moment
-questions (`_touched`); a longer one is searched in the mapped column instead: a day of a
-50-vertex job is 1,080 series of 86,400 points, ~7 GB as Python lists."""
 CHUNK_ROWS = 1 << 22
 """Rows a whole-column pass (the order check, the sample times) takes at once: 32 MB of a column,
 so opening a day-long recording of ~90 million points costs no copy of its columns."""
@@ -136,9 +132,6 @@ class ColumnarSeries(MutableMapping[SeriesKey, Points]):
         lo, hi = self._span(key)
         if lo == hi:
             return [None] * len(times)
-        if len(times) == 1 and hi - lo > MAX_TOUCHED:  # a long series: searched in place, never copied
-            at = int(np.searchsorted(self._time[lo:hi], times[0], side="right")) - 1
-            return [int(self._value[lo + at])] if at >= 0 else [None]
         if len(times) == 1:  # blame's single-moment questions, asked again and again of a series
             series_times, values = self._touched(key, lo, hi)
             at = bisect_right(series_times, times[0]) - 1
