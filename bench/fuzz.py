@@ -3,6 +3,7 @@
     python bench/fuzz.py --n 100000 [--targets reader] [--seed 1] [--jobs 1] [--time-limit 10]
     python bench/fuzz.py --targets all --seconds 1800 --n 100000 --jobs 2   # a long run, all surfaces
     python bench/fuzz.py --targets new --n 100000 --jobs 2 --wait-jobs 4    # record's waits beside
+    python bench/fuzz.py --targets newest --n 100000 --jobs 2               # issue 33's surfaces
 
 Targets (input `i` of a run goes to target `i mod k` of the `k` named; each is a pure function of
 seed and index, so any input can be made again from its number):
@@ -17,6 +18,14 @@ seed and index, so any input can be made again from its number):
     url              link parameters through parse_view and what the page does with the view
     whatif           what-if tokens through decode_edit, applied and written
     bundle           bundles through open_bundle, stored, their view.json adopted
+    recording        job recordings as one JSON document, appended lines or columnar Arrow through
+                     `wmviz blame`, `lag` and `convert` (bench/fuzz_jobs.py)
+    graph            the job graph page's link (?job=&at=&vertex=) through what the page computes
+    plan             COMPILE PLAN JSON, EXPLAIN text and REST plans through `wmviz plan`
+                     (bench/fuzz_sql.py)
+    sqlreplay        an incident's plan and its rows file through `wmviz sql replay`
+    late             traces through `wmviz late` and the step page's Late rows box (its HTML)
+    configs          session-window and alignment configs through `wmviz late` and `explain`
 
 Each input ends in one class:
 
@@ -30,6 +39,7 @@ Each input ends in one class:
     round trip         accepted, but what was written reads back differently (or fails)
     unreadable output  a command exited 0 but its trace does not validate (or its recording does
                        not read)
+    markup             user text became a tag, a style or a foreign link in HTML a page draws
 
 The pool (bench/fuzz_pool.py) runs the inputs in forked, limited workers (with --wait-jobs, the
 recorder's inputs, which mostly sleep and wait on the fake JobManager, in workers of their own
@@ -53,6 +63,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fuzz_cli import SurfaceCase, recording_check, run_cli, trace_check
 from fuzz_jobmanager import make_record, run_record
+from fuzz_jobs import make_graph, make_recording, run_graph, run_recording
 from fuzz_links import make_bundle, make_url, make_whatif, run_bundle, run_url, run_whatif
 from fuzz_pool import (
     ACCEPTED,
@@ -74,6 +85,16 @@ from fuzz_pool import (
     run_pool,
 )
 from fuzz_reader import Reader, ReaderTarget, default_reader
+from fuzz_sql import (
+    make_configs,
+    make_late,
+    make_plan,
+    make_sqlreplay,
+    run_configs,
+    run_late,
+    run_plan,
+    run_sqlreplay,
+)
 from fuzz_surfaces import make_blame, make_kafka, make_prometheus, make_sweep
 
 __all__ = ["ACCEPTED", "CLASSES", "CLEAN", "CRASH", "GOOD", "HANG", "MEMORY", "ROUND_TRIP", "TRACEBACK"]
@@ -123,6 +144,15 @@ SURFACES: dict[str, Target] = {
     "bundle": Surface("bundle", make_bundle, run_bundle),
 }
 NEW_SURFACES = tuple(SURFACES)
+SURFACES |= {
+    "recording": Surface("recording", make_recording, run_recording),
+    "plan": Surface("plan", make_plan, run_plan),
+    "sqlreplay": Surface("sqlreplay", make_sqlreplay, run_sqlreplay),
+    "late": Surface("late", make_late, run_late),
+    "configs": Surface("configs", make_configs, run_configs),
+    "graph": Surface("graph", make_graph, run_graph),
+}
+NEWEST_SURFACES = tuple(name for name in SURFACES if name not in NEW_SURFACES)
 
 
 @dataclass
@@ -149,9 +179,11 @@ def waits(target: Target) -> Callable[[int], bool]:
 
 
 def target(names: str, reader: Reader = default_reader) -> Target:
-    """The target(s) named, comma-separated (`all`: the reader and every surface; `new`: the
-    surfaces)."""
-    wanted = {"all": ["reader", *NEW_SURFACES], "new": list(NEW_SURFACES)}.get(names, names.split(","))
+    """The target(s) named, comma-separated (`all`: the reader and every surface; `new`: issue 24's
+    surfaces; `newest`: issue 33's, the recordings in every form, plans, SQL replay, `late`,
+    session/alignment configs and the job graph's links)."""
+    groups = {"all": ["reader", *SURFACES], "new": list(NEW_SURFACES), "newest": list(NEWEST_SURFACES)}
+    wanted = groups.get(names, names.split(","))
     parts = [ReaderTarget(reader) if name == "reader" else SURFACES[name] for name in wanted]
     return parts[0] if len(parts) == 1 else Mixed(tuple(parts))
 

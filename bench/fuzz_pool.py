@@ -40,7 +40,9 @@ ACCEPTED, CLEAN, TRACEBACK, HANG, MEMORY, CRASH, ROUND_TRIP, UNREADABLE = (
     "round trip",
     "unreadable output",
 )
-CLASSES = (ACCEPTED, CLEAN, TRACEBACK, HANG, MEMORY, CRASH, ROUND_TRIP, UNREADABLE)
+INJECTED = "markup"
+"""User text that became markup: a tag, a style or a link to elsewhere in HTML a page draws."""
+CLASSES = (ACCEPTED, CLEAN, TRACEBACK, HANG, MEMORY, CRASH, ROUND_TRIP, UNREADABLE, INJECTED)
 GOOD = frozenset({ACCEPTED, CLEAN})
 Outcome = tuple[str, str]
 

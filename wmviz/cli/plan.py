@@ -46,7 +46,7 @@ def _partitions(args: argparse.Namespace) -> dict[str, int]:
     found = {}
     for given in args.partitions:
         table, eq, count = given.partition("=")
-        if not eq or not table or not count.strip().isdigit() or int(count) < 1:
+        if not eq or not table or not (count.strip().isascii() and count.strip().isdigit()) or int(count) < 1:
             raise BadInput(f"--partitions {given!r}: expected TABLE=N with N a whole number of at least 1")
         found[table.strip()] = int(count)
     return found

@@ -15,6 +15,7 @@ from pathlib import Path
 from wmviz.cli.errors import BadInput
 from wmviz.core.sql_expr import UnsupportedExpression
 from wmviz.core.types import Profile
+from wmviz.core.windows import ScenarioError
 from wmviz.disk import refuse_overlap
 from wmviz.record.job import write_recording
 from wmviz.sql.dead_letter import dead_letter_accounts
@@ -61,6 +62,13 @@ def add_sql_parser(sub) -> None:
 def cmd_sql(args: argparse.Namespace) -> None:
     """`sql replay`: read the job and the rows, replay, print (and write --out)."""
     job, rows = _inputs(args)
+    try:
+        _replay(job, rows, args)
+    except ScenarioError as err:  # a row an operator cannot take: its row is the rows file's line
+        raise BadInput(f"{args.rows}, line {err.row.row}, field {err.column!r}: {err.reason}") from None
+
+
+def _replay(job: SqlJob, rows: ReplayInput, args: argparse.Namespace) -> None:
     if args.out is not None:
         refuse_overlap([("the job", args.job), ("the rows", args.rows)], [], ("--out", args.out))
     try:

@@ -37,6 +37,7 @@ from wmviz.core.sql_window_time import ShiftZone, timestamp_text, window_start
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.timetext import TimedText
 from wmviz.core.types import MIN_MS
+from wmviz.core.windows import ScenarioError
 
 Key = tuple[SqlValue, ...]
 WindowConfig = WindowRankConfig | WindowDedupConfig
@@ -227,6 +228,14 @@ class SqlWindowRank:
                 continue
             if x is None or y is None:
                 return 1 if x is None else -1
+            if _kind(x) != _kind(y) or _kind(x) is None:
+                later = a if a.row > b.row else b
+                value = x if later is a else y
+                raise ScenarioError(
+                    later, name,
+                    f"{value!r} cannot be ordered with the window's other {name} values (ORDER BY {name} "
+                    "compares numbers with numbers or text with text)",
+                )  # fmt: skip
             less = x < y  # type: ignore[operator]
             return (1 if less else -1) if name in config.descending else (-1 if less else 1)
         return 0
@@ -256,3 +265,10 @@ def build(config: SqlOperatorKind, timers: TimerService) -> SqlWindowRank:
 
 
 __all__ = ["SqlWindowRank", "build"]
+
+
+def _kind(value: object) -> str | None:
+    """What ORDER BY compares a value as: a number, text, or nothing it can order (None)."""
+    if isinstance(value, str):
+        return "text"
+    return "number" if isinstance(value, int | float) else None

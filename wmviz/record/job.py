@@ -272,7 +272,7 @@ class JobRecording:
 def to_json(rec: JobRecording) -> dict[str, Any]:
     """The recording as one JSON object."""
     return {
-        **_header(rec),
+        **header_json(rec),
         "series": [
             {
                 "vertex": k[0],
@@ -291,7 +291,7 @@ def series_order(rec: JobRecording) -> list[SeriesKey]:
     return sorted(rec.series, key=lambda k: (k[:3], k[3] or ""))
 
 
-def _header(rec: JobRecording) -> dict[str, Any]:
+def header_json(rec: JobRecording) -> dict[str, Any]:
     """Every member of the JSON form but its series: the plan, the configuration, the notes."""
     return {
         "format": FORMAT,
@@ -317,7 +317,7 @@ def write_recording(rec: JobRecording, path: Path, columnar: bool = False) -> No
     interrupted recorder never sees half a file, and a killed run's work file is cleared later.
     `columnar`: as an Arrow file (`wmviz.record.job_columnar`), else as one JSON object."""
     if columnar:
-        header = _header(rec)
+        header = header_json(rec)
         recording_of({**header, "series": []}, path.name)  # the plan as its reader will judge it
         write_columnar(header, rec.series, series_order(rec), path)
         return
@@ -340,8 +340,9 @@ def read_recording(path: Path) -> JobRecording:
                 )
         rec.series = series
         return rec
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise JobFormatError(f"{path.name}: larger than {MAX_FILE_BYTES >> 20} MB")
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise JobFormatError(too_large(path, size))
     try:
         text = path.read_text(encoding="utf-8")
         # The appended form (`job_lines`, what `record` writes as it samples), else one document.
@@ -352,6 +353,23 @@ def read_recording(path: Path) -> JobRecording:
     except (ValueError, UnicodeDecodeError) as err:
         raise JobFormatError(f"{path.name}: not JSON ({err})") from None
     return recording_of(body, path.name)
+
+
+def too_large(path: Path, size: int) -> str:
+    """Why a JSON recording is not read, and what reads it: the columnar form, read in place
+    (`wmviz convert` writes it from an appended recording line by line, `wmviz.record.job_stream`)."""
+    bound = MAX_FILE_BYTES >> 20
+    said = (
+        f"{path.name}: {size / (1 << 20):,.0f} MB is larger than the {bound} MB a JSON job recording may be"
+    )
+    with path.open("rb") as stream:
+        appended = '"layout"' in stream.readline(1 << 20).decode("utf-8", errors="replace")
+    if appended:
+        return (
+            f"{said}; convert it to the columnar form, which is read in place, and open that: "
+            f"wmviz convert {path.name} {path.with_suffix('.arrow').name}"
+        )
+    return f"{said}; write it in the columnar form (.arrow) where it is made"
 
 
 def recording_of(body: Any, name: str) -> JobRecording:

@@ -23,13 +23,26 @@ it judges any recording, so both forms have one set of rules.
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
+
+import numpy as np
 
 from wmviz.core.errors import BadInputError
 from wmviz.trace.jsonline import loads_strict
 from wmviz.trace.quote import show
 
 LAYOUT = "lines"
+MIN_LONG, MAX_LONG = -(2**63), 2**63 - 1
+MAX_PLAIN_NUMBER = 1 << 22
+"""Series numbers a plain sample may use (`record` numbers them from 0 as it meets them)."""
+_PLAIN_SAMPLE = re.compile(
+    r'\{"t":(-?[0-9]{1,19}),"v":\[(?:\[[0-9]{1,19},-?[0-9]{1,19}\](?:,(?=\[)|(?=\])))*\]'
+    r'(?:,"late_ms":-?[0-9]{1,19})?\}',
+    re.ASCII,
+)
+"""A sample line as `record` writes it (`job_append.line`): compact JSON, whole numbers only."""
 
 
 class LinesError(BadInputError, ValueError):
@@ -57,7 +70,7 @@ def header_of(text: str) -> Any:
 def body_of_lines(text: str, name: str) -> dict[str, Any]:
     """The whole-document body an appended recording holds (its header's, with the series)."""
     lines = text.split("\n")
-    read = _Lines(name, loads_strict(lines[0]))
+    read = LinesReader(name, loads_strict(lines[0]))
     if lines[-1]:
         read.notes.append(
             f"the last line ({len(lines[-1])} bytes) was cut off before its end; it is left out"
@@ -67,19 +80,23 @@ def body_of_lines(text: str, name: str) -> dict[str, Any]:
     return read.body()
 
 
-class _Lines:
+class LinesReader:
     """What the lines after the header have said so far."""
 
     def __init__(self, name: str, header: dict[str, Any]) -> None:
         self.name = name
         self.header = {k: v for k, v in header.items() if k != "layout"}
-        self.notes = list(self.header.get("notes", []))
+        self.notes = list(_list(self.header.get("notes", []), f"{name}: line 1", "notes"))
         self.keys: dict[int, list[Any]] = {}
         self.points: dict[int, list[list[Any]]] = {}
         self.inputs: list[Any] | None = None
+        self.declared = np.zeros(0, dtype=bool)
+        """Which series numbers below `MAX_PLAIN_NUMBER` were declared (a plain sample's check)."""
 
     def line(self, number: int, raw: str) -> None:
         """Read one line (numbered from 1, the header's)."""
+        if self.plain_sample(raw):
+            return
         where = f"{self.name}: line {number}"
         try:
             item = loads_strict(raw)
@@ -103,7 +120,37 @@ class _Lines:
         for pair in values:
             if not (isinstance(pair, list) and len(pair) == 2 and pair[0] in self.keys):
                 raise LinesError(f"{where}: {show(pair)} is not [a series number declared before, value]")
-            self.points[pair[0]].append([time_ms, pair[1]])
+            self.take(pair[0], time_ms, pair[1], where)
+
+    def plain_sample(self, raw: str) -> bool:
+        """A sample line as `record` writes it, read at once: True when it was. Only a line these
+        rules would take as it stands qualifies (compact, every number a whole number within a long,
+        every series number declared before, `late_ms` the only other member); any other line
+        returns False and is read by `line`'s rules, which say what is wrong with it."""
+        match = _PLAIN_SAMPLE.fullmatch(raw)
+        if match is None:
+            return False
+        time_ms = int(match.group(1))
+        if not MIN_LONG <= time_ms <= MAX_LONG:
+            return False
+        try:
+            pairs = np.array(json.loads(raw)["v"], dtype=np.int64).reshape(-1, 2)
+        except (ValueError, OverflowError):
+            return False
+        numbers = pairs[:, 0]
+        if numbers.size and (int(numbers.max()) >= len(self.declared) or not self.declared[numbers].all()):
+            return False
+        self.take_all(numbers, time_ms, pairs[:, 1])
+        return True
+
+    def take(self, number: int, time_ms: Any, value: Any, where: str) -> None:
+        """One point of series `number` (kept here; `job_stream` counts or places it instead)."""
+        self.points[number].append([time_ms, value])
+
+    def take_all(self, numbers: np.ndarray, time_ms: int, values: np.ndarray) -> None:
+        """A plain sample's points, in line order (`take` for each, unless a reader does better)."""
+        for number, value in zip(numbers.tolist(), values.tolist(), strict=True):
+            self.points[number].append([time_ms, value])
 
     def declare(self, entries: list[Any], where: str) -> None:
         """A series line: numbers given to series keys."""
@@ -114,6 +161,12 @@ class _Lines:
                 raise LinesError(f"{where}: series number {entry[0]} is declared twice")
             self.keys[entry[0]] = entry[1:]
             self.points[entry[0]] = []
+            if 0 <= entry[0] < MAX_PLAIN_NUMBER:
+                if entry[0] >= len(self.declared):
+                    grown = np.zeros(max(2 * len(self.declared), entry[0] + 1), dtype=bool)
+                    grown[: len(self.declared)] = self.declared
+                    self.declared = grown
+                self.declared[entry[0]] = True
 
     def body(self) -> dict[str, Any]:
         """The whole-document body: the header's, with the notes, the edges' inputs and the series."""

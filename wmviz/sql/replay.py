@@ -47,7 +47,7 @@ from wmviz.core.types import MAX_MS, MIN_MS, Profile, Status
 from wmviz.sql.job_shape import Branch, Group, ReplayRefused, groups_of
 from wmviz.sql.join_rows import JoinRows, join_rows, key_fields, row_key
 from wmviz.sql.model import SourceTable, SqlJob
-from wmviz.sql.rows import InputRow, ReplayInput
+from wmviz.sql.rows import InputRow, ReplayInput, RowsFileError
 from wmviz.sql.values import event_ms_of
 from wmviz.trace.timecells import parse_duration_ms
 
@@ -113,7 +113,7 @@ def job_trace(job: SqlJob, rows: ReplayInput) -> JobTrace:
         if line.table not in by_table:
             raise ReplayRefused(f"{rows.path}, line {line.line}: the job reads no table {line.table!r}")
         group, branch = by_table[line.table]
-        proc_ms = line.proc_ms if line.proc_ms is not None else proc_ms
+        proc_ms = _clock_at(rows.path, line, proc_ms, interval)
         if group.name in keys:
             key: str | None = row_key(line.values, keys[group.name][branch.input], line.line)
         else:
@@ -155,6 +155,26 @@ def _record_row(
         row=line.line, kind=Kind.RECORD, instance=group.name, input=branch.input, channel=branch.channel,
         event_ms=event_ms, proc_ms=proc_ms, key=key, payload=payload,
     )  # fmt: skip
+
+
+def _clock_at(path: str, line: InputRow, clock_ms: int, interval: int) -> int:
+    """The processing clock when the line's row arrives: its `proc_ms`, else the clock so far.
+    Processing time never goes back (a trace refuses a `proc_ms` that does), and one interval
+    after a row without one must still be a time (the clock passes it before the next line)."""
+    if line.proc_ms is not None and line.proc_ms < clock_ms:
+        raise RowsFileError(
+            path, line.line, "proc_ms",
+            f"{line.proc_ms} is before the processing clock's {clock_ms} ms here (the last proc_ms, "
+            f"plus {interval} ms after each line without one); processing time never goes back",
+        )  # fmt: skip
+    clock_ms = line.proc_ms if line.proc_ms is not None else clock_ms
+    if line.proc_ms is None and clock_ms > MAX_MS - interval:
+        raise RowsFileError(
+            path, line.line, None,
+            f"the processing clock ({clock_ms} ms) plus one watermark interval ({interval} ms) after "
+            "this row is past the largest time (2^63 - 1 ms)",
+        )  # fmt: skip
+    return clock_ms
 
 
 def _clock_row(instance: str, proc_ms: int) -> TraceRow:

@@ -117,9 +117,15 @@ def check_upload(name: str, size: int, limit: int | None = None, job_recording: 
     or columnar .arrow, told apart by its bytes), naming it and the limit."""
     limit = limit if limit is not None else limit_mb()
     if size > limit * 2**20:
+        instead = (
+            "`wmviz blame` and `wmviz lag` read it where it lies (an appended recording over 512 MB "
+            f"first converted: `wmviz convert {name} {Path(name).stem}.arrow`)"
+            if job_recording
+            else "run `python -m wmviz simulate` on the file"
+        )
         raise UploadError(
             f"{name}: {size / 2**20:,.1f} MB is over the upload limit of {limit:,} MB "
-            "(set WMVIZ_MAX_UPLOAD_MB to change it, or run `python -m wmviz simulate` on the file)"
+            f"(set WMVIZ_MAX_UPLOAD_MB to change it, or {instead})"
         )
     if not job_recording and not name.lower().endswith(".zip") and format_of(name) is None:
         known = ", ".join(FORMATS)

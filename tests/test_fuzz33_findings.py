@@ -1,0 +1,92 @@
+"""Issue 33's fuzz round (bench/fuzz.py --targets newest): each finding as its smallest input, run
+through the command line, ending in one clean line naming file, line and field (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from wmviz.cli.commands import main
+
+DATA = Path(__file__).parent / "data" / "sql"
+
+
+def _run(capsys, *args: str) -> tuple[int, str]:
+    code = main(list(args))
+    return code, capsys.readouterr().err
+
+
+def test_an_appended_recordings_header_whose_notes_are_not_a_list_is_exit_2(tmp_path, capsys):
+    # recording-lines #0: `"notes": 5` in the header line was TypeError in job_lines (exit 1).
+    header = {"format": "wmviz-job/1", "layout": "lines", "notes": 5, "vertices": [], "edges": []}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(header) + "\n")
+    code, err = _run(capsys, "lag", str(path))
+    assert code == 2
+    assert "r.json: line 1: `notes` 5 is not a list" in err
+
+
+def test_a_proc_ms_going_back_in_a_rows_file_is_exit_2_not_an_unreadable_trace(tmp_path, capsys):
+    # sqlreplay #44: a row's proc_ms before the clock so far: `--trace-out` wrote a trace that
+    # `validate` refused (proc_ms decreasing); the replay now refuses the rows file's line.
+    rows = [json.loads(line) for line in (DATA / "window_rank.rows.jsonl").read_text().splitlines()]
+    rows[2]["proc_ms"] = 5_000
+    rows[4]["proc_ms"] = 10
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    shutil.copy(DATA / "window_rank.plan.json", tmp_path / "plan.json")
+    code, err = _run(
+        capsys, "sql", "replay", str(tmp_path / "plan.json"), str(tmp_path / "rows.jsonl"),
+        "--trace-out", str(tmp_path / "t.jsonl"),
+    )  # fmt: skip
+    assert code == 2
+    assert "rows.jsonl, line 5, field 'proc_ms': 10 is before the processing clock's 5200 ms" in err
+    assert not (tmp_path / "t.jsonl").exists()
+
+
+def test_a_processing_clock_at_the_largest_time_is_exit_2(tmp_path, capsys):
+    rows = [json.loads(line) for line in (DATA / "window_rank.rows.jsonl").read_text().splitlines()]
+    rows[0]["proc_ms"] = 2**63 - 1
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, err = _run(
+        capsys, "sql", "replay", str(DATA / "window_rank.plan.json"), str(tmp_path / "rows.jsonl")
+    )
+    assert code == 2
+    assert (
+        "rows.jsonl, line 2: the processing clock (9223372036854775807 ms) plus one watermark interval" in err
+    )
+
+
+def test_a_partition_count_in_superscript_digits_is_exit_2(capsys):
+    # plan #1939: `--partitions orders=²` passed str.isdigit and int() raised ValueError (exit 1).
+    plan = str(DATA / "orders_payments_window.plan.json")
+    code, err = _run(capsys, "plan", plan, "--partitions", "orders=²")
+    assert code == 2
+    assert "--partitions 'orders=²': expected TABLE=N with N a whole number of at least 1" in err
+
+
+def test_a_row_an_sql_operator_cannot_take_names_the_rows_files_line_and_field(tmp_path, capsys):
+    # sqlreplay #344: a text under SUM is the operator's ScenarioError, which the command line
+    # told as a trace's row (`args.trace`): AttributeError (exit 1).
+    text = (DATA / "orders_payments_window.rows.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in text]
+    at = next(i for i, r in enumerate(rows) if "refunded" in r.get("row", {}))
+    rows[at]["row"]["refunded"] = "0000-01-01 00:00:00"
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    plan = str(DATA / "orders_payments_window.plan.json")
+    code, err = _run(capsys, "sql", "replay", plan, str(tmp_path / "rows.jsonl"))
+    assert code == 2
+    said = f"rows.jsonl, line {at + 1}, field 'refunded': '0000-01-01 00:00:00' is not a number"
+    assert said in err
+
+
+def test_a_text_among_numbers_under_a_window_topns_order_by_names_its_line_and_field(tmp_path, capsys):
+    # sqlreplay #7880 (the 100,000-input round, seed 1): a price of text among numbers reached
+    # Python's `<` in the Window TopN's sort: TypeError (exit 1).
+    rows = [json.loads(line) for line in (DATA / "window_rank.rows.jsonl").read_text().splitlines()]
+    rows[8]["row"]["price"] = "+292278994-08-17 07:12:55.807"
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    plan = str(DATA / "window_rank.plan.json")
+    code, err = _run(capsys, "sql", "replay", plan, str(tmp_path / "rows.jsonl"))
+    assert code == 2
+    assert "rows.jsonl, line 9, field 'price': '+292278994-08-17 07:12:55.807' cannot be ordered" in err
