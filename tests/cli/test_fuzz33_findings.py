@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
+from tests.support import paths
 from wmviz.cli.commands import main
 
-DATA = Path(__file__).parent / "data" / "sql"
+DATA = paths.DATA / "sql"
 
 
 def _run(capsys, *args: str) -> tuple[int, str]:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
+from tests.support import paths
+
+BENCH = paths.REPO / "bench"
 sys.path.insert(0, str(BENCH))
 
 import fuzz  # noqa: E402
@@ -49,7 +50,7 @@ def test_the_markup_check_finds_a_tag_the_late_rows_box_would_draw(monkeypatch, 
 
     real = late_view.ledger_html
     monkeypatch.setattr(late_view, "ledger_html", lambda *a: real(*a) + '<img src="https://x.example/p.png">')
-    trace = Path(__file__).resolve().parent.parent / "sample_data" / "late-data-allowed-lateness.jsonl"
+    trace = paths.REPO / "sample_data" / "late-data-allowed-lateness.jsonl"
     said = fuzz_sql.late_box(trace, None, {"step": "0"})
     assert said is not None and "<img>" in said
     monkeypatch.undo()
