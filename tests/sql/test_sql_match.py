@@ -168,7 +168,7 @@ def test_a_row_a_define_cannot_compare_exits_2_naming_the_file_line_and_part(tmp
     code = cli.main(["sql", "replay", str(DATA / "match_basic.plan.json"), str(rows)])
     err = capsys.readouterr().err
     assert code == 2
-    assert "bad.rows.jsonl:2: column DEFINE: cannot be compared" in err
+    assert "bad.rows.jsonl, line 2, field 'DEFINE': cannot be compared" in err
     assert "Traceback" not in err
 
 

@@ -199,13 +199,11 @@ def told(err: WmvizError | OutputError, args: argparse.Namespace) -> list[str]:
     which say what follows from them too."""
     if isinstance(err, TraceValidationError):
         return [str(err), f"{_plural(err.total, 'error')}; nothing was simulated"]
-    if isinstance(err, ScenarioError):
-        # `wmviz sql replay` names its rows file (`rows`), whose line numbers its rows carry.
-        trace = getattr(args, "trace", None)
-        source, what = (trace, "trace") if trace is not None else (getattr(args, "rows", ""), "rows file")
+    if isinstance(err, ScenarioError) and isinstance(getattr(args, "trace", None), Path):
+        # A trace's row; `wmviz sql replay` names its rows file's line itself (wmviz/cli/sql.py).
         return [
-            f"{Path(str(source)).name}:{err.row.row}: column {err.column}: {err.reason}",
-            f"the {what} is valid, but the operator cannot process this row",
+            f"{args.trace.name}:{err.row.row}: column {err.column}: {err.reason}",
+            "the trace is valid, but the operator cannot process this row",
         ]
     return [f"error: {err}"]
 
