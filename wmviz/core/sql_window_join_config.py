@@ -9,9 +9,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from wmviz.core.fieldrules import choice, millis, names, text
-from wmviz.core.operator_kind import SqlOperatorKind
-from wmviz.core.sql_windows_config import WindowKind, sql_window_problems
+from wmviz.core.fieldrules import choice, names
+from wmviz.core.sql_windows_config import WindowTvfFields, sql_window_problems
 
 WindowJoinType = Literal["inner", "left", "right", "full", "semi", "anti"]
 """The joins Flink 2.3.0 plans as a window join: SEMI is `IN`/`EXISTS`, ANTI `NOT IN`/`NOT EXISTS`."""
@@ -24,7 +23,7 @@ WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class WindowJoinConfig(SqlOperatorKind):
+class WindowJoinConfig(WindowTvfFields):
     """Flink SQL's window join of input L with input R, both cut into the same TUMBLE, HOP or
     CUMULATE windows by a window table function: per key and window, each side's rows wait until the
     combined watermark passes the window's end, then the window is joined and forgotten (docs/rules.md,
@@ -41,19 +40,6 @@ class WindowJoinConfig(SqlOperatorKind):
             " that has (has no) match",
         ),
     )
-    window: WindowKind = field(
-        default="tumble", metadata=choice(WindowKind, "both sides' window table function")
-    )
-    size_ms: int = field(metadata=millis("the window's length (CUMULATE: its largest size)", minimum=1))
-    slide_ms: int | None = field(
-        default=None, metadata=millis("HOP: how far apart windows start; size is a multiple of it", minimum=1)
-    )
-    step_ms: int | None = field(
-        default=None,
-        metadata=millis("CUMULATE: how much each window grows; size is a multiple of it", minimum=1),
-    )
-    offset_ms: int = field(default=0, metadata=millis("shifts every window's start; |offset| < size"))
-    zone: str = field(default="UTC", metadata=text("the session time zone the windows are cut in (UTC only)"))
     left_key: tuple[str, ...] = field(metadata=names("the left input's join-key columns, in key order"))
     right_key: tuple[str, ...] = field(metadata=names("the right input's join-key columns, in key order"))
     left_columns: tuple[str, ...] = field(

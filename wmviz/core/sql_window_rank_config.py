@@ -10,37 +10,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
-from wmviz.core.fieldrules import choice, count, millis, names, text
-from wmviz.core.operator_kind import SqlOperatorKind
-from wmviz.core.sql_windows_config import _known_zone as known_zone
+from wmviz.core.fieldrules import choice, count, names, text
+from wmviz.core.sql_windows_config import WindowKind, WindowTvfFields, window_tvf_problems
 
 Keep = Literal["first", "last"]
-TableFunction = Literal["tumble", "hop", "cumulate"]
+TableFunction = WindowKind
+"""The window table functions these operators read (the window aggregate's own kinds)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class WindowTumbleFields(SqlOperatorKind):
-    """The windows both operators cut rows into (the window table function before them: TUMBLE,
-    or HOP and CUMULATE, which copy a row into each window holding it)."""
+class WindowTumbleFields(WindowTvfFields):
+    """What both operators read besides their windows (`WindowTvfFields`: the window table function
+    before them, TUMBLE, or HOP and CUMULATE, which copy a row into each window holding it)."""
 
-    window: TableFunction = field(
-        default="tumble", metadata=choice(TableFunction, "the window table function")
-    )
-    size_ms: int = field(metadata=millis("the window's length (CUMULATE: its largest size)", minimum=1))
-    slide_ms: int | None = field(
-        default=None, metadata=millis("HOP: how far each window starts after the one before", minimum=1)
-    )
-    step_ms: int | None = field(
-        default=None, metadata=millis("CUMULATE: how much each window grows by", minimum=1)
-    )
-    offset_ms: int = field(default=0, metadata=millis("shifts every window's start; |offset| < size"))
-    zone: str = field(
-        default="UTC",
-        metadata=text(
-            "the session time zone the windows are cut in: table.local-time-zone for a TIMESTAMP_LTZ"
-            " time attribute, UTC for a TIMESTAMP one"
-        ),
-    )
     partition_by: tuple[str, ...] = field(
         default=(), metadata=names("PARTITION BY besides window_start and window_end")
     )
@@ -85,24 +67,7 @@ def window_rank_problems(config_values: dict[str, object]) -> list[tuple[str, st
     """The cross-field rules of both configs, as (field, reason) pairs: the step each table
     function needs, Flink's assigners' offset rule, a zone wmviz knows, DESC columns that are sort
     columns."""
-    out: list[tuple[str, str]] = []
-    size, offset = config_values.get("size_ms"), config_values.get("offset_ms") or 0
-    window = config_values.get("window", "tumble")
-    for kind, name, what in (("hop", "slide_ms", "a HOP window needs its slide"),
-                             ("cumulate", "step_ms", "a CUMULATE window needs its step")):  # fmt: skip
-        given = config_values.get(name)
-        if window == kind and not isinstance(given, int):
-            out.append((name, what))
-        elif window != kind and given is not None:
-            out.append((name, f"only a {kind.upper()} window has one"))
-    step = config_values.get("step_ms")
-    if window == "cumulate" and isinstance(size, int) and isinstance(step, int) and size % step:
-        out.append(("size_ms", f"a CUMULATE window's largest size is a whole number of steps ({step} ms)"))
-    if isinstance(size, int) and isinstance(offset, int) and abs(offset) >= size:
-        out.append(("offset_ms", f"|offset| must be below the size ({size} ms), as Flink requires"))
-    zone = config_values.get("zone")
-    if not isinstance(zone, str) or not known_zone(zone):
-        out.append(("zone", f"{zone!r} is not a time zone wmviz knows (UTC, Europe/Berlin, ...)"))
+    out = window_tvf_problems(config_values, whole_slides=False)
     order, descending = config_values.get("order_by"), config_values.get("descending")
     order_names = set(order) if isinstance(order, (tuple, list)) else set()
     stray = (
