@@ -185,7 +185,7 @@ def test_filters_and_fate_names(tmp_path):
     assert [e.event_ms for e in select(ledger, late_only=True)] == [3, 3]
     assert select(ledger, instance="nope") == []
     assert parse_fate("added-late") is Fate.ADDED_LATE and parse_fate(" Dropped") is Fate.DROPPED
-    with pytest.raises(ValueError, match="kept, added late, dropped"):
+    with pytest.raises(ValueError, match="kept, added-late, dropped"):
         parse_fate("lost")
 
 

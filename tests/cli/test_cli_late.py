@@ -57,7 +57,7 @@ def test_readable_times_on_an_epoch_trace(capsys, tmp_path):
 def test_a_bad_fate_and_a_bad_cell_are_one_line_naming_what_exit_2(capsys, tmp_path):
     code, out, err = run_cli(capsys, "late", "late-data-allowed-lateness", "--fate", "lost")
     assert (code, out) == (2, "")
-    assert err == "error: --fate 'lost' is not a fate; choose one of: kept, added late, dropped\n"
+    assert err == "error: --fate 'lost' is not a fate; choose one of: kept, added-late, dropped\n"
     bad = tmp_path / "bad.jsonl"
     config = {"operator": {"type": "window", "size_ms": 5}}
     bad.write_text(

@@ -228,7 +228,9 @@ def parse_fate(text: str) -> Fate:
     choices otherwise."""
     fate = FATES.get(text.strip().lower().replace("-", " ").replace("_", " "))
     if fate is None:
-        raise BadValue(f"{text!r} is not a fate; choose one of: {', '.join(FATES)}")
+        # Said as the CLI's help spells them (`added-late`, one word on a command line).
+        names = ", ".join(name.replace(" ", "-") for name in FATES)
+        raise BadValue(f"{text!r} is not a fate; choose one of: {names}")
     return fate
 
 
