@@ -9,14 +9,16 @@ pipeline runs that trace. The watermark of every plan node is then read off the 
 (`NodeWatermarks`): a node on one table's branch carries what that table's source (or assigner)
 sent, a node at or after the meeting point carries the meeting operator's output (an interval
 join's held back by its bounds). A one-table group's instance runs, as its operator, the first SQL
-operator on its path the core models (`job_shape.SqlStage`); each step's `StepState` keeps the
-rows it output and the rows it dropped late, which `wmviz.sql.rowflow` carries to the sinks; an
-interval join's group keeps its join's output rows, made SQL's by `wmviz.sql.join_rows`.
+operator on its path the core models (`job_shape.SqlStage`); a two-table group's, the operator
+where they meet (the temporal join, the window join; an interval join's rows are made SQL's by
+`wmviz.sql.join_rows`). Each step's `StepState` keeps the rows the operator output, in order with
+the watermarks it forwarded (`flow`, which feeds operators in series, `wmviz.sql.chain`), and the
+rows it dropped late, by metric; `wmviz.sql.rowflow` carries them to the sinks.
 
 What is not replayed is refused by name (`ReplayRefused`), never approximated: a source whose
 watermark expression wmviz does not evaluate, `SOURCE_WATERMARK()` (the connector's own logic),
-operators that change watermarks in ways not modelled here (a regular or temporal join meeting two
-tables, a second join after the first, a mini-batch assigner).
+operators that change watermarks in ways not modelled here (a regular join meeting two tables, a
+second meeting after the first, a mini-batch assigner).
 """
 
 from __future__ import annotations
