@@ -35,7 +35,7 @@ from wmviz.core.sql_rows import LATE_METRIC, Fate, RowFate, SqlOutput, SqlValue,
 from wmviz.core.sql_window_rank_config import WindowDedupConfig, WindowRankConfig
 from wmviz.core.sql_window_time import ShiftZone, timestamp_text, window_start
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
-from wmviz.core.timetext import TimedText
+from wmviz.core.timetext import TimedText, Times
 from wmviz.core.types import MIN_MS
 from wmviz.core.windows import ScenarioError
 
@@ -99,7 +99,7 @@ class SqlWindowRank:
             if end in late:
                 self.drop_late(row, end, log, say=not kept and end == late[0])
             else:
-                self.keep(row, end, log, say=end == kept[0], late=late)
+                self.keep(row, end, log, say=end == kept[0], late=late, kept=kept)
 
     def on_watermark(self, watermark_ms: int, log: StepLog) -> None:
         self.flush(watermark_ms, log)
@@ -140,25 +140,38 @@ class SqlWindowRank:
     # ---- SQL-R2: the buffer ---------------------------------------------------------------------
 
     def keep(
-        self, row: TraceRow, end: int, log: StepLog, *, say: bool = True, late: Sequence[int] = ()
+        self,
+        row: TraceRow,
+        end: int,
+        log: StepLog,
+        *,
+        say: bool = True,
+        late: Sequence[int] = (),
+        kept: Sequence[int] = (),
     ) -> None:
         """SQL-R2: the copy waits in the buffer for its key and window (`say`: its row's fate is
-        told here: kept, or added late when some of its windows had fired, SQL-R5)."""
+        told here, naming every window it waits in, `kept`: kept, or added late when some of its
+        windows had fired, SQL-R5)."""
         columns = columns_of(row)
         key = tuple(columns.get(name) for name in self.config.partition_by)
-        start = self.start_of(end)
         shown = self.key_text(key)
+        waits = [(self.start_of(e), e) for e in (kept or (end,))]
+        noun = "window" if len(waits) == 1 else "windows"
+
+        def into(t: Times) -> str:
+            return f"into {noun} {', '.join(f'[{t(a)}, {t(b)})' for a, b in waits)} of key {shown}"
+
         if say and late:
             fired = tuple(late)
             why = TimedText.of(
                 lambda t: (
                     f"late for the window(s) ending {', '.join(t(e) for e in fired)} (dropped there,"
-                    f" counted); into window [{t(start)}, {t(end)}) of key {shown}, not yet fired"
+                    f" counted); {into(t)}, not yet fired"
                 )
             )
             log.notes.append(RowFate(row, Fate.ADDED_LATE, "SQL-R5", why))
         elif say:
-            why = TimedText.of(lambda t: f"into window [{t(start)}, {t(end)}) of key {shown}")
+            why = TimedText.of(into)
             log.notes.append(RowFate(row, Fate.KEPT, "SQL-R2", why))
         self.buffer.setdefault((key, end), []).append(row)
 
