@@ -18,6 +18,7 @@ from wmviz.core.types import Profile
 from wmviz.core.windows import ScenarioError
 from wmviz.disk import refuse_overlap
 from wmviz.record.job import write_recording
+from wmviz.sql.chain import StageRun
 from wmviz.sql.dead_letter import dead_letter_accounts
 from wmviz.sql.errors import PlanError
 from wmviz.sql.load import read_plan_file
@@ -56,6 +57,13 @@ def add_sql_parser(sub) -> None:
         help="also write the replay as a wmviz trace (.jsonl, with its config) the page steps through; "
         "for a job whose watermarks form one group",
     )
+    replay.add_argument(
+        "--stage-traces",
+        type=Path,
+        metavar="DIR",
+        help="also write, into DIR, the trace each operator in series ran (fed by another SQL operator's "
+        "rows and watermarks): `wmviz late` on one gives that operator's late-row ledger",
+    )
     replay.add_argument("--profile", choices=[p.value for p in Profile], default=Profile.FLINK_1X_2X.value)
 
 
@@ -80,9 +88,12 @@ def _replay(job: SqlJob, rows: ReplayInput, args: argparse.Namespace) -> None:
     if args.out is not None:
         running = [s for s in states if s.step < rows.end_step]
         write_recording(recording_of(job, running, args.job.stem), args.out)
-    lines: list[Line] = [*replay_lines(job, rows, states), *watermark_changes(job, states)]
+    runs: dict[str, StageRun] = {}
+    lines: list[Line] = [*replay_lines(job, rows, states, runs), *watermark_changes(job, states)]
     lines.sort(key=lambda line: line.step)  # stable: a step's rows, then its drops, then its watermarks
     _print(lines, rows_not_replayed(job), rows, args)
+    if args.stage_traces is not None:
+        _write_stage_traces(runs, args)
     for account in dead_letter_accounts(job, lines, states):
         print(json.dumps(account.as_json()) if args.json else account.sentence())
 
@@ -112,6 +123,24 @@ def _write_trace(job: SqlJob, rows: ReplayInput, args: argparse.Namespace) -> No
     except ReplayRefused as err:
         raise BadInput(f"--trace-out: {err}") from None
     write_trace(trace_rows, args.trace_out, "jsonl", config)
+
+
+def _write_stage_traces(runs: dict[str, StageRun], args: argparse.Namespace) -> None:
+    """Each operator in series as the trace it ran (`StageRun.stage_trace`), one file per plan node
+    (`stage-<node>.jsonl`) in `--stage-traces`; said when the job has none."""
+    out: Path = args.stage_traces
+    if not runs:
+        print(f"note: --stage-traces: no operator in series in {args.job.name}; nothing written")
+        return
+    if out.exists() and not out.is_dir():
+        raise BadInput(f"--stage-traces {out}: is a file, not a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    for node, run in sorted(runs.items(), key=lambda item: int(item[0]) if item[0].isdigit() else 0):
+        path = out / f"stage-{node}.jsonl"
+        refuse_overlap([("the job", args.job), ("the rows", args.rows)], [], ("--stage-traces", path))
+        config, trace_rows = run.stage_trace()
+        write_trace(trace_rows, path, "jsonl", config)
+        print(f"wrote {path} ({run.spec.operator}: `wmviz late {path}` gives its late-row ledger)")
 
 
 def _inputs(args: argparse.Namespace) -> tuple[SqlJob, ReplayInput]:

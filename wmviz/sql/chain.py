@@ -110,6 +110,9 @@ class StageRun:
         self.pipeline = InstancePipeline(spec.operator, config, profile, {INPUT: 1}, {(INPUT, 0)})
         self.received = 0
         """Rows received so far: a stage's input row is numbered by its arrival (1, 2, ...)."""
+        self.trace: list[TraceRow] = []
+        """Every row the stage ran, in order: its trace (`stage_trace`), which `wmviz late` reads for
+        the stage's own late-row ledger. As many as the rows and watermarks it was sent."""
 
     def feed(self, flow: Sequence[SqlOutput | int]) -> StageStep:
         """The rows and watermarks the operator before it sent during one step, in order; each row
@@ -150,7 +153,14 @@ class StageRun:
                 f"{self.spec.operator}: its time attribute {self.spec.time_field}: {exc}"
             ) from None
 
+    def stage_trace(self) -> tuple[ScenarioConfig, list[TraceRow]]:
+        """The stage as a trace: its config (the operator alone, fed on one channel) and every row
+        it ran. Run again (`wmviz simulate`, `wmviz late`), it is the same pipeline on the same rows,
+        so its ledger names this operator and rule for every row it dropped or added late."""
+        return self.pipeline.config, list(self.trace)
+
     def _run(self, row: TraceRow, out: StageStep) -> None:
+        self.trace.append(row)
         self.pipeline.run_row(row, explain=False)
         for event in self.pipeline.step_log.timeline:
             if isinstance(event, SqlOutput):

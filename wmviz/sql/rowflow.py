@@ -186,9 +186,12 @@ def _computed_before(job: SqlJob, group: Group, node: Node) -> str | None:
     return f"{node.name} (plan node {node.id}) reads {', '.join(missing)}, computed before it (not modelled)"
 
 
-def replay_lines(job: SqlJob, rows: ReplayInput, states: Iterable[StepState]) -> Iterator[SinkRow | DropLine]:
+def replay_lines(
+    job: SqlJob, rows: ReplayInput, states: Iterable[StepState], runs: dict[str, StageRun] | None = None
+) -> Iterator[SinkRow | DropLine]:
     """Every sink row (sinks in name order, each in arrival order) and every late drop, step by
-    step, as the oracle writes them."""
+    step, as the oracle writes them. `runs`, when given, receives each operator in series by its
+    plan node (read it once the lines are consumed: each stage's trace, `StageRun.stage_trace`)."""
     plans = group_rows(job)
     inputs: dict[int, list[InputRow]] = {}
     for line in rows.lines:
@@ -196,7 +199,7 @@ def replay_lines(job: SqlJob, rows: ReplayInput, states: Iterable[StepState]) ->
             inputs.setdefault(line.step, []).append(line)
     before: Mapping[str, int] = {}
     """Each node's watermark before the step's rows (what a Calc's CURRENT_WATERMARK reads)."""
-    runs: dict[str, StageRun] = {}
+    runs = {} if runs is None else runs
     """The operators in series, each in its own pipeline, kept from step to step."""
     for state in states:
         carried: list[SinkRow | None] = []

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from wmviz.core.channel_generators import makes_generators
 from wmviz.core.scenario import ScenarioConfig
 from wmviz.trace.check import PHASE_GENERATED, PHASE_HEADER, PHASE_PROC, PHASE_SEQ
 from wmviz.trace.errors import IssueCollector
@@ -224,7 +225,7 @@ def check_instances(
         return
     if order_known:
         _check_proc_ms(table, instances, unit, collector)
-    if config_ok and config.generator is not None:
+    if config_ok and makes_generators(config.generator):  # SOURCE_WATERMARK(): the rows carry them
         _check_generated(table, unit, collector)
 
 
