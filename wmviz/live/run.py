@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from wmviz.core.errors import BudgetExceeded, Refused
 from wmviz.core.scenario import ScenarioConfig, Trace, TraceRow
 from wmviz.live.clicks import ClickLog
 from wmviz.live.folders import new_work, server_root, sweep_stale
@@ -165,7 +166,7 @@ def new_registry(base: Path) -> LiveSlots[LiveRun]:
     return slots
 
 
-class LiveBusy(Exception):
+class LiveBusy(BudgetExceeded):
     """Every live slot of this server is taken (`WMVIZ_MAX_LIVE`)."""
 
     def __init__(self, most: int) -> None:
@@ -175,7 +176,7 @@ class LiveBusy(Exception):
         )
 
 
-class LiveStartFailed(Exception):
+class LiveStartFailed(Refused):
     """The query could not start (Spark did not, or the query failed): its slot and folder are
     given back."""
 
