@@ -270,9 +270,9 @@ def test_sql_replay_gives_every_sink_row_drop_and_watermark_of_real_flink(case, 
 
 def test_a_replay_that_skips_the_sinks_projection_is_caught(real_runs, monkeypatch):
     """The Calc before the sink planted as passing rows unprojected: the columns come out wrong."""
-    from wmviz.sql import rowflow
+    from wmviz.sql import routes  # where rowflow's routes are followed (wmviz/sql/routes.py)
 
-    monkeypatch.setattr(rowflow, "_through", lambda node: ((), None))
+    monkeypatch.setattr(routes, "_through", lambda node: ((), None))
     assert replay_disagreements("win_tumble", real_runs) != []
 
 
