@@ -17,9 +17,9 @@ from tests.conftest import REPO, require_flink
 from tools.flink.record.alignment import AlignTrace, Harness, align_config, first_difference, flink_steps
 from tools.flink.valve.jar import flink_jar_path
 from tools.flink.window.idleness import sent_tokens
-from wmviz.core.pipeline import StepResult
 from wmviz.core.scenario import Kind, Trace
 from wmviz.core.simulate import simulate
+from wmviz.core.step_result import StepResult
 from wmviz.core.story import explain_step
 from wmviz.core.types import EmittedWatermark, StatusInput, WatermarkInput
 from wmviz.store.incidents import built_in_incidents

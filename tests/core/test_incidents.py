@@ -14,9 +14,9 @@ import pytest
 
 from tests.conftest import REPO
 from wmviz.core.operator_log import Cause, Dropped, JoinOutput, RowKind, WindowOutput
-from wmviz.core.pipeline import StepResult
 from wmviz.core.scenario import Kind, Trace, TraceRow
 from wmviz.core.simulate import Simulation, simulate
+from wmviz.core.step_result import StepResult
 from wmviz.core.types import MAX_MS, EmittedStatus, EmittedWatermark, Profile, Status, StatusInput
 from wmviz.store.incidents import (
     DEFAULT_INCIDENT,

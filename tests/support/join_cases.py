@@ -7,8 +7,8 @@ from pathlib import Path
 
 from tests.conftest import CONFORMANCE, load_cases
 from wmviz.core.operator_log import JoinOutput, OutputWatermark
-from wmviz.core.pipeline import StepResult
 from wmviz.core.simulate import simulate
+from wmviz.core.step_result import StepResult
 from wmviz.trace.readers import read_trace
 
 

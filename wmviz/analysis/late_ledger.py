@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 from wmviz.core.errors import BadValue
 from wmviz.core.operator_log import Dropped, JoinOutput, OperatorOutput, WindowOutput
-from wmviz.core.pipeline import StepResult
 from wmviz.core.scenario import IntervalJoinConfig, ScenarioConfig, WindowConfig
 from wmviz.core.sql_rows import Fate, RowFate, SqlOutput
+from wmviz.core.step_result import StepResult
 from wmviz.core.story import describe_sql_output
 from wmviz.core.timetext import RAW, Times, duration
 from wmviz.core.types import MIN_MS

@@ -13,9 +13,7 @@ Order within a trace row (docs/rules.md: "Generation", "Idleness", JW1, JW2):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from wmviz.core.account import StepAccount, account_step
+from wmviz.core.account import account_step
 from wmviz.core.alignment import HeldRecord
 from wmviz.core.budgets import generated_channels_reason
 from wmviz.core.channel_generators import (
@@ -30,10 +28,7 @@ from wmviz.core.generator import ProbeResult
 from wmviz.core.interval_join import IntervalJoin
 from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.core.operator_log import (
-    Dropped,
-    OperatorOutput,
     OutputWatermark,
-    StepEvent,
     StepLog,
 )
 from wmviz.core.probe_schedule import PROBE_BURST, ProbeSchedule
@@ -54,7 +49,8 @@ from wmviz.core.sql_assigner import WatermarkAssigner
 from wmviz.core.sql_minibatch import MiniBatchAssigner, MiniBatchHeld
 from wmviz.core.sql_operators import SqlOperator, build_sql_operator
 from wmviz.core.sql_rows import said_watermark
-from wmviz.core.timers import FiredTimer, TimeDomain, TimerRegistration, TimerService
+from wmviz.core.step_result import StepResult, ValveStep, ValveStepFields
+from wmviz.core.timers import TimeDomain, TimerService
 from wmviz.core.types import (
     Emission,
     EmittedWatermark,
@@ -68,59 +64,7 @@ from wmviz.core.valve import Outcome, Valve
 from wmviz.core.windows import ScenarioError, WindowOperator
 
 PENDING_LISTED = 10_000
-
-
-@dataclass(frozen=True, slots=True)
-class ValveStep:
-    """One input the valve of `input` processed during a row: the row's own, or a generated one."""
-
-    input: str
-    valve_input: ValveInput
-    generated: bool
-    emissions: tuple[Emission, ...]
-    account: StepAccount | None
-    outcome: Outcome
-
-
-ValveStepFields = tuple[str, ValveInput, bool, tuple[Emission, ...], StepAccount | None, Outcome]
-"""A ValveStep's fields in order, as `run_row` keeps them."""
-
-
-@dataclass(frozen=True, slots=True)
-class StepResult:
-    """Everything one trace row caused in its instance, in order."""
-
-    step: int
-    instance: str
-    row: TraceRow
-    out: tuple[Emission, ...]
-    """The valve's emissions (one input) or the combined input's (two inputs), as the transcript's `out`."""
-    valve_steps: tuple[ValveStep, ...]
-    emit: tuple[OperatorOutput, ...]
-    dropped: tuple[Dropped, ...]
-    timers_registered: tuple[TimerRegistration, ...]
-    timers_fired: tuple[FiredTimer, ...]
-    probes: tuple[ProbeResult, ...]
-    notes: tuple[str, ...]
-    events: tuple[StepEvent, ...] = ()
-    """The operator's outputs, drops, timer registrations, firings and notes, in causal order."""
-    pending_timers: tuple[FiredTimer, ...] = ()
-    """Every timer still pending after the step, in firing order (filled when explaining, while at
-    most `PENDING_LISTED` are pending: ordering them all after every step would cost more than the
-    step)."""
-
-    @property
-    def emissions(self) -> tuple[Emission, ...]:
-        """Alias of `out`."""
-        return self.out
-
-    @property
-    def account(self) -> StepAccount | None:
-        """The account of the row's own valve input, when it had one and was explained."""
-        for vs in self.valve_steps:
-            if not vs.generated:
-                return vs.account
-        return None
+"""At most this many pending timers are listed on a step (`StepResult.pending_timers`)."""
 
 
 class InstancePipeline:

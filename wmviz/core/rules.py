@@ -31,7 +31,7 @@ from wmviz.core.sql_window_rules import SQL_WINDOW_RULES
 from wmviz.core.valve import Valve
 
 if TYPE_CHECKING:
-    from wmviz.core.pipeline import StepResult
+    from wmviz.core.step_result import StepResult
 
 VALVE = "valve"
 FLIP_38477 = "valve, flip-38477 only"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 
-from wmviz.core.pipeline import InstancePipeline, StepResult
+from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import IntervalJoinConfig, Kind, ScenarioConfig, Trace, TraceRow
+from wmviz.core.step_result import StepResult
 from wmviz.core.types import Profile
 
 __all__ = ["Simulation", "StepResult", "manual_channels", "simulate"]

@@ -26,10 +26,10 @@ from wmviz.core.operator_log import (
     ToldFate,
     WindowOutput,
 )
-from wmviz.core.pipeline import StepResult, ValveStep
 from wmviz.core.scenario import Kind, TraceRow
 from wmviz.core.splits import SplitEvent
 from wmviz.core.sql_rows import Fate, RowFate, SqlOutput
+from wmviz.core.step_result import StepResult, ValveStep
 from wmviz.core.timers import FiredTimer, TimerRegistration
 from wmviz.core.timetext import RAW, Times, duration, emission_text, input_text
 from wmviz.core.types import MIN_MS, EmittedWatermark

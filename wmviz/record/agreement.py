@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from wmviz.core.pipeline import StepResult
+from wmviz.core.step_result import StepResult
 from wmviz.core.timetext import Times
 from wmviz.core.types import MAX_MS, MIN_MS, EmittedWatermark
 from wmviz.trace.cellrules import reported_ms

@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from wmviz.core.pipeline import InstancePipeline, StepResult
+from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.scenario import TraceRow
+from wmviz.core.step_result import StepResult
 from wmviz.core.types import MIN_MS
 from wmviz.timeline.meta import TimelineSource
 from wmviz.timeline.tables import STEP_COLUMNS, TABLE_COLUMNS

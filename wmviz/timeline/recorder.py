@@ -22,8 +22,9 @@ from wmviz.core.operator_log import (
     StepEvent,
     WindowOutput,
 )
-from wmviz.core.pipeline import InstancePipeline, ValveStepFields
+from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.sql_rows import SqlOutput
+from wmviz.core.step_result import ValveStepFields
 from wmviz.core.timers import FiredTimer, Timer, TimerRegistration
 from wmviz.core.types import MAX_MS, MIN_MS, Emission, Status, format_emission
 from wmviz.core.valve import Outcome

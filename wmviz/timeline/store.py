@@ -21,7 +21,8 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from wmviz import __version__
-from wmviz.core.pipeline import InstancePipeline, StepResult
+from wmviz.core.pipeline import InstancePipeline
+from wmviz.core.step_result import StepResult
 from wmviz.core.types import Profile
 from wmviz.timeline import keyframe
 from wmviz.timeline.checked_parts import CheckedPart, PartChanged, block_digests

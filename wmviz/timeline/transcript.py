@@ -21,9 +21,9 @@ from wmviz.core.alignment import (
     Report,
 )
 from wmviz.core.operator_log import Dropped, JoinOutput, OperatorOutput, SqlEvent, WindowOutput
-from wmviz.core.pipeline import StepResult
 from wmviz.core.scenario import TraceRow
 from wmviz.core.sql_rows import SqlOutput
+from wmviz.core.step_result import StepResult
 from wmviz.core.timers import FiredTimer, TimerRegistration
 from wmviz.core.timetext import RAW
 from wmviz.core.types import Emission, EmittedWatermark

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from wmviz.core.pipeline import InstancePipeline, StepResult
+from wmviz.core.pipeline import InstancePipeline
 from wmviz.core.splits import SplitReader, SplitState
+from wmviz.core.step_result import StepResult
 from wmviz.trace.cellrules import reported_ms
 from wmviz.view.timefmt import TimeFormat, raw
 
