@@ -80,7 +80,8 @@ def _round_trip(trace: Any, fmt: str, folder: str, reader: Reader) -> str | None
 
 
 def _write_and_read(trace: Any, out_fmt: str, folder: str, reader: Reader) -> str | None:
-    from wmviz.trace.config import config_to_dict, parse_config
+    from wmviz.trace.config import parse_config
+    from wmviz.trace.config_write import config_to_dict
     from wmviz.trace.writers import write_config, write_trace
 
     ext = {"csv": ".csv", "jsonl": ".jsonl", "compact": ".jsonl", "parquet": ".parquet"}[out_fmt]

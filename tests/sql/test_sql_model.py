@@ -17,7 +17,8 @@ from wmviz.core.sql_generator import SqlSourceGenerator
 from wmviz.core.sql_minibatch import MiniBatchAssigner
 from wmviz.core.story import explain_line
 from wmviz.core.types import MAX_MS, MIN_MS, Profile, Status, StatusInput, WatermarkInput
-from wmviz.trace.config import config_to_dict, parse_config
+from wmviz.trace.config import parse_config
+from wmviz.trace.config_write import config_to_dict
 from wmviz.trace.errors import TraceValidationError
 
 TS_MINUS_1 = Shifted(Column("ts"), -1)

@@ -20,7 +20,8 @@ from wmviz.core.sql_aggregates import parse_call
 from wmviz.core.sql_rows import Fate
 from wmviz.core.sql_window_time import ShiftZone
 from wmviz.core.sql_windows_config import SqlWindowConfig
-from wmviz.trace.config import config_to_dict, parse_config
+from wmviz.trace.config import parse_config
+from wmviz.trace.config_write import config_to_dict
 
 CALLS = (parse_call("SUM(v) AS s"), parse_call("COUNT(*) AS n"))
 

@@ -18,7 +18,7 @@ from wmviz.core.sql_expr import CastTo, Column, Shifted
 from wmviz.core.sql_rows import RowKind, SqlOutput
 from wmviz.core.timetext import TimedText
 from wmviz.core.types import MIN_MS
-from wmviz.trace.config import replace_field
+from wmviz.trace.config_write import replace_field
 from wmviz.trace.errors import TraceValidationError
 from wmviz.trace.readers import read_trace
 

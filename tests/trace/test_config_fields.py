@@ -21,7 +21,8 @@ from wmviz.core.scenario import (
 )
 from wmviz.core.types import Profile
 from wmviz.trace import TraceValidationError, config_to_dict, parse_config
-from wmviz.trace.config import JUDGING_ORDER, replace_field
+from wmviz.trace.config import JUDGING_ORDER
+from wmviz.trace.config_write import replace_field
 
 DECLARED = list(declared_fields(ScenarioConfig))
 OPERATOR_TYPES = (NoOperator, WindowConfig, IntervalJoinConfig)

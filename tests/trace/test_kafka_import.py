@@ -264,7 +264,8 @@ def test_bad_split_configs_are_named(tmp_path, splits, generator, message):
 
 
 def test_a_split_config_round_trips_through_the_config_writer():
-    from wmviz.trace.config import config_to_dict, parse_config
+    from wmviz.trace.config import parse_config
+    from wmviz.trace.config_write import config_to_dict
 
     raw = {"generator": {"emit": "periodic", "resume": "flip27-released", "splits": {"1": ["p1", "p4"]}}}
     config = parse_config(raw, "c.json")

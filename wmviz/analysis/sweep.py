@@ -46,7 +46,7 @@ from wmviz.core.scenario import Kind, ScenarioConfig, Trace, WindowConfig
 from wmviz.core.settings import MAX_SWEEP_COMBINATIONS
 from wmviz.core.timetext import duration
 from wmviz.timeline.local import instance_groups
-from wmviz.trace.config import replace_field
+from wmviz.trace.config_write import replace_field
 from wmviz.trace.quote import show
 from wmviz.trace.rowtable import grouped_table
 from wmviz.trace.timecells import parse_duration_ms

@@ -19,7 +19,7 @@ from pathlib import Path
 from wmviz.analysis.whatif_edit import Change, Configure, Delete, Edit, Insert, changed_row, inserted_row
 from wmviz.core.scenario import ScenarioConfig, Trace, TraceRow
 from wmviz.disk.atomic import write_file
-from wmviz.trace.config import replace_field
+from wmviz.trace.config_write import replace_field
 from wmviz.trace.readers import read_trace_bytes
 from wmviz.trace.writers import write_trace_bytes
 

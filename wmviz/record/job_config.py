@@ -25,7 +25,8 @@ from typing import Any, Literal
 
 from wmviz.core.errors import BadInputError
 from wmviz.core.scenario import ScenarioConfig
-from wmviz.trace.config import config_to_dict, parse_config
+from wmviz.trace.config import parse_config
+from wmviz.trace.config_write import config_to_dict
 from wmviz.trace.errors import TraceValidationError
 
 Clock = Literal["wall", "event"]

@@ -34,7 +34,8 @@ from wmviz.timeline.progress import Sink
 from wmviz.timeline.runner import RunSpec
 from wmviz.timeline.store import timeline_meta_fields, write_meta
 from wmviz.trace.check import PHASE_SEQ
-from wmviz.trace.config import config_to_dict, load_config_into
+from wmviz.trace.config import load_config_into
+from wmviz.trace.config_write import config_to_dict
 from wmviz.trace.errors import IssueCollector
 from wmviz.trace.rowtable import row_table
 from wmviz.trace.sources import Blob, TracePlan, plan_trace

@@ -17,7 +17,7 @@ from wmviz.core.scenario import Trace
 from wmviz.core.types import Profile
 from wmviz.timeline.runner import RunSpec, run_instance
 from wmviz.timeline.store import TimelineWriter, timeline_meta_fields, write_meta
-from wmviz.trace.config import config_to_dict
+from wmviz.trace.config_write import config_to_dict
 from wmviz.trace.rowtable import grouped_table
 
 DEFAULT_KEYFRAME_EVERY = 1000

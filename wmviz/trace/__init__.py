@@ -3,7 +3,8 @@
 Nothing here imports a UI or plotting library, so the command-line tool and tests stay light.
 """
 
-from wmviz.trace.config import config_to_dict, load_config, parse_config
+from wmviz.trace.config import load_config, parse_config
+from wmviz.trace.config_write import config_to_dict
 from wmviz.trace.errors import MAX_ISSUES, TraceIssue, TraceValidationError
 from wmviz.trace.readers import read_trace, read_trace_bytes
 from wmviz.trace.timecells import format_time_ms, parse_time_ms

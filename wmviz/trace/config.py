@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import fields, is_dataclass
-from typing import Any, NoReturn, cast
+from dataclasses import fields
+from typing import Any, cast
 
 from wmviz.core.fieldrules import (
     UNIT_WORDS,
     Check,
-    FieldSetter,
     Rule,
     default_of,
     is_required,
     rule_of,
-    setters_of,
 )
 from wmviz.core.scenario import (
     GeneratorConfig,
@@ -33,7 +31,7 @@ from wmviz.core.scenario import (
 )
 from wmviz.core.settings import MAX_CHANNELS, MAX_CONFIG_KB, MAX_SPLITS
 from wmviz.core.sql_aggregates import AggregateError, parse_call
-from wmviz.core.sql_expr import UnsupportedExpression, expr_from_json, expr_to_json
+from wmviz.core.sql_expr import UnsupportedExpression, expr_from_json
 from wmviz.core.types import Profile, fits_long
 from wmviz.trace.errors import IssueCollector
 from wmviz.trace.quote import show
@@ -151,19 +149,19 @@ class _ConfigParser:
         values: SectionValues = {}
         for name in _judging_order(cls):
             f, raw = declared[name], data.get(name)
-            value = _default(cls, f, values)  # null means absent
+            value = section_default(cls, f, values)  # null means absent
             if raw is not None:
                 rule = rule_of(f)
                 value = self.readers[rule.check](raw, prefix + name, rule, values)
                 if value is _REFUSED:
                     complete = complete and not is_required(f)
-                    value = _default(cls, f, values)
+                    value = section_default(cls, f, values)
             values[name] = value
         rules = SECTION_RULES.get(cls)
         # Every rule sees the values as judged; what they refuse is reset afterwards.
         for name, reason in list(rules(values, data)) if rules else []:
             self.issue(f"{prefix}{name}", reason)
-            values[name] = _default(cls, declared[name], values)
+            values[name] = section_default(cls, declared[name], values)
         return cls(**values) if complete else _REFUSED
 
     def unknown_keys(
@@ -419,15 +417,7 @@ def load_config_into(path: str | os.PathLike[str], collector: IssueCollector) ->
     return parse_config_into(obj, collector, file=file)
 
 
-def config_to_dict(config: ScenarioConfig) -> dict[str, Any]:
-    """The config as a JSON-ready dict holding only fields that differ from their defaults.
-
-    `parse_config(config_to_dict(c), ...) == c` for every valid config.
-    """
-    return _section_to_dict(config, typed=False)
-
-
-def _default(cls: type, declared: Any, values: SectionValues) -> Any:
+def section_default(cls: type, declared: Any, values: SectionValues) -> Any:
     """A field's default, as the section's `preset` (judged first) has it (`GeneratorConfig.presets`)."""
     if cls is GeneratorConfig and declared.name != "preset":
         return GeneratorConfig.preset_default(
@@ -436,85 +426,11 @@ def _default(cls: type, declared: Any, values: SectionValues) -> Any:
     return default_of(declared)
 
 
-def _section_to_dict(value: Any, typed: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": value.type_name} if typed else {}
-    known = {f.name: getattr(value, f.name) for f in fields(value)}
-    for f in fields(value):
-        item = getattr(value, f.name)
-        if is_required(f) or item != _default(type(value), f, known):
-            out[f.name] = _value_to_json(item, rule_of(f))
-    return out
-
-
-def _value_to_json(value: Any, rule: Rule) -> Any:
-    if rule.check is Check.PROFILE:
-        return value.value
-    if rule.check is Check.CHANNELS:
-        return dict(value)
-    if rule.check is Check.SPLITS:
-        return {str(ch): list(ids) for ch, ids in value}
-    if rule.check is Check.EXPRESSION:
-        return expr_to_json(value)
-    if rule.check is Check.NAMES:
-        return list(value)
-    if rule.check is Check.AGGREGATES:
-        return [call.spelled() for call in value]
-    if rule.check is Check.INPUT_SECTIONS:
-        return {name: _section_to_dict(section, typed=False) for name, section in value.items()}
-    if rule.check is Check.SECTION:
-        return _section_to_dict(value, typed=len(rule.sections) > 1)
-    return value
-
-
-def replace_field(config: ScenarioConfig, path: str, value: Any, source: str = "config") -> ScenarioConfig:
-    """A new validated config: `config` with the field at dotted `path` (`operator.size_ms`) set
-    to the JSON value `value` (None: its default), judged by the same rules as a config file.
-
-    Raises `TraceValidationError` naming the path: an unknown field, a field of another operator
-    type, a bad value, or a field of a section the config does not have (setting
-    `generator.out_of_orderness_ms` must not quietly add a generator).
-    """
-    data = config_to_dict(config)
-    *parents, leaf = path.split(".")
-    node: dict[str, Any] = data
-    current: Any = config
-    for depth, key in enumerate(parents):
-        where = ".".join(parents[: depth + 1])
-        if isinstance(current, dict) and key in current:
-            current = current[key]  # an input's section (`generators.L`)
-        elif is_dataclass(current) and key in {f.name for f in fields(current)}:
-            current = getattr(current, key)
-            if current is None:
-                _refuse(source, path, f"the config has no {where}")
-            if not (is_dataclass(current) or isinstance(current, dict)):
-                _refuse(source, path, f"{where} is a value, not a section")
-        else:
-            current = None  # an unknown name: the check below reports it
-        child = node.setdefault(key, {})
-        if not isinstance(child, dict):
-            _refuse(source, path, f"{where} is a value, not a section")
-        node = child
-    if (setting := setters_of(current).get(leaf)) is not None:
-        leaf, value = setting.sets, _setting_value(current, setting, path, value, source)
-    node[leaf] = value
-    return parse_config(data, source)
-
-
-def _setting_value(section: Any, setting: FieldSetter, path: str, value: Any, source: str) -> Any:
-    """The JSON value a `FieldSetter` writes into its field: `value` judged by the setting's rule (the
-    config's own check), then applied to the section (its refusal names the path)."""
+def judge_value(value: Any, path: str, rule: Rule, source: str) -> Any:
+    """`value` as the config's own check for `rule` reads it (the reader a config file's field
+    goes through), or `TraceValidationError` naming `path` in `source`."""
     collector = IssueCollector(source)
-    judged = _ConfigParser(collector, None, None).readers[setting.rule.check](value, path, setting.rule, {})
+    judged = _ConfigParser(collector, None, None).readers[rule.check](value, path, rule, {})
     if judged is _REFUSED:
         raise collector.error()
-    try:
-        applied = setting.apply(section, judged)
-    except ValueError as exc:
-        _refuse(source, path, str(exc))
-    return _value_to_json(applied, rule_of(next(f for f in fields(section) if f.name == setting.sets)))
-
-
-def _refuse(source: str, path: str, reason: str) -> NoReturn:
-    collector = IssueCollector(source)
-    collector.add(None, None, reason, field=path)
-    raise collector.error()
+    return judged

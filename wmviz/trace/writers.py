@@ -25,7 +25,7 @@ from wmviz.core.scenario import Kind, ScenarioConfig, Trace, TraceRow
 from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.disk.atomic import replacing_file, write_file
 from wmviz.trace.columns import STANDARD_COLUMNS
-from wmviz.trace.config import config_to_dict
+from wmviz.trace.config_write import config_to_dict
 from wmviz.trace.payload import payload_text
 from wmviz.trace.sources import FORMATS, PARQUET_CONFIG_KEY, format_of
 from wmviz.trace.timecells import format_time_ms

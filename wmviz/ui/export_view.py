@@ -20,7 +20,7 @@ from wmviz.report import CompareInput, ReportInput, build_report, chart_images
 from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.meta import TimelineMeta
 from wmviz.timeline.store import Timeline
-from wmviz.trace.config import config_to_dict
+from wmviz.trace.config_write import config_to_dict
 from wmviz.trace.readers import format_of, read_trace
 from wmviz.trace.writers import write_trace_bytes
 from wmviz.view.timefmt import DEFAULT, TimeFormat
