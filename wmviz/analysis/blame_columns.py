@@ -82,8 +82,12 @@ def over_times(rec: JobRecording, keys: Sequence[SeriesKey], times: np.ndarray) 
     seen = np.zeros((len(keys), size), bool)
     raw[rows[keep], place[keep]] = values[keep]
     seen[rows[keep], place[keep]] = True
-    latest = np.maximum.accumulate(np.where(seen, np.arange(size), -1), axis=1)
-    return np.take_along_axis(raw, np.maximum(latest, 0), axis=1), latest >= 0
+    gaps = np.flatnonzero(seen.any(axis=1) & ~seen.all(axis=1))  # rows not read at every sample
+    if len(gaps):  # carry each row's last value forward over the samples it has no point at
+        latest = np.maximum.accumulate(np.where(seen[gaps], np.arange(size), -1), axis=1)
+        raw[gaps] = np.take_along_axis(raw[gaps], np.maximum(latest, 0), axis=1)
+        seen[gaps] = latest >= 0
+    return raw, seen
 
 
 def twice_grew_at_least(values: np.ndarray, present: np.ndarray, times: np.ndarray) -> Matrix:
