@@ -68,10 +68,10 @@ def over_times(rec: JobRecording, keys: Sequence[SeriesKey], times: np.ndarray) 
     if isinstance(rec.series, ColumnarSeries):
         rows, at, values = rec.series.flat(keys)
     else:
-        found = [(row, t, v) for row, key in enumerate(keys) for t, v in rec.series.get(key, ())]
-        rows = np.array([f[0] for f in found], np.int64)
-        at = np.array([f[1] for f in found], np.int64)
-        values = np.array([f[2] for f in found], np.int64)
+        each = [np.array(rec.series.get(key) or (), np.int64).reshape(-1, 2) for key in keys]
+        rows = np.repeat(np.arange(len(keys), dtype=np.int64), [len(points) for points in each])
+        both = np.concatenate(each) if each else np.empty((0, 2), np.int64)
+        at, values = both[:, 0], both[:, 1]
     size = len(times)
     place = np.searchsorted(times, at, side="left")  # the first sample a point is read at
     cell = rows * (size + 1) + place
