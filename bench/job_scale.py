@@ -1,10 +1,17 @@
 """Whole-job recordings at scale: JSON against columnar, open, blame, page and peak memory.
 
-Generates a job recording of a given shape with `bench/blame.py`'s generator (a source of
-`--parallelism` subtasks with `--splits` FLIP-513 splits each, then a chain of vertices over HASH
-edges, `--samples` samples 10 s apart; split 0 of subtask 0 stalls half way and holds the job),
-writes it in both forms (`wmviz convert`'s writer: JSON, then the columnar .arrow), and then, in
-one interleaved run (JSON, columnar, JSON, columnar, ...), a fresh interpreter per measurement:
+Generates a job recording of a given shape (`write_job_lines`: a source of `--parallelism`
+subtasks with `--splits` FLIP-513 splits each, then a chain of vertices over HASH edges,
+`--samples` samples 10 s apart; split 0 of subtask 0 stalls half way and holds the job), with the
+series Flink reports for it: every subtask's `currentOutputWatermark`, every non-source subtask's
+`currentInputWatermark`, every source subtask's `sourceIdleTime` and, per split, its
+`currentWatermark` and `accumulatedIdleTimeMs`. It is written as appended JSON lines, a sample at
+a time (`wmviz.record.job_append.JobWriter`, what `wmviz record` writes), so neither the generator
+nor the import (`wmviz convert`, which streams lines: `wmviz.record.job_stream`) holds the whole
+recording; `--document` writes `bench/blame.py`'s leaner single JSON document instead (the
+earlier figures; source output and split series only). Then, in one interleaved run (JSON,
+columnar, JSON, columnar, ...; with `--baseline TREE` each measurement is taken in that tree too,
+right after this one's), a fresh interpreter per measurement:
 
 - open: `read_recording` (the JSON decode and series build, or the columnar header and mapping);
 - blame: `Walker(rec).blame(None, at)` at three moments (the first, the middle and the last
@@ -36,7 +43,9 @@ import sys
 import time
 from pathlib import Path
 
-from bench.blame import write_job
+from bench.blame import STEP_MS, T0, write_job
+from wmviz.record.job import Edge, JobRecording, Vertex
+from wmviz.record.job_append import JobWriter
 
 HERE = Path(__file__).resolve().parent.parent
 
@@ -93,13 +102,50 @@ print(json.dumps(out))
 """
 
 
-def run(recording: Path, timeout: float) -> dict:
-    """One fresh interpreter: open, blame at three moments, the page; its figures or why not."""
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
+def write_job_lines(path: Path, vertices: int, parallelism: int, splits: int, samples: int) -> int:
+    """The recording as appended lines, one sample at a time (see the module); its point count.
+    The watermarks are `bench/blame.py`'s: each source subtask 7 ms × its number behind, split k
+    3 ms × k more, split 0 of subtask 0 (or subtask 0 without splits) standing still from half way."""
+    plan = tuple(Vertex(f"v{v}", "Source: s" if v == 0 else f"op {v}", parallelism) for v in range(vertices))
+    edges = tuple(Edge(f"v{v - 1}", f"v{v}", "HASH") for v in range(1, vertices))
+    writer = JobWriter(JobRecording("bench", plan, edges, source="bench/job_scale.py"), path)
+    stall, points = samples // 2, 0
+    try:
+        for i in range(samples):
+            t = T0 + i * STEP_MS
+            sample: list[tuple[tuple[str, int, str, str | None], int]] = []
+            outs = []
+            for sub in range(parallelism):
+                held = min(i, stall) if sub == 0 else i
+                marks = [
+                    T0 + (held if k == 0 else i) * STEP_MS - 5_000 - 7 * sub - 3 * k for k in range(splits)
+                ]
+                for k, mark in enumerate(marks):
+                    sample.append((("v0", sub, "currentWatermark", f"s{sub}-{k}"), mark))
+                    sample.append((("v0", sub, "accumulatedIdleTimeMs", f"s{sub}-{k}"), 0))
+                out = min(marks) if marks else T0 + held * STEP_MS - 5_000 - 7 * sub
+                sample.append((("v0", sub, "sourceIdleTime", None), 0))
+                sample.append((("v0", sub, "currentOutputWatermark", None), out))
+                outs.append(out)
+            below = min(outs)
+            for v in range(1, vertices):
+                for sub in range(parallelism):
+                    sample.append(((f"v{v}", sub, "currentInputWatermark", None), below))
+                    sample.append(((f"v{v}", sub, "currentOutputWatermark", None), below))
+            writer.sample(t, sample)
+            points += len(sample)
+    finally:
+        writer.close()
+    return points
+
+
+def run(recording: Path, timeout: float, tree: Path = HERE) -> dict:
+    """One fresh interpreter in `tree`: open, blame at three moments, the page; its figures or why not."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
     try:
         proc = subprocess.run(
             [sys.executable, "-c", CHILD, str(recording)],
-            cwd=HERE, env=env, capture_output=True, text=True, timeout=timeout,
+            cwd=tree, env=env, capture_output=True, text=True, timeout=timeout,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
         return {"timeout": timeout}
@@ -135,12 +181,13 @@ def line(form: str, got: dict) -> str:
 
 
 def profile(recording: Path) -> None:
-    """Open + blame (three moments) + the page's graph, under cProfile: fractions of the total."""
+    """Open + blame (three moments) + the page (graph, budget), under cProfile: fractions of the total."""
     import cProfile
     import pstats
 
     from wmviz.analysis.blame import Walker
     from wmviz.analysis.job_moment import graph_at
+    from wmviz.analysis.lag_budget import LagBudget
     from wmviz.record.job import read_recording
 
     prof = cProfile.Profile()
@@ -149,11 +196,15 @@ def profile(recording: Path) -> None:
     walker = Walker(rec)
     for at in (walker.times[0], walker.times[len(walker.times) // 2], walker.times[-1]):
         walker.blame(None, at)
-    graph_at(walker, None, None)
+    graph = graph_at(walker, None, None)
+    if graph.chain:  # the page's budget, now and over 60 moments
+        budget = LagBudget(rec, walker)
+        budget.at(walker.vertex(graph.chain[0].vertex), None)
+        budget.over_time(walker.vertex(graph.chain[0].vertex), most=60)
     prof.disable()
     stats = pstats.Stats(prof)
     total = stats.total_tt  # type: ignore[attr-defined]
-    print(f"{recording.name} under cProfile: {total:.3f} s (open, walker, 3 blames, graph)")
+    print(f"{recording.name} under cProfile: {total:.3f} s (open, walker, 3 blames, graph, budget)")
     rows = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])[:12]  # type: ignore[attr-defined]
     for (file, number, func), (_, calls, tottime, _cum, _) in rows:
         print(f"  {tottime / total:6.1%}  {calls:>10,}  {Path(file).name}:{number} {func}")
@@ -169,19 +220,30 @@ def main() -> None:
     p.add_argument("--timeout", type=float, default=600.0)
     p.add_argument("--dir", type=Path, default=Path("/tmp/wmviz-job-scale"))
     p.add_argument("--forms", default="json,columnar", help="which forms to measure (json, columnar)")
+    p.add_argument("--document", action="store_true", help="bench/blame.py's single JSON document")
+    p.add_argument("--baseline", type=Path, help="another tree (e.g. a worktree of main) to measure too")
     p.add_argument("--profile", action="store_true")
     args = p.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
     stem = f"job-{args.vertices}x{args.parallelism}x{args.splits}x{args.samples}"
+    stem += "-document" if args.document else ""
     files = {"json": args.dir / f"{stem}.json", "columnar": args.dir / f"{stem}.arrow"}
     started = time.perf_counter()
-    write_job(files["json"], args.vertices, args.parallelism, args.splits, args.samples, False)
+    if args.document:
+        write_job(files["json"], args.vertices, args.parallelism, args.splits, args.samples, False)
+        points = "?"
+    else:
+        points = (
+            f"{write_job_lines(files['json'], args.vertices, args.parallelism, args.splits, args.samples):,}"
+        )
     print(
-        f"generated {files['json'].name} in {time.perf_counter() - started:.1f} s, this process's peak "
-        f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MB",
+        f"generated {files['json'].name} ({points} points) in {time.perf_counter() - started:.1f} s, "
+        f"this process's peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MB",
         flush=True,
     )
-    print(f"convert to columnar: {json.dumps(convert(files['json'], files['columnar']))}", flush=True)
+    print(
+        f"import (convert to columnar): {json.dumps(convert(files['json'], files['columnar']))}", flush=True
+    )
     print(
         f"{args.vertices} vertices × p{args.parallelism} × {args.splits} splits × {args.samples} samples: "
         f"JSON {files['json'].stat().st_size / 2**20:.1f} MB, columnar "
@@ -189,9 +251,11 @@ def main() -> None:
         flush=True,
     )
     forms = [f.strip() for f in args.forms.split(",") if f.strip()]
+    trees = [("", HERE)] + ([("base ", args.baseline.resolve())] if args.baseline else [])
     for i in range(args.repeat):
         for form in forms:
-            print(f"{i + 1} {line(form, run(files[form], args.timeout))}", flush=True)
+            for label, tree in trees:
+                print(f"{i + 1} {label}{line(form, run(files[form], args.timeout, tree))}", flush=True)
     print(f"load average {os.getloadavg()[0]:.1f}")
     if args.profile:
         profile(files["columnar"])

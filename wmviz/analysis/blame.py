@@ -27,10 +27,11 @@ Blame always finds the slowest path; it calls it a stall only past `LAG_THRESHOL
 watermark, or the starting vertex's output has stood still that long. Under it the answer is
 "nothing is stalled; the slowest path is ...".
 
-The cost is linear in what is read: a vertex's idleness at a moment is worked out once for all its
-subtasks, upstream first, with a stack rather than recursion; an all-to-all edge's channels are
-summed up once per upstream vertex and moment (its lowest and highest live output), not once per
-downstream subtask; a sample's place is a dict lookup.
+The cost is linear in what is read, once: what a hop reads (a vertex's outputs and idleness, its
+live spread, a subtask's choice of channel) is worked out for every sample time at once, a vertex
+at a time, in `wmviz.analysis.blame_columns.Columns`; a question at one moment is a lookup there,
+and a walk back in time ("held since", "still since", the budget's "stood still since") reads the
+start of its run from an array made in one pass (`run_starts`), not by asking every earlier sample.
 """
 
 from __future__ import annotations
@@ -45,15 +46,10 @@ from wmviz.analysis.blame_answer import (
     gap,
     healthy_ending,
 )
-from wmviz.core.types import MAX_MS, MIN_MS
-from wmviz.record.job import (
-    POINTWISE_STRATEGIES,
-    SOURCE_IDLE_TIME,
-    SPLIT_WATERMARK,
-    Edge,
-    JobRecording,
-    Vertex,
-)
+from wmviz.analysis.blame_columns import Columns
+from wmviz.analysis.blame_columns import all_to_all as all_to_all
+from wmviz.core.types import MIN_MS
+from wmviz.record.job import Edge, JobRecording, SeriesKey, Vertex
 from wmviz.record.samples import Topology
 
 # A choice at one hop: (watermark, input number or None, upstream vertex id, upstream subtask, split).
@@ -62,13 +58,9 @@ Choice = tuple[int, int | None, str, int, str | None]
 Spread = tuple[tuple[int, int] | None, int | None]
 
 
-def all_to_all(edge: Edge) -> bool:
-    """Whether every downstream subtask reads every upstream one (not Flink's pointwise pattern)."""
-    return edge.strategy.upper() not in POINTWISE_STRATEGIES
-
-
 class Walker:
-    """Answers, for one recording, what holds what at each sample time."""
+    """Answers, for one recording, what holds what at each sample time (read from `Columns`,
+    which works each reading out for every sample time at once)."""
 
     def __init__(self, rec: JobRecording) -> None:
         self.rec = rec
@@ -86,13 +78,8 @@ class Walker:
                 self._splits.setdefault((vid, subtask), []).append(split)
         for key, splits in self._splits.items():
             self._splits[key] = sorted(set(splits))  # `rec.splits_of`, for every subtask at once
-        self._idle: dict[tuple[str, int], bytes] = {}
         self._idle_after: dict[str, int | None] = {}
-        self._columns: dict[str, list[list[int | None]]] = {}
-        self._outputs: dict[tuple[str, int], list[int | None]] = {}
-        self._spread: dict[tuple[str, int], Spread] = {}
-        self._chosen: dict[tuple[str, int, int], Choice | None] = {}
-        self._leading: dict[int, int | None] = {}
+        self.columns = Columns(rec, self.times, self._splits, self.idle_after)
 
     def vertex(self, vid: str) -> Vertex:
         """A vertex by id."""
@@ -120,27 +107,24 @@ class Walker:
         return self.times[index - 1] if index else None
 
     def outputs(self, vid: str, t: int) -> list[int | None]:
-        """Every subtask's output watermark at t, from the vertex's columns (each subtask's output
-        at every sample, `JobRecording.outputs_over`, read once in one pass over its series)."""
-        key = (vid, t)
-        if key not in self._outputs:
-            if vid not in self._columns:
-                self._columns[vid] = [
-                    self.rec.outputs_over(vid, s, self.times) for s in range(self._by_id[vid].parallelism)
-                ]
-            index = self._place[t]
-            self._outputs[key] = [column[index] for column in self._columns[vid]]
-        return self._outputs[key]
+        """Every subtask's output watermark at t (`Columns.outputs`: its output, else its input
+        watermark, MAX once FINISHED)."""
+        values, present = self.columns.outputs(vid)
+        index = self._place[t]
+        return [
+            v if p else None
+            for v, p in zip(values[:, index].tolist(), present[:, index].tolist(), strict=True)
+        ]
 
     def output(self, vid: str, subtask: int, t: int) -> int | None:
         """The subtask's output watermark (its input watermark when it reports no output)."""
-        return self.outputs(vid, t)[subtask]
+        values, present = self.columns.outputs(vid)
+        index = self._place[t]
+        return int(values[subtask, index]) if present[subtask, index] else None
 
     def channels(self, edge: Edge, subtask: int) -> list[int]:
         """The upstream subtasks one subtask of the edge's target reads over it."""
-        return edge.channels(
-            subtask, self._by_id[edge.source].parallelism, self._by_id[edge.target].parallelism
-        )
+        return self.columns.channels(edge, subtask)
 
     def idle_after(self, vid: str) -> int | None:
         """After how long without records (`sourceIdleTime`) a source subtask is idle: its own
@@ -157,138 +141,65 @@ class Walker:
             self._idle_after[vid] = topology.idle_after_ms
         return self._idle_after[vid]
 
+    def split_mark(self, vid: str, subtask: int, split: str, t: int) -> tuple[int | None, bool]:
+        """(the split's watermark at t, whether it is idle then), `Columns.split_rows`'s rule."""
+        _, (marks, said), idle = self.columns.split_rows(vid)
+        row, index = self.columns.split_row(vid, subtask, split), self._place[t]
+        if row is None:
+            return None, False
+        return (int(marks[row, index]) if said[row, index] else None), bool(idle[row, index])
+
     def split_idle(self, vid: str, subtask: int, split: str, t: int) -> bool:
-        acc = self.rec.value_at((vid, subtask, "accumulatedIdleTimeMs", split), t)
-        before = self.previous(t)
-        if acc is not None and before is not None:
-            earlier = self.rec.value_at((vid, subtask, "accumulatedIdleTimeMs", split), before)
-            if earlier is not None:
-                return 2 * (acc - earlier) >= t - before
-        per_second = self.rec.value_at((vid, subtask, "idleTimeMsPerSecond", split), t)
-        return per_second is not None and per_second >= 500
+        """Whether the split is idle at t (see the module's rules)."""
+        return self.split_mark(vid, subtask, split, t)[1]
 
     def idle(self, vid: str, subtask: int, t: int) -> bool:
         """Whether the subtask is idle at t (see the module's rules)."""
-        return bool(self.idle_vector(vid, t)[subtask])
+        return bool(self.columns.idle(vid)[subtask, self._place[t]])
 
     def idle_vector(self, vid: str, t: int) -> bytes:
-        """Every subtask's idleness at t (1: idle), upstream vertices first, walked with a stack. A
-        vertex reached again while its own idleness is being worked out (a plan with a cycle) counts
-        as not idle there: nothing upstream says that channel is idle."""
-        stack, asking = [vid], set()
-        while stack:
-            top = stack[-1]
-            if (top, t) in self._idle:
-                stack.pop()
-                continue
-            ups = [
-                e.source
-                for edges in self._inputs[top].values()
-                for e in edges
-                if (e.source, t) not in self._idle and e.source not in asking
-            ]
-            if ups and top not in asking:
-                asking.add(top)
-                stack.extend(ups)
-                continue
-            self._idle[(top, t)] = self._idle_of(top, t)
-            asking.discard(top)
-            stack.pop()
-        return self._idle[(vid, t)]
-
-    def _idle_of(self, vid: str, t: int) -> bytes:
-        """One vertex's idleness vector, its upstream vertices' known (or being worked out)."""
-        parallelism = self._by_id[vid].parallelism
-        inputs = self._inputs[vid]
-        if inputs:
-            idle = bytearray(b"\x01") * parallelism
-            for edge in (e for edges in inputs.values() for e in edges):
-                up = self._idle.get((edge.source, t))
-                if up is None or (all_to_all(edge) and not all(up)):
-                    return bytes(parallelism)  # a cycle, or a live channel every subtask reads
-                if not all_to_all(edge):
-                    for s in range(parallelism):
-                        idle[s] = idle[s] and all(up[u] for u in self.channels(edge, s))
-        else:
-            idle = bytearray(parallelism)
-            for s in range(parallelism):
-                splits = self.splits_of(vid, s)
-                if splits:
-                    idle[s] = all(self.split_idle(vid, s, split, t) for split in splits)
-                else:
-                    idle_ms = self.rec.value_at((vid, s, SOURCE_IDLE_TIME, None), t)
-                    after = self.idle_after(vid)
-                    idle[s] = after is not None and idle_ms is not None and idle_ms >= after
-        for s in range(parallelism):
-            if idle[s] and self.rec.finished(vid, s, t):
-                idle[s] = 0  # it sent MAX: it holds nothing, and is no idle channel either
-        return bytes(idle)
+        """Every subtask's idleness at t (1: idle): `Columns.idle`, worked out for every sample."""
+        return self.columns.idle(vid)[:, self._place[t]].tobytes()
 
     def spread(self, vid: str, t: int) -> Spread:
         """The vertex's live outputs at t: the lowest (watermark, subtask) and the highest below MAX."""
-        key = (vid, t)
-        if key not in self._spread:
-            idle = self.idle_vector(vid, t)
-            live = [(w, s) for s, w in enumerate(self.outputs(vid, t)) if w is not None and not idle[s]]
-            high = max((w for w, _ in live if w < MAX_MS), default=None)
-            self._spread[key] = (min(live) if live else None, high)
-        return self._spread[key]
+        low_w, low_s, any_live, high, has_high = self.columns.spread(vid)
+        i = self._place[t]
+        low = (int(low_w[i]), int(low_s[i])) if any_live[i] else None
+        return low, (int(high[i]) if has_high[i] else None)
 
     def leading(self, t: int) -> int | None:
         """The job's leading watermark at t, the mark every "behind" is measured from: the highest
         below MAX of every live subtask's output and every live split's watermark."""
-        if t not in self._leading:
-            marks = [high for vid in self._by_id if (high := self.spread(vid, t)[1]) is not None]
-            for (vid, s), splits in self._splits.items():
-                for split in splits:
-                    wm = self.rec.value_at((vid, s, SPLIT_WATERMARK, split), t)
-                    if wm is not None and wm < MAX_MS and not self.split_idle(vid, s, split, t):
-                        marks.append(wm)
-            self._leading[t] = max(marks, default=None)
-        return self._leading[t]
+        values, found = self.columns.leading()
+        i = self._place[t]
+        return int(values[i]) if found[i] else None
 
     def choose(self, vid: str, subtask: int, t: int) -> Choice | None:
         """The channel (or split) holding the subtask at t: the lowest watermark, then the lowest
         input, upstream subtask and split id (as a valve, which takes the minimum, any tie holds).
-        An all-to-all edge offers its upstream vertex's lowest live output (`spread`)."""
-        key = (vid, subtask, t)
-        if key in self._chosen:
-            return self._chosen[key]
-        found: list[Choice] = []
-        for number, edges in self._inputs[vid].items():
-            for edge in edges:
-                if all_to_all(edge):
-                    low = self.spread(edge.source, t)[0]
-                    found += [(low[0], number, edge.source, low[1], None)] if low is not None else []
-                    continue
-                idle, outs = self.idle_vector(edge.source, t), self.outputs(edge.source, t)
-                for up in self.channels(edge, subtask):
-                    if (wm := outs[up]) is not None and not idle[up]:
-                        found.append((wm, number, edge.source, up, None))
-        if not self._inputs[vid]:
-            for split in self.splits_of(vid, subtask):
-                wm = self.rec.value_at((vid, subtask, SPLIT_WATERMARK, split), t)
-                if wm is not None and not self.split_idle(vid, subtask, split, t):
-                    found.append((wm, None, vid, subtask, split))
-        best = min(found, key=lambda c: (c[0], c[1] or 0, c[2], c[3], c[4] or "")) if found else None
-        self._chosen[key] = best
-        return best
+        An all-to-all edge offers its upstream vertex's lowest live output (`Columns.choices`)."""
+        mark, number, source, up, split, has = self.columns.choices(vid, subtask)
+        i = self._place[t]
+        if not has[i]:
+            return None
+        name = self.columns.split_names[int(split[i])]
+        return (
+            int(mark[i]),
+            int(number[i]) if self._inputs[vid] else None,
+            self.columns.vertex_ids[int(source[i])],
+            int(up[i]),
+            name or None,
+        )
 
-    def held_since(self, vid: str, subtask: int, t: int, choice: Choice) -> int:
-        """The first sample of the run, ending at t, in which the same channel held the subtask."""
-        index = self._place[t]
-        while index and (again := self.choose(vid, subtask, self.times[index - 1])) is not None:
-            if again[1:] != choice[1:]:
-                break
-            index -= 1
-        return self.times[index]
+    def held_since(self, vid: str, subtask: int, t: int) -> int:
+        """The first sample of the run, ending at t, in which the same channel held the subtask
+        (a lookup: `Columns.held_from` found every run's start in one pass)."""
+        return self.times[int(self.columns.held_from(vid, subtask)[self._place[t]])]
 
     def slowest_peer_since(self, vid: str, subtask: int, t: int) -> int:
         """At a source without split metrics: since when this subtask is its vertex's slowest."""
-        index = self._place[t]
-        while index and self.slowest_subtask(vid, self.times[index - 1]) == subtask:
-            index -= 1
-        return self.times[index]
+        return self.times[int(self.columns.peer_from(vid, subtask)[self._place[t]])]
 
     def slowest_subtask(self, vid: str, t: int, *, include_idle: bool = False) -> int | None:
         """The vertex's non-idle subtask with the lowest output watermark at t."""
@@ -301,22 +212,15 @@ class Walker:
     def stands_still(self, vid: str, t: int) -> bool:
         """The vertex's output (its slowest non-idle subtask's) did not advance since the previous
         sample. An idle subtask's frozen watermark holds nothing, so it does not count."""
-        before = self.previous(t)
-        if before is None:
-            return False
-        idle = self.idle_vector(vid, t)
-        live = [s for s in range(self._by_id[vid].parallelism) if not idle[s]]
-        now, then = self.outputs(vid, t), self.outputs(vid, before)
-        if not live or any(now[s] is None or then[s] is None for s in live):
-            return False
-        return min(now[s] or 0 for s in live) == min(then[s] or 0 for s in live) < MAX_MS
+        return bool(self.columns.stands_still(vid)[self._place[t]])
 
     def still_since(self, vid: str, t: int) -> int:
         """The sample from which the vertex's output stood still up to t (t itself if it moved)."""
-        index = self._place[t]
-        while index and self.stands_still(vid, self.times[index]):
-            index -= 1
-        return self.times[index]
+        return self.times[int(self.columns.still_from(vid)[self._place[t]])]
+
+    def same_since(self, key: SeriesKey, t: int) -> int:
+        """The first sample of the run, ending at t, over which the series read the same."""
+        return self.times[int(self.columns.same_from(key)[self._place[t]])]
 
     def default_vertex(self, t: int) -> Vertex:
         """The most downstream vertex whose output stands still at t; else the most downstream."""
@@ -360,7 +264,7 @@ class Walker:
                     Hop(name, subtask, None, None, wm, gap(lead, wm), t, f"nothing: every {what} is idle")
                 )
                 return hops, f"every {what} of {name!r} subtask {subtask} is idle", False
-            since = self.held_since(vid, subtask, t, choice)
+            since = self.held_since(vid, subtask, t)
             held_by = f"split {choice[4]!r}" if source else f"input {choice[1]}"
             hops.append(
                 Hop(name, subtask, choice[1], choice[4], choice[0], gap(lead, choice[0]), since, held_by)

@@ -231,8 +231,8 @@ class LagBudget:
             for s in range(v.parallelism):
                 splits = w.splits_of(v.id, s)
                 for split in splits:
-                    wm = self.rec.value_at((v.id, s, SPLIT_WATERMARK, split), t)
-                    if wm is not None and not w.split_idle(v.id, s, split, t):
+                    wm, idle_split = w.split_mark(v.id, s, split, t)
+                    if wm is not None and not idle_split:
                         marks.append((v.id, wm))
                 if not splits and not idle[s] and (wm := w.output(v.id, s, t)) is not None:
                     marks.append((v.id, wm))
@@ -374,14 +374,9 @@ class LagBudget:
         return (vid, root.subtask, OUTPUT_WATERMARK, None)
 
     def _still_since(self, vid: str, root: Hop, t: int) -> int:
-        """The first sample of the run, ending at t, over which the root's watermark stood still."""
-        key = self._root_series(vid, root)
-        times = self.walker.times
-        index = times.index(t)
-        values = self.rec.values_over(key, times[: index + 1])
-        while index and values[index - 1] == values[index]:
-            index -= 1
-        return times[index]
+        """The first sample of the run, ending at t, over which the root's watermark stood still
+        (blame's own walk back, `Walker.same_since`: one pass over the series, then lookups)."""
+        return self.walker.same_since(self._root_series(vid, root), t)
 
     def _quiet_ms(self, vid: str, root: Hop, t: int) -> int:
         """How long the root has read no record: Flink's `sourceIdleTime` of its subtask, else (a

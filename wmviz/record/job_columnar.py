@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +142,20 @@ class ColumnarSeries(MutableMapping[SeriesKey, Points]):
             for place in np.flatnonzero(index < 0).tolist():
                 found[place] = None
         return found
+
+    def flat(self, keys: Sequence[SeriesKey]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The points of the keys as (row, time, value) arrays, row = the key's place in `keys`
+        (a key not recorded has none): what a reader of many series at every sample time takes
+        in one gather, not a search per series (`wmviz.analysis.blame_columns.over_times`)."""
+        spans = np.array([self._span(k) if k in self._place else (0, 0) for k in keys], np.int64)
+        spans = spans.reshape(-1, 2)
+        if not len(spans):
+            return np.empty(0, np.int64), self._time[:0], self._value[:0]
+        lengths = spans[:, 1] - spans[:, 0]
+        rows = np.repeat(np.arange(len(keys), dtype=np.int64), lengths)
+        before = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        pick = np.arange(int(lengths.sum()), dtype=np.int64) + np.repeat(spans[:, 0] - before, lengths)
+        return rows, self._time[pick], self._value[pick]
 
     def columns(self, keys: list[SeriesKey]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The points of the keys, in that order, as (starts, time, value) arrays: what the writer
