@@ -136,9 +136,9 @@ def job_page(link: JobLink, notes: list[str]) -> None:
             config={"displayModeBar": False},
         )
     if graph.chain:
-        st.dataframe(pd.DataFrame(chain_rows(graph, t)), hide_index=True, width="stretch", key="job_chain")
+        panels.frame_table(pd.DataFrame(chain_rows(graph, t)), "job_chain")
     with st.expander(f"Every vertex's subtasks at {t(graph.at_ms)} (lowest, culprit, highest, spread)"):
-        st.dataframe(pd.DataFrame(group_rows(graph, t)), hide_index=True, width="stretch", key="job_groups")
+        panels.frame_table(pd.DataFrame(group_rows(graph, t)), "job_groups")
     _valve_link(path, walker, graph, vertex or (graph.chain[0].vertex if graph.chain else None), link.job, t)
     if graph.chain:
         lag_panel(walker, identity(path), vertex or graph.chain[0].vertex, at, t)
