@@ -28,14 +28,13 @@ def cut_with_every_tab(page) -> list[dict[str, str]]:
     from playwright.sync_api import expect
 
     found = cut_text(page, tb.MAIN)
-    tabs = page.locator('.st-key-operator [role="tab"]')
-    for index in range(tabs.count()):
-        tab = tabs.nth(index)
+    for name in page.locator('.st-key-operator [role="tab"]').all_inner_texts():
+        tab = page.locator(".st-key-operator").get_by_role("tab", name=name, exact=True)
         tab.click()
         expect(tab).to_have_attribute("aria-selected", "true")
         page.locator(tb.APP_IDLE).wait_for()
         expect(page.locator(tb.RUNNING)).to_have_count(0)
-        found += [{**c, "tab": tab.inner_text()} for c in cut_text(page, tb.MAIN)]
+        found += [{**c, "tab": name} for c in cut_text(page, tb.MAIN)]
     return found
 
 
