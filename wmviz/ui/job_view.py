@@ -22,7 +22,6 @@ from wmviz.core.settings import MAX_IMPORT_ROWS
 from wmviz.core.settings import SAMPLES as SAMPLES_SETTING
 from wmviz.record.job import JobFormatError, is_recording_bytes, read_recording
 from wmviz.record.job_trace import NoValve, channel_map, instance_at, step_at, vertex_trace
-from wmviz.record.output import jsonl_bytes
 from wmviz.store import uploads
 from wmviz.store.incidents import SAMPLES, JobIncident, job_incidents
 from wmviz.store.runs import identity
@@ -285,6 +284,8 @@ def _step_into(path: str, stamp: tuple, vertex: str, name: str, subtask: int, at
     try:
         rec = _walker(path, stamp).rec  # the page's decoded recording, not a second read
         config, rows = vertex_trace(rec, vertex)
+        from wmviz.record.output import jsonl_bytes  # the writers: only when a vertex is stepped into
+
         digest = uploads.store_upload(f"{job}-{name}.jsonl", jsonl_bytes(config, rows), None).digest
     except (NoValve, JobFormatError) as err:
         st.toast(literal(str(err)), icon=":material/info:")
