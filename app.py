@@ -221,7 +221,7 @@ def step_panels(
         panels.narration_panel(list(view.narration), replace(t, short=True), view.rules)
         ask = compare_view.whatif_form(cursor, step, t)
     with right:
-        import_views.split_stage(view.splits.frame())
+        import_views.split_stage(view.splits)
         panels.channel_tables(view.channels)
         if beside is not None:
             beside()

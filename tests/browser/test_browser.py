@@ -410,9 +410,9 @@ def test_at_the_retraction_the_join_changelog_is_the_panel_shown_with_its_minus_
     tab = page.get_by_role("tab", name="Join changelog")
     expect(tab).to_have_attribute("aria-selected", "true")  # shown without a click
     panel = page.get_by_role("tabpanel", name="Join changelog")
-    now = panel.get_by_test_id("stDataFrame").first
+    now = panel.locator(".st-key-changelog_now table")  # escaped HTML, each cell wrapping
     on_screen(page, now)
-    cells = now.locator('[role="gridcell"]')
+    cells = now.locator("td")
     expect(cells.filter(has_text=re.compile(r"^-U$"))).to_have_count(1)
     expect(cells.filter(has_text=re.compile(r"^\+U$"))).to_have_count(1)
     expect(cells.filter(has_text=re.compile(r"^order-1@10000$"))).to_have_count(2)

@@ -173,12 +173,12 @@ def test_jumping_to_a_late_drop_and_a_timer_firing_in_the_allowed_lateness_incid
     app.selectbox(key="jump_kind").set_value("late drop").run()
     click(app, "next_event")
     assert step_of(app) == 9
-    dropped = next(d.value for d in app.dataframe if list(d.value.columns) == ["step", "trace row", "reason"])
+    dropped = frame(app, "step", "trace row", "reason")
     assert "too late" in dropped["reason"].iloc[0]
     app.selectbox(key="jump_kind").set_value("timer firing").run()
     click(app, "prev_event")
     assert step_of(app) < 9
-    timers = next(d.value for d in app.dataframe if "purposes" in d.value.columns)
+    timers = frame(app, "purposes")
     assert "fired now" in set(timers["state"])
 
 
@@ -205,7 +205,7 @@ def test_at_the_max_step_the_output_is_max_the_heap_holds_the_finished_channels_
     assert "leaves the aligned set" in narration(app)
     table = channel_table(app)
     assert list(table["status"]) == ["IDLE", "IDLE", *["ACTIVE (FINISHED, replayed as MAX)"] * 2]
-    assert list(table["minimum"]) == ["", "", "◀ holds the minimum", "◀ holds the minimum"]
+    assert list(table["minimum"]) == ["", "", "◀ holds it", "◀ holds it"]
     assert not table.isna().any().any()
     heap = next(c for c in charts(app) if any(t.get("name") == "nodes" for t in c["data"]))
     labels = " ".join(str(t) for trace in heap["data"] for t in (trace.get("text") or []))
@@ -263,7 +263,7 @@ def test_the_input_panel_shows_the_row_that_arrived():
 def test_the_join_changelog_links_the_retraction_to_the_speculative_row_it_corrects():
     app = open_app("early-fire-left-join", step=7)
     assert [t.label for t in app.tabs] == ["Timers", "Join changelog", "Dropped records"]
-    log = next(d.value for d in app.dataframe if "now" in d.value.columns and "corrects" in d.value.columns)
+    log = frame(app, "now", "corrects")
     assert list(log["kind"]) == ["+I", "+I", "-U", "+U"]
     assert list(log["left"]) == ["order-2@11500", "order-1@10000", "order-1@10000", "order-1@10000"]
     assert list(log["right"]) == ["shipment-2@11000", "null", "null", "shipment-1@14000"]
@@ -275,7 +275,7 @@ def test_the_join_changelog_links_the_retraction_to_the_speculative_row_it_corre
 
 def test_the_window_panes_tab_shows_the_pane_contents_and_when_it_fires():
     app = open_app("late-data-allowed-lateness", step=4)
-    panes = next(d.value for d in app.dataframe if "contents" in d.value.columns)
+    panes = frame(app, "contents")
     first = panes[panes["window"] == "[0, 5)"].iloc[0]
     assert first["contents"] == "1, 3, 2, 4"
     assert first["fires when watermark ≥"] == "4"

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
 from tests.support import job_shape as js
+from tests.support.html_tables import read_tables
 from tests.support.markdown_text import shown
 from wmviz.view.timefmt import TimeFormat
 
@@ -42,7 +43,9 @@ def param(app: AppTest, key: str) -> str | None:
 
 
 def chain(app: AppTest) -> list[dict]:
-    return app.dataframe[0].value.to_dict("records")
+    """The blame chain's rows (escaped HTML, each cell wrapping: nothing cut)."""
+    table = next(t.frame for h in app.get("html") for t in read_tables(h.value) if "held by" in t.columns)
+    return table.to_dict("records")
 
 
 def test_a_link_opens_the_job_graph_at_its_moment_and_the_slider_moves_it():

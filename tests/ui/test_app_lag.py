@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
 from tests.support import job_shape as js
+from tests.support.html_tables import read_tables
 from tests.support.markdown_text import shown
 
 JOB = "silent-split-holds-the-whole-job"
@@ -27,8 +28,8 @@ def data_root(tmp_path_factory):
 def causes(app: AppTest) -> list[dict]:
     """The lag table's rows: the one dataframe with a `cause` column (the page also shows the blame
     chain and every vertex's group, in an order the layout may change)."""
-    table = next(t for t in app.dataframe if "cause" in t.value.columns)
-    return table.value.to_dict("records")
+    table = next(t.frame for h in app.get("html") for t in read_tables(h.value) if "cause" in t.columns)
+    return table.to_dict("records")
 
 
 def bars(app: AppTest) -> dict:

@@ -261,7 +261,7 @@ def test_report_channel_table_marks_finished_channels_and_the_minimum_at_step_se
     channels = document.split("<h2>Channels after step 7</h2>")[1].split("<h2>")[0]
     assert channels.count('<td class="status-IDLE">IDLE</td>') == 2
     assert channels.count('<td class="status-ACTIVE">ACTIVE (FINISHED, replayed as MAX)</td>') == 2
-    assert channels.count("◀ holds the minimum") == 2
+    assert channels.count("◀ holds it") == 2
     assert "valve output: watermark MAX, status ACTIVE" in channels
 
 

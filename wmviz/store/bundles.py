@@ -22,7 +22,7 @@ from wmviz.core.settings import MAX_BUNDLE_MEMBERS
 from wmviz.store.uploads import RESERVED, STORY, STORY_LIMIT, StoredUpload, UploadError, limit_mb
 from wmviz.store.zipend import zip_end
 from wmviz.trace.jsonline import JsonLineError, loads_strict
-from wmviz.trace.readers import format_of
+from wmviz.trace.sources import format_of
 
 BUNDLE_VIEW = "view.json"
 VIEW_LIMIT = 64 * 1024

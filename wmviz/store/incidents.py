@@ -10,9 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from wmviz.core.scenario import Trace
+from wmviz.core.scenario import ScenarioConfig, Trace
 from wmviz.store.resources import sample_data
-from wmviz.trace.readers import FORMATS, read_trace
+from wmviz.trace.config import load_config_into
+from wmviz.trace.errors import IssueCollector
+from wmviz.trace.sources import FORMATS, Blob, plan_trace
 
 SAMPLES: Path = sample_data()
 DEFAULT_INCIDENT = "flink-38477-zero-output"
@@ -56,20 +58,24 @@ class Incident:
 
     def trace(self) -> Trace:
         """The validated trace, read with its sibling config (raises TraceValidationError)."""
+        from wmviz.trace.readers import read_trace  # the readers (pandas) only when a trace is read
+
         return read_trace(self.trace_path, self.config_path)
 
 
 def built_in_incidents(root: Path = SAMPLES) -> dict[str, Incident]:
     """Every trace under `root`, by slug: the default first, then a sensible reading order.
 
-    Each trace is read once to take its title from the config, so a broken trace raises here
-    rather than when someone opens it.
+    Each title is its config's name, read from the sibling config or the trace's file-level part
+    (`plan_trace`: the config line, the header; never the body), so listing the incidents reads no
+    trace: the first page, opening one from its prepared timeline, never loads the readers. A
+    broken config raises here; a broken body when the trace is read (`Incident.trace`).
     """
     incidents: dict[str, Incident] = {}
     for path in _traces(root):
         config_path = _config_beside(path)
         story = path.with_suffix(".md")
-        title = read_trace(path, config_path).config.name or path.stem
+        title = _config_name(path, config_path) or path.stem
         incidents[path.stem] = Incident(
             slug=path.stem,
             title=title,
@@ -78,6 +84,20 @@ def built_in_incidents(root: Path = SAMPLES) -> dict[str, Incident]:
             story_md=story.read_text(encoding="utf-8") if story.is_file() else "",
         )
     return incidents
+
+
+def _config_name(trace: Path, config_path: Path | None) -> str:
+    """The name in the incident's config (the sibling file's, else the trace's own), read as the
+    reader reads it (raises TraceValidationError with the config's issues)."""
+    collector = IssueCollector(trace.name)
+    config: ScenarioConfig | None
+    if config_path is not None:
+        config, ok = load_config_into(config_path, collector)
+    else:
+        plan = plan_trace(Blob(path=str(trace)), trace.name, collector, None, True)
+        config, ok = (plan.config, plan.config_ok) if plan is not None else (None, False)
+    collector.raise_if_any()  # each reader of a config collects why it could not be read
+    return config.name if config is not None and ok else ""
 
 
 def _traces(root: Path) -> list[Path]:

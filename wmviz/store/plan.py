@@ -13,11 +13,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from wmviz.core.scenario import Trace
 from wmviz.core.settings import SPARK_UPLOAD_MB
 from wmviz.timeline.engine import Engine
-from wmviz.trace.readers import read_trace
+
+
+def read_trace(*args: Any, **kwargs: Any) -> Trace:
+    """`wmviz.trace.readers.read_trace`, imported when a trace is first read: the app's first page,
+    a built-in incident from its prepared timeline, never loads the readers (issue 30)."""
+    from wmviz.trace.readers import read_trace as read
+
+    return read(*args, **kwargs)
 
 
 def spark_threshold_mb() -> float:

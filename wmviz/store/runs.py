@@ -40,13 +40,12 @@ from wmviz.store.entries import (
     enforce_budget,
     is_timeline_entry,
 )
-from wmviz.store.plan import RunPlan, engine_for, is_large
+from wmviz.store.plan import RunPlan, engine_for, is_large, read_trace
 from wmviz.store.plan import spark_threshold_mb as spark_threshold_mb  # read here by the page and tests
 from wmviz.timeline.engine import Engine
 from wmviz.timeline.local import build_timeline_local
 from wmviz.timeline.progress import Report, Sink
 from wmviz.timeline.store import META, Timeline, TimelineError
-from wmviz.trace.readers import read_trace
 
 KEYFRAME_EVERY = 1000
 

@@ -30,7 +30,7 @@ from wmviz.core.settings import MAX_UPLOAD_MB
 from wmviz.store.runs import LAST_USED as _LAST_USED
 from wmviz.store.runs import data_root, identity
 from wmviz.trace.errors import TraceValidationError
-from wmviz.trace.readers import FORMATS, format_of
+from wmviz.trace.sources import FORMATS, format_of
 
 DEFAULT_LIMIT_MB = MAX_UPLOAD_MB.default
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")

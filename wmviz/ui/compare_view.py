@@ -16,7 +16,6 @@ import streamlit as st
 from wmviz.analysis.compare import first_divergence, step_map
 from wmviz.analysis.whatif_edit import Change, Delete, Edit, Insert, describe_edit
 from wmviz.analysis.whatif_token import decode_edit, encode_edit
-from wmviz.analysis.whatif_trace import apply_edit, whatif_file
 from wmviz.core.scenario import Kind
 from wmviz.core.types import Profile, Status
 from wmviz.store import uploads
@@ -239,6 +238,7 @@ def make_whatif(incident, instance: str, step: int, ask: dict) -> str | None:
 def _build_whatif(trace_path: str, config_path: str | None, token: str):
     """Apply an edit to a trace and store the edited trace, once, under whatifs/ (bounded with the
     timelines, least recently used first out)."""
+    from wmviz.analysis.whatif_trace import apply_edit, whatif_file  # the readers: only for a what-if
     from wmviz.trace.readers import read_trace
 
     edit = decode_edit(token)

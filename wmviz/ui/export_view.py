@@ -21,8 +21,7 @@ from wmviz.timeline.cursor import InstanceCursor
 from wmviz.timeline.meta import TimelineMeta
 from wmviz.timeline.store import Timeline
 from wmviz.trace.config_write import config_to_dict
-from wmviz.trace.readers import format_of, read_trace
-from wmviz.trace.writers import write_trace_bytes
+from wmviz.trace.sources import format_of
 from wmviz.view.timefmt import DEFAULT, TimeFormat
 from wmviz.view.url import ShownView, ViewParams, view_query
 
@@ -32,6 +31,9 @@ _TEXT_LIMIT = 2_000_000
 def trace_text(trace_path: Path, config_path: Path | None) -> str:
     """The trace as text for the report: the file itself, or a CSV rendering of a Parquet file."""
     if format_of(trace_path.name) == "parquet":
+        from wmviz.trace.readers import read_trace  # when a report is built: the first page never is
+        from wmviz.trace.writers import write_trace_bytes
+
         return write_trace_bytes(read_trace(trace_path, config_path), "csv").decode("utf-8", "replace")
     with open(trace_path, "rb") as f:
         data = f.read(_TEXT_LIMIT + 1)  # the report truncates anyway; never read a huge file whole

@@ -8,14 +8,14 @@ without a browser, and built once per step with the rest of the step in `wmviz.v
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from wmviz.view.imported import split_table as split_table  # the page's table, where tests look for it
 from wmviz.view.plain import literal
+from wmviz.view.step_view import ShownTable
 
-VISIBLE_SPLITS = 4
-ROW_PX = 35  # Streamlit's dataframe row height
+SPLITS_BOX_REM = 9.5
+"""The split stage's box: about four rows before it scrolls, so the channels stay above the fold."""
 SPLIT_HELP = (
     "Each source subtask (a channel below) reads several splits, each with its own watermark "
     "generator. The subtask sends the minimum over its splits that are not idle, only when it rises "
@@ -24,18 +24,14 @@ SPLIT_HELP = (
 )
 
 
-def split_stage(table: pd.DataFrame | None) -> None:
-    """The split stage above the channel table, when the trace has split readers."""
-    if table is None:
+def split_stage(table: ShownTable) -> None:
+    """The split stage above the channel table, when the trace has split readers: the escaped HTML
+    built with the step, each cell wrapping (a data grid cut the times at 1440×900)."""
+    if table.empty:
         return
     box = st.container(key="split_stage")
     box.markdown("**Source splits → channels**", help=SPLIT_HELP)
-    styled = table.style.map(
-        lambda v: "color: #b45309; font-weight: 600" if v in ("IDLE", "PAUSED") else "", subset=["status"]
-    ).map(lambda v: "font-weight: 700" if v else "", subset=["holds"])
-    # At most VISIBLE_SPLITS rows before the table scrolls, so the channels stay above the fold.
-    height = ROW_PX * (min(len(table), VISIBLE_SPLITS) + 1) + 3
-    box.dataframe(styled, hide_index=True, width="stretch", height=height, key="split_stage_table")
+    box.html(f'<div class="wmviz-table-box" style="max-height: {SPLITS_BOX_REM}rem">{table.html}</div>')
 
 
 def replay_check(inferred: str | None, found: tuple[bool, str] | None) -> None:

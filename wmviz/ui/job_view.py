@@ -22,7 +22,6 @@ from wmviz.core.settings import MAX_IMPORT_ROWS
 from wmviz.core.settings import SAMPLES as SAMPLES_SETTING
 from wmviz.record.job import JobFormatError, is_recording_bytes, read_recording
 from wmviz.record.job_trace import NoValve, channel_map, instance_at, step_at, vertex_trace
-from wmviz.record.output import jsonl_bytes
 from wmviz.store import uploads
 from wmviz.store.incidents import SAMPLES, JobIncident, job_incidents
 from wmviz.store.runs import identity
@@ -136,9 +135,9 @@ def job_page(link: JobLink, notes: list[str]) -> None:
             config={"displayModeBar": False},
         )
     if graph.chain:
-        st.dataframe(pd.DataFrame(chain_rows(graph, t)), hide_index=True, width="stretch", key="job_chain")
+        panels.frame_table(pd.DataFrame(chain_rows(graph, t)), "job_chain")
     with st.expander(f"Every vertex's subtasks at {t(graph.at_ms)} (lowest, culprit, highest, spread)"):
-        st.dataframe(pd.DataFrame(group_rows(graph, t)), hide_index=True, width="stretch", key="job_groups")
+        panels.frame_table(pd.DataFrame(group_rows(graph, t)), "job_groups")
     _valve_link(path, walker, graph, vertex or (graph.chain[0].vertex if graph.chain else None), link.job, t)
     if graph.chain:
         lag_panel(walker, identity(path), vertex or graph.chain[0].vertex, at, t)
@@ -285,6 +284,8 @@ def _step_into(path: str, stamp: tuple, vertex: str, name: str, subtask: int, at
     try:
         rec = _walker(path, stamp).rec  # the page's decoded recording, not a second read
         config, rows = vertex_trace(rec, vertex)
+        from wmviz.record.output import jsonl_bytes  # the writers: only when a vertex is stepped into
+
         digest = uploads.store_upload(f"{job}-{name}.jsonl", jsonl_bytes(config, rows), None).digest
     except (NoValve, JobFormatError) as err:
         st.toast(literal(str(err)), icon=":material/info:")

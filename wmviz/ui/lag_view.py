@@ -11,6 +11,7 @@ import streamlit as st
 
 from wmviz.analysis.blame import BlameError, Walker
 from wmviz.analysis.lag_budget import LagBudget
+from wmviz.ui import panels
 from wmviz.view.lag_figure import budget_headline, budget_rows, lag_figure
 from wmviz.view.plain import literal
 from wmviz.view.timefmt import TimeFormat
@@ -33,7 +34,7 @@ def lag_panel(walker: Walker, stamp: tuple, vertex: str, at_ms: int, t: TimeForm
         return
     st.markdown(literal(budget_headline(now, t)))
     if now["parts"]:
-        st.dataframe(pd.DataFrame(budget_rows(now)), hide_index=True, width="stretch", key="job_lag")
+        panels.frame_table(pd.DataFrame(budget_rows(now)), "job_lag")
     st.plotly_chart(lag_figure(over, t, at_ms), key="job_lag_bars", config={"displayModeBar": False})
 
 

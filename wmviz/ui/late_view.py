@@ -35,8 +35,8 @@ NOW_CLASS = "now"
 COLUMNS = ("step", "row", "event time", "CURRENT_WATERMARK", "behind", "fate", "rule", "metric", "why")
 LEDGER_CSS = f"""<style>
 table.{LEDGER_CLASS} tr.{NOW_CLASS} td {{ background: #fff3c4; font-weight: 600; }}
-table.{LEDGER_CLASS} td {{ white-space: nowrap; }}
-table.{LEDGER_CLASS} td:last-child {{ white-space: normal; min-width: 22rem; }}
+table.{LEDGER_CLASS} {{ width: 100%; }}
+table.{LEDGER_CLASS} :is(th, td) {{ overflow-wrap: anywhere; }}
 </style>"""
 
 

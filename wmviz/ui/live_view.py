@@ -31,7 +31,6 @@ from wmviz.store import uploads
 from wmviz.store.incidents import Incident
 from wmviz.store.runs import cache_root
 from wmviz.trace.timecells import parse_time_ms
-from wmviz.trace.writers import write_trace_bytes
 from wmviz.ui import loading, state
 from wmviz.ui.live_clicks import Button, ButtonRow, ClickLog, click_panel, take_clicks
 from wmviz.view.plain import literal
@@ -302,6 +301,8 @@ def keep_as_trace(run: LiveRun) -> None:
     if not run.session.history:
         return
     if st.button("Keep the inputs so far as a trace", key="live_keep", icon=":material/save:"):
+        from wmviz.trace.writers import write_trace_bytes  # when kept: the first page never is
+
         data = write_trace_bytes(run.session.history, "jsonl", run.session.config)
         stored = uploads.store_upload("live-session.jsonl", data, None)
         st.success(f"Kept as an upload: open ?trace={stored.digest} to share, compare or export it.")

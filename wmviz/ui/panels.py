@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 from plotly.basedatatypes import BaseFigure
@@ -25,7 +26,7 @@ from wmviz.ui import state
 from wmviz.view import figures, model
 from wmviz.view import operator_model as om
 from wmviz.view.figures import STATUS_COLORS
-from wmviz.view.html_table import STATUS_CLASSES, esc
+from wmviz.view.html_table import STATUS_CLASSES, esc, grid_table
 from wmviz.view.plain import literal
 from wmviz.view.step_view import HeapView, OperatorView, ShownTable
 from wmviz.view.timefmt import TimeFormat
@@ -69,6 +70,19 @@ table.wmviz-fields td:first-child { white-space: nowrap; width: 1%; }
 :is(table.wmviz-channels, table.wmviz-fields) th { position: sticky; top: 0; background: #f6f7f9;
   font-weight: 400; color: rgba(49, 51, 63, 0.7); }
 table.wmviz-channels td.holds { font-weight: 600; color: #D55E00; }
+/* The tables beside the step (timers, windows, drops, the join, the splits): as wide as the column,
+   every cell wrapping, so nothing is cut at 1440×900 (a data grid cannot wrap a cell). */
+table.wmviz-grid { border-collapse: collapse; margin: 0; font-size: 0.875rem; border: none; width: 100%; }
+table.wmviz-grid :is(th, td) { padding: 0.22rem 0.5rem; text-align: left; border: none; vertical-align: top;
+  border-bottom: 1px solid rgba(49, 51, 63, 0.08); overflow-wrap: break-word; }
+table.wmviz-grid th { position: sticky; top: 0; background: #f6f7f9; font-weight: 400;
+  color: rgba(49, 51, 63, 0.7); }
+table.wmviz-grid td.holds { font-weight: 700; }
+table.wmviz-grid td.flagged { color: #b45309; font-weight: 600; }
+table.wmviz-grid td:is(.kind-insert, .kind-retract, .kind-update) { color: white; }
+table.wmviz-grid td.kind-insert { background: #1b7837; }
+table.wmviz-grid td.kind-retract { background: #b2182b; }
+table.wmviz-grid td.kind-update { background: #2166ac; }
 """
 _STATUS_CSS = "".join(  # the chart's status colours (no user text)
     f"table.wmviz-channels td.{STATUS_CLASSES[status]} {{ background-color: {colour}; color: white; }}\n"
@@ -148,28 +162,15 @@ def output_panel(cards: Sequence[model.OutputCard]) -> None:
             column.metric(literal(card.label), card.value, help=f"raw: {card.raw} (ms)")
 
 
-def sized_by(px: tuple[tuple[str, int], ...], config: dict | None = None) -> dict:
-    """`config` with the width `px` gives for every column it leaves unsized (from the longest
-    value the column holds or may hold, `wmviz.view.widths`): the grid keeps the widths of the
-    first step drawn."""
-    out = dict(config or {})
-    for name, width in px:
-        if name not in out:
-            out[name] = st.column_config.Column(name, width=width)
-        elif out[name] is not None and not out[name].get("width"):
-            out[name] = {**out[name], "width": width}
-    return out
+def table(shown: ShownTable, key: str) -> None:
+    """A table built with the step (`wmviz.view.step_view`), as its escaped HTML: as wide as its box,
+    each cell wrapping, a long list scrolling under its header; nothing converted per session."""
+    st.container(key=key).html(f'<div class="wmviz-table-box">{shown.html}</div>')
 
 
-def table(shown: ShownTable, key: str, config: dict | None = None) -> None:
-    """A table built with the step (`wmviz.view.step_view`): Arrow as it is, each column sized."""
-    st.dataframe(
-        shown.data,
-        hide_index=True,
-        width="stretch",
-        key=key,
-        column_config=sized_by(shown.widths, config),
-    )
+def frame_table(frame: pd.DataFrame, key: str) -> None:
+    """A table built on the page (the job graph's), drawn as `table` draws one built with the step."""
+    st.container(key=key).html(f'<div class="wmviz-table-box">{grid_table(frame)}</div>')
 
 
 def channel_tables(tables: Sequence[ShownTable], key: str = "") -> None:
@@ -230,36 +231,18 @@ def operator_panel(view: OperatorView, moment: tuple, key: str = "") -> None:
 def _changelog_tab(view: OperatorView, key: str) -> None:
     """The join's changelog: what it emitted at this step, the changelog so far, its cache."""
     st.caption(view.changelog_caption)
-    now = view.changelog_now.frame() if view.changelog_now is not None else None
-    if now is not None:
+    if view.changelog_now is not None and not view.changelog_now.empty:
         st.markdown("**Emitted at this step**")
-        st.dataframe(
-            now.style.map(_kind_style, subset=["kind"]),
-            hide_index=True,
-            width="stretch",
-            key=f"{key}changelog_now",
+        table(view.changelog_now, f"{key}changelog_now")
+        st.markdown(
+            "**The changelog so far**",
+            help="trace rows: the trace rows each side came from · corrects: the # of the row a -U retracts",
         )
-        st.markdown("**The changelog so far**")
-    log = view.changelog.frame() if view.changelog is not None else None
-    styled = log.style.map(_kind_style, subset=["kind"]) if log is not None and not log.empty else log
-    st.dataframe(
-        styled,
-        hide_index=True,
-        width="stretch",
-        key=f"{key}changelog_table",
-        column_config={
-            "trace rows": st.column_config.TextColumn(help="The trace rows each side came from"),
-            "corrects": st.column_config.TextColumn(help="The # of the row a -U retracts"),
-        },
-    )
+    if view.changelog is not None and not view.changelog.empty:
+        table(view.changelog, f"{key}changelog_table")
     st.markdown("**Rows the join still caches**")
-    st.dataframe(
-        view.join_cache.data if view.join_cache is not None else None,
-        hide_index=True,
-        width="stretch",
-        key=f"{key}join_cache",
-        column_config={"matched (outer only)": st.column_config.TextColumn(help=om.MATCHED_HELP)},
-    )
+    if view.join_cache is not None and not view.join_cache.empty:
+        table(view.join_cache, f"{key}join_cache")
     st.caption(om.MATCHED_HELP)
 
 
@@ -270,14 +253,6 @@ def _follow_the_step(tab_key: str, moment: tuple, choice: om.PanelChoice) -> Non
     if follows.get(tab_key) != moment or st.session_state.get(tab_key) not in choice.names:
         follows[tab_key] = moment
         st.session_state[tab_key] = choice.shown
-
-
-_KIND_COLOURS = {"+I": "#1b7837", "-U": "#b2182b", "+U": "#2166ac"}
-
-
-def _kind_style(value: str) -> str:
-    colour = _KIND_COLOURS.get(value)
-    return f"background-color: {colour}; color: white" if colour else ""
 
 
 # --- below the fold ------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ step's server CPU under load); this HTML is built once per step and shared (`wmv
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -22,12 +22,23 @@ CHANNEL_TABLE_CLASS = "wmviz-channels"
 FIELDS_TABLE_CLASS = "wmviz-fields"
 """The class of the input row's table (every field of the row a step received)."""
 
+GRID_TABLE_CLASS = "wmviz-grid"
+"""The class of a table beside the step (timers, windows, drops, the join, the splits): as wide as
+its box, each cell wrapping, so at 1440×900 no value is cut or scrolled out of sight (a data grid
+cannot wrap a cell: a drop's reason, a window's result, a timer's purposes were cut)."""
+
 STATUS_CLASSES = {status.value: f"status-{status.value}" for status in Status}
 """A status cell's class, by the status its text starts with (`ACTIVE (FINISHED, replayed as MAX)`
 is coloured as ACTIVE: that is what the valve holds it as)."""
 
 HOLDS_CLASS = "holds"
 """The class of a `minimum` cell that marks a channel holding the valve's minimum."""
+
+FLAGGED_CLASS = "flagged"
+"""The class of a split's status that holds nothing back (IDLE) or is held back (PAUSED)."""
+
+KIND_CLASSES = {"+I": "kind-insert", "-U": "kind-retract", "+U": "kind-update"}
+"""The class of a changelog row's kind."""
 
 CHANNEL_HELP = {
     "minimum": "The channel(s) the valve's output waits on",
@@ -116,6 +127,42 @@ def channel_table(frame: pd.DataFrame, widths: Mapping[str, int] | None = None) 
         titles=CHANNEL_HELP,
         widths=sized if sized and all(sized) else None,
     )
+
+
+def _grid_value(value: object) -> object:
+    """A cell as the data grid showed it: a whole float (an integer column with a gap) without `.0`."""
+    if isinstance(value, float) and not pd.isna(value) and value.is_integer():
+        return int(value)
+    return value
+
+
+def grid_table(
+    frame: pd.DataFrame,
+    cell_classes: Mapping[str, Callable[[str], str]] | None = None,
+    hover: Mapping[str, str] | None = None,
+) -> str:
+    """`frame` as a wrapping table (`GRID_TABLE_CLASS`); `cell_classes` gives, for a column, the
+    class of a cell from its text (a fixed name, never user text); `hover` moves a column into the
+    tooltip of another's cells (`{"watermark": "raw (ms)"}`: the raw number a hover away, as on the
+    output card), one column fewer to fit the width."""
+    moved = {source: shown for shown, source in (hover or {}).items() if source in frame.columns}
+    columns = [str(c) for c in frame.columns if c not in moved]
+    rows: list[list[object]] = []
+    for record in frame.to_dict("records"):
+        tips = {shown: f"{source}: {record[source]}" for source, shown in moved.items()}
+        rows.append([_tipped(_grid_value(record[c]), tips.get(c)) for c in columns])
+    classes = None
+    if cell_classes:
+        classes = [
+            [cell_classes[c](str(v)) if c in cell_classes else "" for c, v in zip(columns, row, strict=True)]
+            for row in rows
+        ]
+    return table(columns, rows, cell_classes=classes, css_class=GRID_TABLE_CLASS)
+
+
+def _tipped(value: object, tip: str | None) -> object:
+    """`value`, with `tip` (escaped) as its tooltip."""
+    return value if tip is None else Html(f'<span title="{esc(tip)}">{_cell(value)}</span>')
 
 
 def fields_table(frame: pd.DataFrame) -> str:

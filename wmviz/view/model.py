@@ -19,8 +19,10 @@ from wmviz.timeline.cursor import InstanceCursor
 from wmviz.trace.payload import decode_payload, payload_text
 from wmviz.view.timefmt import DEFAULT, TimeFormat, is_epoch, raw
 
-HOLDS = "◀ holds the minimum"
-"""The channel table's mark for the channel(s) the valve's output waits on."""
+HOLDS = "◀ holds it"
+"""The channel table's mark, under the header `minimum`, for the channel(s) the valve's output
+waits on; short, so a two-input table with dated times fits beside the step at 1440 px (`◀ holds
+the minimum` was cut there)."""
 
 
 @dataclass(frozen=True)

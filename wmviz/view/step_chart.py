@@ -22,7 +22,24 @@ def step_chart(
     title: str = "Watermarks over steps",
     extra_events: dict | None = None,
 ) -> go.Figure:
-    """The chart at `step` (the whole run, or CHART_STEPS around `step` for long runs).
+    """The figure of `step_chart_spec`."""
+    return go.Figure(
+        **step_chart_spec(cursor, step, views, t, histories=histories, title=title, extra_events=extra_events)
+    )
+
+
+def step_chart_spec(
+    cursor: InstanceCursor,
+    step: int,
+    views: list[model.ValveView],
+    t: TimeFormat = DEFAULT,
+    *,
+    histories: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+    title: str = "Watermarks over steps",
+    extra_events: dict | None = None,
+) -> dict:
+    """The chart's `data` and `layout` at `step` (the whole run, or CHART_STEPS around `step` for
+    long runs).
 
     `histories` are the cursor's channel and output histories when the caller keeps them cached;
     `extra_events` adds marker kinds (compare mode's `divergence`)."""
@@ -38,4 +55,4 @@ def step_chart(
         stall=(found.start, found.end, stall.stall_text(found, cursor.count, t)) if found else None,
     )
     shown_history, shown_output = model.history_window(history, output, first, last)
-    return figures.watermark_figure(shown_history, shown_output, step, last, title=title, t=t, marks=marks)
+    return figures.watermark_spec(shown_history, shown_output, step, last, title=title, t=t, marks=marks)

@@ -27,7 +27,7 @@ from wmviz.view import figures, html_table, model, stall, widths
 from wmviz.view import operator_model as om
 from wmviz.view.imported import inferred_text, replay_check_text, split_table
 from wmviz.view.plain import literal
-from wmviz.view.step_chart import step_chart
+from wmviz.view.step_chart import step_chart, step_chart_spec
 from wmviz.view.timefmt import TimeFormat
 
 
@@ -83,7 +83,7 @@ def shown(
     if table is None:
         return ShownTable(None, title=title, name=name)
     sized = tuple(widths.column_widths(table, possible).items())
-    return ShownTable(pa.Table.from_pandas(table), sized, title, name)
+    return ShownTable(pa.Table.from_pandas(table), sized, title, name, html_table.grid_table(table))
 
 
 def figure_json(fig: go.Figure) -> str:
@@ -152,9 +152,15 @@ def operator_view(cursor: InstanceCursor, pipeline, step: int, t: TimeFormat) ->
     )
 
 
+CHANGELOG_CLASSES = {"kind": lambda kind: html_table.KIND_CLASSES.get(kind, "")}
+"""A changelog row's kind (`+I`, `-U`, `+U`) coloured (the page's CSS)."""
+
+
 def _bare(table: pd.DataFrame | None) -> ShownTable:
-    """A table the grid sizes itself (the changelog's columns have their own configuration)."""
-    return ShownTable(None if table is None else pa.Table.from_pandas(table))
+    """A join table, its kinds coloured."""
+    if table is None:
+        return ShownTable(None)
+    return ShownTable(pa.Table.from_pandas(table), html=html_table.grid_table(table, CHANGELOG_CLASSES))
 
 
 def channel_tables(views: Sequence[model.ValveView], possible: dict | None = None) -> tuple[ShownTable, ...]:
@@ -230,7 +236,9 @@ def step_view(
     found = stall.stall_at(cursor, step, model.holders(views))
     finishes = bool(cursor.finished_by(cursor.count - 1))
     has_operator = pipeline.operator is not None or not cursor.timers.empty
-    chart = step_chart(cursor, step, views, t, histories=histories, title="Watermarks over steps")
+    # Only its JSON is kept, built without Plotly's validation: the same figure, sooner.
+    spec = step_chart_spec(cursor, step, views, t, histories=histories, title="Watermarks over steps")
+    chart = figures.unchecked_figure(spec)
     changed = record.get("channel")
     return StepView(
         step=step,
@@ -243,7 +251,7 @@ def step_view(
         stall=None if found is None else literal(stall.stall_text(found, cursor.count, t)),
         narration=tuple(explain_parts(result, short, lead=True)),
         rules=tuple(step_rules(result)),
-        splits=ShownTable(_arrow(split_table(pipeline, short))),
+        splits=_splits(split_table(pipeline, short)),
         channels=channel_tables(views, widths.channel_possible(t, widths.latest_time(cursor), finishes)),
         operator=operator_view(cursor, pipeline, step, t) if has_operator else None,
         chart=figure_json(chart),
@@ -261,8 +269,20 @@ def _fields(table: pd.DataFrame) -> ShownTable:
     return replace(shown(table), html=html_table.fields_table(table))
 
 
-def _arrow(table: pd.DataFrame | None) -> pa.Table | None:
-    return None if table is None else pa.Table.from_pandas(table)
+SPLIT_CLASSES = {
+    "status": lambda status: html_table.FLAGGED_CLASS if status in ("IDLE", "PAUSED") else "",
+    "holds": lambda holds: html_table.HOLDS_CLASS if holds else "",
+}
+"""A split IDLE or PAUSED flagged, the split holding its subtask marked."""
+SPLIT_HOVER = {"watermark": "raw (ms)"}
+"""A split's raw watermark one hover away (eight columns did not fit beside the step at 1440 px)."""
+
+
+def _splits(table: pd.DataFrame | None) -> ShownTable:
+    if table is None:
+        return ShownTable(None)
+    html = html_table.grid_table(table, SPLIT_CLASSES, SPLIT_HOVER)
+    return ShownTable(pa.Table.from_pandas(table), html=html)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,52 @@
+"""The first page loads only what it draws (issue 30, Deliver 3): a new server's first visitor, on a
+built-in incident whose timeline is prepared, waits for no trace reader, writer or what-if module
+(they pulled in the validators and the Parquet writer: 2.3-3.1 s of the first page's imports at load
+10), and listing the incidents reads no trace body. How long the page takes is `bench/app_latency.py
+--only-first-page`'s to measure; this checks what it is made of.
+
+Each run is a new Python process (imports are what a new server pays): the first prepares the
+timeline cache (a cold cache simulates the trace, which reads it), the second opens the page on it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import REPO
+
+NOT_ON_THE_FIRST_PAGE = (
+    "wmviz.trace.readers",
+    "wmviz.trace.writers",
+    "wmviz.trace.check",
+    "wmviz.analysis.whatif_trace",
+)
+
+VISIT = r"""
+import json, sys
+from streamlit.testing.v1 import AppTest
+app = AppTest.from_file({app!r}, default_timeout=300)
+app.run()
+assert not app.exception, app.exception
+assert any(h.value.startswith("Step 0 of") for h in app.subheader), [h.value for h in app.subheader]
+print(json.dumps(sorted(m for m in {modules!r} if m in sys.modules)))
+"""
+
+
+def visit(env: dict[str, str]) -> list[str]:
+    """The bare URL opened once in a new process; the listed modules it imported."""
+    code = VISIT.format(app=str(REPO / "app.py"), modules=NOT_ON_THE_FIRST_PAGE)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_first_page_on_a_prepared_timeline_imports_no_reader_writer_or_what_if(tmp_path):
+    env = {**os.environ, "WMVIZ_CACHE": str(tmp_path / "cache"), "WMVIZ_SPARK_START": "lazy"}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    assert "wmviz.trace.readers" in visit(env)  # cold: the trace is read and simulated (the check bites)
+    assert visit(env) == []
