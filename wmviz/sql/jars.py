@@ -118,7 +118,9 @@ def _download_jars(targets: Sequence[Path]) -> list[Path]:
             raise HarnessError(f"pip download left no apache_flink_libraries wheel in {tmp}")
         with zipfile.ZipFile(wheels[0]) as wheel:
             for target in targets:
-                partial = target.with_suffix(".jar.part")
+                # Named for this process: two test workers may fetch at once, and each must
+                # rename only what it wrote itself.
+                partial = target.with_name(f"{target.name}.{os.getpid()}.part")
                 with wheel.open(f"pyflink/lib/{target.name}") as src, partial.open("wb") as dst:
                     shutil.copyfileobj(src, dst, 1 << 20)
                 # Rename last, so an interrupted extraction never looks like a usable jar.

@@ -144,12 +144,17 @@ def step_controls(cursor: InstanceCursor, advance: Callable[[], None] | None = N
     (live mode) is what Forward does at the newest step: make a new one.
     """
     last = cursor.count - 1
-    if st.session_state.get(state.PLAYING, False) and state.PLAY_STEP in st.session_state:
+    if state.PLAY_STEP in st.session_state:
         # Autoplay's move, taken here, before the slider is drawn (a widget's value cannot be set
         # after); a rerun the browser asked for may carry the slider's older value: never back.
         st.session_state[state.STEP] = max(
             int(st.session_state.get(state.STEP, 0)), st.session_state[state.PLAY_STEP]
         )
+        if not st.session_state.get(state.PLAYING, False):
+            # The run that redraws a play ended on its last step: it too may carry the slider's
+            # older value (seen under load: the play ended on 27 and the page showed 13), so the
+            # move is taken once more here, then forgotten: later moves are a person's.
+            st.session_state.pop(state.PLAY_STEP)
     step = min(max(int(st.session_state.get(state.STEP, 0)), 0), last)
     st.session_state[state.STEP] = step
     # Two rows sized to their content: the transport buttons and the slider, then the jumps.
@@ -225,6 +230,8 @@ def autoplay(last: int) -> None:
         # the step back (measured: 23 -> 20 -> 22 at 2 steps/s). Autoplay goes on from where it
         # moved last, unless a person moved the step since (`_go`); it never sets the slider's
         # value itself (not allowed once the slider is drawn in the same run).
+        if not st.session_state.get(state.PLAYING, False):
+            return  # a tick the browser's timer sent before the pause reached it: the pause wins
         shown = int(st.session_state.get(state.STEP, 0))
         step = max(shown, int(st.session_state.get(state.PLAY_STEP, shown)))
         if step >= last:

@@ -6,9 +6,11 @@ listener on the page, ahead of every widget (capture phase): a shortcut key clic
 and goes no further, so no widget ever changes by a shortcut; in a text field, or in a select box
 that is open, the keys stay the field's. A key pressed while the page is still drawing (its step
 buttons not there yet, or stale while the script runs) waits in a queue and is handled, in order,
-once the buttons are drawn: a key is never lost. A key whose button the drawn page does not have
-(the job graph has no step buttons) is dropped, never replayed on the next page; each page says its
-own map (`SHORTCUTS`, `JOB_SHORTCUTS`), and a key it does not map reaches the widget with focus.
+once the buttons are drawn: a key is never lost. Pause is the one key that does not wait: a play
+redraws the page tick after tick, so a busy server is never idle while it plays. A key whose
+button the drawn page does not have (the job graph has no step buttons) is dropped, never replayed
+on the next page; each page says its own map (`SHORTCUTS`, `JOB_SHORTCUTS`), and a key it does not
+map reaches the widget with focus.
 """
 
 from __future__ import annotations
@@ -77,7 +79,10 @@ if (!page.__wmvizKeys) {
       return;
     }
     const button = page.document.querySelector(".st-key-" + queue[0][0] + " button");
-    if (busy()) { absentSince = 0; page.setTimeout(drain, 15); return; }  // still drawing: keep the key
+    // Pause is clicked at once: while playing the page is redrawn tick after tick, so on a busy
+    // server it is never idle and a pause that waited for idle landed only when the play had ended.
+    const pause = queue[0][0] === "play" && button && button.innerText.includes("Pause");
+    if (busy() && !pause) { absentSince = 0; page.setTimeout(drain, 15); return; }  // drawing: keep it
     if (!button) {
       // The page is drawn and has no such button: this page has no use for the key. It is dropped
       // (after a moment for the frontend to finish drawing), never kept for the next page.
