@@ -90,3 +90,46 @@ def test_a_text_among_numbers_under_a_window_topns_order_by_names_its_line_and_f
     code, err = _run(capsys, "sql", "replay", plan, str(tmp_path / "rows.jsonl"))
     assert code == 2
     assert "rows.jsonl, line 9, field 'price': '+292278994-08-17 07:12:55.807' cannot be ordered" in err
+
+
+# ---- by hand: `sql replay --stage-traces DIR` with a hostile DIR ------------------------------------
+
+
+def _stage_replay(tmp_path, capsys, stages) -> tuple[int, str, str]:
+    from tests.flink.test_sql_chain_flink import SCRIPT, all_rows
+
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps(line) + "\n" for line in all_rows()))
+    plan = str(DATA / f"{SCRIPT}.plan.json")
+    code = main(["sql", "replay", plan, str(rows), "--stage-traces", str(stages)])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_a_stage_traces_folder_that_cannot_be_made_is_exit_2_naming_the_option(tmp_path, capsys):
+    # Under a file, a link to nowhere, a name past the system's limit: mkdir's or stat's OSError
+    # reached main (internal error, exit 1).
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    cases = {
+        tmp_path / "afile" / "sub": "cannot make the folder: Not a directory",
+        tmp_path / "dangling": "cannot make the folder: File exists",
+        tmp_path / ("x" * 300): "cannot make the folder: File name too long",
+    }
+    for stages, said in cases.items():
+        code, _, err = _stage_replay(tmp_path, capsys, stages)
+        assert code == 2, err
+        assert f"--stage-traces {stages}: {said}" in err
+
+
+def test_a_stage_trace_that_is_a_link_to_an_input_refuses_before_writing_any(tmp_path, capsys):
+    # A stage file linked to the rows file was refused, but only after the stages before it were
+    # written: every stage file is checked first now.
+    stages = tmp_path / "stages"
+    stages.mkdir()
+    (stages / "stage-19.jsonl").symlink_to(tmp_path / "rows.jsonl")
+    code, out, err = _stage_replay(tmp_path, capsys, stages)
+    assert code == 2
+    assert "stage-19.jsonl holds the rows" in err
+    assert "wrote" not in out
+    assert sorted(p.name for p in stages.iterdir()) == ["stage-19.jsonl"]
