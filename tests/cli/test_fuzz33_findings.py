@@ -133,3 +133,23 @@ def test_a_stage_trace_that_is_a_link_to_an_input_refuses_before_writing_any(tmp
     assert "stage-19.jsonl holds the rows" in err
     assert "wrote" not in out
     assert sorted(p.name for p in stages.iterdir()) == ["stage-19.jsonl"]
+
+
+# ---- by hand: `wmviz lag --vertex` --------------------------------------------------------------
+
+
+def test_a_vertex_that_matches_none_is_told_in_a_line_of_bounded_length(tmp_path, capsys):
+    # `--vertex` of 1 MB was echoed whole, and a job of 5,000 vertices listed every name: a
+    # one-line error of megabytes.
+    sample = paths.REPO / "sample_data" / "jobs" / "silent-split-holds-the-whole-job.json"
+    body = json.loads(sample.read_text())
+    one = body["vertices"][0]
+    body["vertices"] += [{**one, "id": f"v{i}", "name": f"Map {i} " + "m" * 200} for i in range(5_000)]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(body))
+    code, err = _run(capsys, "lag", str(path), "--vertex", "x" * 1_000_000)
+    assert code == 2
+    assert err.startswith("error: --vertex 'xxxxxxxx") and "…" in err
+    assert "matches none of the vertices: ['Join: orders x payments'" in err
+    assert "and 4,984 more" in err
+    assert len(err) < 6_000
