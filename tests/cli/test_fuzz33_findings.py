@@ -153,3 +153,32 @@ def test_a_vertex_that_matches_none_is_told_in_a_line_of_bounded_length(tmp_path
     assert "matches none of the vertices: ['Join: orders x payments'" in err
     assert "and 4,984 more" in err
     assert len(err) < 6_000
+
+
+# ---- by hand: `sql replay` rows files: the replay's cost bounded --------------------------------
+
+
+def test_partitions_times_lines_past_the_replay_budget_is_exit_2_naming_the_partitions_line(
+    tmp_path, capsys, monkeypatch
+):
+    # sqlreplay #18266 (a "hang" at load 20: 4,096 partitions × 110 lines, 3.5 CPU-s): the replay
+    # looks at every split at every step and `--out` records each. 4,096 partitions × 1,000 lines
+    # (60 KB) took 50 CPU-s and 2.6 GB and wrote a 160 MB recording. The budget here is 40,000.
+    monkeypatch.setenv("WMVIZ_MAX_REPLAY_SPLIT_STEPS", "40000")
+    plan = str(DATA / "window_rank.plan.json")
+    rows = [json.loads(line) for line in (DATA / "window_rank.rows.jsonl").read_text().splitlines()]
+    table = rows[0]["table"]
+    lines = [{"table": table, "partitions": 4096}, *(rows * (100 // len(rows) + 1))[:100]]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    code, err = _run(
+        capsys, "sql", "replay", plan, str(tmp_path / "rows.jsonl"), "--out", str(tmp_path / "j.json")
+    )
+    assert code == 2
+    assert (
+        "rows.jsonl, line 1, field 'partitions': 4,096 partitions over 101 lines are 413,696 split-steps, "
+        "more than a replay computes: 40,000 (WMVIZ_MAX_REPLAY_SPLIT_STEPS)"
+    ) in err
+    assert not (tmp_path / "j.json").exists()
+    lines[0]["partitions"] = 300  # 30,300: within the budget, replayed
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    assert _run(capsys, "sql", "replay", plan, str(tmp_path / "rows.jsonl"))[0] == 0

@@ -283,6 +283,13 @@ MAX_PLAN_DEPTH = Whole(
 MAX_PLAN_NODES = Whole(
     "WMVIZ_MAX_PLAN_NODES", "The most nodes, or edges, a plan may have.", "sql", default=10_000
 )
+MAX_REPLAY_SPLIT_STEPS = Whole(
+    "WMVIZ_MAX_REPLAY_SPLIT_STEPS",
+    "The most partitions (of all tables) times lines a SQL rows file may have: a replay looks at "
+    "every split at every step, and `--out` records each (~12 µs and ~600 bytes apiece).",
+    "sql",
+    default=2_000_000,
+)
 FLINK_JAR = Text(
     "WMVIZ_FLINK_JAR",
     "The flink-dist 2.3.0 jar to run against, instead of the copy cached in ~/.cache/wmviz/flink.",
