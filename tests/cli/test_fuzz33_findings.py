@@ -182,3 +182,30 @@ def test_partitions_times_lines_past_the_replay_budget_is_exit_2_naming_the_part
     lines[0]["partitions"] = 300  # 30,300: within the budget, replayed
     (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
     assert _run(capsys, "sql", "replay", plan, str(tmp_path / "rows.jsonl"))[0] == 0
+
+
+def _falling(n: int) -> str:
+    """`n` falling prices of one symbol at one time (`A D+ U` keeps a partial match from every row,
+    and no WITHIN can end one), then a row of another symbol that moves the watermark past them."""
+    rows = [{"sym": "a", "price": 1_000 - i, "ts": "2024-01-01 00:00:01"} for i in range(n)]
+    rows.append({"sym": "b", "price": 1, "ts": "2024-01-01 00:00:09"})
+    return "".join(json.dumps({"table": "ticks", "row": row}) + "\n" for row in rows)
+
+
+def test_a_match_recognize_holding_more_rows_than_the_budget_is_exit_2_naming_the_row(
+    tmp_path, capsys, monkeypatch
+):
+    # A MATCH_RECOGNIZE's partial matches each held their rows and every row visited all of them:
+    # 200 falling prices (10 KB) took 5.5 CPU-s, 400 over 100 s. Here the budget is 300 held rows:
+    # 24 rows hold 300, the 25th would hold 325.
+    monkeypatch.setenv("WMVIZ_MAX_MATCH_ROWS", "300")
+    plan = str(DATA / "match_basic.plan.json")
+    (tmp_path / "rows.jsonl").write_text(_falling(40))
+    code, err = _run(capsys, "sql", "replay", plan, str(tmp_path / "rows.jsonl"))
+    assert code == 2
+    assert (
+        "rows.jsonl, line 25, field 'sym': the MATCH_RECOGNIZE of this partition would hold 325 rows "
+        "in its partial matches, more than wmviz simulates: 300 (WMVIZ_MAX_MATCH_ROWS)"
+    ) in err
+    (tmp_path / "rows.jsonl").write_text(_falling(24))
+    assert _run(capsys, "sql", "replay", plan, str(tmp_path / "rows.jsonl"))[0] == 0

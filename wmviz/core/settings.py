@@ -192,6 +192,13 @@ MAX_LIVE_WINDOWS = Whole(
     "core",
     default=100_000,
 )
+MAX_MATCH_ROWS = Whole(
+    "WMVIZ_MAX_MATCH_ROWS",
+    "The most rows one partition's MATCH_RECOGNIZE may hold in its partial matches (a row may be in "
+    "several): each row reaching the pattern visits every one, ~4 µs apiece, so a row costs ~40 ms.",
+    "core",
+    default=10_000,
+)
 MAX_GENERATED_CHANNELS = Whole(
     "WMVIZ_MAX_GENERATED_CHANNELS",
     "The most channels of one instance whose watermarks a generator makes: each periodic probe visits "
