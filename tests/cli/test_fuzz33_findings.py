@@ -209,3 +209,40 @@ def test_a_match_recognize_holding_more_rows_than_the_budget_is_exit_2_naming_th
     ) in err
     (tmp_path / "rows.jsonl").write_text(_falling(24))
     assert _run(capsys, "sql", "replay", plan, str(tmp_path / "rows.jsonl"))[0] == 0
+
+
+def _one_key(n: int) -> str:
+    """`n` orders and `n` clicks of one user in one 5-second window, then a pair that closes it."""
+    rows = []
+    for i in range(n):
+        rows.append(
+            {
+                "table": "orders",
+                "row": {"user_id": "u", "order_id": str(i), "amount": i, "ts": "2026-01-01 00:00:01"},
+            }
+        )
+        rows.append({"table": "clicks", "row": {"user_id": "u", "page": "p", "ts": "2026-01-01 00:00:01"}})
+    rows.append(
+        {
+            "table": "orders",
+            "row": {"user_id": "v", "order_id": "x", "amount": 1, "ts": "2026-01-01 00:00:30"},
+        }
+    )
+    rows.append({"table": "clicks", "row": {"user_id": "v", "page": "p", "ts": "2026-01-01 00:00:30"}})
+    return "".join(json.dumps(row) + "\n" for row in rows)
+
+
+def test_a_window_join_window_past_the_budget_is_exit_2_naming_its_last_row(tmp_path, capsys, monkeypatch):
+    # A window join emits every pair of a key's rows of one window: 300 a side (30 KB) were 90,000
+    # rows and 10 CPU-s, 2,000 a side would be 4,000,000. Here the budget is 400 pairs.
+    monkeypatch.setenv("WMVIZ_MAX_JOIN_WINDOW_ROWS", "400")
+    plan = str(DATA / "winjoin_inner_tumble.plan.json")
+    (tmp_path / "rows.jsonl").write_text(_one_key(21))
+    code, err = _run(capsys, "sql", "replay", plan, str(tmp_path / "rows.jsonl"))
+    assert code == 2
+    assert (
+        "rows.jsonl, line 42, field 'user_id': this window of the window join would emit 441 rows (its left "
+        "rows times its right rows of one key), more than wmviz simulates: 400 (WMVIZ_MAX_JOIN_WINDOW_ROWS)"
+    ) in err
+    (tmp_path / "rows.jsonl").write_text(_one_key(20))
+    assert _run(capsys, "sql", "replay", plan, str(tmp_path / "rows.jsonl"))[0] == 0

@@ -199,6 +199,13 @@ MAX_MATCH_ROWS = Whole(
     "core",
     default=10_000,
 )
+MAX_JOIN_WINDOW_ROWS = Whole(
+    "WMVIZ_MAX_JOIN_WINDOW_ROWS",
+    "The most rows one window of one key of a SQL window join may emit (its left rows times its right "
+    "rows): at ~100 µs a row, a window costs at most ~10 s.",
+    "core",
+    default=100_000,
+)
 MAX_GENERATED_CHANNELS = Whole(
     "WMVIZ_MAX_GENERATED_CHANNELS",
     "The most channels of one instance whose watermarks a generator makes: each periodic probe visits "
