@@ -1,5 +1,8 @@
 """Issue 33's fuzz round (bench/fuzz.py --targets newest): each finding as its smallest input, run
-through the command line, ending in one clean line naming file, line and field (exit 2)."""
+through the command line, ending in one clean line naming file, line and field (exit 2). The
+hand attack beside the round (what the fuzz does not reach: `--stage-traces`, `lag --vertex`, the
+cost of a rows file's partitions, a MATCH_RECOGNIZE or a window join of one key, a long plan) is
+here too; a budget is set low through its `WMVIZ_*` setting so the test stays fast."""
 
 from __future__ import annotations
 
