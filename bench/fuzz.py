@@ -195,10 +195,11 @@ def run_fuzz(
     *,
     targets: str = "reader",
     reader: Reader = default_reader,
+    start: int = 0,
 ) -> Summary:
-    """Run inputs [0, n) of `seed` of the named targets."""
+    """Run inputs [start, start + n) of `seed` of the named targets."""
     chosen = target(targets, reader)
-    return run_pool(chosen, n, seed, options, waits=waits(chosen))
+    return run_pool(chosen, n, seed, options, start=start, waits=waits(chosen))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -221,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, help="stop starting inputs after this long")
     parser.add_argument("--keep", type=int, default=5, help="examples saved per bad class")
     parser.add_argument("--out", default="fuzz-out", help="folder for the examples of bad classes")
+    parser.add_argument(
+        "--cold", action="store_true", help="workers import what their inputs need each (no warm parent)"
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
 
@@ -230,7 +234,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  … {done:,} done ({rate:.0f}/s), {summary.bad} bad", file=sys.stderr, flush=True)
 
     options = PoolOptions(
-        args.jobs, args.time_limit, args.memory_mb, args.out, args.keep, args.seconds, args.wait_jobs
+        args.jobs,
+        args.time_limit,
+        args.memory_mb,
+        args.out,
+        args.keep,
+        args.seconds,
+        args.wait_jobs,
+        warm=not args.cold,
     )
     chosen = target(args.targets)
     summary = run_pool(

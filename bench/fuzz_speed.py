@@ -1,6 +1,7 @@
-"""How fast the fuzzer runs the newer surfaces with and without the recorder's own workers.
+"""How fast the fuzzer runs with and without the recorder's own workers, or warm workers.
 
     python bench/fuzz_speed.py [--n 800] [--rounds 3] [--jobs 2] [--wait-jobs 4] [--seed 7]
+    python bench/fuzz_speed.py --compare warm --targets newest --start 14500 --seed 1 --jobs 1
 
 One run, the two pools interleaved (their order swapped each round, so a change in the shared
 machine's load falls on both): the same seeded slice of `bench/fuzz.py --targets new` with
@@ -8,6 +9,11 @@ machine's load falls on both): the same seeded slice of `bench/fuzz.py --targets
 existed) and with `--wait-jobs N`. Each round prints inputs/s, the load average and, per target,
 the mean wall-clock time an input took in its worker, and the classes counted (the inputs are the
 same; a recording's outcome may still differ between runs where it races the fake's timing).
+
+With `--compare warm`, the two pools are cold workers (each imports what its inputs need) and warm
+ones (forked from a parent that imported it once, `PoolOptions.warm`); each pool starts from a
+fresh parent (a forked one that has imported only the fuzzer), so the cold one never inherits what
+the warm one imported. Each round also prints the CPU seconds the pool used (parent and workers).
 """
 
 from __future__ import annotations
@@ -23,10 +29,40 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fuzz
 
 
-def _round(n: int, seed: int, jobs: int, wait_jobs: int) -> fuzz.Summary:
+def _round(
+    n: int, seed: int, jobs: int, wait_jobs: int, targets: str = "new", warm: bool = True
+) -> fuzz.Summary:
     with tempfile.TemporaryDirectory(prefix="wmviz-fuzz-speed-") as out:
-        options = fuzz.PoolOptions(jobs=jobs, out=out, keep=0, wait_jobs=wait_jobs)
-        return fuzz.run_fuzz(n, seed, options, targets="new")
+        seconds = None if targets == "new" else 86400.0  # a budget: shares of 100, as a long run has
+        options = fuzz.PoolOptions(
+            jobs=jobs, out=out, keep=0, wait_jobs=wait_jobs, warm=warm, seconds=seconds
+        )
+        return fuzz.run_fuzz(n, seed, options, targets=targets, start=START[0])
+
+
+START = [0]
+
+
+def _fresh_round(n: int, seed: int, jobs: int, targets: str, warm: bool) -> tuple[fuzz.Summary, float]:
+    """One pool in a forked parent of its own: its summary and the CPU seconds it and its workers used."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    here, there = context.Pipe(duplex=False)
+
+    def child() -> None:
+        summary = _round(n, seed, jobs, 0, targets, warm)
+        summary.examples.clear()
+        there.send(summary)
+
+    before = os.times()
+    process = context.Process(target=child)
+    process.start()
+    summary = here.recv()
+    process.join()
+    after = os.times()
+    used = after.children_user + after.children_system - before.children_user - before.children_system
+    return summary, used
 
 
 def _line(label: str, summary: fuzz.Summary) -> str:
@@ -50,7 +86,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--wait-jobs", type=int, default=4)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--start", type=int, default=0, help="first input index")
+    parser.add_argument("--targets", default="new")
+    parser.add_argument("--compare", choices=("wait-jobs", "warm"), default="wait-jobs")
     args = parser.parse_args(argv)
+    START[0] = args.start
+    if args.compare == "warm":
+        return _compare_warm(args)
     pools = {"wait-jobs 0": 0, f"wait-jobs {args.wait_jobs}": args.wait_jobs}
     rates: dict[str, list[float]] = {label: [] for label in pools}
     for r in range(args.rounds):
@@ -60,6 +102,20 @@ def main(argv: list[str] | None = None) -> int:
             summary = _round(args.n, args.seed, args.jobs, pools[label])
             rates[label].append(summary.done / summary.seconds)
             print(_line(label, summary), flush=True)
+    for label, got in rates.items():
+        print(f"{label}: mean {sum(got) / len(got):.1f} inputs/s over {len(got)} rounds")
+    return 0
+
+
+def _compare_warm(args: argparse.Namespace) -> int:
+    rates: dict[str, list[float]] = {"cold": [], "warm": []}
+    for r in range(args.rounds):
+        print(f"round {r + 1}")
+        order = ["cold", "warm"] if r % 2 == 0 else ["warm", "cold"]
+        for label in order:
+            summary, cpu = _fresh_round(args.n, args.seed, args.jobs, args.targets, label == "warm")
+            rates[label].append(summary.done / summary.seconds)
+            print(_line(label, summary) + f"\n    {cpu:.1f} CPU-s (parent and workers)", flush=True)
     for label, got in rates.items():
         print(f"{label}: mean {sum(got) / len(got):.1f} inputs/s over {len(got)} rounds")
     return 0

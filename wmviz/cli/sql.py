@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from wmviz.cli.errors import BadInput
@@ -132,12 +133,19 @@ def _write_stage_traces(runs: dict[str, StageRun], args: argparse.Namespace) -> 
     if not runs:
         print(f"note: --stage-traces: no operator in series in {args.job.name}; nothing written")
         return
-    if out.exists() and not out.is_dir():
-        raise BadInput(f"--stage-traces {out}: is a file, not a folder")
-    out.mkdir(parents=True, exist_ok=True)
-    for node, run in sorted(runs.items(), key=lambda item: int(item[0]) if item[0].isdigit() else 0):
+    try:
+        if out.exists() and not out.is_dir():
+            raise BadInput(f"--stage-traces {out}: is a file, not a folder")
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:  # under a file, a dangling link, a name too long, a folder it may not write
+        reason = os.strerror(err.errno) if err.errno else str(err)
+        raise BadInput(f"--stage-traces {out}: cannot make the folder: {reason}") from None
+    stages = sorted(runs.items(), key=lambda item: int(item[0]) if item[0].isdigit() else 0)
+    for node, _ in stages:  # every file checked before any is written: none or all
         path = out / f"stage-{node}.jsonl"
         refuse_overlap([("the job", args.job), ("the rows", args.rows)], [], ("--stage-traces", path))
+    for node, run in stages:
+        path = out / f"stage-{node}.jsonl"
         config, trace_rows = run.stage_trace()
         write_trace(trace_rows, path, "jsonl", config)
         print(f"wrote {path} ({run.spec.operator}: `wmviz late {path}` gives its late-row ledger)")

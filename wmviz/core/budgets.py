@@ -16,7 +16,9 @@ from wmviz.core.settings import (
     MAX_DURATION_DAYS,
     MAX_GENERATED_CHANNELS,
     MAX_IMPORT_ROWS,
+    MAX_JOIN_WINDOW_ROWS,
     MAX_LIVE_WINDOWS,
+    MAX_MATCH_ROWS,
     MAX_PAGE_SWEEP_ROW_RUNS,
     MAX_PAGE_SWEEPS,
     MAX_REST_ANSWER_BYTES,
@@ -65,6 +67,35 @@ def live_windows_reason(count: int) -> str:
     return (
         f"the window operator would hold {count:,} windows at once, more than wmviz simulates: "
         f"{MAX_LIVE_WINDOWS.get():,} (WMVIZ_MAX_WINDOWS); the run stops here"
+    )
+
+
+# Why settings.MAX_MATCH_ROWS (WMVIZ_MAX_MATCH_ROWS) defaults as it does:
+# Flink's NFA keeps a partial match per row that may still start one, sharing their rows in a
+# buffer; wmviz's matcher holds each partial match's rows itself and every row reaching the pattern
+# visits each of them. 200 falling prices of one symbol at one time under `A D+ U` (no WITHIN can
+# end them) held 20,000 rows and took 5.5 CPU-s, 400 over 100 s: the cost grows as the cube of a run.
+# 10,000 held rows keep a row under ~40 ms; a WITHIN bound keeps real patterns far below it.
+
+
+def match_rows_reason(count: int) -> str:
+    return (
+        f"the MATCH_RECOGNIZE of this partition would hold {count:,} rows in its partial matches, more "
+        f"than wmviz simulates: {MAX_MATCH_ROWS.get():,} (WMVIZ_MAX_MATCH_ROWS); the run stops here"
+    )
+
+
+# Why settings.MAX_JOIN_WINDOW_ROWS (WMVIZ_MAX_JOIN_WINDOW_ROWS) defaults as it does:
+# A window join emits every pair of a key's left and right rows of one window when it fires, as
+# Flink does: n rows a side of one key are n² output rows (300 a side, 30 KB of rows: 90,000 rows,
+# 10 CPU-s; 2,000 a side would be 4,000,000 rows and gigabytes). Each costs ~100 µs and its line.
+
+
+def join_window_rows_reason(count: int) -> str:
+    return (
+        f"this window of the window join would emit {count:,} rows (its left rows times its right rows "
+        f"of one key), more than wmviz simulates: {MAX_JOIN_WINDOW_ROWS.get():,} "
+        "(WMVIZ_MAX_JOIN_WINDOW_ROWS); the run stops here"
     )
 
 

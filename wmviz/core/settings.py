@@ -192,6 +192,20 @@ MAX_LIVE_WINDOWS = Whole(
     "core",
     default=100_000,
 )
+MAX_MATCH_ROWS = Whole(
+    "WMVIZ_MAX_MATCH_ROWS",
+    "The most rows one partition's MATCH_RECOGNIZE may hold in its partial matches (a row may be in "
+    "several): each row reaching the pattern visits every one, ~4 µs apiece, so a row costs ~40 ms.",
+    "core",
+    default=10_000,
+)
+MAX_JOIN_WINDOW_ROWS = Whole(
+    "WMVIZ_MAX_JOIN_WINDOW_ROWS",
+    "The most rows one window of one key of a SQL window join may emit (its left rows times its right "
+    "rows): at ~100 µs a row, a window costs at most ~10 s.",
+    "core",
+    default=100_000,
+)
 MAX_GENERATED_CHANNELS = Whole(
     "WMVIZ_MAX_GENERATED_CHANNELS",
     "The most channels of one instance whose watermarks a generator makes: each periodic probe visits "
@@ -282,6 +296,13 @@ MAX_PLAN_DEPTH = Whole(
 )
 MAX_PLAN_NODES = Whole(
     "WMVIZ_MAX_PLAN_NODES", "The most nodes, or edges, a plan may have.", "sql", default=10_000
+)
+MAX_REPLAY_SPLIT_STEPS = Whole(
+    "WMVIZ_MAX_REPLAY_SPLIT_STEPS",
+    "The most partitions (of all tables) times lines a SQL rows file may have: a replay looks at "
+    "every split at every step, and `--out` records each (~12 µs and ~600 bytes apiece).",
+    "sql",
+    default=2_000_000,
 )
 FLINK_JAR = Text(
     "WMVIZ_FLINK_JAR",

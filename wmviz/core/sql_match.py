@@ -17,15 +17,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from wmviz.core.budgets import match_rows_reason
 from wmviz.core.changelog import RowKind
 from wmviz.core.operator_log import Dropped, StepLog
 from wmviz.core.scenario import TraceRow
+from wmviz.core.settings import MAX_MATCH_ROWS
 from wmviz.core.sql_buffer import ForwardsWatermark, compared, key_words, partition_key
 from wmviz.core.sql_match_config import SqlMatchConfig
 from wmviz.core.sql_match_nfa import Matcher, Partial
 from wmviz.core.sql_rows import LATE_METRIC, Fate, RowFate, SqlOutput, SqlValue, columns_of
 from wmviz.core.timers import FiredTimer, TimeDomain, TimerService
 from wmviz.core.timetext import TimedText
+from wmviz.core.windows import ScenarioError
 
 ROWS_AT = "match: rows at this time"
 WITHIN_AT = "match: WITHIN ends a partial match"
@@ -98,6 +101,9 @@ class SqlMatch(ForwardsWatermark):
             for row in times.pop(ts):
                 held[row.row] = row
                 released = compared(row, "DEFINE", lambda: matcher.feed(ts, row))  # noqa: B023
+                if (held_rows := matcher.held()) > MAX_MATCH_ROWS.get():
+                    column = self.config.partition_by[0] if self.config.partition_by else "event_ms"
+                    raise ScenarioError(row, column, match_rows_reason(held_rows))
                 if matcher.started and self.within_ms is not None:
                     at = ts + self.within_ms
                     log.registered.append(self.timers.register(TimeDomain.EVENT, at, key, WITHIN_AT))

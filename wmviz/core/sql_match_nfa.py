@@ -175,6 +175,11 @@ class Matcher(Generic[R]):
                 self.partials.append(step)
         return self.mr7_release()
 
+    def held(self) -> int:
+        """The rows the partial matches hold (a row taken by several counts in each): what a row
+        reaching the pattern visits."""
+        return sum(len(p.taken) for p in self.partials)
+
     def _finished(self, partial: Partial[R]) -> bool:
         """A complete match no variable can extend any further is no longer partial."""
         if partial.at < len(self.pattern) - 1:

@@ -23,10 +23,12 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from wmviz.core.budgets import join_window_rows_reason
 from wmviz.core.changelog import RowKind
 from wmviz.core.operator_kind import SqlOperatorKind
 from wmviz.core.operator_log import Dropped, OutputWatermark, StepLog
 from wmviz.core.scenario import TraceRow
+from wmviz.core.settings import MAX_JOIN_WINDOW_ROWS
 from wmviz.core.sql_rows import Fate, RowFate, SqlOutput, SqlValue, columns_of
 from wmviz.core.sql_window_join_config import LEFT, RIGHT, WINDOW_COLUMNS, WindowJoinConfig
 from wmviz.core.sql_window_time import ShiftZone, timestamp_text, window_start
@@ -161,6 +163,7 @@ class SqlWindowJoin:
         outer, right rows inner; a RIGHT join walks the right rows outer), the unmatched rows of an
         outer side padded with NULLs; SEMI / ANTI emit a left row that has / has no match."""
         c, left, right = self.config, rows.left, rows.right
+        self.within_budget(left, right, matches)
         out = log.emit
         before = len(out)
         if c.join_type in ("semi", "anti"):
@@ -182,6 +185,16 @@ class SqlWindowJoin:
             f"SQL-WJ4: window [{start}, {end}) fired ({c.join_type} join): {n_left} left, {n_right}"
             f" right rows -> {made} output rows; the window is forgotten"
         )
+
+    def within_budget(self, left: list[TraceRow], right: list[TraceRow], matches: bool) -> None:
+        """A window about to emit more pairs than `MAX_JOIN_WINDOW_ROWS` stops the run, naming its
+        last row to arrive and that side's first key column."""
+        pairs = len(left) * len(right) if matches and self.config.join_type not in ("semi", "anti") else 0
+        if pairs <= MAX_JOIN_WINDOW_ROWS.get():
+            return
+        last = max((*left, *right), key=lambda r: r.row)
+        keys = self.config.left_key if any(r is last for r in left) else self.config.right_key
+        raise ScenarioError(last, keys[0] if keys else "event_ms", join_window_rows_reason(pairs))
 
     def output_watermark(self, watermark_ms: int, log: StepLog) -> None:
         """SQL-WJ6: after the due windows, the combined watermark goes downstream unchanged: a quiet

@@ -38,5 +38,20 @@ def pick_name(names: list[str], wanted: str, option: str, what: str) -> str:
         if len(pick) == 1:
             return pick[0]
         if len(pick) > 1:
-            raise BadValue(f"{option} {wanted!r} matches several {what}: {pick}")
-    raise BadValue(f"{option} {wanted!r} matches none of the {what}: {sorted(names)}")
+            raise BadValue(f"{option} {_typed(wanted)} matches several {what}: {_listed(pick)}")
+    raise BadValue(f"{option} {_typed(wanted)} matches none of the {what}: {_listed(sorted(names))}")
+
+
+LISTED_NAMES = 20
+"""The most names a message lists (a job of thousands of vertices would make it megabytes)."""
+
+
+def _typed(wanted: str, most: int = 80) -> str:
+    """What the user typed, quoted, cut at `most` characters (an option may hold a megabyte)."""
+    return repr(wanted) if len(wanted) <= most else f"{wanted[:most]!r}…"
+
+
+def _listed(names: list[str]) -> str:
+    """The first `LISTED_NAMES` names, each cut as `_typed` cuts, and how many more there are."""
+    shown = f"[{', '.join(_typed(n) for n in names[:LISTED_NAMES])}]"
+    return shown if len(names) <= LISTED_NAMES else f"{shown} and {len(names) - LISTED_NAMES:,} more"

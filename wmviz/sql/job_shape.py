@@ -12,6 +12,7 @@ Shapes not modelled are refused by name (`ReplayRefused`) rather than replayed a
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 
 from wmviz.core.errors import Refused
@@ -78,7 +79,8 @@ _REFUSED_BEHAVIOURS = {
 def groups_of(job: SqlJob) -> list[Group]:
     """The job's groups, each checked to be a shape the replay models."""
     zone = job.local_time_zone.value or "UTC"
-    downstream_of = {n.id: _reachable(job, n.id) for n in job.nodes}
+    after = _successors(job)
+    downstream_of = {n.id: _reachable(after, n.id) for n in job.nodes}
     for node in job.nodes:
         if node.behaviour in _REFUSED_BEHAVIOURS:
             raise ReplayRefused(f"{_said(node)}: {_REFUSED_BEHAVIOURS[node.behaviour]}")
@@ -110,16 +112,24 @@ def _check_source(source: SourceTable) -> bool:
     return True
 
 
-def _reachable(job: SqlJob, start: str) -> tuple[str, ...]:
+def _successors(job: SqlJob) -> dict[str, list[str]]:
+    """Each node's targets, in the plan's edge order (read once: a walk per node over every edge
+    made a 3,000-node chain minutes of set-up)."""
+    after: dict[str, list[str]] = {}
+    for edge in job.edges:
+        after.setdefault(edge.source, []).append(edge.target)
+    return after
+
+
+def _reachable(after: dict[str, list[str]], start: str) -> tuple[str, ...]:
     """`start` and every node after it, in a stable order (breadth first)."""
-    order, seen, todo = [start], {start}, [start]
+    order, seen, todo = [start], {start}, deque([start])
     while todo:
-        current = todo.pop(0)
-        for edge in job.edges:
-            if edge.source == current and edge.target not in seen:
-                seen.add(edge.target)
-                order.append(edge.target)
-                todo.append(edge.target)
+        for target in after.get(todo.popleft(), ()):
+            if target not in seen:
+                seen.add(target)
+                order.append(target)
+                todo.append(target)
     return tuple(order)
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from wmviz.core.errors import BadInputError
-from wmviz.core.settings import MAX_IMPORT_ROWS
+from wmviz.core.settings import MAX_IMPORT_ROWS, MAX_REPLAY_SPLIT_STEPS
 from wmviz.trace.jsonline import JsonLineError, decode_json_line
 from wmviz.trace.quote import show
 
@@ -134,7 +134,26 @@ class ReplayInput:
 def read_input(path: Path) -> ReplayInput:
     """A rows file read and validated whole; RowsFileError naming file, line and field otherwise."""
     lines = read_lines(path)
-    return ReplayInput(str(path), tuple(lines), partition_counts(str(path), lines))
+    counts = partition_counts(str(path), lines)
+    _within_budget(str(path), lines, counts)
+    return ReplayInput(str(path), tuple(lines), counts)
+
+
+def _within_budget(path: str, lines: list[InputLine], counts: Mapping[str, int]) -> None:
+    """RowsFileError, naming the line that set the largest partition count, when the splits times
+    the lines pass `MAX_REPLAY_SPLIT_STEPS`: the replay's cost and `--out`'s size grow with both."""
+    steps = sum(counts.values()) * len(lines)
+    if steps <= (most := MAX_REPLAY_SPLIT_STEPS.get()):
+        return
+    table = max(counts, key=lambda name: counts[name])
+    where, field_name = _line_that_set(lines, table, counts[table])
+    raise RowsFileError(
+        path,
+        where,
+        field_name,
+        f"{sum(counts.values()):,} partitions over {len(lines):,} lines are {steps:,} split-steps, more "
+        f"than a replay computes: {most:,} (WMVIZ_MAX_REPLAY_SPLIT_STEPS); fewer partitions or lines",
+    )
 
 
 def read_lines(path: Path) -> list[InputLine]:
@@ -150,6 +169,18 @@ def read_lines(path: Path) -> list[InputLine]:
     if len(lines) > (most := MAX_IMPORT_ROWS.get()):
         raise RowsFileError(shown, 0, None, f"has {len(lines):,} lines; the limit is {most:,}")
     return [_line(shown, step, number, obj) for step, (number, obj) in enumerate(lines)]
+
+
+def _line_that_set(lines: list[InputLine], table: str, count: int) -> tuple[int, str]:
+    """The line (and field) a table's partition count comes from: its last `partitions` line, else
+    the first row naming its largest partition."""
+    for line in reversed(lines):
+        if isinstance(line, PartitionCount) and line.table == table:
+            return line.line, "partitions"
+    for line in lines:
+        if isinstance(line, InputRow) and line.table == table and line.partition + 1 == count:
+            return line.line, "partition"
+    return 0, "partitions"
 
 
 def _decoded(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
