@@ -102,3 +102,20 @@ def test_a_walk_back_over_every_moment_reads_each_series_once(monkeypatch):
     assert answers[-1].chain[-1].since_ms == at(SWITCH)
     # Two vertices' outputs and finished flags, the splits' three series, nothing per moment.
     assert len(reads) <= 8, reads
+
+
+def test_growth_from_min_or_to_max_is_exact_not_wrapped():
+    # np.abs(-2^63) is -2^63: read as "small", a step up from MIN was subtracted in int64 and
+    # wrapped; a sample time at MIN likewise. Both are now compared as Python ints.
+    import numpy as np
+
+    from wmviz.analysis.blame_columns import twice_grew_at_least
+
+    low, high = -(2**63), 2**63 - 1
+    values = np.array([[low, 0], [0, high], [5, 6]], dtype=np.int64)
+    present = np.ones_like(values, dtype=bool)
+    grew, both = twice_grew_at_least(values, present, np.array([0, 1_000], dtype=np.int64))
+    assert grew[:, 1].tolist() == [True, True, False] and both[:, 1].all()
+    grew, _ = twice_grew_at_least(values, present, np.array([low, 1_000], dtype=np.int64))
+    # 2^63 + 1000 ms between the samples: twice a rise of 2^63 (from MIN, to MAX) is still more
+    assert grew[:, 1].tolist() == [True, True, False]

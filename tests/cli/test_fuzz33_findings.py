@@ -279,3 +279,71 @@ def test_a_long_chain_of_calcs_is_replayed_in_seconds_not_minutes(tmp_path, caps
     )
     assert code == 0, err
     assert resource.getrusage(resource.RUSAGE_SELF).ru_utime - began < 30
+
+
+def _rows_with(tmp_path, line: int, **cells: object) -> str:
+    """The silent-partition incident's rows with `cells` changed in row `line` (1-based)."""
+    rows = (DATA / "incident_silent_partition.rows.jsonl").read_text().splitlines()
+    row = json.loads(rows[line - 1])
+    row["row"].update(cells)
+    rows[line - 1] = json.dumps(row)
+    path = tmp_path / "rows.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    return str(path)
+
+
+def test_an_explain_cut_short_so_one_table_is_scanned_twice_unmet_is_exit_2(tmp_path, capsys):
+    # sqlreplay #34100: an EXPLAIN without its "== Optimized Execution Plan ==" heading reads as two
+    # scans of `clicks` that never meet: `(source,) = members` was ValueError (exit 1).
+    text = (DATA / "incident_silent_partition.explain.txt").read_text()
+    assert "== Optimized Execution Plan ==\n" in text
+    plan = tmp_path / "plan.txt"
+    plan.write_text(text.replace("== Optimized Execution Plan ==\n", "", 1))
+    rows = _rows_with(tmp_path, 14, url=True)
+    code, err = _run(capsys, "sql", "replay", str(plan), rows, "--json", "--out", str(tmp_path / "job.json"))
+    assert code == 2, err
+    assert "table clicks is read by 2 scans whose rows never meet" in err
+    assert not (tmp_path / "job.json").exists()
+
+
+def test_a_row_at_the_last_timestamp_whose_window_ends_past_year_9999_is_exit_2(tmp_path, capsys):
+    # sqlreplay #43058: a TUMBLE window over 9999-12-31 23:59:59.999 ends at 10000-01-01, which
+    # `timestamp_text` could not print: OverflowError (exit 1).
+    rows = _rows_with(tmp_path, 10, ts="9999-12-31 23:59:59.999")
+    plan = str(DATA / "incident_silent_partition.plan.json")
+    code, err = _run(capsys, "sql", "replay", plan, rows, "--json")
+    assert code == 2, err
+    assert "is past 9999-12-31 23:59:59.999, the last TIMESTAMP(3) value" in err
+
+
+def test_a_calc_reading_a_field_its_input_row_lacks_is_a_route_not_replayed(tmp_path, capsys):
+    # sqlreplay #43778: an aggregate whose outputType is not a row type has no fields, and the Calc
+    # after it read field 1 of an empty row: IndexError in `rex.evaluate` (exit 1). The route is now
+    # refused once, by name, and the replay goes on.
+    plan = json.loads((DATA / "incident_silent_partition.plan.json").read_text())
+    plan["nodes"][3]["outputType"] = 1_000_000_000
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    rows = str(DATA / "incident_silent_partition.rows.jsonl")
+    out_path = str(tmp_path / "t.jsonl")
+    code = main(["sql", "replay", str(tmp_path / "plan.json"), rows, "--trace-out", out_path])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "are not replayed: plan node 5 reads field 1 of a row of 0 fields" in out.out + out.err
+
+
+def test_a_point_at_the_smallest_time_converts_to_an_arrow_file_that_reads_back_alike(tmp_path, capsys):
+    # recording-json #43380: a point at MIN (-2^63) before points after 1970: the columnar reader's
+    # order check subtracted neighbours, the difference overflowed int64 and read as time running
+    # back, so `convert` wrote a file its own reader refused. Now the two forms answer alike.
+    sample = paths.REPO / "sample_data" / "jobs" / "silent-split-holds-the-whole-job.json"
+    job = json.loads(sample.read_text())
+    series = next(s for s in job["series"] if s["vertex"] == "d4" and s["metric"] == "currentOutputWatermark")
+    series["points"][0][0] = -(2**63)
+    (tmp_path / "rec.json").write_text(json.dumps(job))
+    assert main(["convert", str(tmp_path / "rec.json"), str(tmp_path / "rec.arrow")]) == 0
+    capsys.readouterr()
+    answers = []
+    for name in ("rec.json", "rec.arrow"):
+        assert main(["blame", str(tmp_path / name), "--json"]) == 0
+        answers.append(capsys.readouterr().out)
+    assert answers[0] == answers[1]

@@ -100,7 +100,10 @@ def twice_grew_at_least(values: np.ndarray, present: np.ndarray, times: np.ndarr
     if values.shape[1] < 2:
         return grew, both
     now, then, step = values[:, 1:], values[:, :-1], np.diff(times)[None, :]
-    safe = (np.abs(now) < SAFE) & (np.abs(then) < SAFE)
+    # Far from MIN and MAX, the differences fit int64; the rest is Python ints. Bounds, not
+    # `np.abs`: the absolute value of MIN (-2^63) wraps to MIN itself and would read as near.
+    near = (times > -SAFE) & (times < SAFE)
+    safe = (now > -SAFE) & (now < SAFE) & (then > -SAFE) & (then < SAFE) & (near[1:] & near[:-1])[None, :]
     grew[:, 1:] = safe & (2 * (now - then) >= step)
     for row, col in zip(*np.nonzero(both[:, 1:] & ~safe), strict=True):
         a, b = int(now[row, col]), int(then[row, col])

@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from zoneinfo import ZoneInfo
 
+from wmviz.core.errors import Refused
 from wmviz.core.sql_expr import instant_of_local_ms, local_ms_of_instant
 from wmviz.core.types import MAX_MS
 
@@ -113,5 +114,13 @@ def _java_rem(a: int, b: int) -> int:
 
 def timestamp_text(local_ms: int) -> str:
     """A TIMESTAMP(3) value as Flink's sinks print it here: `YYYY-MM-DD HH:MM:SS.fff`."""
-    moment = _EPOCH + timedelta(milliseconds=local_ms)
+    try:
+        moment = _EPOCH + timedelta(milliseconds=local_ms)
+    except OverflowError:
+        # A window over rows near the end of year 9999 ends past it: Flink's TIMESTAMP(3) stops at
+        # 9999-12-31 23:59:59.999, and what its sink prints beyond is not known here.
+        raise Refused(
+            f"a window bound at {local_ms} ms (local) is past 9999-12-31 23:59:59.999, the last "
+            "TIMESTAMP(3) value; wmviz does not print it"
+        ) from None
     return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d}"

@@ -282,7 +282,10 @@ def _check_order(time: np.ndarray, starts: np.ndarray, keys: list[SeriesKey], na
     """Within a series the points run forward in time (the reader's binary search needs it)."""
     first = set(starts.tolist())
     for lo in range(0, max(len(time) - 1, 0), CHUNK_ROWS):  # a chunk at a time: memory bounded
-        back = np.flatnonzero(np.diff(time[lo : lo + CHUNK_ROWS + 1]) < 0) + lo + 1
+        chunk = time[lo : lo + CHUNK_ROWS + 1]
+        # Compared, not subtracted: a difference overflows int64 from a point at MIN (-2^63) to one
+        # after 1970, and wrapped negative it read as time running back (fuzz, recording-json #43380).
+        back = np.flatnonzero(chunk[1:] < chunk[:-1]) + lo + 1
         row = next((r for r in back.tolist() if r not in first), None)
         if row is None:
             continue

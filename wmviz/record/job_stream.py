@@ -262,7 +262,9 @@ def _in_time_order(time: np.ndarray, value: np.ndarray, starts: np.ndarray) -> N
     for lo, hi in pairwise(bounds):
         if hi - lo < 2:
             continue
-        step = np.diff(time[lo:hi])
-        if (step < 0).any() or ((step == 0) & (np.diff(value[lo:hi]) < 0)).any():
+        # Compared, not subtracted: a difference overflows int64 between MIN and MAX.
+        times, values = time[lo:hi], value[lo:hi]
+        later, same = times[1:] > times[:-1], times[1:] == times[:-1]
+        if not (later | (same & (values[1:] >= values[:-1]))).all():
             order = np.lexsort((value[lo:hi], time[lo:hi]))
             time[lo:hi], value[lo:hi] = time[lo:hi][order], value[lo:hi][order]

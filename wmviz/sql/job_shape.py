@@ -149,6 +149,11 @@ def _group(
     zone: str,
 ) -> Group:
     if key.startswith("table:"):
+        if len(members) != 1:  # a table scanned twice, the scans never meeting (a plan cut short)
+            raise ReplayRefused(
+                f"table {members[0].table} is read by {len(members)} scans whose rows never meet; "
+                "a table is replayed from one scan"
+            )
         (source,) = members
         branch = _branch(job, source, "0", 0, set(), downstream_of)
         stage = sql_stage(job, downstream_of[source.node_id])

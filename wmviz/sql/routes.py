@@ -80,6 +80,7 @@ def routes_from(
     todo: list[tuple[str, tuple[CalcStep, ...], str | None]] = [(start, (), None)]
     while todo:
         node_id, projections, refused = todo.pop(0)
+        refused = refused or _width_problem(projections, len(start_fields))
         for edge in (e for e in job.edges if e.source == node_id and e.target != avoid):
             target = job.node(edge.target)
             if target.flink_type == "stream-exec-sink":
@@ -114,6 +115,35 @@ def _through(node: Node) -> tuple[tuple[CalcStep, ...], str | None]:
             return (), str(refused)
         return ((CalcStep(node.id, items, condition if isinstance(condition, dict) else None),), None)
     return (), f"{where} is not replayed for rows"
+
+
+def _width_problem(projections: tuple[CalcStep, ...], width: int) -> str | None:
+    """Why a route's Calcs cannot be computed: one reads a field its input row does not have (a plan
+    whose types and projections disagree), else None. Checked once per route, not per row."""
+    for calc in projections:
+        for item in (*calc.projection, *([calc.condition] if calc.condition is not None else [])):
+            try:
+                needed = _fields_read(item)
+            except ValueError as bad:
+                return f"plan node {calc.node}: {bad}"
+            if needed > width:
+                return f"plan node {calc.node} reads field {needed - 1} of a row of {width} fields"
+        width = len(calc.projection)
+    return None
+
+
+def _fields_read(item: Mapping[str, Any]) -> int:
+    """1 + the highest input field an expression reads (0: none), walking its operands."""
+    highest, todo = 0, [item]
+    while todo:
+        node = todo.pop()
+        if node.get("kind") == "INPUT_REF":
+            index = node.get("inputIndex")
+            if type(index) is not int or index < 0:  # a negative index would read from the row's end
+                raise ValueError(f"an input reference {index!r} that is not a field number")
+            highest = max(highest, index + 1)
+        todo.extend(o for o in node.get("operands", ()) if isinstance(o, Mapping))
+    return highest
 
 
 def _sink_columns(sink: Node) -> tuple[tuple[str, str], ...]:
