@@ -5,13 +5,29 @@ from __future__ import annotations
 
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.flink.launcher import Harness, HarnessError
 
 JOB_SOURCE = Path(__file__).with_name("WmvizRecordJob.java")
 JOB_CLASS = "WmvizRecordJob"
+WHOLE_JOB_CLASS = "WmvizWholeJob"
+
+
+@dataclass(frozen=True)
+class Silent:
+    """The reader WmvizWholeJob silenced, as the job itself tells it: its source, subtask and split,
+    and the event time of the last record it emitted (the wall clock then, less its skew)."""
+
+    source: str
+    subtask: int
+    split: str
+    last_event_ms: int
+
+    def frozen_ms(self, bound_ms: int) -> int:
+        """The watermark Flink holds the split at from then on: its newest event − bound − 1 ms."""
+        return self.last_event_ms - bound_ms - 1
 
 
 @dataclass
@@ -21,9 +37,12 @@ class RunningJob:
     rest: str
     job: str
     process: subprocess.Popen
+    told: list[str] = field(default_factory=list)
+    """The lines the job printed between its job id and its end (WmvizWholeJob's `SILENT ...`),
+    read by `wait_finished`."""
 
     def wait_finished(self, timeout_s: float = 60.0) -> str:
-        """The job's final status line, once the JVM prints it."""
+        """The job's final status line, once the JVM prints it (the lines before it kept in `told`)."""
         assert self.process.stdout is not None
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
@@ -32,7 +51,17 @@ class RunningJob:
                 return line.split(" ", 1)[1].strip()
             if not line and self.process.poll() is not None:
                 break
+            if line.strip():
+                self.told.append(line.strip())
         raise HarnessError("the job did not report its end")
+
+    def silent(self) -> Silent:
+        """What WmvizWholeJob said of its silent reader (`SILENT ...`, read by `wait_finished`)."""
+        lines = [line.split() for line in self.told if line.startswith("SILENT ")]
+        if len(lines) != 1 or len(lines[0]) != 5:
+            raise HarnessError(f"the job did not say which reader fell silent: {self.told}")
+        _, source, subtask, split, last = lines[0]
+        return Silent(source, int(subtask), split, int(last))
 
     def stop(self) -> None:
         """Close stdin (the JVM then shuts the cluster down) and wait for it; kill if it hangs."""
@@ -45,13 +74,19 @@ class RunningJob:
             self.process.wait()
 
 
-def start_job(seconds: int, buffer_timeout_ms: int = 100, job_class: str = JOB_CLASS) -> RunningJob:
-    """Compile (once) and start the job; return when it is submitted and its REST endpoint is up."""
+def start_job(
+    seconds: int, buffer_timeout_ms: int = 100, job_class: str = JOB_CLASS, scale: int = 1
+) -> RunningJob:
+    """Compile (once) and start the job; return when it is submitted and its REST endpoint is up.
+    `scale` multiplies every vertex's parallelism of WmvizWholeJob (1: the job as it always was)."""
+    if scale != 1 and job_class != WHOLE_JOB_CLASS:
+        raise ValueError(f"only {WHOLE_JOB_CLASS} takes a scale, not {job_class}")
+    if scale < 1:
+        raise ValueError(f"the scale is a whole number >= 1, not {scale}")
     source = JOB_SOURCE.with_name(f"{job_class}.java")
     tag = "record-" if job_class == JOB_CLASS else "whole-"
-    process = Harness(f"the job {job_class}", (source,), job_class, tag=tag, bench=True).start(
-        str(seconds), str(buffer_timeout_ms)
-    )
+    args = [str(seconds), str(buffer_timeout_ms)] + ([str(scale)] if scale != 1 else [])
+    process = Harness(f"the job {job_class}", (source,), job_class, tag=tag, bench=True).start(*args)
     assert process.stdout is not None
     found: dict[str, str] = {}
     while len(found) < 2:
