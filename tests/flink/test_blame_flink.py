@@ -8,8 +8,13 @@ keyed 1 s event-time window chained to a discarding sink. Beside it, a multiple-
 orders as input 2 over a rebalance edge.
 Payments' subtask 0 runs 1.5 s behind the clock; orders' subtask 1 goes silent 8 s after it starts
 and stays silent (no idleness configured), so it holds the join, the window, the sink and merge
-from then on. The whole job is recorded through REST for 14 s; blame must name that subtask and
+from then on. The whole job is recorded through REST until it ends; blame must name that subtask and
 the split Flink reports it reading, and payments' subtask 0 at an early moment.
+
+The job says which reader it silenced (`SILENT orders 1 <split> <last event ms>`), so the checks
+ask blame at a sample where that split's watermark stands where the job froze it, before the
+sources end (then everything is at MAX): the answer is the same however many samples a busy
+machine let the recorder take. Counts only ask for enough samples to answer (at least 5).
 
 Flink 2.3.0's two-input task registers no `currentInput{N}Watermark` (only the minimum over both
 inputs, `currentInputWatermark`), and the plan does not say which input an edge feeds, so the
@@ -24,29 +29,59 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import require_flink
-from tools.flink.record.job import start_job
-from wmviz.record.job import read_recording
+from tools.flink.record.job import Silent, record_then_go, start_job
+from wmviz.record.job import OUTPUT_WATERMARK, SPLIT_WATERMARK, JobRecording, read_recording
 
 JOB_SECONDS = 18
+BOUND_MS = 200  # the job's forBoundedOutOfOrderness
 
 
 @pytest.fixture(scope="module")
-def whole_job(tmp_path_factory):
+def run(tmp_path_factory) -> tuple[Path, Silent]:
     require_flink("real Flink {version}", "the whole-job recorder's Flink test")
-    out = tmp_path_factory.mktemp("whole") / "job.json"
-    job = start_job(JOB_SECONDS, job_class="WmvizWholeJob")
+    folder = tmp_path_factory.mktemp("whole")
+    out, go = folder / "job.json", folder / "go"
+    # The job's time starts once the recorder samples (record_then_go): its first phase is seen
+    # however late a busy machine starts the recorder. The recording ends with the job.
+    job = start_job(JOB_SECONDS, job_class="WmvizWholeJob", go=go)
     try:
         command = [sys.executable, "-m", "wmviz", "record", "--rest", job.rest, "--job", job.job,
-                   "--every", "250ms", "--for", "14s", "--out", str(out)]  # fmt: skip
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=90)
+                   "--every", "250ms", "--for", "90s", "--out", str(out)]  # fmt: skip
+        proc = record_then_go(command, out, go)
+        job.wait_finished(120)
     finally:
         job.stop()
     assert proc.returncode == 0, proc.stderr
-    return out
+    return out, job.silent()
+
+
+@pytest.fixture(scope="module")
+def whole_job(run) -> Path:
+    return run[0]
+
+
+def held_at(rec: JobRecording, silent: Silent) -> int:
+    """The last sample at which the silent split's watermark, and every subtask of both sinks'
+    output, stand where the job froze it (the sources then end: their subtasks finish one by one,
+    each sending MAX, and the sinks leave the frozen watermark)."""
+    ids = {v.name: v.id for v in rec.vertices}
+    frozen = silent.frozen_ms(BOUND_MS)
+    split = (ids["Source: orders"], silent.subtask, SPLIT_WATERMARK, silent.split)
+    names = ("window -> discard: Writer", "merge -> drop: Writer")
+    sinks = [(ids[name], s) for name in names for s in range(2)]
+    held = [
+        t
+        for t in rec.times()
+        if rec.value_at(split, t) == frozen
+        and all(rec.value_at((v, s, OUTPUT_WATERMARK, None), t) == frozen for v, s in sinks)
+    ]
+    assert held, f"no sample with {silent} frozen and both sinks held there"
+    return held[-1]
 
 
 @pytest.mark.flink
@@ -68,28 +103,30 @@ def test_the_whole_job_is_recorded_with_its_plan_and_split_metrics(whole_job):
     }
     orders = names["Source: orders"].id
     assert rec.splits_of(orders, 0) and rec.splits_of(orders, 1)
-    assert len(rec.times()) >= 20
+    assert len(rec.times()) >= 5  # enough to answer; how many follows the machine's load
 
 
 @pytest.mark.flink
-def test_blame_names_the_silent_source_subtask_and_its_split(whole_job):
-    proc = subprocess.run([sys.executable, "-m", "wmviz", "blame", str(whole_job), "--json"],
+def test_blame_names_the_silent_source_subtask_and_its_split(run):
+    whole_job, silent = run
+    rec = read_recording(whole_job)
+    at = held_at(rec, silent)
+    proc = subprocess.run([sys.executable, "-m", "wmviz", "blame", str(whole_job), "--json", "--at", str(at)],
                           capture_output=True, text=True)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     chain = json.loads(proc.stdout)["chain"]
     assert chain[0]["vertex"] == "window -> discard: Writer"
     assert chain[1]["vertex"] == "join"
     root = chain[-1]
-    rec = read_recording(whole_job)
     orders = next(v.id for v in rec.vertices if v.name == "Source: orders")
-    assert (root["vertex"], root["subtask"]) == ("Source: orders", 1)
+    assert (root["vertex"], root["subtask"], root["split"]) == ("Source: orders", 1, silent.split)
     assert root["split"] in rec.splits_of(orders, 1)
-    # It stopped 8 s in; the others kept going: by the end it is seconds behind them.
-    assert root["behind_ms"] >= 3000
+    # Held where the job froze it, while the others kept going: behind them.
+    assert root["watermark_ms"] == silent.frozen_ms(BOUND_MS) and root["behind_ms"] > 0, root
 
 
 @pytest.mark.flink
-def test_the_real_jobs_recording_opens_on_its_graph_and_each_vertex_replays_as_it_reported(whole_job):
+def test_the_real_jobs_recording_opens_on_its_graph_and_each_vertex_replays_as_it_reported(run):
     from wmviz.analysis.blame import Walker
     from wmviz.analysis.job_moment import graph_at
     from wmviz.core.simulate import simulate
@@ -99,8 +136,9 @@ def test_the_real_jobs_recording_opens_on_its_graph_and_each_vertex_replays_as_i
     from wmviz.trace.readers import read_trace_bytes
     from wmviz.view.timefmt import TimeFormat
 
+    whole_job, silent = run
     rec = read_recording(whole_job)
-    graph = graph_at(Walker(rec), None)
+    graph = graph_at(Walker(rec), held_at(rec, silent))
     names = {v.id: v.name for v in graph.vertices}
     assert [names[h.vertex] for h in graph.chain] == ["window -> discard: Writer", "join", "Source: orders"]
     assert graph.chain[-1].subtask == 1 and graph.chain[-1].held_by.startswith("split ")
@@ -165,7 +203,8 @@ def test_rescale_edges_map_upstream_subtasks_as_the_job_reads_them(whole_job):
         (narrowing, f"currentInput{narrowing.input}Watermark"),
     ):
         nearer, farther = _mapped_nearer(rec, edge, metric)
-        assert nearer >= 30 and farther <= nearer // 10, (edge, nearer, farther)
+        # At least a few samples' worth (how many samples there are follows the machine's load).
+        assert nearer >= 5 and farther <= max(1, nearer // 10), (edge, nearer, farther)
 
 
 @pytest.mark.flink
@@ -197,10 +236,11 @@ def test_blame_names_another_culprit_early_on_through_the_rescale_edge(whole_job
 
 
 @pytest.mark.flink
-def test_each_input_of_the_multiple_input_operator_is_read_from_its_watermarks(whole_job):
+def test_each_input_of_the_multiple_input_operator_is_read_from_its_watermarks(run):
     """The plan lists merge's edges orders first (`num` 0), but its input 1 is widen's: the
     recording must take each edge's input from merge's `currentInput{N}Watermark`, and the join,
     whose task reports no per-input watermark, reads its edges as one input."""
+    whole_job, silent = run
     rec = read_recording(whole_job)
     names = {v.name: v.id for v in rec.vertices}
     merge, join = names["merge -> drop: Writer"], names["join"]
@@ -215,7 +255,8 @@ def test_each_input_of_the_multiple_input_operator_is_read_from_its_watermarks(w
         if k[0] == join and k[2].startswith("currentInput") and k[2] != "currentInputWatermark"
     ]
     assert not rec.notes
-    command = [sys.executable, "-m", "wmviz", "blame", str(whole_job), "--json", "--vertex", "merge"]
+    command = [sys.executable, "-m", "wmviz", "blame", str(whole_job), "--json", "--vertex", "merge",
+               "--at", str(held_at(rec, silent))]  # fmt: skip
     proc = subprocess.run(command, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     chain = json.loads(proc.stdout)["chain"]
@@ -223,4 +264,4 @@ def test_each_input_of_the_multiple_input_operator_is_read_from_its_watermarks(w
         ("merge -> drop: Writer", 2),
         ("Source: orders", None),
     ]
-    assert chain[-1]["subtask"] == 1
+    assert (chain[-1]["subtask"], chain[-1]["split"]) == (silent.subtask, silent.split)

@@ -30,8 +30,11 @@
  * behind; every other reader is on the clock. The rescale edges keep their pattern (payments'
  * subtask i feeds widen's 2i and 2i+1; merge's subtask j reads widen's 2j and 2j+1).
  *
- * Arguments: <seconds> [<ignored>] [<scale>] (the second is the buffer timeout
- * tools/flink/record/job.py passes every job; this one always flushes at once). Prints
+ * Arguments: <seconds> [<ignored>] [<scale>] [<go file>] (the second is the buffer timeout
+ * tools/flink/record/job.py passes every job; this one always flushes at once). With a go file the
+ * readers emit on the clock as above but their time (the silence, the end) starts only once that
+ * file exists: a test creates it once its recorder is sampling, so a busy machine that starts the
+ * recorder late cannot make it miss the first phase. Prints
  * "REST <url>" and "JOB <job id>" once the job is submitted, "SILENT <source> <subtask> <split id>
  * <event ms>" when the silent reader stops (the last event time it emitted), "FINISHED <status>"
  * when the job ends, and exits when its standard input closes. No Flink code is copied here.
@@ -94,8 +97,10 @@ public final class WmvizWholeJob {
         final long durationMs;
         final long[] skewMs;
         final int silentIndex;
+        final String goFile;
 
-        PacedSource(String name, long durationMs, long[] skewMs, int silentIndex) {
+        PacedSource(String name, long durationMs, long[] skewMs, int silentIndex, String goFile) {
+            this.goFile = goFile;
             // One number per reader: as many splits as readers, each reader gets one (a reader
             // without a split would hold its downstream at the start of time).
             this.numbers = new NumberSequenceSource(0, skewMs.length - 1);
@@ -112,7 +117,7 @@ public final class WmvizWholeJob {
 
         @Override
         public SourceReader<Long, NumberSequenceSplit> createReader(SourceReaderContext ctx) {
-            return new PacedReader(ctx, name, durationMs, skewMs, silentIndex);
+            return new PacedReader(ctx, name, durationMs, skewMs, silentIndex, goFile);
         }
 
         @Override
@@ -153,9 +158,14 @@ public final class WmvizWholeJob {
         long nextMs;
         long lastMs = Long.MIN_VALUE;
         boolean toldSilent;
+        final String goFile;
+        boolean gone;
 
-        PacedReader(SourceReaderContext ctx, String name, long durationMs, long[] skewMs, int silentIndex) {
+        PacedReader(
+                SourceReaderContext ctx, String name, long durationMs, long[] skewMs, int silentIndex, String goFile) {
             this.ctx = ctx;
+            this.goFile = goFile;
+            this.gone = goFile == null;
             this.name = name;
             this.durationMs = durationMs;
             this.skewMs = skewMs;
@@ -174,7 +184,11 @@ public final class WmvizWholeJob {
         @Override
         public InputStatus pollNext(ReaderOutput<Long> output) {
             long now = System.currentTimeMillis();
-            long sinceStart = now - startMs;
+            if (!gone && new java.io.File(goFile).exists()) {
+                gone = true;
+                startMs = now; // the reader's time starts now
+            }
+            long sinceStart = gone ? now - startMs : 0;
             if (sinceStart >= durationMs) {
                 return InputStatus.END_OF_INPUT;
             }
@@ -274,6 +288,7 @@ public final class WmvizWholeJob {
     public static void main(String[] args) throws Exception {
         long seconds = Long.parseLong(args[0]);
         int scale = args.length > 2 ? Integer.parseInt(args[2]) : 1;
+        String goFile = args.length > 3 ? args[3] : null;
         Configuration conf = new Configuration();
         conf.setString("rest.bind-address", "127.0.0.1");
         conf.setString("rest.address", "127.0.0.1");
@@ -300,11 +315,11 @@ public final class WmvizWholeJob {
         long[] firstBehind = new long[2 * scale];
         firstBehind[0] = PAYMENTS_SKEW_MS;
         DataStream<Long> orders =
-                env.fromSource(new PacedSource("orders", durationMs, onTheClock, 1), strategy, "orders")
+                env.fromSource(new PacedSource("orders", durationMs, onTheClock, 1, goFile), strategy, "orders")
                         .setParallelism(2 * scale);
         DataStream<Long> payments =
                 env.fromSource(
-                                new PacedSource("payments", durationMs, firstBehind, -1), strategy, "payments")
+                                new PacedSource("payments", durationMs, firstBehind, -1, goFile), strategy, "payments")
                         .setParallelism(2 * scale)
                         .rescale()
                         .map(v -> v)

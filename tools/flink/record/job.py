@@ -75,17 +75,27 @@ class RunningJob:
 
 
 def start_job(
-    seconds: int, buffer_timeout_ms: int = 100, job_class: str = JOB_CLASS, scale: int = 1
+    seconds: int,
+    buffer_timeout_ms: int = 100,
+    job_class: str = JOB_CLASS,
+    scale: int = 1,
+    go: Path | None = None,
 ) -> RunningJob:
     """Compile (once) and start the job; return when it is submitted and its REST endpoint is up.
-    `scale` multiplies every vertex's parallelism of WmvizWholeJob (1: the job as it always was)."""
+    `scale` multiplies every vertex's parallelism of WmvizWholeJob (1: the job as it always was).
+    With `go`, the readers' time (their silence, their end) starts only once that file exists
+    (`record_then_go`); without it, at once, as it always has."""
     if scale != 1 and job_class != WHOLE_JOB_CLASS:
         raise ValueError(f"only {WHOLE_JOB_CLASS} takes a scale, not {job_class}")
     if scale < 1:
         raise ValueError(f"the scale is a whole number >= 1, not {scale}")
     source = JOB_SOURCE.with_name(f"{job_class}.java")
     tag = "record-" if job_class == JOB_CLASS else "whole-"
-    args = [str(seconds), str(buffer_timeout_ms)] + ([str(scale)] if scale != 1 else [])
+    args = [str(seconds), str(buffer_timeout_ms)]
+    if job_class == WHOLE_JOB_CLASS and (scale != 1 or go is not None):
+        args.append(str(scale))
+    if go is not None:
+        args.append(str(go))
     process = Harness(f"the job {job_class}", (source,), job_class, tag=tag, bench=True).start(*args)
     assert process.stdout is not None
     found: dict[str, str] = {}
@@ -98,3 +108,31 @@ def start_job(
         if key in ("REST", "JOB"):
             found[key] = value
     return RunningJob(found["REST"], found["JOB"], process)
+
+
+def record_then_go(
+    command: list[str], out: Path, go: Path, timeout_s: float = 300
+) -> subprocess.CompletedProcess:
+    """Run `wmviz record` (`command`, writing `out`) against a job started with `go`, and create
+    the go file once the recording holds its first sample: the job's phases then start while the
+    recorder is sampling, however long a busy machine took to start it. The finished recorder."""
+    recorder = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + timeout_s
+    while recorder.poll() is None and not _holds_a_sample(out):
+        if time.monotonic() > deadline:
+            recorder.kill()
+            recorder.communicate()
+            raise HarnessError(f"the recorder wrote no sample in {timeout_s:.0f} s")
+        time.sleep(0.05)
+    go.touch()
+    stdout, stderr = recorder.communicate(timeout=timeout_s)
+    return subprocess.CompletedProcess(command, recorder.returncode, stdout, stderr)
+
+
+def _holds_a_sample(out: Path) -> bool:
+    """A whole-job recording's sample line (`{"t": ...`) or a trace's sample row (`"sample"`)."""
+    try:
+        text = out.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return False
+    return '\n{"t":' in text or '"sample"' in text
