@@ -3,12 +3,13 @@
 
 tools/flink/record/WmvizWholeJob.java with a scale factor (`WMVIZ_WHOLE_JOB_SCALE`, default
 `SCALE`): every vertex's parallelism times it, so at 4 the sources run 8 subtasks each, widen 16,
-the join, the window and merge 8 (48 tasks in all, one TaskManager). Orders' subtask 1 falls
+the join, the window and merge 8 (56 tasks in all, one TaskManager). Orders' subtask 1 falls
 silent and says so on the job's standard output (`SILENT orders 1 <split> <last event ms>`): the
 job itself names the subtask, the split and the event time that holds everything downstream of it.
-The module records the job through REST with `wmviz record`; while it runs, the test reads the
-window vertex's watermarks from the same REST endpoint itself (one GET, its own URL, not the
-recorder's code). Then:
+The module records the job through REST with `wmviz record` (the job's time, hence the silence,
+starts once the recorder holds a sample: a go file, tools/flink/record/job.py); while it runs, the
+test reads the window vertex's watermarks from the same REST endpoint itself (one GET, its own
+URL, not the recorder's code). Then:
 
 - `wmviz blame` at a sample after the silence names the subtask and split the job named, at the
   watermark Flink gives that split: its last event time minus the 200 ms bound minus 1 ms;
@@ -97,15 +98,21 @@ def read_window(base: str, job: str) -> tuple[int, dict[int, int], dict[int, int
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> tuple[Path, Told, subprocess.CompletedProcess]:
     require_flink("real Flink {version}", "the scaled whole-job Flink test")
-    from tools.flink.record.job import start_job
+    from tools.flink.record.job import holds_a_sample, start_job
 
-    out = tmp_path_factory.mktemp("scale") / "job.json"
-    job = start_job(JOB_SECONDS, job_class="WmvizWholeJob", scale=SCALE)
+    folder = tmp_path_factory.mktemp("scale")
+    out, go = folder / "job.json", folder / "go"
+    job = start_job(JOB_SECONDS, job_class="WmvizWholeJob", scale=SCALE, go=go)
     try:
         command = [sys.executable, "-m", "wmviz", "record", "--rest", job.rest, "--job", job.job,
                    "--every", f"{EVERY_MS}ms", "--for", f"{JOB_SECONDS + 60}s",
                    "--out", str(out)]  # fmt: skip
         recorder = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # The readers emit from the start; their time (the silence, the end) starts once the
+        # recorder is sampling, however late a busy machine starts it.
+        while recorder.poll() is None and not holds_a_sample(out):
+            time.sleep(0.05)
+        go.touch()
         assert job.process.stdout is not None
         silent = job.process.stdout.readline().split()
         assert silent[:1] == ["SILENT"], silent

@@ -118,7 +118,7 @@ def record_then_go(
     recorder is sampling, however long a busy machine took to start it. The finished recorder."""
     recorder = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + timeout_s
-    while recorder.poll() is None and not _holds_a_sample(out):
+    while recorder.poll() is None and not holds_a_sample(out):
         if time.monotonic() > deadline:
             recorder.kill()
             recorder.communicate()
@@ -129,7 +129,7 @@ def record_then_go(
     return subprocess.CompletedProcess(command, recorder.returncode, stdout, stderr)
 
 
-def _holds_a_sample(out: Path) -> bool:
+def holds_a_sample(out: Path) -> bool:
     """A whole-job recording's sample line (`{"t": ...`) or a trace's sample row (`"sample"`)."""
     try:
         text = out.read_text(encoding="utf-8", errors="replace")
