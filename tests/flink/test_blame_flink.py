@@ -35,6 +35,7 @@ import pytest
 
 from tests.conftest import require_flink
 from tools.flink.record.job import Silent, record_then_go, start_job
+from wmviz.core.types import MAX_MS
 from wmviz.record.job import OUTPUT_WATERMARK, SPLIT_WATERMARK, JobRecording, read_recording
 
 JOB_SECONDS = 18
@@ -150,38 +151,62 @@ def test_the_real_jobs_recording_opens_on_its_graph_and_each_vertex_replays_as_i
         check = ReplayCheck()
         for result in simulate(read_trace_bytes(jsonl_bytes(config, rows), "vertex.jsonl")):
             check.observe(result)
-        # Most samples agree, and nearly all the others differ for a named reason: read while a
-        # watermark was in flight (the job still behind the replay, at or past its previous
-        # output), or with one vertex's metrics read a moment after another's (a whole-job sample
-        # is several REST calls). How many are in flight follows the machine's load: 5 % on a quiet
-        # run, 12-17 % with the suite beside the job, 35 % of the join's (all in flight, none
-        # unexplained) under the suite and a fuzz run. A wrong channel mapping or valve rule shows
-        # as the job ahead of the replay or behind its previous output: unexplained.
+        # Where the job's value and what it reads stood still since the sample before (the join,
+        # the window and merge once orders' subtask 1 is silent), the replay must equal it exactly,
+        # however far apart a busy machine read the vertices of one sample.
+        steady = _steady(check)
+        assert all(c.agrees for c in steady), (vertex.name, [c for c in steady if not c.agrees])
+        if vertex.name != "widen":  # widen reads only payments, which never stops
+            assert steady, vertex.name
+        # Elsewhere most samples differ, if at all, for a named reason: read while a watermark was
+        # in flight (the job still behind the replay, at or past its previous output), or with one
+        # vertex's metrics read a moment after another's (a whole-job sample is several REST
+        # calls). How many follows the machine's load: 5 % in flight on a quiet run, 12-17 % with
+        # the suite beside the job, 35 % of the join's under the suite and a fuzz run, more with
+        # two CPU hogs beside it; a wrong channel mapping or valve rule shows as the job ahead of
+        # the replay or behind its previous output (unexplained), and at the steady samples above.
         explained = sum(c.agrees or c.cause != UNEXPLAINED for c in check.checks) / len(check.checks)
-        assert check.share >= 0.5 and explained >= 0.9, (vertex.name, check.summary(TimeFormat()))
+        assert explained >= 0.5, (vertex.name, check.summary(TimeFormat()))
+
+
+def _steady(check) -> list:
+    """The checks at which both the job's value and the replay's (what the upstream reported)
+    stood where they were at the sample before (not the end: finished sources send MAX, which
+    their own metrics never show)."""
+    from wmviz.record.agreement import END_OF_INPUT
+
+    before: dict[str, tuple[int, int]] = {}
+    steady = []
+    for c in check.checks:
+        now = (c.reported_ms, c.replay_ms)
+        if before.get(c.instance) == now and c.cause != END_OF_INPUT and c.reported_ms != MAX_MS:
+            steady.append(c)
+        before[c.instance] = now
+    return steady
 
 
 def _mapped_nearer(rec, edge, metric: str) -> tuple[int, int]:
-    """Over the samples at which the upstream subtasks a target subtask reads (by wmviz's mapping
-    of the edge) and the ones it does not read differ by 500 ms or more: how often the target's
-    reported `metric` is nearer the minimum of the ones it reads, and how often not."""
+    """Over the pairs of target subtasks whose upstream subtasks (by wmviz's mapping of the edge)
+    differ by 500 ms or more at a sample: how often the one the mapping says reads the slower
+    upstream also reports the lower `metric`, and how often not. Each side compares values of
+    one vertex, read in one REST call: how long a busy machine took between vertices of a sample
+    does not matter."""
     target, upstream = rec.vertex(edge.target), rec.vertex(edge.source)
     nearer = farther = 0
     for t in rec.times():
         outs = [rec.output_at(upstream.id, s, t) for s in range(upstream.parallelism)]
         if None in outs:
             continue
+        mapped = [min(outs[s] for s in rec.channels(edge, j)) for j in range(target.parallelism)]
+        reported = [rec.value_at((target.id, j, metric, None), t) for j in range(target.parallelism)]
         for j in range(target.parallelism):
-            read = rec.channels(edge, j)
-            mine = min(outs[s] for s in read)
-            others = min(outs[s] for s in range(upstream.parallelism) if s not in read)
-            reported = rec.value_at((target.id, j, metric, None), t)
-            if reported is None or abs(mine - others) < 500:
-                continue
-            if abs(reported - mine) < abs(reported - others):
-                nearer += 1
-            else:
-                farther += 1
+            for k in range(target.parallelism):
+                if reported[j] is None or reported[k] is None or mapped[j] + 500 > mapped[k]:
+                    continue
+                if reported[j] < reported[k]:
+                    nearer += 1
+                else:
+                    farther += 1
     return nearer, farther
 
 
@@ -190,7 +215,7 @@ def test_rescale_edges_map_upstream_subtasks_as_the_job_reads_them(whole_job):
     """Payments' two subtasks run 1.5 s apart, so do the widen subtasks reading each, and so do
     merge's two subtasks reading two widen subtasks each. Each target subtask reports the input
     watermark of the ones it reads: wmviz's pointwise mapping (2 -> 4 and 4 -> 2) must name them,
-    at (nearly) every sample the reported value being nearer their minimum than the others'."""
+    at (nearly) every sample the subtask mapped to the slower upstream reporting the lower value."""
     rec = read_recording(whole_job)
     names = {v.name: v.id for v in rec.vertices}
     (widening,) = rec.inputs_of(names["widen"])[1]
