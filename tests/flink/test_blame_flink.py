@@ -8,8 +8,13 @@ keyed 1 s event-time window chained to a discarding sink. Beside it, a multiple-
 orders as input 2 over a rebalance edge.
 Payments' subtask 0 runs 1.5 s behind the clock; orders' subtask 1 goes silent 8 s after it starts
 and stays silent (no idleness configured), so it holds the join, the window, the sink and merge
-from then on. The whole job is recorded through REST for 14 s; blame must name that subtask and
+from then on. The whole job is recorded through REST until it ends; blame must name that subtask and
 the split Flink reports it reading, and payments' subtask 0 at an early moment.
+
+The job says which reader it silenced (`SILENT orders 1 <split> <last event ms>`), so the checks
+ask blame at a sample where that split's watermark stands where the job froze it, before the
+sources end (then everything is at MAX): the answer is the same however many samples a busy
+machine let the recorder take. Counts only ask for enough samples to answer (at least 5).
 
 Flink 2.3.0's two-input task registers no `currentInput{N}Watermark` (only the minimum over both
 inputs, `currentInputWatermark`), and the plan does not say which input an edge feeds, so the
@@ -24,29 +29,60 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import require_flink
-from tools.flink.record.job import start_job
-from wmviz.record.job import read_recording
+from tools.flink.record.job import Silent, record_then_go, start_job
+from wmviz.core.types import MAX_MS
+from wmviz.record.job import OUTPUT_WATERMARK, SPLIT_WATERMARK, JobRecording, read_recording
 
 JOB_SECONDS = 18
+BOUND_MS = 200  # the job's forBoundedOutOfOrderness
 
 
 @pytest.fixture(scope="module")
-def whole_job(tmp_path_factory):
+def run(tmp_path_factory) -> tuple[Path, Silent]:
     require_flink("real Flink {version}", "the whole-job recorder's Flink test")
-    out = tmp_path_factory.mktemp("whole") / "job.json"
-    job = start_job(JOB_SECONDS, job_class="WmvizWholeJob")
+    folder = tmp_path_factory.mktemp("whole")
+    out, go = folder / "job.json", folder / "go"
+    # The job's time starts once the recorder samples (record_then_go): its first phase is seen
+    # however late a busy machine starts the recorder. The recording ends with the job.
+    job = start_job(JOB_SECONDS, job_class="WmvizWholeJob", go=go)
     try:
         command = [sys.executable, "-m", "wmviz", "record", "--rest", job.rest, "--job", job.job,
-                   "--every", "250ms", "--for", "14s", "--out", str(out)]  # fmt: skip
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=90)
+                   "--every", "250ms", "--for", "90s", "--out", str(out)]  # fmt: skip
+        proc = record_then_go(command, out, go)
+        job.wait_finished(120)
     finally:
         job.stop()
     assert proc.returncode == 0, proc.stderr
-    return out
+    return out, job.silent()
+
+
+@pytest.fixture(scope="module")
+def whole_job(run) -> Path:
+    return run[0]
+
+
+def held_at(rec: JobRecording, silent: Silent) -> int:
+    """The last sample at which the silent split's watermark, and every subtask of both sinks'
+    output, stand where the job froze it (the sources then end: their subtasks finish one by one,
+    each sending MAX, and the sinks leave the frozen watermark)."""
+    ids = {v.name: v.id for v in rec.vertices}
+    frozen = silent.frozen_ms(BOUND_MS)
+    split = (ids["Source: orders"], silent.subtask, SPLIT_WATERMARK, silent.split)
+    names = ("window -> discard: Writer", "merge -> drop: Writer")
+    sinks = [(ids[name], s) for name in names for s in range(2)]
+    held = [
+        t
+        for t in rec.times()
+        if rec.value_at(split, t) == frozen
+        and all(rec.value_at((v, s, OUTPUT_WATERMARK, None), t) == frozen for v, s in sinks)
+    ]
+    assert held, f"no sample with {silent} frozen and both sinks held there"
+    return held[-1]
 
 
 @pytest.mark.flink
@@ -68,28 +104,30 @@ def test_the_whole_job_is_recorded_with_its_plan_and_split_metrics(whole_job):
     }
     orders = names["Source: orders"].id
     assert rec.splits_of(orders, 0) and rec.splits_of(orders, 1)
-    assert len(rec.times()) >= 20
+    assert len(rec.times()) >= 5  # enough to answer; how many follows the machine's load
 
 
 @pytest.mark.flink
-def test_blame_names_the_silent_source_subtask_and_its_split(whole_job):
-    proc = subprocess.run([sys.executable, "-m", "wmviz", "blame", str(whole_job), "--json"],
+def test_blame_names_the_silent_source_subtask_and_its_split(run):
+    whole_job, silent = run
+    rec = read_recording(whole_job)
+    at = held_at(rec, silent)
+    proc = subprocess.run([sys.executable, "-m", "wmviz", "blame", str(whole_job), "--json", "--at", str(at)],
                           capture_output=True, text=True)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     chain = json.loads(proc.stdout)["chain"]
     assert chain[0]["vertex"] == "window -> discard: Writer"
     assert chain[1]["vertex"] == "join"
     root = chain[-1]
-    rec = read_recording(whole_job)
     orders = next(v.id for v in rec.vertices if v.name == "Source: orders")
-    assert (root["vertex"], root["subtask"]) == ("Source: orders", 1)
+    assert (root["vertex"], root["subtask"], root["split"]) == ("Source: orders", 1, silent.split)
     assert root["split"] in rec.splits_of(orders, 1)
-    # It stopped 8 s in; the others kept going: by the end it is seconds behind them.
-    assert root["behind_ms"] >= 3000
+    # Held where the job froze it, while the others kept going: behind them.
+    assert root["watermark_ms"] == silent.frozen_ms(BOUND_MS) and root["behind_ms"] > 0, root
 
 
 @pytest.mark.flink
-def test_the_real_jobs_recording_opens_on_its_graph_and_each_vertex_replays_as_it_reported(whole_job):
+def test_the_real_jobs_recording_opens_on_its_graph_and_each_vertex_replays_as_it_reported(run):
     from wmviz.analysis.blame import Walker
     from wmviz.analysis.job_moment import graph_at
     from wmviz.core.simulate import simulate
@@ -99,8 +137,9 @@ def test_the_real_jobs_recording_opens_on_its_graph_and_each_vertex_replays_as_i
     from wmviz.trace.readers import read_trace_bytes
     from wmviz.view.timefmt import TimeFormat
 
+    whole_job, silent = run
     rec = read_recording(whole_job)
-    graph = graph_at(Walker(rec), None)
+    graph = graph_at(Walker(rec), held_at(rec, silent))
     names = {v.id: v.name for v in graph.vertices}
     assert [names[h.vertex] for h in graph.chain] == ["window -> discard: Writer", "join", "Source: orders"]
     assert graph.chain[-1].subtask == 1 and graph.chain[-1].held_by.startswith("split ")
@@ -112,38 +151,62 @@ def test_the_real_jobs_recording_opens_on_its_graph_and_each_vertex_replays_as_i
         check = ReplayCheck()
         for result in simulate(read_trace_bytes(jsonl_bytes(config, rows), "vertex.jsonl")):
             check.observe(result)
-        # Most samples agree, and nearly all the others differ for a named reason: read while a
-        # watermark was in flight (the job still behind the replay, at or past its previous
-        # output), or with one vertex's metrics read a moment after another's (a whole-job sample
-        # is several REST calls). How many are in flight follows the machine's load: 5 % on a quiet
-        # run, 12-17 % with the suite beside the job, 35 % of the join's (all in flight, none
-        # unexplained) under the suite and a fuzz run. A wrong channel mapping or valve rule shows
-        # as the job ahead of the replay or behind its previous output: unexplained.
+        # Where the job's value and what it reads stood still since the sample before (the join,
+        # the window and merge once orders' subtask 1 is silent), the replay must equal it exactly,
+        # however far apart a busy machine read the vertices of one sample.
+        steady = _steady(check)
+        assert all(c.agrees for c in steady), (vertex.name, [c for c in steady if not c.agrees])
+        if vertex.name != "widen":  # widen reads only payments, which never stops
+            assert steady, vertex.name
+        # Elsewhere most samples differ, if at all, for a named reason: read while a watermark was
+        # in flight (the job still behind the replay, at or past its previous output), or with one
+        # vertex's metrics read a moment after another's (a whole-job sample is several REST
+        # calls). How many follows the machine's load: 5 % in flight on a quiet run, 12-17 % with
+        # the suite beside the job, 35 % of the join's under the suite and a fuzz run, more with
+        # two CPU hogs beside it; a wrong channel mapping or valve rule shows as the job ahead of
+        # the replay or behind its previous output (unexplained), and at the steady samples above.
         explained = sum(c.agrees or c.cause != UNEXPLAINED for c in check.checks) / len(check.checks)
-        assert check.share >= 0.5 and explained >= 0.9, (vertex.name, check.summary(TimeFormat()))
+        assert explained >= 0.5, (vertex.name, check.summary(TimeFormat()))
+
+
+def _steady(check) -> list:
+    """The checks at which both the job's value and the replay's (what the upstream reported)
+    stood where they were at the sample before (not the end: finished sources send MAX, which
+    their own metrics never show)."""
+    from wmviz.record.agreement import END_OF_INPUT
+
+    before: dict[str, tuple[int, int]] = {}
+    steady = []
+    for c in check.checks:
+        now = (c.reported_ms, c.replay_ms)
+        if before.get(c.instance) == now and c.cause != END_OF_INPUT and c.reported_ms != MAX_MS:
+            steady.append(c)
+        before[c.instance] = now
+    return steady
 
 
 def _mapped_nearer(rec, edge, metric: str) -> tuple[int, int]:
-    """Over the samples at which the upstream subtasks a target subtask reads (by wmviz's mapping
-    of the edge) and the ones it does not read differ by 500 ms or more: how often the target's
-    reported `metric` is nearer the minimum of the ones it reads, and how often not."""
+    """Over the pairs of target subtasks whose upstream subtasks (by wmviz's mapping of the edge)
+    differ by 500 ms or more at a sample: how often the one the mapping says reads the slower
+    upstream also reports the lower `metric`, and how often not. Each side compares values of
+    one vertex, read in one REST call: how long a busy machine took between vertices of a sample
+    does not matter."""
     target, upstream = rec.vertex(edge.target), rec.vertex(edge.source)
     nearer = farther = 0
     for t in rec.times():
         outs = [rec.output_at(upstream.id, s, t) for s in range(upstream.parallelism)]
         if None in outs:
             continue
+        mapped = [min(outs[s] for s in rec.channels(edge, j)) for j in range(target.parallelism)]
+        reported = [rec.value_at((target.id, j, metric, None), t) for j in range(target.parallelism)]
         for j in range(target.parallelism):
-            read = rec.channels(edge, j)
-            mine = min(outs[s] for s in read)
-            others = min(outs[s] for s in range(upstream.parallelism) if s not in read)
-            reported = rec.value_at((target.id, j, metric, None), t)
-            if reported is None or abs(mine - others) < 500:
-                continue
-            if abs(reported - mine) < abs(reported - others):
-                nearer += 1
-            else:
-                farther += 1
+            for k in range(target.parallelism):
+                if reported[j] is None or reported[k] is None or mapped[j] + 500 > mapped[k]:
+                    continue
+                if reported[j] < reported[k]:
+                    nearer += 1
+                else:
+                    farther += 1
     return nearer, farther
 
 
@@ -152,7 +215,7 @@ def test_rescale_edges_map_upstream_subtasks_as_the_job_reads_them(whole_job):
     """Payments' two subtasks run 1.5 s apart, so do the widen subtasks reading each, and so do
     merge's two subtasks reading two widen subtasks each. Each target subtask reports the input
     watermark of the ones it reads: wmviz's pointwise mapping (2 -> 4 and 4 -> 2) must name them,
-    at (nearly) every sample the reported value being nearer their minimum than the others'."""
+    at (nearly) every sample the subtask mapped to the slower upstream reporting the lower value."""
     rec = read_recording(whole_job)
     names = {v.name: v.id for v in rec.vertices}
     (widening,) = rec.inputs_of(names["widen"])[1]
@@ -165,7 +228,8 @@ def test_rescale_edges_map_upstream_subtasks_as_the_job_reads_them(whole_job):
         (narrowing, f"currentInput{narrowing.input}Watermark"),
     ):
         nearer, farther = _mapped_nearer(rec, edge, metric)
-        assert nearer >= 30 and farther <= nearer // 10, (edge, nearer, farther)
+        # At least a few samples' worth (how many samples there are follows the machine's load).
+        assert nearer >= 5 and farther <= max(1, nearer // 10), (edge, nearer, farther)
 
 
 @pytest.mark.flink
@@ -197,10 +261,11 @@ def test_blame_names_another_culprit_early_on_through_the_rescale_edge(whole_job
 
 
 @pytest.mark.flink
-def test_each_input_of_the_multiple_input_operator_is_read_from_its_watermarks(whole_job):
+def test_each_input_of_the_multiple_input_operator_is_read_from_its_watermarks(run):
     """The plan lists merge's edges orders first (`num` 0), but its input 1 is widen's: the
     recording must take each edge's input from merge's `currentInput{N}Watermark`, and the join,
     whose task reports no per-input watermark, reads its edges as one input."""
+    whole_job, silent = run
     rec = read_recording(whole_job)
     names = {v.name: v.id for v in rec.vertices}
     merge, join = names["merge -> drop: Writer"], names["join"]
@@ -215,7 +280,8 @@ def test_each_input_of_the_multiple_input_operator_is_read_from_its_watermarks(w
         if k[0] == join and k[2].startswith("currentInput") and k[2] != "currentInputWatermark"
     ]
     assert not rec.notes
-    command = [sys.executable, "-m", "wmviz", "blame", str(whole_job), "--json", "--vertex", "merge"]
+    command = [sys.executable, "-m", "wmviz", "blame", str(whole_job), "--json", "--vertex", "merge",
+               "--at", str(held_at(rec, silent))]  # fmt: skip
     proc = subprocess.run(command, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     chain = json.loads(proc.stdout)["chain"]
@@ -223,4 +289,4 @@ def test_each_input_of_the_multiple_input_operator_is_read_from_its_watermarks(w
         ("merge -> drop: Writer", 2),
         ("Source: orders", None),
     ]
-    assert chain[-1]["subtask"] == 1
+    assert (chain[-1]["subtask"], chain[-1]["split"]) == (silent.subtask, silent.split)

@@ -8,13 +8,17 @@ with is what the budget must find in what it reports:
 
 - the out-of-orderness part is the bound Flink applies, 200 ms + 1 ms, at every moment;
 - while payments' subtask 0 holds the job, the backlog it is blamed for is its 1.5 s skew (give or
-  take a record interval, an emission interval and the sampling: ±500 ms);
+  take a record interval, an emission interval and the sampling: ±500 ms, plus however much longer
+  than its period the sample took to read: see below);
 - the window part stays under the window's 1 s;
-- once orders' subtask 1 is silent, the part it is blamed for grows with the time since its
-  split's watermark froze;
+- once orders' subtask 1 is silent, it is blamed at the split and watermark the job itself names
+  (`SILENT orders 1 <split> <last event ms>` on its standard output: the watermark is that event
+  time − 200 ms − 1 ms), and the part it is blamed for is exactly the time since that event;
 - what is left unexplained is the sampling's own skew: a whole-job sample is several REST calls,
-  so a hop is sometimes read one watermark emission (200 ms) after the hop it reads — never more
-  than a few hundred ms.
+  so a hop is sometimes read one watermark emission (200 ms) after the hop it reads — a few hundred
+  ms on a quiet machine, more when a sample takes longer to read (a busy machine). How long a sample
+  took is bounded by when the next began: the allowance grows by that much past the period, so the
+  checks hold however many samples a busy machine lets the recorder take.
 
 The config the budget needs (the bounds, the window) is written into the recording by hand, as a
 person would (docs/lag.md): the REST API cannot say it. One JVM for the module, ~30 s.
@@ -25,37 +29,45 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import require_flink
+from tools.flink.record.job import Silent
 from wmviz.analysis.lag_budget import Budget, LagBudget
+from wmviz.core.types import MAX_MS, MIN_MS
 from wmviz.record.job import JobRecording, read_recording
 
 pytestmark = pytest.mark.flink
 
 JOB_SECONDS = 18
+EVERY_MS = 250
+BOUND_MS = 200
 SKEW_MS = 1500  # WmvizWholeJob.PAYMENTS_SKEW_MS
 SOURCE = {"generator": {"preset": "flip27", "out_of_orderness_ms": 200}}  # the job's strategy
 WINDOW = {"operator": {"type": "window", "size_ms": 1000}}  # TumblingEventTimeWindows.of(1 s)
 
 
 @pytest.fixture(scope="module")
-def recording(tmp_path_factory) -> Path:
+def recording(tmp_path_factory) -> tuple[Path, Silent]:
     require_flink("real Flink {version}", "the freshness budget's Flink test")
-    from tools.flink.record.job import start_job
+    from tools.flink.record.job import record_then_go, start_job
 
-    out = tmp_path_factory.mktemp("lag") / "job.json"
-    job = start_job(JOB_SECONDS, job_class="WmvizWholeJob")
+    folder = tmp_path_factory.mktemp("lag")
+    out, go = folder / "job.json", folder / "go"
+    # The job's time starts once the recorder samples (record_then_go); the recording ends with it.
+    job = start_job(JOB_SECONDS, job_class="WmvizWholeJob", go=go)
     try:
         command = [sys.executable, "-m", "wmviz", "record", "--rest", job.rest, "--job", job.job,
-                   "--every", "250ms", "--for", "14s", "--out", str(out)]  # fmt: skip
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=90)
+                   "--every", f"{EVERY_MS}ms", "--for", "90s", "--out", str(out)]  # fmt: skip
+        proc = record_then_go(command, out, go)
+        job.wait_finished(120)
     finally:
         job.stop()
     assert proc.returncode == 0, proc.stderr
-    return with_config(out)
+    return with_config(out), job.silent()
 
 
 def with_config(path: Path) -> Path:
@@ -78,48 +90,64 @@ def with_config(path: Path) -> Path:
 
 
 def budgets(path: Path) -> tuple[list[Budget], JobRecording]:
+    """The window's budget at every sample while the job runs: once every reader has emitted (the
+    window past MIN) and before the sources end (then the window is at MAX: nothing is late)."""
     rec = read_recording(path)
     window = next(v for v in rec.vertices if v.name == "window -> discard: Writer")
-    return LagBudget(rec).over_time(window), rec
+    found = LagBudget(rec).over_time(window)
+    return [b for b in found if MIN_MS < b.watermark_ms < MAX_MS], rec
 
 
-def check_against_the_job(found: list[Budget], rec: JobRecording) -> None:
+def overrun_ms(rec: JobRecording) -> dict[int, int]:
+    """By sample time: how much longer than its period the sample may have taken to read (until
+    the next sample began; the last one as long as the longest)."""
+    times = rec.times()
+    gaps = [max(0, b - a - EVERY_MS) for a, b in pairwise(times)]
+    return dict(zip(times, [*gaps, max(gaps, default=0)], strict=True))
+
+
+def check_against_the_job(found: list[Budget], rec: JobRecording, silent: Silent) -> None:
     """Everything the module's docstring says the budget must find (a function, so a planted bug
     can be shown to fail it on a saved recording)."""
     held_by_payments = [b for b in found if b.blame.chain[-1].vertex == "Source: payments"]
     held_by_orders = [b for b in found if b.blame.chain[-1].vertex == "Source: orders"]
-    assert len(held_by_payments) >= 5 and len(held_by_orders) >= 5, [b.blame.ending for b in found]
+    assert held_by_payments and held_by_orders, [b.blame.ending for b in found]
+    overrun = overrun_ms(rec)
     for budget in found:
         causes = budget.by_cause()
         assert sum(p.ms for p in budget.parts) == budget.total_ms
-        assert causes["out-of-orderness"] == 201, budget
+        assert causes["out-of-orderness"] == BOUND_MS + 1, budget
         assert 0 <= causes["window"] < 1000, budget
-        assert -300 <= causes["unexplained"] <= 600, budget
+        slack = overrun[budget.at_ms]
+        assert -300 - slack <= causes["unexplained"] <= 600 + slack, (budget, slack)
         assert causes["idle timeout"] == causes["join bound"] == causes["alignment pause"] == 0
     for budget in held_by_payments:
         root = budget.blame.chain[-1]
         assert root.subtask == 0
         backlog = budget.by_cause()["backlog"] + budget.by_cause()["stall"]
-        assert abs(backlog - SKEW_MS) <= 500, (budget.at_ms, backlog)
-    silent = held_by_orders[-1]
-    root = silent.blame.chain[-1]
-    assert root.subtask == 1 and root.split is not None
-    orders = next(v.id for v in rec.vertices if v.name == "Source: orders")
-    points = rec.series[(orders, 1, "currentWatermark", root.split)]
-    froze = next(t for t, wm in points if wm == root.watermark_ms)  # the first sample reading it
-    held = silent.by_cause()["backlog"] + silent.by_cause()["stall"]
-    # Frozen since `froze`: its part is the time since then, plus how far behind it already was.
-    assert 0 <= held - (silent.at_ms - froze) <= 800, (held, silent.at_ms - froze)
-    assert held >= 3000
+        assert abs(backlog - SKEW_MS) <= 500 + overrun[budget.at_ms], (budget.at_ms, backlog)
+    assert (silent.source, silent.subtask) == ("orders", 1)
+    for budget in held_by_orders:
+        root = budget.blame.chain[-1]
+        assert (root.subtask, root.split) == (silent.subtask, silent.split), budget.blame
+        assert root.watermark_ms == silent.frozen_ms(BOUND_MS), (root, silent)
+        # Frozen at its last event: its part is exactly the time since that event.
+        held = budget.by_cause()["backlog"] + budget.by_cause()["stall"]
+        assert held == budget.at_ms - silent.last_event_ms, (held, budget.at_ms, silent)
 
 
 def test_the_budget_finds_what_the_job_was_built_with(recording):
-    check_against_the_job(*budgets(recording))
+    path, silent = recording
+    check_against_the_job(*budgets(path), silent)
 
 
-def test_the_cli_says_the_same_at_the_end(recording):
+def test_the_cli_says_the_same_at_the_last_sample_the_silent_split_holds(recording):
+    """At the last sample before the sources end (then the job's watermark is MAX, nothing late)."""
+    path, silent = recording
+    found, _ = budgets(path)
+    at = [b.at_ms for b in found if b.blame.chain[-1].vertex == "Source: orders"][-1]
     proc = subprocess.run(
-        [sys.executable, "-m", "wmviz", "lag", str(recording), "--vertex", "window", "--json"],
+        [sys.executable, "-m", "wmviz", "lag", str(path), "--vertex", "window", "--at", str(at), "--json"],
         capture_output=True,
         text=True,
     )
@@ -127,5 +155,6 @@ def test_the_cli_says_the_same_at_the_end(recording):
     body = json.loads(proc.stdout)
     assert body["vertex"] == "window -> discard: Writer" and body["reference"] == "wall clock"
     top = max(body["parts"], key=lambda p: p["ms"])
-    assert top["cause"] in ("backlog", "stall") and top["where"].startswith("Source: orders subtask 1 split ")
+    assert top["cause"] in ("backlog", "stall")
+    assert top["where"] == f"Source: orders subtask {silent.subtask} split {silent.split}", top
     assert sum(p["ms"] for p in body["parts"]) == body["total_ms"]

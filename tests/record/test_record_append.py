@@ -38,10 +38,19 @@ def _whole_job(url: str, out: Path, every: str = "10ms") -> list[str]:
 
 def test_the_recording_is_appended_never_rewritten_and_holds_its_header_once(serve, tmp_path):
     """Watched while it records: one inode from the first sample on, a size that only grows, one
-    header line, one line per sample — and it reads back as every sample taken."""
+    header line, one line per sample — and it reads back as every sample taken. The size is also
+    read at each poll of the job (by the endpoint, so however busy the machine: a sample is
+    written before the next poll asks for the job's state)."""
     out = tmp_path / "r.json"
-    proc = subprocess.Popen(_whole_job(serve(FakeJob(["RUNNING"] * 80 + ["FINISHED"])), out),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    at_polls: list[int] = []
+
+    def size_at_poll(job, path, query):
+        if path == f"/jobs/{JOB}" and out.exists():
+            at_polls.append(out.stat().st_size)
+        return None
+
+    url = serve(FakeJob(["RUNNING"] * 80 + ["FINISHED"], hook=size_at_poll))
+    proc = subprocess.Popen(_whole_job(url, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen: list[tuple[int, int]] = []
     while proc.poll() is None:
         try:
@@ -56,7 +65,8 @@ def test_the_recording_is_appended_never_rewritten_and_holds_its_header_once(ser
     seen.append((info.st_ino, info.st_size))
     assert len({ino for ino, _ in seen}) == 1, "the file was replaced (rewritten) while recording"
     sizes = [size for _, size in seen]
-    assert sizes == sorted(sizes) and len(set(sizes)) > 10, "the file did not grow sample by sample"
+    assert sizes == sorted(sizes), "the file shrank while recording"
+    assert at_polls == sorted(at_polls) and len(set(at_polls)) >= 70, "the file did not grow sample by sample"
     lines = out.read_text().splitlines()
     assert sum('"format"' in line for line in lines) == 1 and json.loads(lines[0])["layout"] == "lines"
     samples = [line for line in lines if line.startswith('{"t":')]
@@ -122,7 +132,8 @@ def test_the_vote_decides_as_the_whole_document_writer_does(tmp_path):
 
 
 def test_a_late_sample_is_written_and_said_as_late(serve, tmp_path):
-    """One answer takes 600 ms at a 100 ms period: the next sample starts late and says by how much."""
+    """One answer takes 600 ms at a 100 ms period: the next sample starts late and says by how much.
+    On a busy machine other samples may start late too; each is written and said the same way."""
 
     def slow(job, path, query):
         if path == f"/jobs/{JOB}" and job.polls == 4:
@@ -134,8 +145,10 @@ def test_a_late_sample_is_written_and_said_as_late(serve, tmp_path):
     proc = subprocess.run(_whole_job(url, out, "100ms"), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     late = [json.loads(line)["late_ms"] for line in out.read_text().splitlines() if '"late_ms"' in line]
-    assert len(late) == 1 and late[0] >= 400, out.read_text()[-500:]
-    assert "ms late)" in proc.stderr and "started late" in proc.stdout
+    assert late and max(late) >= 400, out.read_text()[-500:]
+    said = [line for line in proc.stderr.splitlines() if line.startswith("[record]") and "ms late)" in line]
+    assert sorted(int(line.split("(")[1].split(" ")[0]) for line in said) == sorted(late), proc.stderr
+    assert f", {len(late)} started late" in proc.stdout
 
 
 def test_the_whole_document_form_still_reads_and_both_forms_agree(tmp_path):

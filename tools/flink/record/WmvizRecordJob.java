@@ -12,7 +12,10 @@
  * between records it returns NOTHING_AVAILABLE with a future a timer completes, so the periodic
  * watermark and idleness checks run as in any live source.
  *
- * Arguments: <seconds> [<buffer timeout ms>, default 100 as in Flink].
+ * Arguments: <seconds> [<buffer timeout ms>, default 100 as in Flink] [<go file>]. With a go file the
+ * readers emit on the clock as above but their time (the silence, the end) starts only once that
+ * file exists: a test creates it once its recorder is sampling, so a busy machine that starts the
+ * recorder late cannot make it miss the silence.
  * Prints "REST <url>" and "JOB <job id>" once the job is submitted, "FINISHED <status>" when it
  * ends, and exits when its standard input closes. No Flink code is copied here.
  */
@@ -61,8 +64,11 @@ public final class WmvizRecordJob {
         final NumberSequenceSource numbers = new NumberSequenceSource(0, 2);
         final long durationMs;
 
-        PacedSource(long durationMs) {
+        final String goFile;
+
+        PacedSource(long durationMs, String goFile) {
             this.durationMs = durationMs;
+            this.goFile = goFile;
         }
 
         @Override
@@ -72,7 +78,7 @@ public final class WmvizRecordJob {
 
         @Override
         public SourceReader<Long, NumberSequenceSplit> createReader(SourceReaderContext ctx) {
-            return new PacedReader(ctx, durationMs);
+            return new PacedReader(ctx, durationMs, goFile);
         }
 
         @Override
@@ -106,12 +112,16 @@ public final class WmvizRecordJob {
         final List<NumberSequenceSplit> splits = new ArrayList<>();
         ScheduledExecutorService timer;
         CompletableFuture<Void> available = new CompletableFuture<>();
+        final String goFile;
         long startMs;
         long nextMs;
+        boolean gone;
 
-        PacedReader(SourceReaderContext ctx, long durationMs) {
+        PacedReader(SourceReaderContext ctx, long durationMs, String goFile) {
             this.ctx = ctx;
             this.durationMs = durationMs;
+            this.goFile = goFile;
+            this.gone = goFile == null;
             this.index = ctx.getIndexOfSubtask();
         }
 
@@ -126,7 +136,11 @@ public final class WmvizRecordJob {
         @Override
         public InputStatus pollNext(ReaderOutput<Long> output) {
             long now = System.currentTimeMillis();
-            long sinceStart = now - startMs;
+            if (!gone && new java.io.File(goFile).exists()) {
+                gone = true;
+                startMs = now; // the reader's time starts now
+            }
+            long sinceStart = gone ? now - startMs : 0;
             if (sinceStart >= durationMs) {
                 return InputStatus.END_OF_INPUT;
             }
@@ -184,6 +198,7 @@ public final class WmvizRecordJob {
     public static void main(String[] args) throws Exception {
         long seconds = Long.parseLong(args[0]);
         long bufferTimeoutMs = args.length > 1 ? Long.parseLong(args[1]) : 100;
+        String goFile = args.length > 2 ? args[2] : null;
         Configuration conf = new Configuration();
         conf.setString("rest.bind-address", "127.0.0.1");
         conf.setString("rest.address", "127.0.0.1");
@@ -208,7 +223,7 @@ public final class WmvizRecordJob {
                 WatermarkStrategy.<Long>forBoundedOutOfOrderness(Duration.ofMillis(500))
                         .withIdleness(Duration.ofMillis(1500))
                         .withTimestampAssigner((value, ts) -> value);
-        env.fromSource(new PacedSource(seconds * 1000), strategy, "skewed")
+        env.fromSource(new PacedSource(seconds * 1000, goFile), strategy, "skewed")
                 .setParallelism(3)
                 .rebalance()
                 .process(

@@ -24,9 +24,20 @@
  * watermarks differ by it too.
  * Every reader ends after <seconds>.
  *
- * Arguments: <seconds>. Prints "REST <url>" and "JOB <job id>" once the job is submitted,
- * "FINISHED <status>" when it ends, and exits when its standard input closes. No Flink code is
- * copied here.
+ * A scale factor k (default 1: the job above, unchanged) multiplies every vertex's parallelism:
+ * sources 2k each, widen 4k, join, window and merge 2k, on 4k slots, and the network memory by k.
+ * The culprits stay where they were: orders' subtask 1 falls silent, payments' subtask 0 runs
+ * behind; every other reader is on the clock. The rescale edges keep their pattern (payments'
+ * subtask i feeds widen's 2i and 2i+1; merge's subtask j reads widen's 2j and 2j+1).
+ *
+ * Arguments: <seconds> [<ignored>] [<scale>] [<go file>] (the second is the buffer timeout
+ * tools/flink/record/job.py passes every job; this one always flushes at once). With a go file the
+ * readers emit on the clock as above but their time (the silence, the end) starts only once that
+ * file exists: a test creates it once its recorder is sampling, so a busy machine that starts the
+ * recorder late cannot make it miss the first phase. Prints
+ * "REST <url>" and "JOB <job id>" once the job is submitted, "SILENT <source> <subtask> <split id>
+ * <event ms>" when the silent reader stops (the last event time it emitted), "FINISHED <status>"
+ * when the job ends, and exits when its standard input closes. No Flink code is copied here.
  */
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
@@ -81,12 +92,19 @@ public final class WmvizWholeJob {
     /** NumberSequenceSource's enumerator and serializers (one split per reader), a paced reader. */
     static final class PacedSource
             implements Source<Long, NumberSequenceSplit, Collection<NumberSequenceSplit>> {
-        final NumberSequenceSource numbers = new NumberSequenceSource(0, 1);
+        final NumberSequenceSource numbers;
+        final String name;
         final long durationMs;
         final long[] skewMs;
         final int silentIndex;
+        final String goFile;
 
-        PacedSource(long durationMs, long[] skewMs, int silentIndex) {
+        PacedSource(String name, long durationMs, long[] skewMs, int silentIndex, String goFile) {
+            this.goFile = goFile;
+            // One number per reader: as many splits as readers, each reader gets one (a reader
+            // without a split would hold its downstream at the start of time).
+            this.numbers = new NumberSequenceSource(0, skewMs.length - 1);
+            this.name = name;
             this.durationMs = durationMs;
             this.skewMs = skewMs;
             this.silentIndex = silentIndex;
@@ -99,7 +117,7 @@ public final class WmvizWholeJob {
 
         @Override
         public SourceReader<Long, NumberSequenceSplit> createReader(SourceReaderContext ctx) {
-            return new PacedReader(ctx, durationMs, skewMs, silentIndex);
+            return new PacedReader(ctx, name, durationMs, skewMs, silentIndex, goFile);
         }
 
         @Override
@@ -135,11 +153,20 @@ public final class WmvizWholeJob {
         final List<NumberSequenceSplit> splits = new ArrayList<>();
         ScheduledExecutorService timer;
         CompletableFuture<Void> available = new CompletableFuture<>();
+        final String name;
         long startMs;
         long nextMs;
+        long lastMs = Long.MIN_VALUE;
+        boolean toldSilent;
+        final String goFile;
+        boolean gone;
 
-        PacedReader(SourceReaderContext ctx, long durationMs, long[] skewMs, int silentIndex) {
+        PacedReader(
+                SourceReaderContext ctx, String name, long durationMs, long[] skewMs, int silentIndex, String goFile) {
             this.ctx = ctx;
+            this.goFile = goFile;
+            this.gone = goFile == null;
+            this.name = name;
             this.durationMs = durationMs;
             this.skewMs = skewMs;
             this.silentIndex = silentIndex;
@@ -157,7 +184,11 @@ public final class WmvizWholeJob {
         @Override
         public InputStatus pollNext(ReaderOutput<Long> output) {
             long now = System.currentTimeMillis();
-            long sinceStart = now - startMs;
+            if (!gone && new java.io.File(goFile).exists()) {
+                gone = true;
+                startMs = now; // the reader's time starts now
+            }
+            long sinceStart = gone ? now - startMs : 0;
             if (sinceStart >= durationMs) {
                 return InputStatus.END_OF_INPUT;
             }
@@ -166,12 +197,18 @@ public final class WmvizWholeJob {
             }
             if (index == silentIndex && sinceStart >= SILENT_FROM_MS) {
                 // The silent partition: no record, no idleness (the strategy has none), until the end.
+                if (!toldSilent) {
+                    toldSilent = true;
+                    System.out.println("SILENT " + name + " " + index + " " + splits.get(0).splitId() + " " + lastMs);
+                    System.out.flush();
+                }
                 return waitUntil(startMs + durationMs);
             }
             if (now < nextMs) {
                 return waitUntil(nextMs);
             }
-            output.createOutputForSplit(splits.get(0).splitId()).collect(now - skewMs[index]);
+            lastMs = now - skewMs[index];
+            output.createOutputForSplit(splits.get(0).splitId()).collect(lastMs);
             nextMs = now + EVERY_MS;
             return waitUntil(nextMs);
         }
@@ -250,18 +287,20 @@ public final class WmvizWholeJob {
 
     public static void main(String[] args) throws Exception {
         long seconds = Long.parseLong(args[0]);
+        int scale = args.length > 2 ? Integer.parseInt(args[2]) : 1;
+        String goFile = args.length > 3 ? args[3] : null;
         Configuration conf = new Configuration();
         conf.setString("rest.bind-address", "127.0.0.1");
         conf.setString("rest.address", "127.0.0.1");
         conf.setString("rest.bind-port", "0");
         conf.setString("metrics.fetcher.update-interval", "50 ms");
-        conf.setString("taskmanager.memory.network.max", "64m");
+        conf.setString("taskmanager.memory.network.max", (64 * scale) + "m");
         MiniCluster cluster =
                 new MiniCluster(
                         new MiniClusterConfiguration.Builder()
                                 .setConfiguration(conf)
                                 .setNumTaskManagers(1)
-                                .setNumSlotsPerTaskManager(4)
+                                .setNumSlotsPerTaskManager(4 * scale)
                                 .build());
         cluster.start();
 
@@ -272,18 +311,21 @@ public final class WmvizWholeJob {
                 WatermarkStrategy.<Long>forBoundedOutOfOrderness(Duration.ofMillis(200))
                         .withTimestampAssigner((value, ts) -> value);
         long durationMs = seconds * 1000;
+        long[] onTheClock = new long[2 * scale];
+        long[] firstBehind = new long[2 * scale];
+        firstBehind[0] = PAYMENTS_SKEW_MS;
         DataStream<Long> orders =
-                env.fromSource(new PacedSource(durationMs, new long[] {0, 0}, 1), strategy, "orders")
-                        .setParallelism(2);
+                env.fromSource(new PacedSource("orders", durationMs, onTheClock, 1, goFile), strategy, "orders")
+                        .setParallelism(2 * scale);
         DataStream<Long> payments =
                 env.fromSource(
-                                new PacedSource(durationMs, new long[] {PAYMENTS_SKEW_MS, 0}, -1), strategy, "payments")
-                        .setParallelism(2)
+                                new PacedSource("payments", durationMs, firstBehind, -1, goFile), strategy, "payments")
+                        .setParallelism(2 * scale)
                         .rescale()
                         .map(v -> v)
                         .returns(Long.class)
                         .name("widen")
-                        .setParallelism(4);
+                        .setParallelism(4 * scale);
         orders.keyBy(v -> v % 4)
                 .connect(payments.keyBy(v -> v % 4))
                 .process(
@@ -299,21 +341,25 @@ public final class WmvizWholeJob {
                             }
                         })
                 .name("join")
-                .setParallelism(2)
+                .setParallelism(2 * scale)
                 .keyBy(v -> v % 4)
                 .window(TumblingEventTimeWindows.of(Duration.ofSeconds(1)))
                 .reduce(Long::sum)
                 .name("window")
-                .setParallelism(2)
+                .setParallelism(2 * scale)
                 .sinkTo(new DiscardingSink<>())
                 .name("discard")
-                .setParallelism(2);
+                .setParallelism(2 * scale);
         MultipleInputTransformation<Long> merge =
                 new MultipleInputTransformation<>("merge", new MergeFactory(), Types.LONG, 2);
         merge.addInput(payments.rescale().getTransformation());
         merge.addInput(orders.rebalance().getTransformation());
         env.addOperator(merge);
-        new DataStream<>(env, merge).sinkTo(new DiscardingSink<>()).name("drop").setParallelism(2);
+        if (scale != 1) {
+            // At scale 1 merge takes the environment's default, as the job always has (2 here).
+            merge.setParallelism(2 * scale);
+        }
+        new DataStream<>(env, merge).sinkTo(new DiscardingSink<>()).name("drop").setParallelism(2 * scale);
         JobGraph job = env.getStreamGraph().getJobGraph();
         cluster.submitJob(job).get();
         System.out.println("REST " + cluster.getRestAddress().get());
