@@ -28,6 +28,7 @@ NOT_WMVIZ_SETTINGS = {
     "WMVIZ_SCREENSHOTS": "the browser tests': write the README's pictures",
     "WMVIZ_SERVER": "not a variable: the sticky-session cookie `tools/serve_many.py` sets",
     "WMVIZ_LOAD_PROFILE": "the load benchmark's (bench/load.py): where its cProfile goes",
+    "WMVIZ_WHOLE_JOB_SCALE": "the scale test's (tests/flink/test_blame_scale_flink.py): the job's scale k",
 }
 """Names in the docs that are not settings of wmviz, and why (docs/settings.md says the same)."""
 

@@ -14,6 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO, require_flink
+from tests.support.html_tables import read_tables
 from tools.flink.record.alignment import AlignTrace, Harness, align_config, first_difference, flink_steps
 from tools.flink.valve.jar import flink_jar_path
 from tools.flink.window.idleness import sent_tokens
@@ -102,7 +103,12 @@ def page(tmp_path, monkeypatch):
 def test_the_page_shows_the_paused_split_and_subtask_with_the_cause_and_that_alignment_is_checked(page):
     narration = next(t.value for t in page.text if t.value.startswith("•"))
     assert CAUSE in narration
-    splits = next(d.value for d in page.dataframe if {"split", "status", "holds"} <= set(d.value.columns))
+    splits = next(  # the split stage: an HTML table that wraps (issue 30), not a data grid
+        table.frame
+        for element in page.get("html")
+        for table in read_tables(element.value)
+        if {"split", "status", "holds"} <= set(table.frame.columns)
+    )
     status = dict(zip(splits["split"], splits["status"], strict=True))
     assert status == {"orders-0": "PAUSED", "orders-1": "ACTIVE"}
     holds = dict(zip(splits["split"], splits["holds"], strict=True))

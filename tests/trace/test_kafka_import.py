@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO
-from tests.support.html_tables import read_tables, walk
+from tests.support.html_tables import CHANNEL_TABLE_CLASS, read_tables, walk
 from tests.support.kafka_dump import FILE, lines
 from wmviz.core.scenario import ScenarioConfig, Trace
 from wmviz.core.simulate import Simulation
@@ -210,10 +210,20 @@ def test_the_page_draws_the_split_stage_above_the_channels(imported, tmp_path, m
     app.run()
     assert not app.exception, app.exception
     drawn = list(walk(app.main))  # every element in page order
-    first_splits = next(i for i, e in enumerate(drawn) if e.type == "dataframe" and "split" in e.value)
-    splits = drawn[first_splits].value
+    # The split stage is an HTML table that wraps (issue 30: nothing cut at 1440 px), not a grid.
+    first_splits, splits = next(
+        (i, table.frame)
+        for i, e in enumerate(drawn)
+        if e.type == "html"
+        for table in read_tables(e.value)
+        if "split" in table.frame.columns
+    )
     assert splits.loc[splits["split"] == "shop.orders-5", "holds"].iloc[0] == "holds subtask 1"
-    first_channels = next(i for i, e in enumerate(drawn) if e.type == "html" and read_tables(e.value))
+    first_channels = next(
+        i
+        for i, e in enumerate(drawn)
+        if e.type == "html" and any(t.css_class == CHANNEL_TABLE_CLASS for t in read_tables(e.value))
+    )
     assert first_splits < first_channels
 
 
