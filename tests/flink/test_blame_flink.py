@@ -157,10 +157,13 @@ def test_the_real_jobs_recording_opens_on_its_graph_and_each_vertex_replays_as_i
         # `record`'s agreement allows two unexplained: a quiet run (load 1-3) once found merge 39 ms
         # ahead of the replay at two steady samples (not understood yet; most likely its metrics
         # read a moment after its inputs'); a wrong rule or mapping differs at nearly every one.
-        steady = _steady(check)
-        assert sum(not c.agrees for c in steady) <= 2, (vertex.name, [c for c in steady if not c.agrees])
-        if vertex.name != "widen":  # widen reads only payments, which never stops
+        # Not widen: it reads only payments, which never stops while the job runs, so a widen
+        # sample that stood still is a stalled machine, not a steady job (CI once held widen 200 ms
+        # behind payments' reported output for 8 samples in a row: a watermark not yet delivered).
+        if vertex.name != "widen":
+            steady = _steady(check)
             assert steady, vertex.name
+            assert sum(not c.agrees for c in steady) <= 2, (vertex.name, [c for c in steady if not c.agrees])
         # Elsewhere most samples differ, if at all, for a named reason: read while a watermark was
         # in flight (the job still behind the replay, at or past its previous output), or with one
         # vertex's metrics read a moment after another's (a whole-job sample is several REST
