@@ -76,7 +76,8 @@ def test_play_at_1_step_a_second_moves_then_pauses_where_space_was_pressed_and_h
     paused_at = url_step(page)
     # Space was pressed at step 2 with the play a step a second: the pause lands long before the end.
     assert paused_at is not None and paused_at < last, (
-        f"the play ran past the pause: {page.evaluate('() => window.__steps')}"
+        f"the play ran past the pause: {page.evaluate('() => window.__steps')}; "
+        f"keys: {page.evaluate('() => window.__wmvizKeyLog')}"
     )
     page.wait_for_timeout(2500)  # over two steps' time at 1 step/s: a running autoplay would move
     page.locator(APP_IDLE).wait_for()

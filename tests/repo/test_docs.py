@@ -142,7 +142,7 @@ def test_the_readme_is_a_front_door_with_its_two_commands_first():
     ci = (REPO / ".ci" / "run").read_text("utf-8").splitlines()
     assert commands[1] in [line.strip() for line in ci]
     installs = "pip install -q -r requirements.txt -r requirements-dev.txt"
-    assert commands[1] == f"{installs} && python -m pytest -n 2 --dist loadfile"
+    assert commands[1] == f"{installs} && python -m pytest -n 3 --dist loadfile"
 
 
 @pytest.mark.parametrize("args", [a for w, a, _ in blocks(README) if w == "explain"])

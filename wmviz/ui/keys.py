@@ -47,6 +47,10 @@ page.__wmvizShortcuts = %s;
 if (!page.__wmvizKeys) {
   page.__wmvizKeys = true;
   const queue = page.__wmvizQueue = [];  // [button key, when pressed]: handled one at a time, in order
+  // What happened to each key, newest last (at most 100): a test that finds a key without effect
+  // reads here whether the key arrived, was clicked (and on which label) or was dropped.
+  const log = page.__wmvizKeyLog = [];
+  const note = (...what) => { log.push([Date.now(), ...what]); if (log.length > 100) log.shift(); };
   const WAIT_MS = 30000;  // a key still waiting for its button after this is dropped
   let draining = false;
   let clickedAt = 0;
@@ -70,7 +74,7 @@ if (!page.__wmvizKeys) {
   };
   // Timers on the page's window: this frame may be redrawn, and a gone frame's timers never fire.
   const drain = () => {
-    while (queue.length && Date.now() - queue[0][1] > WAIT_MS) queue.shift();
+    while (queue.length && Date.now() - queue[0][1] > WAIT_MS) note("expired", queue.shift()[0]);
     if (!queue.length) {
       // After a click, watch until its rerun is seen to start: that resets the click's wait, and a
       // key pressed once the step is drawn then acts at once (unwatched, it waited out the 4 s).
@@ -88,11 +92,12 @@ if (!page.__wmvizKeys) {
       // (after a moment for the frontend to finish drawing), never kept for the next page.
       if (!absentSince) absentSince = Date.now();
       if (Date.now() - absentSince < ABSENT_MS) { page.setTimeout(drain, 15); return; }
-      queue.shift(); absentSince = 0; page.setTimeout(drain, 15); return;
+      note("dropped", queue.shift()[0]); absentSince = 0; page.setTimeout(drain, 15); return;
     }
     absentSince = 0;
-    queue.shift();
-    if (!button.disabled) { button.click(); clickedAt = Date.now(); }
+    const target = queue.shift()[0];
+    if (!button.disabled) { button.click(); clickedAt = Date.now(); note("clicked", target, button.innerText); }
+    else note("disabled", target, button.innerText);
     page.setTimeout(drain, 15);
   };
   page.addEventListener("keydown", (event) => {
@@ -103,6 +108,7 @@ if (!page.__wmvizKeys) {
     event.preventDefault();
     event.stopImmediatePropagation();
     queue.push([target, Date.now()]);
+    note("key", name);
     if (!draining) { draining = true; drain(); }
   }, true);
 }
