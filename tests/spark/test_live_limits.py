@@ -278,3 +278,7 @@ def test_every_click_in_a_merged_log_is_taken_once_and_in_order():
     for forged in (None, "x", {"log": "x"}, {"log": [[6, "9.9"], ["7", "0.0"], [True, "0.0"], [8]]}):
         assert log.take(forged) == []
     assert log.seen == 5
+    # A number no browser's counter reaches (past 2**53 - 1) is not taken, and the clicks after
+    # it still are: taken, 10**100 had made every later click "seen".
+    assert log.take({"log": [[10**100, "0.0"], [2**53, "0.1"]]}) == []
+    assert log.take({"log": [[6, "0.1"]]}) == ["idle"]

@@ -16,6 +16,11 @@ MAX_LOG = 1000
 this many from one message (a forged one could send millions): far more than wait for their step
 (`WMVIZ_LIVE_QUEUE`) or than the clicks of one rerun."""
 
+MAX_CLICK_NUMBER = 2**53 - 1
+"""The browser's counter is a JavaScript number, exact up to `Number.MAX_SAFE_INTEGER`: a larger
+number was not counted by a browser, and taken it would leave every later click of the panel
+"seen" (a forged 10^100 did)."""
+
 
 @dataclass
 class ClickLog:
@@ -31,7 +36,8 @@ class ClickLog:
 
     def take(self, message: Any) -> list[Any]:
         """The actions of the clicks in `message` not taken before, in click order. What a forged
-        message holds (an unknown id, an entry that is not `[number, id]`) is not taken."""
+        message holds (an unknown id, an entry that is not `[number, id]`, a number no browser counted)
+        is not taken."""
         actions = self.actions
         log = message.get("log") if isinstance(message, dict) else None
         if not isinstance(log, list):
@@ -41,6 +47,8 @@ class ClickLog:
             if not (isinstance(entry, list) and len(entry) == 2 and type(entry[0]) is int):
                 continue
             number, name = entry
+            if number > MAX_CLICK_NUMBER:
+                continue
             if number > self.seen and isinstance(name, str) and name in actions:
                 self.seen = number
                 new.append(actions[name])
