@@ -172,6 +172,24 @@ def test_a_row_a_define_cannot_compare_exits_2_naming_the_file_line_and_part(tmp
     assert "Traceback" not in err
 
 
+def test_a_bool_among_the_numbers_a_measure_computes_names_its_own_row_and_column(tmp_path, capsys):
+    """`"price": true` on the third row (DEFINE compares it without complaint, Python's True being
+    1): the MEASURES over the match fail, and the error names that row's line and `price`, not
+    the MEASURES of the match's last row (line 6, before)."""
+    from wmviz.cli import commands as cli
+
+    lines = (DATA / "match_basic.rows.jsonl").read_text().splitlines()
+    assert '"price": 7' in lines[2]
+    lines[2] = lines[2].replace('"price": 7', '"price": true')
+    rows = tmp_path / "bool.rows.jsonl"
+    rows.write_text("\n".join(lines) + "\n")
+    code = cli.main(["sql", "replay", str(DATA / "match_basic.plan.json"), str(rows)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "bool.rows.jsonl, line 3, field 'price': holds true (a bool)" in err, err
+    assert "Traceback" not in err
+
+
 def test_a_watermark_with_no_rows_is_forwarded_unchanged():
     """CEPOperatorTest's watermark forwarding, keyed: watermark 42 and no rows leave watermark 42."""
     import wmviz.sql.plan_match  # noqa: F401  # the expressions' evaluator

@@ -8,6 +8,7 @@ watermark), so each operator states its own (docs/rules.md, SQL-O1, SQL-D1, SQL-
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
@@ -65,6 +66,39 @@ def compared(row: TraceRow, column: str, work: Callable[[], T]) -> T:
         raise ScenarioError(
             row, column, "cannot be compared with the other rows' values (a number and a text)"
         ) from None
+
+
+def computed_over(rows: list[TraceRow], work: Callable[[], T]) -> T:
+    """`work()`, which computes over `rows` together (a match's MEASURES): when values of two kinds
+    meet there, the ScenarioError names the first row whose column holds another kind than the
+    rows before it (a `true` among numbers), not the row the computation happened to end on."""
+    try:
+        return work()
+    except (TypeError, AggregateValueError):
+        row, column, why = _odd_value(rows)
+        raise ScenarioError(row, column, why) from None
+
+
+def _kind(value: SqlValue) -> str:
+    if isinstance(value, bool):
+        return "a bool"
+    return "a number" if isinstance(value, int | float) else "a text" if isinstance(value, str) else "a value"
+
+
+def _odd_value(rows: list[TraceRow]) -> tuple[TraceRow, str, str]:
+    """The first (row, column) whose value is of another kind than the column's first value, and
+    why; without one, the last row as a whole."""
+    first_kind: dict[str, str] = {}
+    for row in rows:
+        for column, value in columns_of(row).items():
+            if value is None:
+                continue
+            kind = _kind(value)
+            seen = first_kind.setdefault(column, kind)
+            if seen != kind:
+                shown = json.dumps(value) if isinstance(value, bool) else repr(value)
+                return row, column, f"holds {shown} ({kind}) where the match's rows before it hold {seen}"
+    return rows[-1], "MEASURES", "cannot be computed: its values are of kinds that cannot meet"
 
 
 class ForwardsWatermark:

@@ -22,7 +22,7 @@ from wmviz.core.changelog import RowKind
 from wmviz.core.operator_log import Dropped, StepLog
 from wmviz.core.scenario import TraceRow
 from wmviz.core.settings import MAX_MATCH_ROWS
-from wmviz.core.sql_buffer import ForwardsWatermark, compared, key_words, partition_key
+from wmviz.core.sql_buffer import ForwardsWatermark, compared, computed_over, key_words, partition_key
 from wmviz.core.sql_match_config import SqlMatchConfig
 from wmviz.core.sql_match_nfa import Matcher, Partial
 from wmviz.core.sql_rows import LATE_METRIC, Fate, RowFate, SqlOutput, SqlValue, columns_of
@@ -186,7 +186,8 @@ class SqlMatch(ForwardsWatermark):
             keys = tuple((name, first.get(name)) for name in self.config.partition_by)
             rows = tuple(row.row for _, _, row in match.taken)
             self.matched.update(rows)
-            measured = compared(match.taken[-1][2], "MEASURES", lambda: self.logic.measures(match))  # noqa: B023
+            taken = [row for _, _, row in match.taken]
+            measured = computed_over(taken, lambda: self.logic.measures(match))  # noqa: B023
             log.emit.append(SqlOutput(RowKind.INSERT, keys + measured, rows))
         self.mr8_settle(key, {row.row for p in timed_out for _, _, row in p.taken}, log)
 
