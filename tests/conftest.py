@@ -118,33 +118,6 @@ def flink_summary(stats: dict) -> list[str]:
     return lines
 
 
-LONG_FIRST = ("browser", "flink", "spark", "ui", "record")
-"""The folders whose modules run longest (a browser and an app server, a JVM, a recorder's
-sampling period: 10-160 s a module)."""
-
-
-def pytest_collection_modifyitems(items):
-    """Start the long modules first, taking one from each long folder in turn. `--dist loadfile`
-    hands whole modules to the workers in the order collected; in alphabetical order (`ui`,
-    `record` and `spark` late) one worker still ran a 150 s browser module while the others had
-    finished. In turn: a browser module (CPU-bound) runs beside a Flink one (mostly waiting for
-    its job to settle), not beside two more browsers. Each module stays in one piece (its
-    module-scoped fixtures start once) and the order is the same on every worker."""
-    modules: dict[str, tuple[int, int]] = {}
-    taken: dict[str, int] = {}
-    for item in items:
-        path = Path(str(item.fspath))
-        if str(path) in modules:
-            continue
-        folder = path.parent.name
-        turn = taken[folder] = taken.get(folder, -1) + 1
-        if folder in LONG_FIRST:
-            modules[str(path)] = (turn, LONG_FIRST.index(folder))
-        else:
-            modules[str(path)] = (10**6, len(modules))  # the short ones after, as collected
-    items.sort(key=lambda item: modules[str(item.fspath)])
-
-
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_terminal_summary(terminalreporter):
     """End the run with `flink_summary`, under its own heading: after the short test summary, just

@@ -96,8 +96,8 @@ if (!page.__wmvizKeys) {
     }
     absentSince = 0;
     const target = queue.shift()[0];
-    if (!button.disabled) { button.click(); clickedAt = Date.now(); note("clicked", target, button.innerText); }
-    else note("disabled", target, button.innerText);
+    if (button.disabled) note("disabled", target, button.innerText);
+    else { button.click(); clickedAt = Date.now(); note("clicked", target, button.innerText); }
     page.setTimeout(drain, 15);
   };
   page.addEventListener("keydown", (event) => {
