@@ -113,14 +113,21 @@ def check_against_the_job(found: list[Budget], rec: JobRecording, silent: Silent
     held_by_orders = [b for b in found if b.blame.chain[-1].vertex == "Source: orders"]
     assert held_by_payments and held_by_orders, [b.blame.ending for b in found]
     overrun = overrun_ms(rec)
+    kept_up = 0
     for budget in found:
         causes = budget.by_cause()
         assert sum(p.ms for p in budget.parts) == budget.total_ms
         assert causes["out-of-orderness"] == BOUND_MS + 1, budget
         assert 0 <= causes["window"] < 1000, budget
         slack = overrun[budget.at_ms]
-        assert -300 - slack <= causes["unexplained"] <= 600 + slack, (budget, slack)
+        # More attributed than the lag is a wrong budget, whatever the load.
+        assert -300 - slack <= causes["unexplained"], (budget, slack)
+        kept_up += causes["unexplained"] <= 600 + slack
         assert causes["idle timeout"] == causes["join bound"] == causes["alignment pause"] == 0
+    # Less attributed than the lag is the job behind its own clock, which a starved machine makes
+    # happen (CI beside a CPU hog: 8.4 s unexplained at one sample): the budget must explain the
+    # lag to within 600 ms where the job kept up, and a missing cause would leave none such.
+    assert kept_up, [b.by_cause()["unexplained"] for b in found]
     for budget in held_by_payments:
         root = budget.blame.chain[-1]
         assert root.subtask == 0
