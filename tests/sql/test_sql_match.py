@@ -157,16 +157,25 @@ def test_a_completed_match_waits_for_an_earlier_partial_one():
     assert [value for _, _, value in released.taken] == [3, 4, 6]
 
 
-def test_a_row_a_define_cannot_compare_exits_2_naming_the_file_line_and_part(tmp_path, capsys):
-    """A text price where DEFINE compares numbers: exit 2, the rows file, its line, DEFINE."""
+def _replay_with_one_cell_changed(tmp_path, capsys, name: str, lines: int, line: int, old: str, new: str):
+    """`wmviz sql replay` of match_basic on its first `lines` rows, `old` replaced by `new` on file
+    line `line`, written as `name`: (exit code, stderr)."""
     from wmviz.cli import commands as cli
 
-    lines = (DATA / "match_basic.rows.jsonl").read_text().splitlines()[:3]
-    lines[1] = lines[1].replace('"price": 8', '"price": "x"')
-    rows = tmp_path / "bad.rows.jsonl"
-    rows.write_text("\n".join(lines) + "\n")
+    kept = (DATA / "match_basic.rows.jsonl").read_text().splitlines()[:lines]
+    assert old in kept[line - 1]
+    kept[line - 1] = kept[line - 1].replace(old, new)
+    rows = tmp_path / name
+    rows.write_text("\n".join(kept) + "\n")
     code = cli.main(["sql", "replay", str(DATA / "match_basic.plan.json"), str(rows)])
-    err = capsys.readouterr().err
+    return code, capsys.readouterr().err
+
+
+def test_a_row_a_define_cannot_compare_exits_2_naming_the_file_line_and_part(tmp_path, capsys):
+    """A text price where DEFINE compares numbers: exit 2, the rows file, its line, DEFINE."""
+    code, err = _replay_with_one_cell_changed(
+        tmp_path, capsys, "bad.rows.jsonl", 3, 2, '"price": 8', '"price": "x"'
+    )
     assert code == 2
     assert "bad.rows.jsonl, line 2, field 'DEFINE': cannot be compared" in err
     assert "Traceback" not in err
@@ -176,17 +185,11 @@ def test_a_bool_among_the_numbers_a_measure_computes_names_its_own_row_and_colum
     """`"price": true` on the third row (DEFINE compares it without complaint, Python's True being
     1): the MEASURES over the match fail, and the error names that row's line and `price`, not
     the MEASURES of the match's last row (line 6, before)."""
-    from wmviz.cli import commands as cli
-
-    lines = (DATA / "match_basic.rows.jsonl").read_text().splitlines()
-    assert '"price": 7' in lines[2]
-    lines[2] = lines[2].replace('"price": 7', '"price": true')
-    rows = tmp_path / "bool.rows.jsonl"
-    rows.write_text("\n".join(lines) + "\n")
-    code = cli.main(["sql", "replay", str(DATA / "match_basic.plan.json"), str(rows)])
-    err = capsys.readouterr().err
+    code, err = _replay_with_one_cell_changed(
+        tmp_path, capsys, "bool.rows.jsonl", 10**6, 3, '"price": 7', '"price": true'
+    )
     assert code == 2
-    assert "bool.rows.jsonl, line 3, field 'price': holds true (a bool)" in err, err
+    assert "bool.rows.jsonl, line 3, field 'price': holds true (a boolean)" in err, err
     assert "Traceback" not in err
 
 

@@ -16,6 +16,7 @@ from wmviz.core.operator_log import OutputWatermark, StepLog
 from wmviz.core.scenario import TraceRow
 from wmviz.core.sql_aggregates import AggregateCall, AggregateValueError
 from wmviz.core.sql_rows import SqlValue, columns_of
+from wmviz.core.sql_value import json_type
 from wmviz.core.types import MIN_MS
 from wmviz.core.windows import ScenarioError
 
@@ -79,12 +80,6 @@ def computed_over(rows: list[TraceRow], work: Callable[[], T]) -> T:
         raise ScenarioError(row, column, why) from None
 
 
-def _kind(value: SqlValue) -> str:
-    if isinstance(value, bool):
-        return "a bool"
-    return "a number" if isinstance(value, int | float) else "a text" if isinstance(value, str) else "a value"
-
-
 def _odd_value(rows: list[TraceRow]) -> tuple[TraceRow, str, str]:
     """The first (row, column) whose value is of another kind than the column's first value, and
     why; without one, the last row as a whole."""
@@ -93,11 +88,11 @@ def _odd_value(rows: list[TraceRow]) -> tuple[TraceRow, str, str]:
         for column, value in columns_of(row).items():
             if value is None:
                 continue
-            kind = _kind(value)
+            kind = json_type(value)
             seen = first_kind.setdefault(column, kind)
             if seen != kind:
-                shown = json.dumps(value) if isinstance(value, bool) else repr(value)
-                return row, column, f"holds {shown} ({kind}) where the match's rows before it hold {seen}"
+                why = f"holds {json.dumps(value)} ({kind}) where the match's rows before it hold {seen}"
+                return row, column, why
     return rows[-1], "MEASURES", "cannot be computed: its values are of kinds that cannot meet"
 
 

@@ -182,11 +182,11 @@ class SqlMatch(ForwardsWatermark):
         MEASURES."""
         for match in released:
             self.matches += 1
-            first = columns_of(match.taken[0][2])
-            keys = tuple((name, first.get(name)) for name in self.config.partition_by)
-            rows = tuple(row.row for _, _, row in match.taken)
-            self.matched.update(rows)
             taken = [row for _, _, row in match.taken]
+            first = columns_of(taken[0])
+            keys = tuple((name, first.get(name)) for name in self.config.partition_by)
+            rows = tuple(row.row for row in taken)
+            self.matched.update(rows)
             measured = computed_over(taken, lambda: self.logic.measures(match))  # noqa: B023
             log.emit.append(SqlOutput(RowKind.INSERT, keys + measured, rows))
         self.mr8_settle(key, {row.row for p in timed_out for _, _, row in p.taken}, log)

@@ -18,7 +18,8 @@ from typing import Literal
 
 from wmviz.core.errors import BadInputError
 from wmviz.core.sql_expr import CastTo, Column, Expr, Shifted, ToTimestampLtz, TypeKind, UnsupportedExpression
-from wmviz.sql.errors import PlanError, json_type
+from wmviz.core.sql_value import json_type
+from wmviz.sql.errors import PlanError
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,12 +77,3 @@ def parse_json(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as err:
         raise PlanError(f"line {err.lineno}:{err.colno}", f"not JSON: {err.msg}") from None
-
-
-def json_type(value: object) -> str:
-    """A JSON value's type in JSON's words, for messages."""
-    if value is None:
-        return "null"
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(
-        type(value), "a number"
-    )

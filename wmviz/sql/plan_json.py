@@ -17,9 +17,10 @@ import dataclasses
 from typing import Any
 
 from wmviz.core.sql_expr import TypeKind, UnsupportedExpression, columns_read
+from wmviz.core.sql_value import json_type
 from wmviz.sql import sources
 from wmviz.sql.digest import Tree, render, rex_tree, row_fields, time_kind, to_expr
-from wmviz.sql.errors import PlanError, check_count, json_type
+from wmviz.sql.errors import PlanError, check_count
 from wmviz.sql.model import (
     ASSIGNER_EMITS,
     Behaviour,

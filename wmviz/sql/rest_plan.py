@@ -13,9 +13,10 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from wmviz.core.sql_value import json_type
 from wmviz.record.job import JobFormatError
 from wmviz.record.job_plan import plan_of
-from wmviz.sql.errors import PlanError, check_count, check_depth, json_type
+from wmviz.sql.errors import PlanError, check_count, check_depth
 from wmviz.sql.explain import DigestNode, digest_node, read_tree
 from wmviz.sql.model import Edge, SqlJob, ordered_edges
 from wmviz.sql.scans import digest_sources
