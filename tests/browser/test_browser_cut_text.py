@@ -4,6 +4,9 @@ join's changelog, drops), the split stage, the channels, the Late rows box; and 
 tables (the blame chain, every vertex's group, the lag's causes). A cell wider than its column, a
 grid or table wider than its box, is cut (`tests.support.cut_text`).
 
+Each incident's visit also checks that its key step shows above the fold at 1440×900
+(`test_browser.check_the_key_step_is_above_the_fold`): one page load serves both checks.
+
 Uses test_browser's server, browser and helpers (the same app, Chromium and waits)."""
 
 from __future__ import annotations
@@ -40,9 +43,13 @@ def cut_with_every_tab(page) -> list[dict[str, str]]:
 
 
 @pytest.mark.parametrize("slug", sorted(built_in_incidents()))
-def test_no_table_of_an_incident_is_cut_at_its_key_step_and_its_last(page, app_url, slug):
+def test_an_incident_s_key_step_is_above_the_fold_and_no_table_is_cut_there_or_at_its_last(
+    page, app_url, tmp_path, slug
+):
     step, charts = key_step(slug)
     open_view(page, app_url, f"scenario={slug}&engine=local&step={step}", step, charts)
+    if slug in tb.INCIDENT_SLUGS:  # the incidents whose first screen the docs' pictures show
+        tb.check_the_key_step_is_above_the_fold(page, slug, step, tmp_path)
     found = [{**c, "step": step} for c in cut_with_every_tab(page)]
     last = int(re.search(r"of (\d+)$", page.get_by_role("heading", name=tb.STEP_HEADING).inner_text())[1])
     if last != step:

@@ -20,9 +20,9 @@ sys.path.insert(0, str(BENCH))
 import fuzz  # noqa: E402
 from fuzz_inputs import FORMATS, make_input  # noqa: E402
 
-SLICE = (
-    5000  # 25-60 s in two workers on this shared 2-core machine; `bench/fuzz.py --n 100000` is the full run
-)
+# 2,000 inputs (seed 13: 342 accepted, at least 20 of each format; 1,658 clean errors): 5,000 took 73
+# CPU-s of a 30-minute CI run. `bench/fuzz.py --n 100000` is the full run.
+SLICE = 2000
 
 
 def test_a_seeded_slice_of_every_format_is_only_accepted_or_clean_errors(tmp_path):
