@@ -30,6 +30,9 @@ def cut_with_every_tab(page) -> list[dict[str, str]]:
     """What is cut on the page, with each tab of the operator panel selected in turn."""
     from playwright.sync_api import expect
 
+    # The run the step started has finished: while it runs, the page still holds the previous
+    # run's panel beside the new one (CI once found two "Dropped records" tabs after End).
+    page.locator(tb.APP_IDLE).wait_for()
     found = cut_text(page, tb.MAIN)
     for name in page.locator('.st-key-operator [role="tab"]').all_inner_texts():
         tab = page.locator(".st-key-operator").get_by_role("tab", name=name, exact=True)

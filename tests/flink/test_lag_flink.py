@@ -128,9 +128,14 @@ def check_against_the_job(found: list[Budget], rec: JobRecording, silent: Silent
     # happen (CI beside a CPU hog: 8.4 s unexplained at one sample): the budget must explain the
     # lag to within 600 ms where the job kept up, and a missing cause would leave none such.
     assert kept_up, [b.by_cause()["unexplained"] for b in found]
+    # Payments' subtask 0 runs 1.5 s behind: it is the root at (nearly) every such sample. On a busy
+    # machine subtask 1 is starved behind it now and then (CI under the suite: one sample); a wrong
+    # subtask would be named at most samples.
+    by_subtask = [b.blame.chain[-1].subtask for b in held_by_payments]
+    assert by_subtask.count(0) >= 0.8 * len(by_subtask), by_subtask
     for budget in held_by_payments:
-        root = budget.blame.chain[-1]
-        assert root.subtask == 0
+        if budget.blame.chain[-1].subtask != 0:
+            continue
         backlog = budget.by_cause()["backlog"] + budget.by_cause()["stall"]
         # At least the skew the job was built with; more on a busy machine, where the paced source
         # itself falls behind its clock (CI at load ~9: 2,186 ms for a 1,500 ms skew).
