@@ -117,7 +117,11 @@ def check_against_the_job(found: list[Budget], rec: JobRecording, silent: Silent
     assert held_by_payments and held_by_orders, [b.blame.ending for b in found]
     overrun = overrun_ms(rec)
     kept_up = 0
-    for budget in found:
+    # Up to the last sample held where the job froze the silent split: after it the sources finish
+    # one by one, and a finished subtask's MAX never shows in its metrics (CI once found the budget
+    # 8.6 s over the lag there: the split's frozen value, read after its subtask had finished).
+    end = max(b.at_ms for b in held_by_orders)
+    for budget in [b for b in found if b.at_ms <= end]:
         causes = budget.by_cause()
         assert sum(p.ms for p in budget.parts) == budget.total_ms
         assert causes["out-of-orderness"] == BOUND_MS + 1, budget
