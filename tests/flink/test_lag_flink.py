@@ -106,6 +106,12 @@ def overrun_ms(rec: JobRecording) -> dict[int, int]:
     return dict(zip(times, [*gaps, max(gaps, default=0)], strict=True))
 
 
+def held_by_the_silent_split(found: list[Budget], silent: Silent) -> list[Budget]:
+    """The budgets at samples where the window stands exactly where the job froze the silent split
+    (from its silence until its subtask finishes)."""
+    return [b for b in found if b.watermark_ms == silent.frozen_ms(BOUND_MS)]
+
+
 def check_against_the_job(found: list[Budget], rec: JobRecording, silent: Silent) -> None:
     """Everything the module's docstring says the budget must find (a function, so a planted bug
     can be shown to fail it on a saved recording)."""
@@ -113,7 +119,7 @@ def check_against_the_job(found: list[Budget], rec: JobRecording, silent: Silent
     # Orders' silent split holds the window where the job froze it until that subtask finishes; it
     # then sends MAX, which its own metrics never show, so what holds the window for the last few
     # samples is another subtask (CI once found orders' subtask 0, 1.25 s behind, at the last).
-    held_by_orders = [b for b in found if b.watermark_ms == silent.frozen_ms(BOUND_MS)]
+    held_by_orders = held_by_the_silent_split(found, silent)
     assert held_by_payments and held_by_orders, [b.blame.ending for b in found]
     overrun = overrun_ms(rec)
     kept_up = 0
@@ -170,7 +176,7 @@ def test_the_cli_says_the_same_at_the_last_sample_the_silent_split_holds(recordi
     subtask finishes, and soon the job's watermark is MAX, nothing late)."""
     path, silent = recording
     found, _ = budgets(path)
-    at = [b.at_ms for b in found if b.watermark_ms == silent.frozen_ms(BOUND_MS)][-1]
+    at = held_by_the_silent_split(found, silent)[-1].at_ms
     proc = subprocess.run(
         [sys.executable, "-m", "wmviz", "lag", str(path), "--vertex", "window", "--at", str(at), "--json"],
         capture_output=True,
