@@ -4,9 +4,11 @@ and the run's closing word on the real-Flink tests it skipped (`pytest_terminal_
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,38 @@ from tests.support.paths import DATA, REPO  # noqa: E402,F401 (re-exported to th
 # the browser tests' server starts it eagerly, as a user's does.
 os.environ.setdefault("WMVIZ_SPARK_START", "lazy")
 CONFORMANCE = DATA / "conformance"
+
+
+def cache_the_childrens_bytecode() -> None:
+    """Let the run's child processes (CLI runs, app servers, Spark's Python workers: hundreds of
+    them) keep their compiled bytecode, outside the checkout, where the machine forbids writing it
+    (PYTHONDONTWRITEBYTECODE: CI's does). Otherwise each child compiles wmviz from source again:
+    a quarter of the CPU of the CLI, record and hostile-input tests, measured in one run."""
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE") or os.environ.get("PYTHONPYCACHEPREFIX"):
+        return
+    os.environ.pop("PYTHONDONTWRITEBYTECODE")
+    prefix = Path(tempfile.gettempdir()) / f"wmviz-tests-pycache-{os.getuid()}"
+    os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
+
+
+cache_the_childrens_bytecode()
+
+
+def scan_the_installed_components_once() -> None:
+    """Each new AppTest has Streamlit read the metadata of every installed distribution, looking for
+    v2 components (0.5–0.7 s a page, hundreds of pages a run); the installed distributions do not
+    change during a run, so the scan's answer is kept. Not a thing the tests check. Left as it is
+    if Streamlit moves the scanner."""
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:
+        return
+    scan = getattr(manifest_scanner, "scan_component_manifests", None)
+    if scan is not None and not hasattr(scan, "cache_info"):
+        manifest_scanner.scan_component_manifests = functools.cache(scan)
+
+
+scan_the_installed_components_once()
 
 
 def load_cases(path: Path) -> list[dict]:
