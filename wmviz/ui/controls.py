@@ -130,8 +130,12 @@ def _go(step: int) -> None:
     st.session_state.pop(state.PLAY_STEP, None)  # a person moved the step: autoplay goes on from there
 
 
-def _toggle_play() -> None:
-    st.session_state[state.PLAYING] = not st.session_state.get(state.PLAYING, False)
+def _set_playing(playing: bool) -> None:
+    """What the button said when it was pressed: Play plays, Pause pauses. Not a toggle: a click
+    whose run is cut short by an autoplay tick's rerun can have its callback run twice, and a
+    toggle then undid the pause (seen on a busy machine: Pause pressed at step 4, the play ran on
+    to the last step)."""
+    st.session_state[state.PLAYING] = playing
     st.session_state.pop(state.PLAY_DUE, None)  # a new play starts its clock from its first tick
     st.session_state.pop(state.PLAY_STEP, None)
 
@@ -164,7 +168,8 @@ def step_controls(cursor: InstanceCursor, advance: Callable[[], None] | None = N
         "◀ Back", on_click=_go, args=(step - 1,), shortcut="Left", disabled=step == 0, key="back"
     )
     playing = st.session_state.get(state.PLAYING, False)
-    transport.button("⏸ Pause" if playing else "▶ Play", on_click=_toggle_play, shortcut="Space", key="play")
+    label = "⏸ Pause" if playing else "▶ Play"
+    transport.button(label, on_click=_set_playing, args=(not playing,), shortcut="Space", key="play")
     if advance is not None and step == last:
         transport.button("Forward ▶ (live)", on_click=advance, shortcut="Right", key="fwd")
     else:
