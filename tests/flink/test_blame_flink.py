@@ -12,9 +12,10 @@ from then on. The whole job is recorded through REST until it ends; blame must n
 the split Flink reports it reading, and payments' subtask 0 at an early moment.
 
 The job says which reader it silenced (`SILENT orders 1 <split> <last event ms>`), so the checks
-ask blame at a sample where that split's watermark stands where the job froze it, before the
-sources end (then everything is at MAX): the answer is the same however many samples a busy
-machine let the recorder take. Counts only ask for enough samples to answer (at least 5).
+ask blame at a sample where that split alone holds the job, as read (`Silent.holding_alone`: it
+and both sinks stand where the job froze it, every other source subtask is past it, nothing has
+finished yet): the answer is the same however many samples a busy machine let the recorder take.
+Counts only ask for enough samples to answer (at least 5).
 
 Flink 2.3.0's two-input task registers no `currentInput{N}Watermark` (only the minimum over both
 inputs, `currentInputWatermark`), and the plan does not say which input an edge feeds, so the
@@ -36,7 +37,7 @@ import pytest
 from tests.conftest import require_flink
 from tools.flink.record.job import Silent, record_then_go, start_job
 from wmviz.core.types import MAX_MS
-from wmviz.record.job import OUTPUT_WATERMARK, SPLIT_WATERMARK, JobRecording, read_recording
+from wmviz.record.job import JobRecording, read_recording
 
 JOB_SECONDS = 18
 BOUND_MS = 200  # the job's forBoundedOutOfOrderness
@@ -67,21 +68,10 @@ def whole_job(run) -> Path:
 
 
 def held_at(rec: JobRecording, silent: Silent) -> int:
-    """The last sample at which the silent split's watermark, and every subtask of both sinks'
-    output, stand where the job froze it (the sources then end: their subtasks finish one by one,
-    each sending MAX, and the sinks leave the frozen watermark)."""
-    ids = {v.name: v.id for v in rec.vertices}
-    frozen = silent.frozen_ms(BOUND_MS)
-    split = (ids["Source: orders"], silent.subtask, SPLIT_WATERMARK, silent.split)
-    names = ("window -> discard: Writer", "merge -> drop: Writer")
-    sinks = [(ids[name], s) for name in names for s in range(2)]
-    held = [
-        t
-        for t in rec.times()
-        if rec.value_at(split, t) == frozen
-        and all(rec.value_at((v, s, OUTPUT_WATERMARK, None), t) == frozen for v, s in sinks)
-    ]
-    assert held, f"no sample with {silent} frozen and both sinks held there"
+    """The last sample at which the silent split alone holds the job, as read
+    (`Silent.holding_alone`: after it the sources end, their subtasks finishing one by one)."""
+    held = silent.holding_alone(rec, BOUND_MS)
+    assert held, f"no sample shows {silent} alone holding the job (frozen, both sinks there, the rest past)"
     return held[-1]
 
 

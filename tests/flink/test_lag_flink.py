@@ -106,21 +106,26 @@ def overrun_ms(rec: JobRecording) -> dict[int, int]:
     return dict(zip(times, [*gaps, max(gaps, default=0)], strict=True))
 
 
-def held_by_the_silent_split(found: list[Budget], silent: Silent) -> list[Budget]:
-    """The budgets at samples where the window stands exactly where the job froze the silent split
-    (from its silence until its subtask finishes)."""
-    return [b for b in found if b.watermark_ms == silent.frozen_ms(BOUND_MS)]
+def held_by_the_silent_split(found: list[Budget], rec: JobRecording, silent: Silent) -> list[Budget]:
+    """The budgets at samples where the silent split alone holds the job, as read
+    (`Silent.holding_alone`: from its silence until the sources begin to finish)."""
+    held = set(silent.holding_alone(rec, BOUND_MS))
+    found = [b for b in found if b.at_ms in held]
+    assert found, f"no sample shows {silent} alone holding the job (frozen, both sinks there, the rest past)"
+    return found
 
 
 def check_against_the_job(found: list[Budget], rec: JobRecording, silent: Silent) -> None:
     """Everything the module's docstring says the budget must find (a function, so a planted bug
     can be shown to fail it on a saved recording)."""
     held_by_payments = [b for b in found if b.blame.chain[-1].vertex == "Source: payments"]
+    assert held_by_payments, [b.blame.ending for b in found]
     # Orders' silent split holds the window where the job froze it until that subtask finishes; it
     # then sends MAX, which its own metrics never show, so what holds the window for the last few
-    # samples is another subtask (CI once found orders' subtask 0, 1.25 s behind, at the last).
-    held_by_orders = held_by_the_silent_split(found, silent)
-    assert held_by_payments and held_by_orders, [b.blame.ending for b in found]
+    # samples is another subtask (CI once found orders' subtask 0, 1.25 s behind, at the last), and
+    # a starved machine may read payments at or below the frozen value at a sample: only the
+    # samples at which the silent split alone holds the job, as read, are asked about it.
+    held_by_orders = held_by_the_silent_split(found, rec, silent)
     overrun = overrun_ms(rec)
     kept_up = 0
     # Up to the last sample held where the job froze the silent split: after it the sources finish
@@ -172,11 +177,11 @@ def test_the_budget_finds_what_the_job_was_built_with(recording):
 
 
 def test_the_cli_says_the_same_at_the_last_sample_the_silent_split_holds(recording):
-    """At the last sample the window is held where the job froze the silent split (then that
-    subtask finishes, and soon the job's watermark is MAX, nothing late)."""
+    """At the last sample the silent split alone holds the job (then that subtask finishes, and
+    soon the job's watermark is MAX, nothing late)."""
     path, silent = recording
-    found, _ = budgets(path)
-    at = held_by_the_silent_split(found, silent)[-1].at_ms
+    found, rec = budgets(path)
+    at = held_by_the_silent_split(found, rec, silent)[-1].at_ms
     proc = subprocess.run(
         [sys.executable, "-m", "wmviz", "lag", str(path), "--vertex", "window", "--at", str(at), "--json"],
         capture_output=True,

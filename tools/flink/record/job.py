@@ -9,10 +9,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.flink.launcher import Harness, HarnessError
+from wmviz.record.job import SPLIT_WATERMARK, JobRecording
 
 JOB_SOURCE = Path(__file__).with_name("WmvizRecordJob.java")
 JOB_CLASS = "WmvizRecordJob"
 WHOLE_JOB_CLASS = "WmvizWholeJob"
+WHOLE_JOB_SINKS = ("window -> discard: Writer", "merge -> drop: Writer")
+"""WmvizWholeJob's two sinks, each chained after the operator that reads the silent reader."""
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,46 @@ class Silent:
     def frozen_ms(self, bound_ms: int) -> int:
         """The watermark Flink holds the split at from then on: its newest event − bound − 1 ms."""
         return self.last_event_ms - bound_ms - 1
+
+    def holding_alone(self, rec: JobRecording, bound_ms: int) -> list[int]:
+        """The sample times of a WmvizWholeJob recording that show what the job was built to make:
+        this split alone holds the job. At each, as read: the split stands at `frozen_ms`, so does
+        every subtask of both sinks, every other source subtask is strictly past it (so nothing
+        else could hold them there), and no subtask of the job has finished.
+
+        Why each: a whole-job sample is several REST calls, and Flink's metric fetcher caches, so
+        on a starved machine a sample can read payments (paced behind the clock, and itself behind
+        on a busy machine) at or below the frozen value while the sinks read frozen: there the
+        silent split is not alone, and blame rightly names payments. And once the sources end,
+        their subtasks finish one by one, each sending MAX that its own metrics never show: the
+        sinks' and the split's last reported values then read frozen while the silent subtask is
+        done (MAX), and blame rightly names whatever still runs. Checks ask blame or the budget only
+        at these samples; an empty list is a recording that never showed the job's premise."""
+        ids = {v.name: v.id for v in rec.vertices}
+        source, frozen = ids[f"Source: {self.source}"], self.frozen_ms(bound_ms)
+        split = (source, self.subtask, SPLIT_WATERMARK, self.split)
+        sinks = [(ids[name], s) for name in WHOLE_JOB_SINKS for s in range(rec.vertex(ids[name]).parallelism)]
+        others = [
+            (v.id, s)
+            for v in rec.vertices
+            if v.name.startswith("Source: ")
+            for s in range(v.parallelism)
+            if (v.id, s) != (source, self.subtask)
+        ]
+        everyone = [(v.id, s) for v in rec.vertices for s in range(v.parallelism)]
+        return [
+            t
+            for t in rec.times()
+            if rec.value_at(split, t) == frozen
+            and all(rec.output_at(v, s, t) == frozen for v, s in sinks)
+            and all(_past(rec.output_at(v, s, t), frozen) for v, s in others)
+            and not any(rec.finished(v, s, t) for v, s in everyone)
+        ]
+
+
+def _past(watermark_ms: int | None, frozen_ms: int) -> bool:
+    """Whether a reported watermark is strictly past the frozen one (None, not reported: not)."""
+    return watermark_ms is not None and watermark_ms > frozen_ms
 
 
 @dataclass
