@@ -17,7 +17,7 @@ import pytest
 
 from tests.browser import test_browser as tb
 from tests.browser.test_browser import focus_page, key_step, open_view
-from tests.support.cut_text import cut_text
+from tests.support.cut_text import CUT_TEXT_JS, cut_text
 from wmviz.store.incidents import built_in_incidents
 
 # test_browser's fixtures: one app server per session, one Chromium per module, a fresh page per test.
@@ -26,22 +26,49 @@ app_url, browser, page = tb.app_url, tb.browser, tb.page
 JOB = "silent-split-holds-the-whole-job"
 
 
+OPERATOR = ".st-key-operator"
+# What is cut once the page is settled: the script idle, the operator panel drawn at most once and,
+# given a tab's name, that tab selected in it. One function call, so the check and the reading see
+# the same page: a run that starts in between (a tab click's rerun starts after the page was seen
+# idle) cannot put a second panel, or half a table, under the reading.
+SETTLED_CUT_JS = f"""([name, root]) => {{
+  if (!document.querySelector({tb.APP_IDLE!r})) return null;
+  const panels = document.querySelectorAll({OPERATOR!r});
+  if (panels.length > 1) return null;
+  const tabs = panels.length ? [...panels[0].querySelectorAll('[role="tab"]')] : [];
+  if (name !== null) {{
+    const named = tabs.filter(tab => tab.innerText.trim() === name);
+    if (named.length !== 1 || named[0].getAttribute('aria-selected') !== 'true') return null;
+  }}
+  return {{cut: ({CUT_TEXT_JS})(root), tabs: tabs.map(tab => tab.innerText.trim())}};
+}}"""
+
+
+def settled_cut(page, name: str | None = None) -> tuple[list[dict[str, str]], list[str]]:
+    """What is cut in the main area once the page is settled (tab `name` selected, if given), and
+    the operator panel's tab names."""
+    found = page.wait_for_function(SETTLED_CUT_JS, arg=[name, tb.MAIN]).json_value()
+    return found["cut"], found["tabs"]
+
+
 def cut_with_every_tab(page) -> list[dict[str, str]]:
     """What is cut on the page, with each tab of the operator panel selected in turn."""
     from playwright.sync_api import expect
 
-    # The run the step started has finished: while it runs, the page still holds the previous
-    # run's panel beside the new one (CI once found two "Dropped records" tabs after End).
-    page.locator(tb.APP_IDLE).wait_for()
-    found = cut_text(page, tb.MAIN)
-    for name in page.locator('.st-key-operator [role="tab"]').all_inner_texts():
-        tab = page.locator(".st-key-operator").get_by_role("tab", name=name, exact=True)
-        tab.click()
-        expect(tab).to_have_attribute("aria-selected", "true")
-        # The script has finished (Streamlit's running sign may come and go meanwhile: the Spark
-        # box refreshes itself while Spark starts).
+    # While a run is under way Streamlit keeps the previous run's elements beside the new ones: CI
+    # once found two "Dropped records" tabs after End, and (on a loaded 2-core machine) two
+    # "Timers" tabs just after a tab click, whose rerun had not started when the page was seen idle.
+    found, names = settled_cut(page)
+    for name in names:
+        panel = page.locator(OPERATOR)
+        tab = panel.get_by_role("tab", name=name, exact=True)
+        # The one panel the last tab's rerun left, before the click (a click needs one tab to hit).
         page.locator(tb.APP_IDLE).wait_for()
-        found += [{**c, "tab": name} for c in cut_text(page, tb.MAIN)]
+        expect(panel).to_have_count(1)
+        expect(tab).to_have_count(1)
+        tab.click()
+        cut, _ = settled_cut(page, name)
+        found += [{**c, "tab": name} for c in cut]
     return found
 
 
