@@ -49,7 +49,9 @@ def adopt_url(view: ViewParams) -> None:
     st.session_state[state.TIME_MODE] = view.time
     st.session_state[state.TIME_ZONE] = view.zone
     for note in view.notes:
-        st.toast(literal(note))  # a note quotes the link: user text
+        # A note quotes the link (user text). Long: on a busy server the toast's code arrives
+        # seconds after the page (15-37 s at load 14-24), and the short toast then went by unseen.
+        st.toast(literal(note), duration="long")
 
 
 def sidebar_choices(where, titles: dict[str, str]) -> tuple[str, Profile | None, Engine]:
