@@ -277,6 +277,8 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=10, help="each phase's length (fractions allowed)")
     parser.add_argument("--think", type=float, default=1.0, help="seconds between a session's key presses")
     parser.add_argument("--ramp", type=float, default=1.0, help="seconds between sessions' arrivals")
+    parser.add_argument("--presses", type=int, help="each session leaves after this many key presses "
+                        "(--minutes then only bounds the phase)")  # fmt: skip
     parser.add_argument("--mode", choices=MODES, default="spread",
                         help="spread: each session its own incident first; same-link: everyone "
                         "on one incident link, stepping the same steps")  # fmt: skip
@@ -296,7 +298,9 @@ def main() -> None:
     if args.serve:
         serve(int(args.serve[0]), args.serve[1])
         return
-    crowd = Crowd(args.sessions, args.minutes * 60, args.think, args.ramp, args.mode, args.incident)
+    crowd = Crowd(
+        args.sessions, args.minutes * 60, args.think, args.ramp, args.mode, args.incident, args.presses
+    )
     print(f"load average before: {load()}; {args.sessions} sessions, {args.mode}, {args.minutes:g} min "
           f"per phase, {args.think:g} s between presses, {args.client} clients", flush=True)  # fmt: skip
     phases = []

@@ -86,12 +86,16 @@ def link(slug: str) -> str:
 
 
 async def walk(open_page, order: list[tuple[str, str]], deadline: float, think: float, tally: Tally,
-               who: str) -> None:  # fmt: skip
+               who: str, presses: int | None = None) -> None:  # fmt: skip
     """One person: each incident of `order` in turn, opened by its link, stepped to its end with
-    `think` seconds between steps, until the deadline. A failure is counted and the walk goes on
-    with a fresh page."""
-    turn = 0
-    while time.monotonic() < deadline - 5:
+    `think` seconds between steps, until the deadline (or, given `presses`, until that many key
+    presses are made). A failure is counted and the walk goes on with a fresh page."""
+    turn = made = 0
+
+    def done() -> bool:
+        return presses is not None and made >= presses
+
+    while time.monotonic() < deadline - 5 and not done():
         slug, title = order[turn % len(order)]
         page, doing = None, f"opening {slug}"
         try:
@@ -100,13 +104,14 @@ async def walk(open_page, order: list[tuple[str, str]], deadline: float, think: 
             tally.switches.append(time.perf_counter() - started)
             last = check(await page.screen(), title, 0, None, tally, who)
             for step in range(1, last + 1):
-                if time.monotonic() >= deadline:
+                if time.monotonic() >= deadline or done():
                     break
                 await asyncio.sleep(think)
                 doing = f"stepping {slug} to {step}"
                 started = time.perf_counter()
                 await page.forward(step, last)
                 tally.presses.append(time.perf_counter() - started)
+                made += 1
                 check(await page.screen(), title, step, last, tally, who)
         except Exception as exc:  # a timeout or a broken page: counted, and the walk goes on afresh
             first = str(exc).splitlines()[0][:120] if str(exc) else ""
@@ -283,7 +288,8 @@ def orders(incidents: list[tuple[str, str]], sessions: int, mode: str) -> list[l
 class Crowd:
     """Who comes: `sessions` people arriving `ramp` seconds apart, for `seconds`, `think` seconds
     between a person's steps, on the incidents as `mode` shares them; `first` (a slug) puts that
-    incident first in the list (the one link of `same-link`)."""
+    incident first in the list (the one link of `same-link`); `presses`, when set, ends each
+    person's walk after that many key presses (`seconds` is then only a bound on it)."""
 
     sessions: int
     seconds: float
@@ -291,6 +297,7 @@ class Crowd:
     ramp: float = 1.0
     mode: str = "spread"
     first: str | None = None
+    presses: int | None = None
 
 
 async def drive(url: str, client: str, crowd: Crowd) -> Tally:
@@ -307,7 +314,8 @@ async def drive(url: str, client: str, crowd: Crowd) -> Tally:
     async def people(open_page) -> None:
         tasks = []
         for i, order in enumerate(orders(incidents, crowd.sessions, crowd.mode)):
-            tasks.append(asyncio.create_task(walk(open_page, order, deadline, crowd.think, tally, f"s{i}")))
+            walking = walk(open_page, order, deadline, crowd.think, tally, f"s{i}", crowd.presses)
+            tasks.append(asyncio.create_task(walking))
             await asyncio.sleep(crowd.ramp)  # people arrive one after another, not in the same millisecond
         await asyncio.gather(*tasks)
 

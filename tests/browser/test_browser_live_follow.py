@@ -14,6 +14,18 @@ INCIDENT = "scenario=idle-partition-pins-watermark&engine=local&step=0"
 CHARTS = 3  # the watermark chart, the heap and the overview of both subtasks
 
 
+def counted(caption, steps: int) -> None:
+    """Await the caption's count of `steps`; when it does not come, fail with the page's alerts,
+    which say why a click was rejected (a run on a loaded machine said only "1 rejected")."""
+    from playwright.sync_api import expect
+
+    try:
+        expect(caption).to_contain_text(f"· {steps} step(s)", timeout=SPARK_READY_MS)
+    except AssertionError as exc:
+        alerts = caption.page.get_by_test_id("stAlert").all_inner_texts()
+        raise AssertionError(f"{exc}\nThe page's alerts: {alerts}") from None
+
+
 def test_live_mode_shows_the_instance_the_newest_row_went_to(page, app_url):  # noqa: F811
     from playwright.sync_api import expect
 
@@ -32,7 +44,7 @@ def test_live_mode_shows_the_instance_the_newest_row_went_to(page, app_url):  # 
         else:
             page.get_by_role("heading", level=1).first.click()
             page.keyboard.press("ArrowRight")
-        expect(caption).to_contain_text(f"· {steps} step(s)", timeout=SPARK_READY_MS)
+        counted(caption, steps)
         page.locator(APP_IDLE).wait_for()
     # The third row went to subtask 1: the page shows subtask 1 and its first (and newest) step.
     expect(instance).to_have_value("1", timeout=60_000)

@@ -149,8 +149,9 @@ class LiveSession:
         """Append one input row, run one micro-batch, and return that step's transcript record.
 
         Raises `TraceValidationError` (nothing is sent) for a row this session cannot take, and
-        `LiveError` if the query fails, times out or its worker rejects the row (after a failure or
-        a time-out, close the session: its query is gone or out of step with the driver).
+        `LiveError` if the query fails (twice: the first time it is restarted from its checkpoint),
+        times out or its worker rejects the row (after a failure or a time-out, close the session:
+        its query is gone or out of step with the driver).
         """
         with self._stepping:
             return self._step(row)
@@ -231,7 +232,7 @@ class LiveSession:
 
     def close(self) -> None:
         """Stop the query (the step files and checkpoint stay in `work_dir`)."""
-        self._stream.query.stop()
+        self._stream.stop()
 
     def __enter__(self) -> LiveSession:
         return self

@@ -78,7 +78,10 @@ class LiveSpec:
     """The query's source: `python` (a Python streaming source) or `files` (Spark's own)."""
     wait_ms: int = 200
     """How long the Python source waits for the next step's file before it ends a trigger."""
-    step_timeout_s: float = 120.0
+    step_timeout_s: float = 600.0
+    """How long a step may wait for its output: a bound only a hang reaches. A first step, which
+    starts the query's Python workers, took 44 s beside three CPU hogs on 2 cores (9-13 s idle),
+    and a person's click must not be refused because the machine is busy."""
     stateful_api: str = "applyInPandasWithState"
     """Which of Spark's Python stateful APIs runs `live_group` (`STATEFUL_APIS`)."""
     conf: Mapping[str, str] = field(default_factory=dict)
@@ -142,15 +145,20 @@ class _Inbox:
         return order, line, state, bytes(tables) if tables is not None else None, batch_id
 
 
-@dataclass(frozen=True)
+@dataclass
 class LiveStream:
     """The running query as the driver sees it: the folder a step's file goes to, and the inbox
-    its sink fills."""
+    its sink fills (`restart` replaces a stopped query by one resumed from its checkpoint)."""
 
     input_dir: Path
     query: StreamingQuery
     inbox: _Inbox
     startup_ms: float
+    _session: SparkSession
+    _spec: LiveSpec
+    _checkpoint_dir: Path
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _closed: bool = False
 
     @classmethod
     def start(cls, spark: SparkSession, spec: LiveSpec, work_dir: Path) -> LiveStream:
@@ -168,13 +176,26 @@ class LiveStream:
         needs = ROCKSDB if spec.stateful_api == "transformWithStateInPandas" else {}
         for key, value in {**QUERY_CONF, **needs, **spec.conf}.items():
             session.conf.set(key, value)
-        query = (
-            stepped_frame(session, spec, input_dir)
-            .writeStream.foreachBatch(inbox.on_batch)
-            .option("checkpointLocation", str(checkpoint_dir))
-            .start()
-        )
-        return cls(input_dir, query, inbox, (time.perf_counter() - started) * 1000)
+        query = _start_query(session, spec, input_dir, checkpoint_dir, inbox)
+        elapsed = (time.perf_counter() - started) * 1000
+        return cls(input_dir, query, inbox, elapsed, session, spec, checkpoint_dir)
+
+    def restart(self) -> None:
+        """Start the query again from its checkpoint, after it stopped: it replays the batch it
+        did not commit from the step files (`readBetweenOffsets`), on the state it had stored."""
+        with self._lock:
+            if self._closed:
+                raise LiveError("the live session was closed")
+            self.query.stop()  # already stopped: this only lets Spark forget it
+            self.query = _start_query(
+                self._session, self._spec, self.input_dir, self._checkpoint_dir, self.inbox
+            )
+
+    def stop(self) -> None:
+        """Stop the query for good (a restart under way finishes first, then its query stops)."""
+        with self._lock:
+            self._closed = True
+            self.query.stop()
 
     def send(self, record: dict[str, Any], order: int) -> None:
         """Put one input row where the query's source reads it, as the `order`-th step file."""
@@ -185,8 +206,16 @@ class LiveStream:
         os.replace(tmp, target)
 
     def receive(self, key: tuple[str, int], timeout_s: float) -> _StepOutput:
-        """Step `key`'s output once the sink files it; LiveError if the query stops or times out."""
+        """Step `key`'s output once the sink files it; LiveError if the query stops or times out.
+
+        A query that stops is restarted once from its checkpoint, and the step awaited again, as
+        Spark would retry a failed task but in local mode does not: a busy machine can fail one
+        for Spark's own reasons (a Python worker that does not connect back within its hard-coded
+        10 s, as the Python source's worker must). The worker catches a row's own errors
+        (`live_group`), so a stop is never the row's fault; a second one in the same step is the
+        reason the page gives."""
         deadline = time.monotonic() + timeout_s
+        restarted = False
         while True:
             got = self.inbox.take(key, wait_s=0.5)
             if got is not None:
@@ -194,9 +223,27 @@ class LiveStream:
             # Checked outside the inbox's lock, which the sink needs to deliver.
             error = self.query.exception()
             if error is not None or not self.query.isActive:
-                raise LiveError(f"the live query stopped: {error}")
+                if restarted or error is None:  # None: stopped on purpose (the run was closed)
+                    raise LiveError(f"the live query stopped: {error}")
+                restarted = True
+                try:
+                    self.restart()
+                except Exception as again:
+                    raise LiveError(f"the live query stopped: {error}; restarting it: {again}") from again
+                continue
             if time.monotonic() > deadline:
-                raise LiveError(f"no output for step {key[1]} of instance {key[0]} in {timeout_s} s")
+                raise LiveError(f"no output for step {key[1]} of instance {key[0]} in {timeout_s:g} s")
+
+
+def _start_query(
+    session: SparkSession, spec: LiveSpec, input_dir: Path, checkpoint_dir: Path, inbox: _Inbox
+) -> StreamingQuery:
+    return (
+        stepped_frame(session, spec, input_dir)
+        .writeStream.foreachBatch(inbox.on_batch)
+        .option("checkpointLocation", str(checkpoint_dir))
+        .start()
+    )
 
 
 def stepped_frame(session: SparkSession, spec: LiveSpec, input_dir: Path) -> DataFrame:

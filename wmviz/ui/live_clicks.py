@@ -78,7 +78,15 @@ export default function (component) {
   }
   for (const child of [...box.children]) if (!keep.has(child)) child.remove();
   // Drawn into the page's own tree (isolate_styles=False): what this mount added leaves with it.
-  return () => box.remove();
+  // Only the newest call's cleanup may remove it: Streamlit calls this function again on each
+  // rerun, on the same element, and runs the cleanup of a call whose module import was still
+  // pending when the rerun came, right after the newer call reused the box (a rerun during the
+  // first import, on a loaded machine, left the panel without buttons until the next change).
+  const owner = {};
+  box.wmvizOwner = owner;
+  return () => {
+    if (box.wmvizOwner === owner) box.remove();
+  };
 }
 """
 
