@@ -215,3 +215,48 @@ def test_transform_with_state_steps_the_same_as_apply_in_pandas_with_state(open_
     live = open_live(trace, stateful_api="transformWithStateInPandas")
     assert step_all(live, trace.rows) == expected
     assert live.state_of("0").snapshot() == sim.pipelines["0"].snapshot()
+
+
+def _sink_failing(monkeypatch, times: int) -> list[int]:
+    """Plant a failure in the live query's sink: its second micro-batch raises, `times` times in a
+    row (each restart replays that batch). Returns the batch ids that failed."""
+    from wmviz.spark import live_query
+
+    original = live_query._Inbox.on_batch
+    failed: list[int] = []
+    calls = iter(range(10**6))
+
+    def on_batch(self, batch, batch_id: int) -> None:
+        if next(calls) >= 1 and len(failed) < times:
+            failed.append(batch_id)
+            raise RuntimeError("a planted sink failure")
+        original(self, batch, batch_id)
+
+    monkeypatch.setattr(live_query._Inbox, "on_batch", on_batch)
+    return failed
+
+
+def test_a_query_that_stops_in_a_step_is_restarted_and_the_run_still_equals_the_pure_engine(
+    open_live, monkeypatch
+):
+    """A busy machine can fail a micro-batch for Spark's own reasons (a Python worker that does not
+    connect back within its 10 s; local mode retries no task): the step restarts the query from its
+    checkpoint once, the batch is replayed, and the run goes on as if nothing had happened."""
+    trace = read_trace(SAMPLES / "flink-38477-zero-output.jsonl")
+    expected, sim = pure_run(trace)
+    failed = _sink_failing(monkeypatch, times=1)
+    live = open_live(trace)
+
+    assert step_all(live, trace.rows) == expected
+    assert len(failed) == 1
+    assert live.state_of("0").snapshot() == sim.pipelines["0"].snapshot()
+
+
+def test_a_query_that_stops_twice_in_one_step_fails_that_step_and_says_why(open_live, monkeypatch):
+    trace = read_trace(SAMPLES / "flink-38477-zero-output.jsonl")
+    failed = _sink_failing(monkeypatch, times=2)
+    live = open_live(trace)
+    live.step(trace.rows[0])
+    with pytest.raises(LiveError, match=r"the live query stopped: (.|\n)*a planted sink failure"):
+        live.step(trace.rows[1])
+    assert len(failed) == 2
