@@ -103,13 +103,15 @@ def test_a_short_websocket_run_steps_with_every_step_timed_on_the_server(mode):
     from load import run_phase
 
     args = argparse.Namespace(client="ws", url=None)
-    phase = run_phase(1, args, Crowd(sessions=2, seconds=12, think=0.1, ramp=0.5, mode=mode))
+    # Three presses per session, not a time to fill (a 12 s phase on a loaded machine can end while
+    # the sessions still open their pages: test_serve_many's did); 600 s only bounds a hang.
+    phase = run_phase(1, args, Crowd(sessions=2, seconds=600, think=0.1, ramp=0.5, mode=mode, presses=3))
     tally, runs = phase.tally, phase.runs or []
     assert not tally.errors and not tally.crosstalk, (tally.errors, tally.crosstalk)
-    assert len(tally.presses) >= 5 and tally.checks >= len(tally.presses)
+    assert len(tally.presses) == 6 and tally.checks >= len(tally.presses)
     steps = [r for r in runs if r["fragment"]]
     assert len(steps) >= len(tally.presses) and not [r for r in runs if "error" in r]
     usage = phase.usage
-    assert len(usage.server_cpu_s) == 1 and usage.server_cpu_s[0] > 0 and usage.wall_s > 5
+    assert len(usage.server_cpu_s) == 1 and usage.server_cpu_s[0] > 0 and usage.wall_s > 0
     assert usage.memory and usage.memory[0][0] < 1 and min(mb for _, mb in usage.memory) > 50
     assert tally.servers == {"(direct)": len(tally.switches)}
