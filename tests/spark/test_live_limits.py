@@ -136,6 +136,10 @@ class _Stream:
         self.out: dict[tuple[str, int], tuple] = {}
         self.query = SimpleNamespace(stop=lambda: None)
 
+    def stop(self) -> None:
+        """`LiveSession.close` stops the stream (the real one stops its query for good)."""
+        self.query.stop()
+
     def send(self, record: dict, order: int) -> None:
         cells = {k: v for k, v in record.items() if k in ROW_COLUMNS and v is not None}
         instance = record["instance"]
