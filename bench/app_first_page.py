@@ -1,4 +1,4 @@
-"""The first page as a new user meets it: `streamlit run`, then the bare URL in Chromium, and the
+"""The first page as a new user meets it: `wmviz app`, then the bare URL in Chromium, and the
 moment each part a person needs is on screen (used by `bench/app_latency.py`).
 
 Marks, each the first animation frame after the DOM change that shows it, in seconds from the
