@@ -12,6 +12,10 @@ from functools import partial
 
 import streamlit as st
 
+# isort: off
+import wmviz.ui.warmed  # noqa: F401  first: a new server's warm-up of the imports below ends here
+# isort: on
+
 from wmviz.core.settings import bad_settings
 from wmviz.core.types import MIN_MS, Profile
 from wmviz.live.run import LiveRun

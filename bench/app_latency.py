@@ -13,7 +13,7 @@ Measured (each from the browser's side: the moment the new content is on the pag
   steps; cold cache (a fresh timeline cache) and warm, `--rounds` rounds, variants interleaved
   (`--baseline DIR`: another checkout, e.g. `git archive COMMIT | tar -x -C DIR`);
 * first page (heading) from server start, cold cache (a fresh timeline cache) and warm cache (the same
-  cache again, new server): `streamlit run` launched → the step heading and narration shown;
+  cache again, new server): `wmviz app` launched → the step heading and narration shown;
 * incident switch on a warm session, in-process and on Spark: the Incident box changed → the new
   incident's step heading shown (each incident not simulated before in that cache);
 * key press → step updated: Right pressed → the next step's heading shown, p50/p90;
@@ -43,13 +43,13 @@ sys.path.insert(0, str(REPO))
 from bench.app_first_page import first_page_usable  # noqa: E402
 from bench.app_first_page import load as first_page_load  # noqa: E402
 from bench.app_first_page import report as first_page_report  # noqa: E402
-from tools.appserver import free_port, healthy, stop_group, streamlit_command  # noqa: E402
+from tools.appserver import app_command, free_port, healthy, stop_group  # noqa: E402
 from tools.chromium import CHROMIUM, CHROMIUM_ARGS, IDLE  # noqa: E402 (the checkout on the path first)
 
 
 class Server:
-    """`streamlit run app.py` (of `root`, this checkout by default) with its own timeline cache,
-    stopped with its JVM at the end."""
+    """`wmviz app` (of `root`, this checkout by default: what a user starts) with its own timeline
+    cache, stopped with its JVM at the end."""
 
     def __init__(self, cache: Path, root: Path = REPO, extra: dict | None = None) -> None:
         self.port = free_port()
@@ -58,7 +58,7 @@ class Server:
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # read the bytecode compile_like_an_install wrote
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
-            streamlit_command(self.port),
+            app_command(self.port),
             cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )  # fmt: skip
 
@@ -266,7 +266,7 @@ def first_page_rounds(browser, args) -> None:
             finally:
                 shutil.rmtree(cache, ignore_errors=True)
     for name, got in runs.items():
-        print(first_page_report(f"{name}, from `streamlit run`", got), flush=True)
+        print(first_page_report(f"{name}, from `wmviz app`", got), flush=True)
     for name, got in runs.items():
         second = first_page_report(f"{name}, second visitor, from opening the URL", got, "second visit ")
         print(second, flush=True)

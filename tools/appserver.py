@@ -1,5 +1,6 @@
 """The app as a local server, for the browser tests and the benchmarks alike: a free port, the
-`streamlit run` command, Streamlit's health check, and stopping the server with its children."""
+`streamlit run` and `wmviz app` commands, Streamlit's health check, and stopping the server with
+its children."""
 
 from __future__ import annotations
 
@@ -20,9 +21,18 @@ def free_port() -> int:
 
 def streamlit_command(port: int) -> list[str]:
     """`streamlit run app.py` headless on 127.0.0.1:`port` (run it from the checkout)."""
-    return [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-            "--browser.gatherUsageStats", "false", "--server.address", "127.0.0.1",
-            "--server.port", str(port)]  # fmt: skip
+    return [sys.executable, "-m", "streamlit", "run", "app.py", *_options(port)]
+
+
+def app_command(port: int) -> list[str]:
+    """`wmviz app`, as a user starts it (the page's imports made while the browser loads), with the
+    same options (run it from the checkout: `-m wmviz` is the checkout's)."""
+    return [sys.executable, "-m", "wmviz", "app", *_options(port)]
+
+
+def _options(port: int) -> list[str]:
+    return ["--server.headless", "true", "--browser.gatherUsageStats", "false",
+            "--server.address", "127.0.0.1", "--server.port", str(port)]  # fmt: skip
 
 
 def healthy(url: str, timeout: float = 2.0) -> bool:

@@ -1,4 +1,4 @@
-"""More than one core: N `streamlit run app.py` servers behind HAProxy, each browser kept on one.
+"""More than one core: N `wmviz app` servers behind HAProxy, each browser kept on one.
 
     python -m tools.serve_many --servers 2 --port 8501      # open http://127.0.0.1:8501
     python -m tools.serve_many --servers 2 --print-config   # the proxy's config, to adapt
@@ -26,7 +26,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from string import Template
 
-from tools.appserver import healthy, stop_group, streamlit_command
+from tools.appserver import app_command, healthy, stop_group
 
 REPO = Path(__file__).resolve().parent.parent
 PROXY_CONFIG = REPO / "deploy" / "haproxy.cfg"
@@ -89,10 +89,10 @@ def running(process: subprocess.Popen) -> Iterator[subprocess.Popen]:
 
 
 def start_app_server(port: int, env: dict[str, str], log: Path) -> subprocess.Popen:
-    """`streamlit run app.py` on 127.0.0.1:`port`, in a session of its own, output to `log`."""
+    """`wmviz app` on 127.0.0.1:`port`, in a session of its own, output to `log`."""
     with open(log, "ab") as out:
         return subprocess.Popen(
-            streamlit_command(port), cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
+            app_command(port), cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # fmt: skip
 
@@ -125,8 +125,8 @@ def farm(
     launch: Launch | None = None,
     address: str = "127.0.0.1",
 ) -> Iterator[tuple[str, list[subprocess.Popen], subprocess.Popen]]:
-    """App servers on `server_ports` (started by `launch(port, log)`, by default `streamlit run
-    app.py` with this environment) and the proxy on `front_port`, each waited for; yields the
+    """App servers on `server_ports` (started by `launch(port, log)`, by default `wmviz app`
+    with this environment) and the proxy on `front_port`, each waited for; yields the
     proxy's URL, the servers and the proxy, and stops them all on leaving."""
     launch = launch or (lambda port, log: start_app_server(port, dict(os.environ), log))
     with ExitStack() as stack:

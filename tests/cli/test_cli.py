@@ -225,10 +225,10 @@ def test_the_app_passes_streamlit_s_options_on_with_or_without_a_double_dash(mon
         with pytest.raises(SystemExit):
             run_cli(capsys, *argv)
         command = started.pop()
-        assert command[1:4] == ["-m", "streamlit", "run"] and command[5:] == ["--server.port", "8599"], argv
+        assert command[1:3] == ["-m", "wmviz.ui.launch"] and command[3:] == ["--server.port", "8599"], argv
     with pytest.raises(SystemExit):
         run_cli(capsys, "app")
-    assert started.pop()[5:] == []
+    assert started.pop()[3:] == []
     # Any other command still refuses what it does not know, as a usage error.
     with pytest.raises(SystemExit) as usage:
         run_cli(capsys, "validate", "flink-38477-zero-output", "--server.port", "8599")

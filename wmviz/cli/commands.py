@@ -310,14 +310,13 @@ def cmd_explain(args: argparse.Namespace) -> None:
 
 
 def cmd_app(args: argparse.Namespace) -> None:
-    """Replace this process with `streamlit run app.py`, passing the remaining arguments on."""
-    from wmviz.store.resources import app_page
-
+    """Replace this process with `streamlit run app.py` (the remaining arguments passed on), served
+    with the page's imports made before the first visitor asks (`wmviz.ui.launch`)."""
     needed = ("streamlit", "plotly", "pyspark")  # what the page imports: the `app` extra
     missing = [name for name in needed if importlib.util.find_spec(name) is None]
     if missing:
         raise BadInput(f'the app needs {", ".join(missing)}, not installed here: pip install "wmviz[app]"')
-    command = [sys.executable, "-m", "streamlit", "run", str(app_page()), *args.streamlit_args]
+    command = [sys.executable, "-m", "wmviz.ui.launch", *args.streamlit_args]
     sys.stdout.flush()
     os.execv(sys.executable, command)
 

@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from wmviz.spark.master import spark_master
+
 STARTING, WARMING, READY, FAILED, IDLE = "starting", "warming up", "ready", "failed", "not started"
 SOON = "starting soon"
 """Asked to start a few seconds from now (`start_later`): the first page is drawn first."""
@@ -48,8 +50,6 @@ class SparkService:
     """One SparkSession for the whole server (every browser session shares it)."""
 
     def __init__(self, master: str | None = None) -> None:
-        from wmviz.spark.session import spark_master
-
         self.master = spark_master(master)
         self.state = IDLE
         self.error: str | None = None

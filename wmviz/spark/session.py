@@ -15,10 +15,10 @@ from pyspark.java_gateway import launch_gateway
 from pyspark.sql import SparkSession
 
 from wmviz.core import settings
+from wmviz.spark.master import spark_master
 
 _LOCK = threading.Lock()
 _SESSION: SparkSession | None = None
-DEFAULT_MASTER = settings.SPARK_MASTER.default or "local[*]"
 
 # The driver JVM's memory, measured with bench/pipeline.py (Parquet, 1000 instances, 2 cores): its
 # live heap after a GC stays ~65 MB from 1M to 10M rows, yet its peak RSS went from ~490 MB to
@@ -40,11 +40,6 @@ the heap to 312 MB because the GC-time share on two busy cores passed its 1/13 t
 The JVM's own native memory (NMT) then stayed flat, but RSS still rose ~80 MB above it at 10M:
 native buffers freed back to glibc's malloc and kept; TrimNativeHeapInterval (JDK 17.0.9+, hence
 IgnoreUnrecognizedVMOptions for older JDKs) hands them back every 2 s."""
-
-
-def spark_master(master: str | None = None, env: Mapping[str, str] | None = None) -> str:
-    """The master URL: the argument, else $WMVIZ_SPARK_MASTER, else local[*]."""
-    return master or settings.SPARK_MASTER.get(env) or DEFAULT_MASTER
 
 
 def session_config(env: Mapping[str, str] | None = None) -> dict[str, str]:
