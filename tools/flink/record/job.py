@@ -34,9 +34,10 @@ class Silent:
 
     def holding_alone(self, rec: JobRecording, bound_ms: int) -> list[int]:
         """The sample times of a WmvizWholeJob recording that show what the job was built to make:
-        this split alone holds the job. At each, as read: the split stands at `frozen_ms`, so does
-        every subtask of both sinks, every other source subtask is strictly past it (so nothing
-        else could hold them there), and no subtask of the job has finished.
+        this split alone holds the job. At each, as read: the split stands at `frozen_ms`, so do
+        its own subtask's output and every subtask of both sinks, every other source subtask is
+        strictly past it (so nothing else could hold them there), and no subtask of the job has
+        finished.
 
         Why each: a whole-job sample is several REST calls, and Flink's metric fetcher caches, so
         on a starved machine a sample can read payments (paced behind the clock, and itself behind
@@ -44,8 +45,11 @@ class Silent:
         silent split is not alone, and blame rightly names payments. And once the sources end,
         their subtasks finish one by one, each sending MAX that its own metrics never show: the
         sinks' and the split's last reported values then read frozen while the silent subtask is
-        done (MAX), and blame rightly names whatever still runs. Checks ask blame or the budget only
-        at these samples; an empty list is a recording that never showed the job's premise."""
+        done (MAX), and blame rightly names whatever still runs. Its MAX can show in its output
+        before REST reports it finished (a CI run beside a CPU hog: the last sample that passed
+        every other condition read the silent subtask, one of payments' and two of widen's at MAX,
+        and blame named payments). Checks ask blame or the budget only at these samples; an empty
+        list is a recording that never showed the job's premise."""
         ids = {v.name: v.id for v in rec.vertices}
         source, frozen = ids[f"Source: {self.source}"], self.frozen_ms(bound_ms)
         split = (source, self.subtask, SPLIT_WATERMARK, self.split)
@@ -62,6 +66,7 @@ class Silent:
             t
             for t in rec.times()
             if rec.value_at(split, t) == frozen
+            and rec.output_at(source, self.subtask, t) == frozen
             and all(rec.output_at(v, s, t) == frozen for v, s in sinks)
             and all(_past(rec.output_at(v, s, t), frozen) for v, s in others)
             and not any(rec.finished(v, s, t) for v, s in everyone)
