@@ -126,3 +126,35 @@ def test_a_stale_call_s_cleanup_leaves_the_live_inputs_drawn(page):
         {"panel": "p", "keep": 50, "rows": rows},
     )
     assert drawn == [1, 0], drawn
+
+
+def test_an_older_mount_called_last_then_unmounted_leaves_the_newest_inputs_drawn(page):
+    """The panel moved: the page holds its old mount and its new one for a moment, and the box of the
+    mount called last is the one shown. Streamlit calls a mount's function again, without its
+    cleanup, when the element's fragment or data change; an old mount called after the new one took
+    the box back, and its unmount then removed it: no input buttons at all. When the shown box's
+    mount leaves, the newest mount still on the page shows its box again."""
+    from wmviz.ui import live_clicks
+
+    button = {"key": "live_w_0_0", "text": "watermark", "action": "0.0", "disabled": False}
+    rows = [{"key": "live_ch_0_0", "label": "ch 0", "buttons": [button]}]
+    page.set_content("<div id=old></div><div id=new></div>")
+    function = live_clicks._JS.replace("export default function", "function")
+    page.add_script_tag(content=f"window.panel = {function}")
+    drawn = page.evaluate(
+        """(data) => {
+          const at = (id) => ({data, parentElement: document.getElementById(id), setStateValue: () => {}});
+          const shown = (id) => document.querySelectorAll("#" + id + " .st-key-live_w_0_0 button").length;
+          window.panel(at("old"));
+          const newest = window.panel(at("new"));
+          const oldAgain = window.panel(at("old"));  // the old mount called again, last
+          const whileBoth = [shown("old"), shown("new")];
+          oldAgain();  // the old mount leaves: Streamlit runs its newest call's cleanup
+          document.getElementById("old").remove();
+          const afterOld = shown("new");
+          newest();  // and the new one's unmount removes its box
+          return [whileBoth, afterOld, document.querySelectorAll(".wmviz-live-inputs").length];
+        }""",
+        {"panel": "p", "keep": 50, "rows": rows},
+    )
+    assert drawn == [[1, 0], 1, 0], drawn

@@ -27,15 +27,23 @@ export default function (component) {
   const memory = (window.__wmvizLiveClicks ??= {});
   const mine = (memory[data.panel] ??= { seq: 0, log: [] });
   mine.send = setStateValue;
-  let box = parentElement.querySelector(".wmviz-live-inputs");
+  // Every mount's box, shown or not, the most recently called last (a mount is its element).
+  const boxes = (mine.boxes ??= new Map());
+  for (const parent of [...boxes.keys()]) if (!parent.isConnected) boxes.delete(parent);
+  let box = boxes.get(parentElement) ?? parentElement.querySelector(".wmviz-live-inputs");
   if (!box) {
     box = document.createElement("div");
     box.className = "wmviz-live-inputs";
     box.dataset.panel = data.panel;
-    parentElement.appendChild(box);
   }
-  // The page may still hold an earlier mount of this panel for a moment (the panel moved): only
-  // the newest is shown, so a person (or a test) never sees the buttons twice.
+  if (box.parentNode !== parentElement) parentElement.appendChild(box);
+  boxes.delete(parentElement);
+  boxes.set(parentElement, box);
+  // The page may still hold another mount of this panel for a moment (the panel moved): only the
+  // box of the mount called last is in the page, so a person (or a test) never sees the buttons
+  // twice. The others are set aside, not dropped: when the shown one's mount leaves, the newest
+  // mount still on the page shows its box again (an older mount called again after the newer one,
+  // then unmounted, took the newer one's buttons with it, and the page showed none).
   const selector = '.wmviz-live-inputs[data-panel="' + CSS.escape(data.panel) + '"]';
   for (const other of document.querySelectorAll(selector)) if (other !== box) other.remove();
   // Buttons are updated in place, never rebuilt: a button replaced between a click's press and
@@ -85,7 +93,12 @@ export default function (component) {
   const owner = {};
   box.wmvizOwner = owner;
   return () => {
-    if (box.wmvizOwner === owner) box.remove();
+    if (box.wmvizOwner !== owner) return;
+    const shown = box.isConnected;
+    box.remove();
+    if (boxes.get(parentElement) === box) boxes.delete(parentElement);
+    const rest = [...boxes].filter(([parent]) => parent.isConnected);
+    if (shown && rest.length) rest[rest.length - 1][0].appendChild(rest[rest.length - 1][1]);
   };
 }
 """
