@@ -100,19 +100,25 @@ def test_live_inputs_sit_beside_the_output_and_channels_they_move(page, app_url)
     assert gap < 600, gap
 
 
+def panel_on_a_page(page, html: str) -> list[dict]:
+    """The live input panel's function as `window.panel` on a page of `html` (no app, no Streamlit:
+    the call orders below are played on it directly); returns one channel's rows for its data."""
+    from wmviz.ui import live_clicks
+
+    page.set_content(html)
+    function = live_clicks._JS.replace("export default function", "function")
+    page.add_script_tag(content=f"window.panel = {function}")
+    button = {"key": "live_w_0_0", "text": "watermark", "action": "0.0", "disabled": False}
+    return [{"key": "live_ch_0_0", "label": "ch 0", "buttons": [button]}]
+
+
 def test_a_stale_call_s_cleanup_leaves_the_live_inputs_drawn(page):
     """Streamlit calls the input panel's function again on each rerun, on the same element, and
     runs the cleanup of a call whose module import was still pending when the rerun came, after
     the newer call reused the panel's box. That cleanup removed the box: on a loaded machine the
     live page showed no input buttons (a click waited out its 120 s). Only the newest call's
     cleanup, the unmount's, removes them."""
-    from wmviz.ui import live_clicks
-
-    button = {"key": "live_w_0_0", "text": "watermark", "action": "0.0", "disabled": False}
-    rows = [{"key": "live_ch_0_0", "label": "ch 0", "buttons": [button]}]
-    page.set_content("<div id=host></div>")
-    function = live_clicks._JS.replace("export default function", "function")
-    page.add_script_tag(content=f"window.panel = {function}")
+    rows = panel_on_a_page(page, "<div id=host></div>")
     drawn = page.evaluate(
         """(data) => {
           const args = {data, parentElement: document.getElementById("host"), setStateValue: () => {}};
@@ -134,13 +140,7 @@ def test_an_older_mount_called_last_then_unmounted_leaves_the_newest_inputs_draw
     cleanup, when the element's fragment or data change; an old mount called after the new one took
     the box back, and its unmount then removed it: no input buttons at all. When the shown box's
     mount leaves, the newest mount still on the page shows its box again."""
-    from wmviz.ui import live_clicks
-
-    button = {"key": "live_w_0_0", "text": "watermark", "action": "0.0", "disabled": False}
-    rows = [{"key": "live_ch_0_0", "label": "ch 0", "buttons": [button]}]
-    page.set_content("<div id=old></div><div id=new></div>")
-    function = live_clicks._JS.replace("export default function", "function")
-    page.add_script_tag(content=f"window.panel = {function}")
+    rows = panel_on_a_page(page, "<div id=old></div><div id=new></div>")
     drawn = page.evaluate(
         """(data) => {
           const at = (id) => ({data, parentElement: document.getElementById(id), setStateValue: () => {}});
