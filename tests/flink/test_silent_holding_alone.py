@@ -7,15 +7,14 @@ test expected the silent split and failed. No Flink is needed to read it again."
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from tests.support.paths import DATA
 from tools.flink.record.job import Silent
 from wmviz.analysis.blame import Walker
 from wmviz.analysis.job_moment import graph_at
 from wmviz.core.types import MAX_MS
 from wmviz.record.job import read_recording
 
-RECORDING = Path(__file__).resolve().parents[1] / "data" / "whole-job" / "silent-split-then-sources-end.json"
+RECORDING = DATA / "whole-job" / "silent-split-then-sources-end.json"
 SILENT = Silent(source="orders", subtask=1, split="1", last_event_ms=1795992833150)
 BOUND_MS = 200  # the test job's forBoundedOutOfOrderness
 
