@@ -140,6 +140,8 @@ def test_the_step_buttons_carry_the_keyboard_shortcuts_the_issue_asks_for():
     app = open_app()
     shortcuts = {key: app.button(key=key).proto.shortcut for key in ("first", "back", "play", "fwd", "last")}
     assert shortcuts == {"first": "home", "back": "left", "play": "space", "fwd": "right", "last": "end"}
+    click(app, "play")
+    assert app.button(key="pause").proto.shortcut == "space"
     assert app.button(key="next_event").proto.shortcut.lower() == "shift+right"
     assert app.button(key="prev_event").proto.shortcut.lower() == "shift+left"
 
@@ -182,14 +184,19 @@ def test_jumping_to_a_late_drop_and_a_timer_firing_in_the_allowed_lateness_incid
     assert "fired now" in set(timers["state"])
 
 
-def test_play_toggles_to_pause_and_back_and_a_play_at_the_last_step_stops_by_itself():
+def test_play_gives_way_to_pause_and_back_and_a_play_at_the_last_step_stops_by_itself():
+    """Play and Pause are two buttons, one drawn at a time: a click's callback run a second time
+    (its run cut short) gets the arguments its own widget was last drawn with, so Pause's can only
+    pause. One button whose arguments flipped with its label resumed the play it had paused."""
     app = open_app(step=0)
     click(app, "play")
     assert app.session_state["playing"] is True
-    assert app.button(key="play").label.startswith("⏸")
-    click(app, "play")
+    assert app.button(key="pause").label.startswith("⏸")
+    assert "play" not in {button.key for button in app.button}
+    click(app, "pause")
     assert app.session_state["playing"] is False
     assert app.button(key="play").label.startswith("▶")
+    assert "pause" not in {button.key for button in app.button}
     app = open_app(step=7)
     click(app, "play")
     assert app.session_state["playing"] is False  # nothing left to play

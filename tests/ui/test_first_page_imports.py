@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 from tests.conftest import REPO
+from tests.support.python_run import python_output
 
 NOT_ON_THE_FIRST_PAGE = (
     "wmviz.trace.readers",
@@ -40,15 +39,10 @@ print(json.dumps(sorted(m for m in {modules!r} if m in sys.modules)))
 def visit(env: dict[str, str]) -> list[str]:
     """The bare URL opened once in a new process; the listed modules it imported."""
     code = VISIT.format(app=str(REPO / "app.py"), modules=NOT_ON_THE_FIRST_PAGE)
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(python_output(code, env).strip().splitlines()[-1])
 
 
 def test_the_first_page_on_a_prepared_timeline_imports_no_reader_writer_what_if_or_pyspark(tmp_path):
     env = {**os.environ, "WMVIZ_CACHE": str(tmp_path / "cache"), "WMVIZ_SPARK_START": "lazy"}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
     assert "wmviz.trace.readers" in visit(env)  # cold: the trace is read and simulated (the check bites)
     assert visit(env) == []

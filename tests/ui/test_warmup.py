@@ -10,22 +10,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import threading
 import time
 
 from tests.conftest import REPO
+from tests.support.python_run import python_output
 from tools.appserver import app_command, free_port, healthy, stop_group
 from wmviz.ui.warmup import WAITER, page_imports
-
-
-def run_python(code: str, cwd=REPO, timeout: float = 600) -> str:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
 
 
 def test_the_page_s_imports_are_read_from_the_page_in_its_order_the_wait_first():
@@ -37,7 +28,7 @@ def test_the_page_s_imports_are_read_from_the_page_in_its_order_the_wait_first()
 
 
 def test_the_warm_up_imports_what_the_page_needs_and_never_the_module_that_waits_for_it():
-    out = run_python(
+    out = python_output(
         "import sys\n"
         "from pathlib import Path\n"
         "from wmviz.ui.warmup import warm_up\n"
@@ -80,14 +71,14 @@ def test_a_page_opened_while_the_warm_up_imports_waits_for_it_and_imports_nothin
         "seen_over = warmup._over.is_set()\n"
         "import slow  # noqa: F401\n"
     )
-    out = run_python(PAGE_DURING_WARM_UP.format(folder=str(tmp_path), page=str(page)))
+    out = python_output(PAGE_DURING_WARM_UP.format(folder=str(tmp_path), page=str(page)))
     # The page's script went on only once the warm-up was over, and the slow module ran once.
     assert out.splitlines()[-1] == "True"
     assert bodies.read_text() == "ran\n"
 
 
 def test_without_a_warm_up_the_page_does_not_wait():
-    out = run_python(
+    out = python_output(
         "import time\nstart = time.monotonic()\n"
         f"import {WAITER}\n"
         "from wmviz.ui.warmup import WAIT_LIMIT_S\n"

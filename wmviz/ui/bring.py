@@ -26,6 +26,7 @@ from wmviz.timeline.engine import Engine
 from wmviz.trace.errors import TraceValidationError
 from wmviz.ui import loading, state
 from wmviz.ui.controls import SCENARIO_PROFILE
+from wmviz.ui.downloads import Built, build_then_save
 from wmviz.view.plain import literal
 from wmviz.view.url import UPLOAD_PREFIX, ViewParams, parse_view, view_query
 
@@ -250,14 +251,14 @@ def show_issues(error: TraceValidationError) -> None:
 
 def bundle_button(upload: StoredUpload, view: Callable[[], dict]) -> None:
     """Download the trace, config and view (on screen at the click) as one zip that reopens this
-    view when uploaded."""
-    st.download_button(
-        "Download bundle (trace + config + view)",
-        lambda: bundles.make_bundle(upload, view()),
-        file_name=f"wmviz-{upload.digest}.zip",
-        mime="application/zip",
-        key="bundle",
-    )
+    view when uploaded (built at the click, then saved: `downloads`)."""
+
+    def bundle() -> Built:
+        shown = view()
+        return Built(bundles.make_bundle(upload, shown), f"the bundle of step {shown.get('step', 0)}")
+
+    name = f"wmviz-{upload.digest}.zip"
+    build_then_save("Download bundle (trace + config + view)", bundle, name, "application/zip", "bundle")
 
 
 def available_incidents() -> dict:

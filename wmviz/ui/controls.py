@@ -136,7 +136,7 @@ def _set_playing(playing: bool) -> None:
     """What the button said when it was pressed: Play plays, Pause pauses. Not a toggle: a click
     whose run is cut short by an autoplay tick's rerun can have its callback run twice, and a
     toggle then undid the pause (seen on a busy machine: Pause pressed at step 4, the play ran on
-    to the last step)."""
+    to the last step); nor one button whose arguments change with its label (`step_controls`)."""
     st.session_state[state.PLAYING] = playing
     st.session_state.pop(state.PLAY_DUE, None)  # a new play starts its clock from its first tick
     st.session_state.pop(state.PLAY_STEP, None)
@@ -169,9 +169,14 @@ def step_controls(cursor: InstanceCursor, advance: Callable[[], None] | None = N
     transport.button(
         "◀ Back", on_click=_go, args=(step - 1,), shortcut="Left", disabled=step == 0, key="back"
     )
-    playing = st.session_state.get(state.PLAYING, False)
-    label = "⏸ Pause" if playing else "▶ Play"
-    transport.button(label, on_click=_set_playing, args=(not playing,), shortcut="Space", key="play")
+    # Two buttons, never drawn together: a click whose run is cut short has its callback run again
+    # with the arguments its widget was registered with last, and one button whose arguments
+    # flipped with its label then undid the pause it had just made (measured under load: paused
+    # at step 5, the play went on to the last step). Pause's callback can only pause.
+    if st.session_state.get(state.PLAYING, False):
+        transport.button("⏸ Pause", on_click=_set_playing, args=(False,), shortcut="Space", key="pause")
+    else:
+        transport.button("▶ Play", on_click=_set_playing, args=(True,), shortcut="Space", key="play")
     if advance is not None and step == last:
         transport.button("Forward ▶ (live)", on_click=advance, shortcut="Right", key="fwd")
     else:

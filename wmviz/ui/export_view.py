@@ -1,7 +1,7 @@
 """Export (Streamlit): the self-contained HTML incident report and PNG images of its charts.
 
-Both are built only when the person clicks (Streamlit runs the callable on its own thread), from a
-fresh cursor: the page's cursor is shared between steps and must not be moved from another thread.
+Both are built only when the person clicks, for the step on screen then, and saved by a second
+click (`downloads`), from a fresh cursor: the page's cursor belongs to the step view.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from wmviz.timeline.meta import TimelineMeta
 from wmviz.timeline.store import Timeline
 from wmviz.trace.config_write import config_to_dict
 from wmviz.trace.sources import format_of
+from wmviz.ui.downloads import Built, build_then_save
 from wmviz.view.timefmt import DEFAULT, TimeFormat
 from wmviz.view.url import ShownView, ViewParams, view_query
 
@@ -52,7 +53,7 @@ def base_url() -> str:
 def export_buttons(
     incident, meta: TimelineMeta, timeline_path: str, shown: ShownView, other=None, t: TimeFormat = DEFAULT
 ) -> None:
-    """Download buttons for the report (HTML) and the chart images (PNG, zipped), of the view on
+    """Export buttons for the report (HTML) and the chart images (PNG, zipped), of the view on
     screen when clicked (`shown`). In compare mode (`other`, a `compare_view.OtherRun`) the report
     holds both runs and where they diverge."""
     config = config_to_dict(meta.config)
@@ -88,23 +89,21 @@ def export_buttons(
             mapped = None
         return CompareInput(other.label, theirs, other.profile.value, mapped)
 
-    def html() -> bytes:
+    def html() -> Built:
         view, mine = shown.view, cursor()  # the step on screen at the click, read once
-        return build_report(report_input(view), mine, compared(mine, view.step)).encode("utf-8")
+        data = build_report(report_input(view), mine, compared(mine, view.step)).encode("utf-8")
+        return Built(data, f"the report of step {view.step}")
 
-    def pngs() -> bytes:
+    def pngs() -> Built:
         view = shown.view
         out = io.BytesIO()
         with zipfile.ZipFile(out, "w") as zf:
             for name, data in chart_images(report_input(view), cursor()).items():
                 zf.writestr(f"{name}-step-{view.step}.png", data)
-        return out.getvalue()
+        return Built(out.getvalue(), f"the charts of step {view.step}")
 
-    # The names cannot carry the step: the step moves without redrawing these buttons.
+    # One name per incident, whatever the step: a link or a person's folder finds it again.
     stem = f"wmviz-{incident.slug}" + ("-compare" if other is not None else "")
-    st.download_button(
-        "Export the incident report (HTML, opens offline)", html, f"{stem}.html", "text/html", key="report"
-    )
-    st.download_button(
-        "Export the charts (PNG, zip)", pngs, f"{stem}-charts.zip", "application/zip", key="pngs"
-    )
+    report = "Export the incident report (HTML, opens offline)"
+    build_then_save(report, html, f"{stem}.html", "text/html", "report")
+    build_then_save("Export the charts (PNG, zip)", pngs, f"{stem}-charts.zip", "application/zip", "pngs")

@@ -19,18 +19,19 @@ import json
 
 import streamlit as st
 
-# key (as KeyboardEvent.key, "Shift+" for shifted) -> the Streamlit key of the button it clicks
-SHORTCUTS = {
+# key (as KeyboardEvent.key, "Shift+" for shifted) -> the Streamlit key of the button it clicks,
+# or the keys of the buttons one of which the page shows (Play and Pause are two buttons)
+SHORTCUTS: dict[str, str | list[str]] = {
     "ArrowRight": "fwd",
     "ArrowLeft": "back",
     "Home": "first",
     "End": "last",
-    " ": "play",
+    " ": ["pause", "play"],
     "Shift+ArrowRight": "next_event",
     "Shift+ArrowLeft": "prev_event",
 }
 
-JOB_SHORTCUTS = {
+JOB_SHORTCUTS: dict[str, str | list[str]] = {
     "ArrowRight": "job_later",
     "ArrowLeft": "job_earlier",
     "Home": "job_first",
@@ -82,10 +83,11 @@ if (!page.__wmvizKeys) {
       draining = false;
       return;
     }
-    const button = page.document.querySelector(".st-key-" + queue[0][0] + " button");
+    const button = page.document.querySelector(
+      [].concat(queue[0][0]).map((key) => ".st-key-" + key + " button").join(", "));
     // Pause is clicked at once: while playing the page is redrawn tick after tick, so on a busy
     // server it is never idle and a pause that waited for idle landed only when the play had ended.
-    const pause = queue[0][0] === "play" && button && button.innerText.includes("Pause");
+    const pause = button && button.closest(".st-key-pause") !== null;
     if (busy() && !pause) { absentSince = 0; page.setTimeout(drain, 15); return; }  // drawing: keep it
     if (!button) {
       // The page is drawn and has no such button: this page has no use for the key. It is dropped
@@ -115,7 +117,7 @@ if (!page.__wmvizKeys) {
 </script>"""
 
 
-def install_shortcuts(shortcuts: dict[str, str] | None = None) -> None:
+def install_shortcuts(shortcuts: dict[str, str | list[str]] | None = None) -> None:
     """Put the page's shortcut listener in place (once per page; the map may change each run).
 
     Its frame sits in a container the page's style hides (`panels.page_style`): a hidden frame

@@ -47,7 +47,7 @@ import java.util.regex.Pattern;
  * operator, every watermark gauge, every late-drop counter) and the sinks' row count unchanged
  * for a settle window longer than twice the periodic watermark interval and the alignment update
  * interval, and the row taken by its
- * reader (or, for a split paused by alignment, unchanged for a longer window). Why that is
+ * reader (or, with alignment, unchanged for a longer window: its split may be paused). Why that is
  * deterministic: at parallelism 1 with a buffer timeout of 0 every record and watermark is
  * flushed downstream as soon as it is produced, so once the metrics stop moving nothing is in
  * flight; the only things that can still happen without a new line are processing-time timers
@@ -338,11 +338,24 @@ public final class WmvizSqlRun {
                     stableSince = System.currentTimeMillis();
                     continue;
                 }
-                long needed = WmvizFeed.pending() == 0 ? settleMs : Math.max(settleMs, 1500);
-                if (System.currentTimeMillis() - stableSince >= needed) {
+                if (System.currentTimeMillis() - stableSince >= needed(WmvizFeed.pending())) {
                     return;
                 }
             }
+        }
+
+        /**
+         * How long nothing may move before the job counts as quiescent. With the fed row still in
+         * its queue, the job is not done with it: only a split paused by watermark alignment keeps
+         * a row there for good, so without alignment the driver waits for the reader to take it
+         * (a reader on a busy machine took longer than 1.5 s, and the step's watermark was then
+         * reported a step late); with alignment a row left for 1.5 s is read as a paused split.
+         */
+        private long needed(long pending) {
+            if (pending == 0) {
+                return settleMs;
+            }
+            return alignmentInterval() > 0 ? Math.max(settleMs, 1500) : Long.MAX_VALUE;
         }
 
         private Map<String, Long> snapshot() {
