@@ -1,8 +1,10 @@
 """The wheel ships what the page and `wmviz --help` read: built with `pip wheel --no-deps`,
-installed into a clean venv (`--no-deps`, with the system's site-packages for numpy, pandas and
+installed into a clean venv (`--no-deps`, seeing this interpreter's packages for numpy, pandas and
 pyarrow so nothing is downloaded), and opened from there, away from the checkout: "How to write a
 trace", every doc the page names, the page itself, the built-in incidents, the SQL planner's Java
-sources, `py.typed`, the LICENSE, and `wmviz --help`. About a minute, most of it pip's build."""
+sources, `py.typed`, the LICENSE, `wmviz --help`, and `wmviz validate` / `explain` on a built-in
+incident. One build for the module (there were two, in two modules): about a minute, most of it
+pip's."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
+import venv as venv_module
 import zipfile
 from pathlib import Path
 
@@ -53,17 +57,40 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
     )
     (wheel,) = work.glob("wmviz-*.whl")
     venv = work / "venv"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120
-    )
+    venv_module.EnvBuilder(with_pip=True).create(venv)
     python = venv / "bin" / "python"
+    see_packages_of_this_interpreter(python)
+    # --ignore-installed: a wmviz this interpreter has installed must not stand in for the wheel.
     subprocess.run(
-        [str(python), "-m", "pip", "install", "--no-deps", "-q", str(wheel)],
+        [str(python), "-m", "pip", "install", "--no-deps", "--ignore-installed", "-q", str(wheel)],
         check=True,
         capture_output=True,
         timeout=300,
     )
     return wheel, python
+
+
+def see_packages_of_this_interpreter(python: Path) -> None:
+    """Let the venv of `python` import what the interpreter running the tests has installed
+    (numpy, pandas, pyarrow, streamlit: nothing is downloaded).
+
+    `system_site_packages` would not do: it gives a venv its *base* interpreter's packages, so
+    under a test run from a venv (where pandas and pyarrow live in that venv) the new one would
+    see neither. A `.pth` file in the new venv names this interpreter's package folders instead;
+    they come after the venv's own, so the wheel installed there is the wmviz that runs. Plain
+    paths in a `.pth` file run none of the `.pth` files inside them, so an editable wmviz
+    installed here stays out.
+    """
+    here = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
+    here |= {p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")}
+    folders = sorted(p for p in here if Path(p).is_dir() and Path(p).resolve() != ROOT.resolve())
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    (Path(purelib) / "wmviz-test-outer-packages.pth").write_text("\n".join(folders) + "\n")
 
 
 def test_the_wheel_holds_every_package_the_docs_the_java_half_and_the_license(installed):
@@ -78,8 +105,10 @@ def test_the_wheel_holds_every_package_the_docs_the_java_half_and_the_license(in
         "wmviz/docs/trace-format.md",
         "wmviz/sql/java/WmvizSqlPlanner.java",
         "wmviz/sample_data/flink-38477-zero-output.jsonl",
+        "wmviz/sample_data/jobs/silent-split-holds-the-whole-job.json",
     }
     assert expected <= names
+    assert not [n for n in names if n.startswith("tests/")]
     java = {p.name for p in (ROOT / "wmviz" / "sql" / "java").glob("*.java")}
     assert {f"wmviz/sql/java/{name}" for name in java} <= names
     assert {f"wmviz/docs/{p.name}" for p in (ROOT / "docs").glob("*.md")} <= names
@@ -124,6 +153,29 @@ def test_the_installed_command_line_answers_help(installed, tmp_path):
             [str(wmviz), command, "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=120
         )
         assert sub.returncode == 0 and f"usage: wmviz {command}" in sub.stdout, sub.stderr
+
+
+def test_the_installed_command_validates_and_explains_a_built_in_incident_from_any_folder(
+    installed, tmp_path
+):
+    _, python = installed
+    wmviz = python.parent / "wmviz"
+    sample = ROOT / "sample_data" / "flink-38477-zero-output.jsonl"
+    result = subprocess.run(
+        [str(wmviz), "validate", str(sample)], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert "valid: 8 rows" in result.stdout
+    # A built-in incident by its name: the trace the wheel carries, found from any folder.
+    result = subprocess.run(
+        [str(wmviz), "explain", "flink-38477-zero-output", "--step", "7"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    steps = [line for line in result.stdout.splitlines() if line.startswith("step ")]
+    assert steps[-1].startswith("step 7 IDLE@1: ") and "emit WMAX" in result.stdout
 
 
 def test_a_doc_neither_the_checkout_nor_the_wheel_has_is_named():
