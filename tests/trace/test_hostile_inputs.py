@@ -29,7 +29,9 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
         capture_output=True,
         text=True,
         env={**os.environ, **(env or {})},
-        timeout=120,
+        # A hang's bound, not a speed: one Spark transcript took over 120 s beside a CPU hog (its
+        # JVM's start included) and failed a run that was otherwise green (30 Nov 2026).
+        timeout=900,
     )
 
 
