@@ -134,19 +134,28 @@ WATCH_PLAY = """() => {
 }"""
 
 
-def page_report(page) -> str:
+def page_report(page, watched: str = ".st-key-play button") -> str:
     """What a page that lost its controls shows: its keys' log, the script's state, the play
-    button's label and hidden ancestors, and the start of the body."""
+    button's label, the hidden ancestors of `watched` (and why each is hidden), the sidebar's state
+    and the start of the body."""
     found = page.evaluate(
-        """() => {
+        """(watched) => {
             const app = document.querySelector('[data-testid="stApp"]');
             const play = document.querySelector('.st-key-play button');
+            const sidebar = document.querySelector('[data-testid="stSidebar"]');
             const hidden = [];
-            for (let el = play; el; el = el.parentElement) {
-                const off = el.getAttribute && (el.getAttribute('aria-hidden') || el.inert);
-                if (off) hidden.push(el.tagName + '.' + el.className);
+            for (let el = document.querySelector(watched); el && el.getAttribute; el = el.parentElement) {
+                const style = getComputedStyle(el);
+                const why = [el.getAttribute('aria-hidden') === 'true' && 'aria-hidden', el.inert && 'inert',
+                             style.display === 'none' && 'display:none',
+                             style.visibility !== 'visible' && 'visibility:' + style.visibility,
+                             el.getAttribute('data-stale') === 'true' && 'stale'].filter(Boolean);
+                if (why.length) hidden.push(el.tagName + '.' + el.className + ' ' + why.join(','));
             }
             return {
+                watched, found: document.querySelectorAll(watched).length, hidden,
+                sidebar: sidebar && [sidebar.getAttribute('aria-expanded'),
+                                     Math.round(sidebar.getBoundingClientRect().width)],
                 keys: window.__wmvizKeyLog || null,
                 played: window.__played || null,
                 script: app && app.getAttribute('data-test-script-state'),
@@ -155,9 +164,25 @@ def page_report(page) -> str:
                 url: location.href,
                 body: document.body.innerHTML.slice(0, 4000),
             };
-        }"""
+        }""",
+        watched,
     )
     return json.dumps(found, indent=1)
+
+
+def await_aria(page, selector: str, text: str) -> None:
+    """Wait until what a screen reader hears of `selector` names `text`; if it never does, say why
+    (hidden ancestors, sidebar, script state). A page can read as empty for a moment after it drew:
+    that is awaited here, never timed."""
+    import time
+
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    heard = page.locator(selector).aria_snapshot()
+    while text not in heard:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{selector} reads {heard!r}, never {text!r}\n{page_report(page, selector)}")
+        page.wait_for_timeout(200)
+        heard = page.locator(selector).aria_snapshot()
 
 
 def chart_report(page) -> str:
@@ -811,7 +836,7 @@ def test_shortcut_keys_step_whatever_has_focus_and_never_change_a_widget(page, a
 
     open_view(page, app_url, f"{FLINK_38477}&step=0", 0, ONE_VALVE_CHARTS)
     engine = page.locator(".st-key-engine")
-    assert "in-process" in engine.aria_snapshot()
+    await_aria(page, ".st-key-engine", "in-process")
     focused = [
         ("the Times radio", page.get_by_role("radio").first),
         ("the Engine select box", engine.locator("input")),
@@ -821,7 +846,7 @@ def test_shortcut_keys_step_whatever_has_focus_and_never_change_a_widget(page, a
     for step, (_, element) in enumerate(focused, start=1):
         element.focus()
         press(page, "ArrowRight", step, ONE_VALVE_CHARTS)
-    assert "in-process" in engine.aria_snapshot()
+    await_aria(page, ".st-key-engine", "in-process")
     assert page.get_by_role("radio").first.is_checked()
     assert "engine=local" in page.url and "time=" not in page.url.replace("time=utc", "")
     # Where a person types, the keys are the field's: a number field in the sidebar.
