@@ -16,6 +16,7 @@ import pytest
 pytest_plugins = ("pytester",)  # tests/repo/test_run_summary.py runs a small inner session
 
 from tests.support.paths import DATA, REPO  # noqa: E402,F401 (re-exported to the tests)
+from wmviz.core import settings  # noqa: E402
 
 # The app's Spark starts on demand in tests (AppTest runs the page in this process many times);
 # the browser tests' server starts it eagerly, as a user's does.
@@ -36,6 +37,24 @@ def cache_the_childrens_bytecode() -> None:
 
 
 cache_the_childrens_bytecode()
+
+
+def start_the_jvms_on_c1() -> None:
+    """Run every Spark driver JVM of the run (the workers' sessions, the app servers', the CLI's) and
+    every recorded Flink job (tools/flink/record/job.py) with the JIT's first tier only, as the
+    Flink harnesses always run: the tests' JVM work is short, and C2's compiler threads cost more
+    CPU than they save. Measured on one machine, system-wide CPU (30 Nov 2026):
+    tests/spark/test_spark_live.py with test_engines.py's Spark half, two rounds interleaved,
+    206 / 200 CPU-s with the product's options, 164 / 163 with this; test_blame_scale_flink.py with
+    test_lag_flink.py, 104 CPU-s with C2, 76 without. The product's own Spark options stay in front
+    (test_spark_session checks them in the JVM); users' sessions keep C2, which a long trace needs."""
+    if "WMVIZ_DRIVER_JAVA_OPTIONS" not in os.environ:
+        options = settings.DRIVER_JAVA_OPTIONS.default or ""
+        os.environ["WMVIZ_DRIVER_JAVA_OPTIONS"] = f"{options} -XX:TieredStopAtLevel=1".strip()
+    os.environ.setdefault("WMVIZ_JOBS_ON_C1", "1")
+
+
+start_the_jvms_on_c1()
 
 
 def scan_the_installed_components_once() -> None:
