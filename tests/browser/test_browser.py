@@ -99,7 +99,10 @@ def wait_rendered(page, step: int, charts: int) -> None:
     """Wait until the page shows `step` completely: heading, URL, script finished, charts drawn."""
     from playwright.sync_api import expect
 
-    expect(page.get_by_role("heading", name=re.compile(rf"^Step {step} of \d+$"))).to_be_visible()
+    try:
+        expect(page.get_by_role("heading", name=re.compile(rf"^Step {step} of \d+$"))).to_be_visible()
+    except AssertionError as missing:  # the key log says whether a key arrived, acted or was dropped
+        raise AssertionError(f"{missing}\n{page_report(page)}") from None
     wait_settled(page, step, charts)
 
 
@@ -156,7 +159,9 @@ def page_report(page, watched: str = ".st-key-play button") -> str:
                 watched, found: document.querySelectorAll(watched).length, hidden,
                 sidebar: sidebar && [sidebar.getAttribute('aria-expanded'),
                                      Math.round(sidebar.getBoundingClientRect().width)],
-                keys: window.__wmvizKeyLog || null,
+                keys: window.__wmvizKeyLog || null,  // no "key" entry: the key never reached the page
+                focus: document.activeElement && (document.activeElement.tagName + '.'
+                       + document.activeElement.className),  // an IFRAME here would take the keys
                 played: window.__played || null,
                 script: app && app.getAttribute('data-test-script-state'),
                 play: play && play.innerText,
