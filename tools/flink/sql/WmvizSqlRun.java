@@ -61,15 +61,6 @@ public final class WmvizSqlRun {
 
     private static final Pattern NODE_ID = Pattern.compile("\\[(\\d+)\\]");
 
-    /** The periodic watermark interval the driver runs a script with that sets none (see run()). */
-    private static final long DRIVER_TICK_MS = 25;
-
-    /**
-     * The shortest settle window: a task thread descheduled on a busy machine between taking a row
-     * and counting it out must not look like a quiet job (150 ms was the floor with a 200 ms tick).
-     */
-    private static final long SETTLE_FLOOR_MS = 200;
-
     public static void main(String[] args) throws Exception {
         PrintStream out = System.out;
         System.setOut(System.err);
@@ -129,7 +120,6 @@ public final class WmvizSqlRun {
         private final List<Integer> numbers = new ArrayList<>();
         private java.util.concurrent.CompletableFuture<org.apache.flink.api.common.JobExecutionResult> result;
         private long settleMs;
-        private long alignmentMs;
 
         Run(JsonNode input) {
             this.input = input;
@@ -140,13 +130,6 @@ public final class WmvizSqlRun {
             conf.set(CoreOptions.DEFAULT_PARALLELISM, 1);
             conf.set(ExecutionOptions.BUFFER_TIMEOUT, Duration.ZERO);
             conf.setString("metrics.reporter.wmviz.factory.class", WmvizMetrics.Factory.class.getName());
-            // The periodic watermark tick is unobservable when one row at a time passes through the
-            // job and the driver waits until nothing moves: whether a row's watermark goes out on its
-            // event or on the next tick, it is out before the next row. So when the script leaves the
-            // interval at Flink's default (200 ms), the driver ticks every 25 ms: the same per-step
-            // answer, and the settle window drops from 500 ms to its floor a line. A script's own
-            // SET still wins: it is applied above this root configuration.
-            conf.set(PipelineOptions.AUTO_WATERMARK_INTERVAL, Duration.ofMillis(DRIVER_TICK_MS));
             JsonNode restPort = input.get("rest_port");
             if (restPort != null && !restPort.isNull()) {
                 conf.set(RestOptions.BIND_ADDRESS, "127.0.0.1");
@@ -158,8 +141,7 @@ public final class WmvizSqlRun {
             ZoneId zone = script.env.getConfig().getLocalTimeZone();
             WmvizFeed.zone(zone);
             long interval = script.env.getConfig().get(PipelineOptions.AUTO_WATERMARK_INTERVAL).toMillis();
-            alignmentMs = alignmentInterval();
-            settleMs = Math.max(SETTLE_FLOOR_MS, Math.max(interval, alignmentMs) * 2 + 100);
+            settleMs = Math.max(150, Math.max(interval, alignmentInterval()) * 2 + 100);
             List<Object[]> lines = readLines(zone);
             mapSourcesToNodes();
             script.resetNodeIds();
@@ -373,7 +355,7 @@ public final class WmvizSqlRun {
             if (pending == 0) {
                 return settleMs;
             }
-            return alignmentMs > 0 ? Math.max(settleMs, 1500) : Long.MAX_VALUE;
+            return alignmentInterval() > 0 ? Math.max(settleMs, 1500) : Long.MAX_VALUE;
         }
 
         private Map<String, Long> snapshot() {

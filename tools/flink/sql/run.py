@@ -16,12 +16,9 @@ every source finishes (as a bounded Kafka source does) and Flink emits the final
 
 Every table of the script runs on the stand-in connector (`wmviz/sql/java`), one split per
 partition, at parallelism 1, each line carried through the whole job before the next arrives
-(`WmvizSqlRun.java` says how quiescence is detected and why it is deterministic). A script that
-leaves `pipeline.auto-watermark-interval` at its default runs with a 25 ms tick: one row at a time,
-a watermark is out before the next row whichever tick sends it, so the answer is the same and a
-line settles in 200 ms instead of 500. Processing time is wall time: a line with `"proc_ms"` is
-refused, and an idle timeout shorter than the run's wall time can fire during it (the tests use
-none, or a long one).
+(`WmvizSqlRun.java` says how quiescence is detected and why it is deterministic). Processing time
+is wall time: a line with `"proc_ms"` is refused, and an idle timeout shorter than the run's wall
+time can fire during it (the tests use none, or a long one).
 
 Output, in step order: `{"sink": NAME, "step": N, "kind": "+I"|"-U"|"+U"|"-D", "row": {…}}` for
 every sink row (within a step, sorted by sink, each sink's rows in arrival order);
