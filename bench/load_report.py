@@ -15,6 +15,8 @@ from pathlib import Path
 
 from load_sessions import Tally  # bench/ is on the path (load.py, the tests)
 
+from tools.proctree import descendants  # the checkout is on the path (load.py)
+
 GOAL_SERVER_P50_S = 0.040
 GOAL_CLIENT_P95_S = {20: 0.5, 50: 1.0}  # up to this many sessions: this client step p95
 FLAT_WITHIN = 0.05  # memory "flat": the halves of a run after warm-up within 5 % of each other
@@ -55,23 +57,6 @@ def machine_ticks() -> tuple[int, int]:
     values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
     idle = values[3] + (values[4] if len(values) > 4 else 0)  # idle + iowait
     return sum(values) - idle, sum(values)
-
-
-def descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int(entry.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def chromium_pids() -> list[int]:

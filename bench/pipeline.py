@@ -31,30 +31,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.gen_trace import WINDOW_CONFIG, write_trace
+from tools.proctree import descendants
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-def _children(pid: int) -> list[int]:
-    kids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                kids.append(int(entry))
-    return kids
-
-
-def _tree(pid: int) -> list[int]:
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(_children(p))
-    return out
 
 
 def _rss(pid: int) -> int:
@@ -89,7 +68,7 @@ class MemoryWatch:
     def run(self) -> None:
         while not self._stop.wait(0.25):
             totals: dict[str, int] = {}
-            for pid in _tree(self.root):
+            for pid in [self.root, *descendants(self.root)]:
                 role = _role(pid, self.root)
                 totals[role] = totals.get(role, 0) + _rss(pid)
             for role, total in totals.items():

@@ -24,32 +24,18 @@ from pathlib import Path
 
 import pytest
 
+from tools.proctree import descendants, stat_fields
+
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def _tree_cpu_s(root: int) -> float:
     """CPU seconds of `root` and every process below it, each with the children it has reaped."""
-    parents: dict[int, int] = {}
-    spent: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        # After the command: state, ppid, ..., utime (12), stime (13), cutime (14), cstime (15).
-        parents[int(entry.name)] = int(fields[1])
-        spent[int(entry.name)] = sum(int(f) for f in fields[11:15])
-    below = {root}
-    grew = True
-    while grew:
-        grew = False
-        for pid, parent in parents.items():
-            if parent in below and pid not in below:
-                below.add(pid)
-                grew = True
-    return sum(spent.get(pid, 0) for pid in below) / _TICKS
+    spent = 0
+    for pid in [root, *descendants(root)]:
+        if (fields := stat_fields(pid)) is not None:
+            spent += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+    return spent / _TICKS
 
 
 @pytest.hookimpl(hookwrapper=True)

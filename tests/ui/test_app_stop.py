@@ -25,6 +25,7 @@ import pytest
 
 from tests.browser.test_browser import MISSING, TIMEOUT_MS, VIEWPORT
 from tools.appserver import free_port, healthy, stop_group
+from tools.proctree import descendants
 
 pytestmark = pytest.mark.spark
 
@@ -36,26 +37,16 @@ JAVA_NOISE = re.compile(r"^\s+at [\w$.]+\(|Exception in thread|Py4J|py4j|ERROR |
 a Python traceback: anything a person stopping the server should not have to read."""
 
 
-def descendants(pid: int) -> dict[int, str]:
-    """Every process below `pid` and its command line (read from /proc: a JVM in a session of its
-    own is still the server's child)."""
-    children: dict[int, list[int]] = {}
-    lines: dict[int, str] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-                lines[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            parent = int(stat.rsplit(")", 1)[1].split()[1])
-            children.setdefault(parent, []).append(int(entry.name))
-    found, todo = {}, list(children.get(pid, []))
-    while todo:
-        child = todo.pop()
-        found[child] = lines.get(child, "")
-        todo.extend(children.get(child, []))
-    return found
+def below(pid: int) -> dict[int, str]:
+    """Every process below `pid` and its command line (a JVM in a session of its own is still the
+    server's child)."""
+    lines = {}
+    for child in descendants(pid):
+        try:
+            lines[child] = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+    return lines
 
 
 def start_app(tmp_path, port: int) -> subprocess.Popen:
@@ -86,10 +77,10 @@ def test_stopping_the_app_while_spark_warms_up_prints_no_java_stack_trace(tmp_pa
             page.get_by_text(re.compile(r"Spark (starting|warming up)")).first.wait_for(timeout=TIMEOUT_MS)
             page.get_by_text(re.compile(r"Spark warming up")).first.wait_for(timeout=TIMEOUT_MS)
             deadline = time.monotonic() + 120
-            while not any("pyspark.daemon" in line for line in descendants(process.pid).values()):
+            while not any("pyspark.daemon" in line for line in below(process.pid).values()):
                 assert time.monotonic() < deadline, "the warm-up task's Python worker never started"
                 time.sleep(0.05)
-        below = descendants(process.pid)  # the JVM and its workers, which end after the server
+        below_server = below(process.pid)  # the JVM and its workers, which end after the server
         said = {name: (tmp_path / name).stat().st_size for name in ("stdout.txt", "stderr.txt")}
         if how == "ctrl-c":
             os.killpg(process.pid, signal.SIGINT)  # what a terminal sends: the JVM gets it too
@@ -100,7 +91,7 @@ def test_stopping_the_app_while_spark_warms_up_prints_no_java_stack_trace(tmp_pa
         if process.poll() is None:
             stop_group(process)
     deadline = time.monotonic() + 120  # the JVM ends after the server: its last words come late
-    while any(Path(f"/proc/{pid}").exists() for pid in below) and time.monotonic() < deadline:
+    while any(Path(f"/proc/{pid}").exists() for pid in below_server) and time.monotonic() < deadline:
         time.sleep(0.2)
     after = "".join(
         (tmp_path / name).read_bytes()[size:].decode(errors="replace") for name, size in said.items()
