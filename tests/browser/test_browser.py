@@ -102,7 +102,7 @@ def wait_rendered(page, step: int, charts: int) -> None:
     try:
         expect(page.get_by_role("heading", name=re.compile(rf"^Step {step} of \d+$"))).to_be_visible()
     except AssertionError as missing:  # the key log says whether a key arrived, acted or was dropped
-        raise AssertionError(f"{missing}\n{page_report(page)}") from None
+        raise AssertionError(f"{page_report(page)}\n{missing}") from None
     wait_settled(page, step, charts)
 
 
@@ -155,24 +155,24 @@ def page_report(page, watched: str = ".st-key-play button") -> str:
                              el.getAttribute('data-stale') === 'true' && 'stale'].filter(Boolean);
                 if (why.length) hidden.push(el.tagName + '.' + el.className + ' ' + why.join(','));
             }
-            return {
-                watched, found: document.querySelectorAll(watched).length, hidden,
-                sidebar: sidebar && [sidebar.getAttribute('aria-expanded'),
-                                     Math.round(sidebar.getBoundingClientRect().width)],
+            return {  // the key log first: a CI log that keeps only the start of a failure keeps it
                 keys: window.__wmvizKeyLog || null,  // no "key" entry: the key never reached the page
                 focus: document.activeElement && (document.activeElement.tagName + '.'
                        + document.activeElement.className),  // an IFRAME here would take the keys
+                watched, found: document.querySelectorAll(watched).length, hidden,
+                sidebar: sidebar && [sidebar.getAttribute('aria-expanded'),
+                                     Math.round(sidebar.getBoundingClientRect().width)],
                 played: window.__played || null,
                 script: app && app.getAttribute('data-test-script-state'),
                 play: play && play.innerText,
                 hidden,
                 url: location.href,
-                body: document.body.innerHTML.slice(0, 4000),
+                body: document.body.innerHTML.slice(0, 1500),
             };
         }""",
         watched,
     )
-    return json.dumps(found, indent=1)
+    return json.dumps(found)
 
 
 def await_aria(page, selector: str, text: str) -> None:
@@ -567,7 +567,7 @@ def test_keyboard_shortcuts_move_the_step_and_the_url_follows(page, app_url, tmp
     try:
         expect(page.get_by_role("button", name=re.compile("^▶ Play"))).to_be_visible()
     except AssertionError as missing:
-        raise AssertionError(f"{missing}\n{page_report(page)}") from None
+        raise AssertionError(f"{page_report(page)}\n{missing}") from None
     page.locator(APP_IDLE).wait_for()
     paused_at = url_step(page)
     page.wait_for_timeout(1500)  # three ticks at 2 steps/s: a running autoplay would have moved

@@ -47,8 +47,21 @@ SETTLED_CUT_JS = f"""([name, root]) => {{
 def settled_cut(page, name: str | None = None) -> tuple[list[dict[str, str]], list[str]]:
     """What is cut in the main area once the page is settled (tab `name` selected, if given), and
     the operator panel's tab names."""
-    found = page.wait_for_function(SETTLED_CUT_JS, arg=[name, tb.MAIN]).json_value()
+    from playwright.sync_api import TimeoutError as NeverSettled
+
+    try:
+        found = page.wait_for_function(SETTLED_CUT_JS, arg=[name, tb.MAIN]).json_value()
+    except NeverSettled:  # say which of the three never held: idle, one panel, the tab selected
+        seen = page.evaluate(SEEN_JS, OPERATOR)
+        raise AssertionError(f"tab {name!r} never settled: {seen}\n{tb.page_report(page)}") from None
     return found["cut"], found["tabs"]
+
+
+SEEN_JS = """(operator) => ({
+  script: document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state'),
+  panels: [...document.querySelectorAll(operator)].map((panel) => [...panel.querySelectorAll('[role="tab"]')]
+    .map((tab) => tab.innerText.trim() + (tab.getAttribute('aria-selected') === 'true' ? '*' : ''))),
+})"""
 
 
 def cut_with_every_tab(page) -> list[dict[str, str]]:

@@ -6,11 +6,12 @@ listener on the page, ahead of every widget (capture phase): a shortcut key clic
 and goes no further, so no widget ever changes by a shortcut; in a text field, or in a select box
 that is open, the keys stay the field's. A key pressed while the page is still drawing (its step
 buttons not there yet, or stale while the script runs) waits in a queue and is handled, in order,
-once the buttons are drawn: a key is never lost. Pause is the one key that does not wait: a play
-redraws the page tick after tick, so a busy server is never idle while it plays. A key whose
-button the drawn page does not have (the job graph has no step buttons) is dropped, never replayed
-on the next page; each page says its own map (`SHORTCUTS`, `JOB_SHORTCUTS`), and a key it does not
-map reaches the widget with focus.
+once the buttons are drawn, and each key waits until the last one's click shows its effect: a key
+is never lost, never merged with the one before. Pause is the one key that does not wait: a play
+redraws the page tick after tick, so a busy server is never idle while it plays. Each page says
+its own map (`SHORTCUTS`, `JOB_SHORTCUTS`): a key it does not map reaches the widget with focus,
+and a queued key the page no longer maps (the job graph's, once the valve page opens) is dropped,
+never replayed on another page's button.
 """
 
 from __future__ import annotations
@@ -49,14 +50,12 @@ if (!page.__wmvizKeys) {
   page.__wmvizKeys = true;
   const queue = page.__wmvizQueue = [];  // [button key, when pressed]: handled one at a time, in order
   // What happened to each key, newest last (at most 100): a test that finds a key without effect
-  // reads here whether the key arrived, was clicked (and on which label) or was dropped.
+  // reads here whether the key arrived, was clicked (and on which label), acted or was dropped.
   const log = page.__wmvizKeyLog = [];
   const note = (...what) => { log.push([Date.now(), ...what]); if (log.length > 100) log.shift(); };
-  const WAIT_MS = 30000;  // a key still waiting for its button after this is dropped
+  const WAIT_MS = 30000;  // a key still waiting for its button, or a click for its effect: given up
   let draining = false;
-  let clickedAt = 0;
-  let absentSince = 0;
-  const ABSENT_MS = 400;  // a drawn page without the key's button for this long: the key is dropped
+  let clicked = null;  // the last click whose effect is not seen yet: [button key, when, what showed]
   const typing = (el) => {
     if (!el) return false;
     if (el.isContentEditable || el.tagName === "TEXTAREA") return true;
@@ -65,41 +64,50 @@ if (!page.__wmvizKeys) {
     return ["text", "search", "number", "email", "password", "url", "tel"].includes(
       (el.getAttribute("type") || "text").toLowerCase());
   };
-  // Busy: the script is running (its buttons may be stale, still carrying the last step), or the
-  // rerun the last click asked for has not been seen to start (a loaded server starts it late).
-  const busy = () => {
+  const running = () => {
     const app = page.document.querySelector('[data-testid="stApp"]');
-    const running = !app || app.getAttribute("data-test-script-state") !== "notRunning";
-    if (running) clickedAt = 0;
-    return running || (clickedAt > 0 && Date.now() - clickedAt < 4000);
+    return !app || app.getAttribute("data-test-script-state") !== "notRunning";
   };
+  // What a shortcut's click changes: the step heading, a slider's value (the step's, the job
+  // graph's time), Play turning into Pause. A click's effect is seen when this changes. The
+  // script's state alone cannot say it: a quick rerun can start and end between two looks (and
+  // is then never seen running), and a loaded server starts a rerun seconds after the click.
+  const shown = () => [...page.document.querySelectorAll(
+      '[data-testid="stMain"] h3, [data-testid="stMain"] [role="slider"], .st-key-play, .st-key-pause')]
+    .map((el) => el.getAttribute("aria-valuenow") || el.className.match(/st-key-\\w+/)?.[0] || el.innerText)
+    .join("|");
+  const mapped = (target) => Object.values(page.__wmvizShortcuts).some(
+    (keys) => [].concat(keys).join() === [].concat(target).join());
   // Timers on the page's window: this frame may be redrawn, and a gone frame's timers never fire.
   const drain = () => {
     while (queue.length && Date.now() - queue[0][1] > WAIT_MS) note("expired", queue.shift()[0]);
-    if (!queue.length) {
-      // After a click, watch until its rerun is seen to start: that resets the click's wait, and a
-      // key pressed once the step is drawn then acts at once (unwatched, it waited out the 4 s).
-      if (clickedAt > 0 && busy()) { page.setTimeout(drain, 15); return; }
-      draining = false;
-      return;
+    // A key acts once the last click's effect shows: its button's callback was registered by the
+    // run that click started, so a click before that would repeat the last one (its target step
+    // is fixed when drawn: two clicks on one drawing make one step).
+    if (clicked) {
+      if (shown() === clicked[2] && Date.now() - clicked[1] < WAIT_MS) { page.setTimeout(drain, 15); return; }
+      note(shown() === clicked[2] ? "unseen" : "acted", clicked[0]);
+      clicked = null;
     }
+    if (!queue.length) { draining = false; return; }
+    // A key the page no longer maps (the page changed: the job graph's keys on the valve page)
+    // has no use here: it is dropped, never replayed on another page's button.
+    if (!mapped(queue[0][0])) { note("dropped", queue.shift()[0]); page.setTimeout(drain, 15); return; }
     const button = page.document.querySelector(
       [].concat(queue[0][0]).map((key) => ".st-key-" + key + " button").join(", "));
     // Pause is clicked at once: while playing the page is redrawn tick after tick, so on a busy
     // server it is never idle and a pause that waited for idle landed only when the play had ended.
     const pause = button && button.closest(".st-key-pause") !== null;
-    if (busy() && !pause) { absentSince = 0; page.setTimeout(drain, 15); return; }  // drawing: keep it
-    if (!button) {
-      // The page is drawn and has no such button: this page has no use for the key. It is dropped
-      // (after a moment for the frontend to finish drawing), never kept for the next page.
-      if (!absentSince) absentSince = Date.now();
-      if (Date.now() - absentSince < ABSENT_MS) { page.setTimeout(drain, 15); return; }
-      note("dropped", queue.shift()[0]); absentSince = 0; page.setTimeout(drain, 15); return;
-    }
-    absentSince = 0;
+    // Drawing (the script runs, or its button is not drawn yet: a loaded browser draws a finished
+    // run seconds later): the key waits, in order.
+    if (!button || (running() && !pause)) { page.setTimeout(drain, 15); return; }
     const target = queue.shift()[0];
     if (button.disabled) note("disabled", target, button.innerText);
-    else { button.click(); clickedAt = Date.now(); note("clicked", target, button.innerText); }
+    else {
+      clicked = [target, Date.now(), shown()];
+      button.click();
+      note("clicked", target, button.innerText);
+    }
     page.setTimeout(drain, 15);
   };
   page.addEventListener("keydown", (event) => {

@@ -120,6 +120,7 @@ public final class WmvizSqlRun {
         private final List<Integer> numbers = new ArrayList<>();
         private java.util.concurrent.CompletableFuture<org.apache.flink.api.common.JobExecutionResult> result;
         private long settleMs;
+        private long alignmentMs;  // read once from the tables: needed() asks on every poll
 
         Run(JsonNode input) {
             this.input = input;
@@ -141,7 +142,8 @@ public final class WmvizSqlRun {
             ZoneId zone = script.env.getConfig().getLocalTimeZone();
             WmvizFeed.zone(zone);
             long interval = script.env.getConfig().get(PipelineOptions.AUTO_WATERMARK_INTERVAL).toMillis();
-            settleMs = Math.max(150, Math.max(interval, alignmentInterval()) * 2 + 100);
+            alignmentMs = alignmentInterval();
+            settleMs = Math.max(150, Math.max(interval, alignmentMs) * 2 + 100);
             List<Object[]> lines = readLines(zone);
             mapSourcesToNodes();
             script.resetNodeIds();
@@ -355,7 +357,7 @@ public final class WmvizSqlRun {
             if (pending == 0) {
                 return settleMs;
             }
-            return alignmentInterval() > 0 ? Math.max(settleMs, 1500) : Long.MAX_VALUE;
+            return alignmentMs > 0 ? Math.max(settleMs, 1500) : Long.MAX_VALUE;
         }
 
         private Map<String, Long> snapshot() {
