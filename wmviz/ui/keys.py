@@ -68,14 +68,14 @@ if (!page.__wmvizKeys) {
     const app = page.document.querySelector('[data-testid="stApp"]');
     return !app || app.getAttribute("data-test-script-state") !== "notRunning";
   };
-  // What a shortcut's click changes: the step heading, a slider's value (the step's, the job
-  // graph's time), Play turning into Pause. A click's effect is seen when this changes. The
-  // script's state alone cannot say it: a quick rerun can start and end between two looks (and
-  // is then never seen running), and a loaded server starts a rerun seconds after the click.
-  const shown = () => [...page.document.querySelectorAll(
-      '[data-testid="stMain"] h3, [data-testid="stMain"] [role="slider"], .st-key-play, .st-key-pause')]
-    .map((el) => el.getAttribute("aria-valuenow") || el.className.match(/st-key-\\w+/)?.[0] || el.innerText)
-    .join("|");
+  // What a shortcut's click changes: the view in the URL (the step, the job graph's time), the
+  // step heading (a live step), Play turning into Pause. A click's effect is seen when this
+  // changes. The script's state alone cannot say it: a quick rerun can start and end between two
+  // looks (and is then never seen running), and a loaded server starts a rerun seconds after the
+  // click.
+  const shown = () => [page.location.search, ...[...page.document.querySelectorAll(
+      '[data-testid="stMain"] h3, .st-key-play, .st-key-pause')]
+    .map((el) => el.className.match(/st-key-\\w+/)?.[0] || el.innerText)].join("|");
   const mapped = (target) => Object.values(page.__wmvizShortcuts).some(
     (keys) => [].concat(keys).join() === [].concat(target).join());
   // Timers on the page's window: this frame may be redrawn, and a gone frame's timers never fire.
