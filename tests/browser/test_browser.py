@@ -175,6 +175,11 @@ def page_report(page, watched: str = ".st-key-play button") -> str:
     return json.dumps(found)
 
 
+def key_log(page) -> list:
+    """What happened to each shortcut key, oldest first (`wmviz.ui.keys`): [when, what, key, …]."""
+    return page.evaluate("() => window.__wmvizKeyLog")
+
+
 def await_aria(page, selector: str, text: str) -> None:
     """Wait until what a screen reader hears of `selector` names `text`; if it never does, say why
     (hidden ancestors, sidebar, script state). A page can read as empty for a moment after it drew:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qs, urlparse
 
-from tests.browser.test_browser import APP_IDLE, app_url, browser, page, url_step  # noqa: F401
+from tests.browser.test_browser import APP_IDLE, app_url, browser, key_log, page, url_step  # noqa: F401
 
 JOB = "job=silent-split-holds-the-whole-job&at=1795633600000"
 
@@ -38,7 +38,7 @@ def test_left_moves_the_graph_s_time_and_nothing_is_replayed_on_the_valve_page(p
     # Each key was seen to act (its click moved the URL's time), so the next went at once: a key
     # whose effect goes unseen holds the next one for 30 s.
     page.wait_for_function("() => window.__wmvizKeyLog.filter((entry) => entry[1] !== 'key').length >= 10")
-    done = [entry[1] for entry in page.evaluate("() => window.__wmvizKeyLog") if entry[1] != "key"]
+    done = [entry[1] for entry in key_log(page) if entry[1] != "key"]
     assert done == ["clicked", "acted"] * 5, done
     page.get_by_role("button", name=re.compile("^Step through")).click()
     heading = page.get_by_role("heading", name=re.compile(r"^Step \d+ of \d+$"))

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from tests.browser import test_browser as tb
-from tests.browser.test_browser import focus_page, key_step, open_view, press, wait_rendered
+from tests.browser.test_browser import focus_page, key_log, key_step, open_view, press, wait_rendered
 
 # test_browser's fixtures: one app server per session, one Chromium per module, a fresh page per test.
 app_url, browser, page = tb.app_url, tb.browser, tb.page
@@ -80,10 +80,6 @@ def test_keys_pressed_while_the_page_draws_are_queued_never_lost(page, app_url):
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
     wait_rendered(page, 6, charts)
-
-
-def key_log(page) -> list:
-    return page.evaluate("() => window.__wmvizKeyLog")
 
 
 def test_a_key_waits_for_a_step_button_a_slow_browser_has_not_drawn_yet(page, app_url):

@@ -85,8 +85,9 @@ if (!page.__wmvizKeys) {
     // run that click started, so a click before that would repeat the last one (its target step
     // is fixed when drawn: two clicks on one drawing make one step).
     if (clicked) {
-      if (shown() === clicked[2] && Date.now() - clicked[1] < WAIT_MS) { page.setTimeout(drain, 15); return; }
-      note(shown() === clicked[2] ? "unseen" : "acted", clicked[0]);
+      const unchanged = shown() === clicked[2];
+      if (unchanged && Date.now() - clicked[1] < WAIT_MS) { page.setTimeout(drain, 15); return; }
+      note(unchanged ? "unseen" : "acted", clicked[0]);
       clicked = null;
     }
     if (!queue.length) { draining = false; return; }
