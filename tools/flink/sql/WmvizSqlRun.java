@@ -46,14 +46,15 @@ import java.util.regex.Pattern;
  * driver waits until the job is quiescent: every kept metric (records in and out of every
  * operator, every watermark gauge, every late-drop counter) and the sinks' row count unchanged
  * for a settle window longer than twice the periodic watermark interval and the alignment update
- * interval, and the row taken by its
- * reader (or, with alignment, unchanged for a longer window: its split may be paused). Why that is
- * deterministic: at parallelism 1 with a buffer timeout of 0 every record and watermark is
- * flushed downstream as soon as it is produced, so once the metrics stop moving nothing is in
- * flight; the only things that can still happen without a new line are processing-time timers
- * (periodic watermark emission and the WatermarkAssigner's timer, both shorter than the settle
- * window, and idle timeouts, which the rows' wall time never reaches when the run is shorter
- * than the timeout). Processing time is wall time here, so a line with "proc_ms" is refused.
+ * interval, every task thread of the job waiting on its mailbox throughout that window, and the
+ * row taken by its reader (or, with alignment, unchanged for a longer window: its split may be
+ * paused). Why that is deterministic: at parallelism 1 with a buffer timeout of 0 every record and
+ * watermark is flushed downstream as soon as it is produced, so once the metrics stop moving and
+ * no task is working nothing is in flight; the only things that can still happen without a new
+ * line are processing-time timers (periodic watermark emission and the WatermarkAssigner's
+ * timer, both shorter than the settle window, and idle timeouts, which the rows' wall time never
+ * reaches when the run is shorter than the timeout). Processing time is wall time here, so a line
+ * with "proc_ms" is refused.
  */
 public final class WmvizSqlRun {
 
@@ -121,6 +122,8 @@ public final class WmvizSqlRun {
         private java.util.concurrent.CompletableFuture<org.apache.flink.api.common.JobExecutionResult> result;
         private long settleMs;
         private long alignmentMs;  // read once from the tables: needed() asks on every poll
+        private long busyPolls;  // polls with every metric still but a task thread working
+        private static ThreadGroup taskThreadGroup;  // Flink's, static in Task: one per JVM
 
         Run(JsonNode input) {
             this.input = input;
@@ -183,6 +186,7 @@ public final class WmvizSqlRun {
             answer.set("events", events);
             ObjectNode timing = answer.putObject("timing_ms");
             timing.put("settle", settleMs);
+            timing.put("busy_polls", busyPolls);
             timing.put("plan_and_start", running - started);
             timing.put("lines", fed - running);
             timing.put("per_line", lines.isEmpty() ? 0 : (fed - running) / lines.size());
@@ -340,10 +344,57 @@ public final class WmvizSqlRun {
                     stableSince = System.currentTimeMillis();
                     continue;
                 }
+                if (aTaskIsWorking()) {
+                    busyPolls++;
+                    stableSince = System.currentTimeMillis();
+                    continue;
+                }
                 if (System.currentTimeMillis() - stableSince >= needed(WmvizFeed.pending())) {
                     return;
                 }
             }
+        }
+
+        /**
+         * Whether a task thread of the job is running rather than waiting for its mailbox. Metrics
+         * alone missed work in flight: on a loaded machine the first row's trip through a network
+         * exchange (the serializers' and the downstream operator's first use) moved no metric for
+         * longer than the settle window, and a row-time deduplication's output for step 0 was
+         * reported at step 1. A task with nothing to do parks on its mailbox (WAITING or
+         * TIMED_WAITING); a task thread seen RUNNABLE or BLOCKED is still carrying something.
+         */
+        private static boolean aTaskIsWorking() {
+            ThreadGroup tasks = taskThreads();
+            if (tasks == null) {
+                return false;  // no task has started yet: the metrics say all there is
+            }
+            Thread[] threads = new Thread[tasks.activeCount() * 2 + 8];
+            int count = tasks.enumerate(threads, true);
+            for (int i = 0; i < count; i++) {
+                Thread.State state = threads[i].getState();
+                if (state == Thread.State.RUNNABLE || state == Thread.State.BLOCKED) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** Flink's group of task threads (Task's "Flink Task Threads"), once a task has made it. */
+        private static ThreadGroup taskThreads() {
+            if (taskThreadGroup == null) {
+                ThreadGroup root = Thread.currentThread().getThreadGroup();
+                while (root.getParent() != null) {
+                    root = root.getParent();
+                }
+                ThreadGroup[] groups = new ThreadGroup[root.activeGroupCount() * 2 + 8];
+                int count = root.enumerate(groups, true);
+                for (int i = 0; i < count; i++) {
+                    if (groups[i].getName().equals("Flink Task Threads")) {
+                        taskThreadGroup = groups[i];
+                    }
+                }
+            }
+            return taskThreadGroup;
         }
 
         /**
