@@ -286,3 +286,58 @@ def test_every_click_in_a_merged_log_is_taken_once_and_in_order():
     # it still are: taken, 10**100 had made every later click "seen".
     assert log.take({"log": [[10**100, "0.0"], [2**53, "0.1"]]}) == []
     assert log.take({"log": [[6, "0.1"]]}) == ["idle"]
+
+
+# --- a query that dies while the driver looks ----------------------------------------------------------
+
+
+class _DyingQuery:
+    """A stand-in for Spark's StreamingQuery that fails as Spark does, exception first and
+    inactive after, with the failure landing between the driver's two reads of it: the first
+    `exception()` answers None and the query is dead by the next read."""
+
+    def __init__(self, cause: str, *, dies_while_read: bool) -> None:
+        self.cause = cause
+        self.dead = not dies_while_read
+
+    @property
+    def isActive(self) -> bool:  # Spark's name for it
+        return not self.dead
+
+    def exception(self) -> str | None:
+        if self.dead:
+            return self.cause
+        self.dead = True  # it fails now: recorded after this read, inactive from the next
+        return None
+
+    def stop(self) -> None:
+        pass
+
+
+def test_a_query_that_dies_while_the_driver_reads_it_is_restarted_not_taken_for_stopped_on_purpose(
+    monkeypatch, tmp_path
+):
+    """CI beside a CPU hog read "the live query stopped: None" (a stop on purpose, no restart) for
+    a query that had failed: its exception was read just before it failed, its activity just
+    after. Both reads must describe one moment, so the driver restarts it from its checkpoint."""
+    from wmviz.spark import live_query
+
+    restarted: list[_DyingQuery] = []
+
+    def resume(*_args):
+        restarted.append(_DyingQuery("the resumed query failed too", dies_while_read=False))
+        return restarted[-1]
+
+    monkeypatch.setattr(live_query, "_start_query", resume)
+    stream = live_query.LiveStream(
+        tmp_path,
+        _DyingQuery("a sink failure", dies_while_read=True),
+        live_query._Inbox(),
+        0.0,
+        None,
+        None,
+        tmp_path,
+    )
+    with pytest.raises(live_query.LiveError, match="the live query stopped: the resumed query failed too"):
+        stream.receive(("0", 0), timeout_s=30)
+    assert len(restarted) == 1

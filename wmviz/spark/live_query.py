@@ -220,9 +220,13 @@ class LiveStream:
             got = self.inbox.take(key, wait_s=0.5)
             if got is not None:
                 return got
-            # Checked outside the inbox's lock, which the sink needs to deliver.
+            # Checked outside the inbox's lock, which the sink needs to deliver. `isActive` first:
+            # a failing query records its exception before it turns inactive, so an inactive one
+            # with no exception was stopped on purpose; read the other way round, a query dying
+            # between the two reads looked stopped on purpose ("stopped: None", no restart).
+            active = self.query.isActive
             error = self.query.exception()
-            if error is not None or not self.query.isActive:
+            if error is not None or not active:
                 if restarted or error is None:  # None: stopped on purpose (the run was closed)
                     raise LiveError(f"the live query stopped: {error}")
                 restarted = True
