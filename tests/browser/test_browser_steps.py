@@ -190,12 +190,40 @@ def test_a_stale_call_s_cleanup_leaves_the_live_inputs_drawn(page):
     assert drawn == [1, 0], drawn
 
 
+def test_a_call_that_comes_after_its_mount_left_leaves_the_shown_inputs_drawn(page):
+    """Streamlit calls a mount's function when its module import resolves, even if the element was
+    unmounted meanwhile (its cleanup ran first, with nothing to clean). That late call hid the shown
+    mount's buttons, and nothing called the shown mount again (its data is the same on every run):
+    CI's live page had no input buttons for 120 s. A call on an element no longer in the page draws
+    nothing and hides nothing."""
+    rows = panel_on_a_page(page, "<div id=old></div><div id=new></div>")
+    drawn = page.evaluate(
+        """(data) => {
+          const at = (id) => ({data, parentElement: document.getElementById(id), setStateValue: () => {}});
+          const shown = (id) => document.querySelectorAll("#" + id + " .st-key-live_w_0_0 button").length;
+          const gone = at("old");
+          gone.parentElement.remove();  // unmounted while its import was pending
+          const newest = window.panel(at("new"));
+          const late = window.panel(gone);  // its import resolves: the call comes anyway
+          const afterLate = shown("new");
+          late();
+          const afterItsCleanup = shown("new");
+          newest();
+          return [afterLate, afterItsCleanup, document.querySelectorAll(".wmviz-live-inputs").length];
+        }""",
+        {"panel": "p", "keep": 50, "rows": rows},
+    )
+    assert drawn == [1, 1, 0], drawn
+
+
 def test_an_older_mount_called_last_then_unmounted_leaves_the_newest_inputs_drawn(page):
     """The panel moved: the page holds its old mount and its new one for a moment, and the box of the
     mount called last is the one shown. Streamlit calls a mount's function again, without its
     cleanup, when the element's fragment or data change; an old mount called after the new one took
     the box back, and its unmount then removed it: no input buttons at all. When the shown box's
-    mount leaves, the newest mount still on the page shows its box again."""
+    mount leaves, the newest mount still on the page shows its box again, in React's order: the
+    element is gone before its cleanup runs (played the other way round, this test passed while
+    the page was left with no buttons)."""
     rows = panel_on_a_page(page, "<div id=old></div><div id=new></div>")
     drawn = page.evaluate(
         """(data) => {
@@ -205,8 +233,9 @@ def test_an_older_mount_called_last_then_unmounted_leaves_the_newest_inputs_draw
           const newest = window.panel(at("new"));
           const oldAgain = window.panel(at("old"));  // the old mount called again, last
           const whileBoth = [shown("old"), shown("new")];
-          oldAgain();  // the old mount leaves: Streamlit runs its newest call's cleanup
+          // The old mount leaves: React removes its element, then runs its newest call's cleanup.
           document.getElementById("old").remove();
+          oldAgain();
           const afterOld = shown("new");
           newest();  // and the new one's unmount removes its box
           return [whileBoth, afterOld, document.querySelectorAll(".wmviz-live-inputs").length];

@@ -26,26 +26,33 @@ export default function (component) {
   // number once, so the numbering must never restart).
   const memory = (window.__wmvizLiveClicks ??= {});
   const mine = (memory[data.panel] ??= { seq: 0, log: [] });
+  // A call whose element already left the page draws nothing. Streamlit runs a mount's function
+  // once its module import resolves, even if the element was unmounted meanwhile (its cleanup ran
+  // first, with nothing to clean): drawn, that call hid the shown mount's buttons, and with the
+  // same data on every run nothing called that mount again (a loaded CI run: no buttons for 120 s).
+  if (!parentElement.isConnected) return () => {};
   mine.send = setStateValue;
-  // Every mount's box, shown or not, the most recently called last (a mount is its element).
+  // Every mount's box, the most recently called last (a mount is its element). The page may hold
+  // two mounts of this panel for a moment (the panel moved): only the box of the newest one still
+  // on the page is shown, so a person (or a test) never sees the buttons twice, and the others are
+  // set aside to be shown again when it leaves.
   const boxes = (mine.boxes ??= new Map());
-  for (const parent of [...boxes.keys()]) if (!parent.isConnected) boxes.delete(parent);
+  const selector = '.wmviz-live-inputs[data-panel="' + CSS.escape(data.panel) + '"]';
+  const show = () => {
+    for (const parent of [...boxes.keys()]) if (!parent.isConnected) boxes.delete(parent);
+    const newest = [...boxes].pop();
+    if (newest && newest[1].parentNode !== newest[0]) newest[0].appendChild(newest[1]);
+    for (const other of document.querySelectorAll(selector)) if (other !== newest?.[1]) other.remove();
+  };
   let box = boxes.get(parentElement) ?? parentElement.querySelector(".wmviz-live-inputs");
   if (!box) {
     box = document.createElement("div");
     box.className = "wmviz-live-inputs";
     box.dataset.panel = data.panel;
   }
-  if (box.parentNode !== parentElement) parentElement.appendChild(box);
   boxes.delete(parentElement);
   boxes.set(parentElement, box);
-  // The page may still hold another mount of this panel for a moment (the panel moved): only the
-  // box of the mount called last is in the page, so a person (or a test) never sees the buttons
-  // twice. The others are set aside, not dropped: when the shown one's mount leaves, the newest
-  // mount still on the page shows its box again (an older mount called again after the newer one,
-  // then unmounted, took the newer one's buttons with it, and the page showed none).
-  const selector = '.wmviz-live-inputs[data-panel="' + CSS.escape(data.panel) + '"]';
-  for (const other of document.querySelectorAll(selector)) if (other !== box) other.remove();
+  show();
   // Buttons are updated in place, never rebuilt: a button replaced between a click's press and
   // its release would lose that click.
   const keep = new Set();
@@ -86,19 +93,19 @@ export default function (component) {
   }
   for (const child of [...box.children]) if (!keep.has(child)) child.remove();
   // Drawn into the page's own tree (isolate_styles=False): what this mount added leaves with it.
-  // Only the newest call's cleanup may remove it: Streamlit calls this function again on each
-  // rerun, on the same element, and runs the cleanup of a call whose module import was still
-  // pending when the rerun came, right after the newer call reused the box (a rerun during the
-  // first import, on a loaded machine, left the panel without buttons until the next change).
+  // Only the newest call's cleanup removes the box: Streamlit may run the cleanup of an older
+  // call on the same element after a newer call reused the box (a rerun during the first import,
+  // on a loaded machine, left the panel without buttons until the next change). Either cleanup
+  // then shows the newest mount left: React removes the element before it runs the cleanup, so
+  // whether this box was the one shown cannot be read from the page any more.
   const owner = {};
   box.wmvizOwner = owner;
   return () => {
-    if (box.wmvizOwner !== owner) return;
-    const shown = box.isConnected;
-    box.remove();
-    if (boxes.get(parentElement) === box) boxes.delete(parentElement);
-    const rest = [...boxes].filter(([parent]) => parent.isConnected);
-    if (shown && rest.length) rest[rest.length - 1][0].appendChild(rest[rest.length - 1][1]);
+    if (box.wmvizOwner === owner) {
+      box.remove();
+      if (boxes.get(parentElement) === box) boxes.delete(parentElement);
+    }
+    show();
   };
 }
 """
