@@ -93,7 +93,11 @@ def main() -> None:
     header(incident, timeline.meta)
     came_from = link.job if upload is not None else None  # the job graph a vertex's trace came from
     shown = ShownView(ViewParams(scenario, profile, engine, instance, 0, target, mode, zone, job=came_from))
-    (step_area if alone else step_area_body)(cursor, incident, effective, other, t, shown)
+    # While a play ticks (a fragment that reruns by itself), the step redraws with the page too: a
+    # Pause clicked during a tick's redraw reran the step alone, and the page kept a hidden second
+    # drawing of the step (a loaded test run: four charts where two were drawn).
+    playing = bool(st.session_state.get(state.PLAYING, False))
+    (step_area if alone and not playing else step_area_body)(cursor, incident, effective, other, t, shown)
     tune_view.tune_panel(incident)  # below the step: the step stays above the fold
     share_and_export(incident, timeline, upload, profile, shown, other, t)
     live_view.start_controls(incident)
