@@ -187,27 +187,41 @@ def session_measures(
     return out
 
 
-def _presses(page, server: Server, presses: int) -> dict[str, list[float]]:
-    from wmviz.store.incidents import built_in_incidents
+KEYS_INCIDENT = "resumed-partition-records-late"  # 27 steps: key presses go round it
 
-    slug = "resumed-partition-records-late"
-    steps = len(built_in_incidents()[slug].trace().rows)
-    page.goto(f"{server.url}/?scenario={slug}&engine=local&step=0")
+
+def open_for_keys(page, url: str) -> None:
+    """Step 0 of KEYS_INCIDENT, drawn, and the page focused for the shortcut keys."""
+    page.goto(f"{url}/?scenario={KEYS_INCIDENT}&engine=local&step=0")
     page.get_by_role("heading", name=re.compile(r"^Step 0 of")).wait_for()
     page.locator(IDLE).wait_for()
     page.get_by_role("heading", level=1).first.click()
+
+
+def press_next_step(page, step: int, steps: int) -> tuple[int, float, float]:
+    """Right from `step` (Home from the step before the last, to go round again): the step reached,
+    the ms to the frame that shows it, and the ms until Playwright's polling sees it."""
+    target = step + 1 if step + 1 < steps - 1 else 0
+    armed = watch(page, "h1, h2, h3", rf"^Step {target} of")
+    started = time.perf_counter()
+    page.keyboard.press("ArrowRight" if target else "Home")
+    page.get_by_role("heading", name=re.compile(rf"^Step {target} of")).wait_for()
+    seen = (time.perf_counter() - started) * 1000
+    painted = painted_after(page, armed)
+    page.locator(IDLE).wait_for()
+    return target, painted, seen
+
+
+def _presses(page, server: Server, presses: int) -> dict[str, list[float]]:
+    from wmviz.store.incidents import built_in_incidents
+
+    steps = len(built_in_incidents()[KEYS_INCIDENT].trace().rows)
+    open_for_keys(page, server.url)
     painted, seen, step = [], [], 0
     for _ in range(presses):
-        target = step + 1 if step + 1 < steps - 1 else 0
-        key = "ArrowRight" if target else "Home"
-        armed = watch(page, "h1, h2, h3", rf"^Step {target} of")
-        started = time.perf_counter()
-        page.keyboard.press(key)
-        page.get_by_role("heading", name=re.compile(rf"^Step {target} of")).wait_for()
-        seen.append((time.perf_counter() - started) * 1000)
-        painted.append(painted_after(page, armed))
-        page.locator(IDLE).wait_for()
-        step = target
+        step, on_screen, polled = press_next_step(page, step, steps)
+        painted.append(on_screen)
+        seen.append(polled)
     return {"key press → step on screen": painted, "key press → Playwright sees it": seen}
 
 

@@ -34,11 +34,17 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from bench.app_first_page import load  # noqa: E402
-from bench.app_latency import Server, compile_like_an_install, painted_after, percentiles, watch  # noqa: E402
+from bench.app_latency import (  # noqa: E402
+    KEYS_INCIDENT,
+    Server,
+    compile_like_an_install,
+    open_for_keys,
+    percentiles,
+    press_next_step,
+)
 from tools.chromium import CHROMIUM, CHROMIUM_ARGS, IDLE  # noqa: E402
 
-INCIDENT = "resumed-partition-records-late"
-HEADING = re.compile(rb"Step (\d+) of")
+HEADING = re.compile(rb"Step \d+ of")
 
 
 class Tab:
@@ -55,24 +61,17 @@ class Tab:
 
     def open(self) -> None:
         """The page once Spark is ready: while Spark starts, its box refreshes itself and a step
-        redraws the whole page (about 115 websocket frames against about 70 for the step alone)."""
+        redraws the whole page (118 websocket frames a press against 65 for the step alone, 30 Nov)."""
         from playwright.sync_api import expect
 
-        self.page.goto(f"{self.server.url}/?scenario={INCIDENT}&engine=local&step=0")
-        self.page.get_by_role("heading", name=re.compile(r"^Step 0 of")).wait_for()
+        open_for_keys(self.page, self.server.url)
         expect(self.page.locator(".st-key-spark_status")).to_contain_text("Spark ready", timeout=300_000)
         self.page.locator(IDLE).wait_for()
-        self.page.get_by_role("heading", level=1).first.click()
 
     def press(self) -> None:
         """Right (Home at the end, to go round again), timed to the frame that shows the step."""
-        target = self.step + 1 if self.step + 1 < self.steps - 1 else 0
-        armed = watch(self.page, "h1, h2, h3", rf"^Step {target} of")
-        self.page.keyboard.press("ArrowRight" if target else "Home")
-        self.page.get_by_role("heading", name=re.compile(rf"^Step {target} of")).wait_for()
-        self.painted.append(painted_after(self.page, armed))
-        self.page.locator(IDLE).wait_for()
-        self.step = target
+        self.step, painted, _ = press_next_step(self.page, self.step, self.steps)
+        self.painted.append(painted)
 
 
 class Frames:
@@ -183,7 +182,7 @@ def main() -> None:
 
     from wmviz.store.incidents import built_in_incidents
 
-    steps = len(built_in_incidents()[INCIDENT].trace().rows)
+    steps = len(built_in_incidents()[KEYS_INCIDENT].trace().rows)
     print(f"load average before: {load()}", flush=True)
     roots = [REPO] + ([args.baseline.resolve()] if args.baseline else [])
     for root in roots:
