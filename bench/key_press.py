@@ -14,7 +14,9 @@ from the press to the animation frame after the DOM change that shows the next s
 frames, timed from the press's first message to the server (the click's rerun request), give the
 first answer, the frame that carries the new heading (its index among the run's frames) and the
 run's last frame; a sampling profile of the page's JavaScript gives the share of the browser's main
-thread each script file took (Plotly, React, Streamlit's bundle) against idle.
+thread each script file took (Plotly, React, Streamlit's bundle) against idle, over the whole run
+and over the waits alone (each click's message to its heading's frame: Chrome counts a frame
+received when the main thread takes it, so a busy page delays it).
 
 The goal (issue 30): p90 ≤ 150 ms on a quiet machine. The load average is printed before and after.
 """
@@ -80,6 +82,7 @@ class Frames:
     def __init__(self, page) -> None:
         self.cdp = page.context.new_cdp_session(page)
         self.seen: list[tuple[bool, float, bool]] = []
+        self.waits: list[tuple[float, float]] = []  # each press: its click's message → the heading's frame
         self.cdp.on("Network.webSocketFrameSent", lambda event: self._note(True, event))
         self.cdp.on("Network.webSocketFrameReceived", lambda event: self._note(False, event))
         self.cdp.send("Network.enable")
@@ -106,14 +109,21 @@ class Frames:
         if heading:
             times["the heading's frame back"] = received[heading[0]][0] - sent[0]
             counts["the heading's frame, its index"] = heading[0]
+            self.waits.append((sent[0], received[heading[0]][0]))
         return {name: seconds * 1000 for name, seconds in times.items()}, counts
 
 
-def profile_shares(profile: dict) -> list[tuple[str, float]]:
-    """The main thread's time by script file (or idle / program / a native call), as shares."""
+def profile_shares(profile: dict, within: list[tuple[float, float]] | None = None) -> list[tuple[str, float]]:
+    """The main thread's time by script file (or idle / program / a native call), as shares; with
+    `within`, only the samples inside those (start, end) spans, in seconds of Chrome's monotonic clock
+    (the clock of the websocket frames' timestamps)."""
     nodes = {node["id"]: node["callFrame"] for node in profile["nodes"]}
     taken: collections.Counter[str] = collections.Counter()
+    at = profile["startTime"] / 1e6
     for sample, delta in zip(profile["samples"], profile["timeDeltas"], strict=False):
+        at += delta / 1e6
+        if within is not None and not any(start <= at <= end for start, end in within):
+            continue
         frame = nodes[sample]
         taken[frame["url"].rsplit("/", 1)[-1] or frame["functionName"] or "(native)"] += delta
     total = sum(taken.values()) or 1
@@ -157,7 +167,8 @@ def taken_apart(browser, presses: int, steps: int) -> None:
                 times[name].append(ms)
             for name, count in press_counts.items():
                 counts[name].append(count)
-        shares = profile_shares(frames.cdp.send("Profiler.stop")["profile"])
+        profile = frames.cdp.send("Profiler.stop")["profile"]
+        shares = profile_shares(profile)
         print(f"key press → step on screen: {percentiles(tab.painted)}", flush=True)
         for name, values in times.items():
             print(f"{name} (from the click's message): {percentiles(values)}", flush=True)
@@ -165,6 +176,11 @@ def taken_apart(browser, presses: int, steps: int) -> None:
             print(f"{name}: median {statistics.median(found):.0f}", flush=True)
         print("the page's main thread during the presses:", flush=True)
         for name, share in shares:
+            print(f"  {share:6.1%}  {name}", flush=True)
+        # Where the wait for the heading goes: its frame is "received" when the page's main thread
+        # takes it, so a busy main thread delays it, whenever the server sent it.
+        print("the same, from each click's message to its heading's frame:", flush=True)
+        for name, share in profile_shares(profile, within=frames.waits):
             print(f"  {share:6.1%}  {name}", flush=True)
     finally:
         tab.server.stop()
