@@ -338,6 +338,8 @@ def spark_status(service: SparkService) -> bool:
         with st.container(border=True, key="spark_status"):
             st.markdown(f"{icon} **Spark {status.state}** · {timing}{cores}")
             st.caption(f"master `{status.master}`")
+            if status.live_warming:
+                st.caption("warming live mode: a one-step query, so a person's first one starts at once")
             if status.job:
                 st.caption(f"running: {status.job}")
             if status.error:
