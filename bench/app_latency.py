@@ -5,6 +5,7 @@
     python bench/app_latency.py --live-only --live-steps 30
     python bench/app_latency.py --only-first-page --rounds 3          # first page usable only
     python bench/app_latency.py --only-first-page --baseline DIR      # against another checkout
+    python bench/app_latency.py --first-live --baseline DIR --rounds 2  # the first live step
 
 Measured (each from the browser's side: the moment the new content is on the page):
 
@@ -18,7 +19,10 @@ Measured (each from the browser's side: the moment the new content is on the pag
   incident's step heading shown (each incident not simulated before in that cache);
 * key press → step updated: Right pressed → the next step's heading shown, p50/p90;
 * live step: a click on a channel's watermark button → the live header names the new step, p50/p90,
-  beside the query's own latency per micro-batch (file written → result back on the driver).
+  beside the query's own latency per micro-batch (file written → result back on the driver);
+* the first live step: "Drive an empty valve live" clicked (once Spark is ready and has warmed live
+  mode) → step 1 seen, its first input clicked as soon as it is drawn; `--first-live` alone, a new
+  server each round, against `--baseline DIR` in turn.
 
 Targets on a quiet machine (issue 30): first page usable ≤ 2.5 s cold and ≤ 1.5 s warm, key press
 p90 ≤ 150 ms, the first live step ≤ 3 s and later ones ≤ the micro-batch + 150 ms. The load average is
@@ -149,13 +153,13 @@ SWITCHES = (
 
 
 def session_measures(
-    browser, cache: Path, presses: int, live_steps: int, live_only: bool = False
+    browser, cache: Path, presses: int, live_steps: int, live_only: bool = False, root: Path = REPO
 ) -> dict[str, object]:
-    """On one warm server: incident switches (in-process, Spark), key presses, live steps (only
-    the live steps with `live_only`)."""
+    """On one warm server (of `root`): incident switches (in-process, Spark), key presses, live
+    steps (only the live steps with `live_only`)."""
     from playwright.sync_api import expect
 
-    server = Server(cache)
+    server = Server(cache, root=root)
     out: dict[str, object] = {}
     try:
         while not server.healthy():
@@ -297,6 +301,27 @@ def first_page_rounds(browser, args) -> None:
         print(second, flush=True)
 
 
+def first_live_rounds(browser, cache: Path, args) -> None:
+    """The first live step, a new server for each, this tree and the baseline in turn (the order
+    flips each round), one live step each; then each variant's figures."""
+    variants = [("this tree", REPO)]
+    if args.baseline is not None:
+        variants.insert(0, (f"baseline {args.baseline}", args.baseline.resolve()))
+    for _, root in variants:
+        compile_like_an_install(root)
+    got: dict[str, dict[str, list[float]]] = {name: {} for name, _ in variants}
+    for round_ in range(args.rounds):
+        for name, root in variants if round_ % 2 == 0 else variants[::-1]:
+            measures = session_measures(browser, cache, 0, 1, live_only=True, root=root)
+            for measure, values in measures.items():
+                if ("first" in measure or "of which" in measure) and isinstance(values, list):
+                    got[name].setdefault(measure, []).extend(values)
+                    print(f"round {round_ + 1}, {name}, {measure}: {values[0]:,.0f} ms", flush=True)
+    for name, measures in got.items():
+        for measure, values in measures.items():
+            print(f"{name}, {measure}: {percentiles(values)}", flush=True)
+
+
 def compile_like_an_install(root: Path) -> None:
     """Write the bytecode of `root`'s modules, as `pip install` does for an installed wmviz: a
     machine that sets PYTHONDONTWRITEBYTECODE (this one does) would otherwise have every new server
@@ -317,6 +342,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="rounds of first page usable (cold, warm)")
     parser.add_argument("--baseline", type=Path, help="another checkout's first page, interleaved")
     parser.add_argument(
+        "--first-live", action="store_true", help="the first live step only, --rounds new servers a tree"
+    )
+    parser.add_argument(
         "--lazy-spark-too", action="store_true", help="and this tree with Spark not started (its share)"
     )
     args = parser.parse_args()
@@ -328,10 +356,13 @@ def main() -> None:
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            if not args.live_only:
-                first_page_rounds(browser, args)
-            if not args.only_first_page:
-                session_run(browser, cache, query, args)
+            if args.first_live:
+                first_live_rounds(browser, cache, args)
+            else:
+                if not args.live_only:
+                    first_page_rounds(browser, args)
+                if not args.only_first_page:
+                    session_run(browser, cache, query, args)
             browser.close()
     finally:
         shutil.rmtree(cache, ignore_errors=True)

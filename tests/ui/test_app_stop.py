@@ -7,8 +7,9 @@ quietened first, and a start still under way is left to end with the server.
 
 Each case is one `wmviz app` (one JVM); the page is opened in Chromium so the server starts Spark
 after its first page, and the signal comes while the sidebar says "warming up" and the warm-up
-task's Python worker runs (a signal before the workers start was quiet before too). Only what is
-printed after the signal is read: the JVM's start has its own lines.
+task's Python worker runs (a signal before the workers start was quiet before too), or later, while
+Spark warms live mode with a one-step streaming query and that query's Python source runs. Only
+what is printed after the signal is read: the JVM's start has its own lines.
 """
 
 from __future__ import annotations
@@ -58,8 +59,16 @@ def start_app(tmp_path, port: int) -> subprocess.Popen:
         return subprocess.Popen(command, env=env, stdout=out, stderr=err, start_new_session=True)
 
 
+PHASES = {
+    "warm-up": ("Spark warming up", "pyspark.daemon"),
+    "live warm-up": ("warming live mode", "python_streaming_source_runner"),
+}
+"""Each warm-up: what the sidebar says meanwhile, and the Python process it runs."""
+
+
 @pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
-def test_stopping_the_app_while_spark_warms_up_prints_no_java_stack_trace(tmp_path, how):
+@pytest.mark.parametrize("phase", list(PHASES))
+def test_stopping_the_app_while_spark_warms_up_prints_no_java_stack_trace(tmp_path, phase, how):
     from tests.support.app_server import chromium, fresh_page
 
     port = free_port()
@@ -75,10 +84,11 @@ def test_stopping_the_app_while_spark_warms_up_prints_no_java_stack_trace(tmp_pa
             page.goto(url)
             # Spark starts a few seconds after the first page; the signal comes while it warms up.
             page.get_by_text(re.compile(r"Spark (starting|warming up)")).first.wait_for(timeout=TIMEOUT_MS)
-            page.get_by_text(re.compile(r"Spark warming up")).first.wait_for(timeout=TIMEOUT_MS)
+            said_meanwhile, worker = PHASES[phase]
+            page.get_by_text(said_meanwhile).first.wait_for(timeout=TIMEOUT_MS)
             deadline = time.monotonic() + 120
-            while not any("pyspark.daemon" in line for line in below(process.pid).values()):
-                assert time.monotonic() < deadline, "the warm-up task's Python worker never started"
+            while not any(worker in line for line in below(process.pid).values()):
+                assert time.monotonic() < deadline, f"the {phase}'s Python worker never started"
                 time.sleep(0.05)
         below_server = below(process.pid)  # the JVM and its workers, which end after the server
         said = {name: (tmp_path / name).stat().st_size for name in ("stdout.txt", "stderr.txt")}

@@ -4,10 +4,12 @@ and the inbox where its `foreachBatch` sink files each step's output for the wai
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
 import time
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -145,7 +147,20 @@ class _Inbox:
         return order, line, state, bytes(tables) if tables is not None else None, batch_id
 
 
-@dataclass
+_RUNNING: weakref.WeakSet[LiveStream] = weakref.WeakSet()
+"""Every stream started and not yet stopped in this process (`stop_every_stream`)."""
+
+
+def stop_every_stream() -> None:
+    """Stop every live query still running: a server stopping does this before its SparkSession
+    stops, or each query's stream thread, finding the session gone under it, prints a Java stack
+    trace to the terminal of the person who stopped the server."""
+    for stream in list(_RUNNING):
+        with contextlib.suppress(Exception):  # a query that already failed has nothing to stop
+            stream.stop()
+
+
+@dataclass(eq=False)  # a stream is itself, not its fields: `_RUNNING` holds it by identity
 class LiveStream:
     """The running query as the driver sees it: the folder a step's file goes to, and the inbox
     its sink fills (`restart` replaces a stopped query by one resumed from its checkpoint)."""
@@ -178,7 +193,9 @@ class LiveStream:
             session.conf.set(key, value)
         query = _start_query(session, spec, input_dir, checkpoint_dir, inbox)
         elapsed = (time.perf_counter() - started) * 1000
-        return cls(input_dir, query, inbox, elapsed, session, spec, checkpoint_dir)
+        stream = cls(input_dir, query, inbox, elapsed, session, spec, checkpoint_dir)
+        _RUNNING.add(stream)
+        return stream
 
     def restart(self) -> None:
         """Start the query again from its checkpoint, after it stopped: it replays the batch it
@@ -195,6 +212,7 @@ class LiveStream:
         """Stop the query for good (a restart under way finishes first, then its query stops)."""
         with self._lock:
             self._closed = True
+            _RUNNING.discard(self)
             self.query.stop()
 
     def send(self, record: dict[str, Any], order: int) -> None:

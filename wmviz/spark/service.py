@@ -11,6 +11,7 @@ failed, the master URL, the cores, and the job running now with its stage and ta
 from __future__ import annotations
 
 import atexit
+import sys
 import tempfile
 import threading
 import time
@@ -149,8 +150,9 @@ class SparkService:
             self.live_warmed.set()
 
     def stop(self) -> None:
-        """End Spark as the server stops, saying nothing: the JVM's log is turned off first, the
-        warm-up (or any job) is cancelled and the session stopped. Left to itself, the JVM found
+        """End Spark as the server stops, saying nothing: the JVM's log is turned off first, every
+        live query (the live warm-up's, a person's) is stopped, the warm-up (or any job) is
+        cancelled and the session stopped. Left to itself, the JVM found
         its jobs' workers gone and printed their stack traces. A JVM still starting exits by itself
         once this process has gone."""
         with self._lock:
@@ -163,6 +165,9 @@ class SparkService:
         try:
             context = session.sparkContext
             context.setLogLevel("OFF")
+            live_query = sys.modules.get("wmviz.spark.live_query")  # imported once a live query ran
+            if live_query is not None:
+                live_query.stop_every_stream()  # before the session goes from under their threads
             context.cancelAllJobs()
             session.stop()
         except Exception:  # the JVM may be gone already: nothing is left to stop
