@@ -240,7 +240,7 @@ def _live(page, steps: int) -> dict[str, object]:
     page.locator(".st-key-live_w_0_0 button").wait_for()
     drawn = (time.perf_counter() - driven) * 1000  # the live page, its inputs there to click
     caption = page.get_by_text(re.compile(r"^Spark Structured Streaming query"))
-    clicks, seen = [], []
+    clicks, seen, first = [], [], []
     for step in range(steps):
         armed = watch(page, '[data-testid="stCaptionContainer"]', rf"· {step + 1} step\(s\)")
         started = time.perf_counter()
@@ -256,7 +256,7 @@ def _live(page, steps: int) -> dict[str, object]:
     # The caption gives the query's median over the steps after the first.
     query = [float(v.replace(",", "")) for v in re.findall(r"median ([\d,]+) ms after the first", text)]
     return {
-        "first live step (Drive … live → step 1 seen)": first if steps else [],
+        "first live step (Drive … live → step 1 seen)": first,
         "  of which: Drive … live → its inputs drawn": [drawn],
         "  of which: the first input's click → step 1 seen": seen[:1],
         "live step (click → on screen)": clicks[1:],
@@ -265,16 +265,22 @@ def _live(page, steps: int) -> dict[str, object]:
     }
 
 
+def tree_variants(args) -> list[tuple[str, Path]]:
+    """This tree, after `--baseline DIR` when given, each compiled as an install would be."""
+    variants = [("this tree", REPO)]
+    if args.baseline is not None:
+        variants.insert(0, (f"baseline {args.baseline}", args.baseline.resolve()))
+    for _, root in variants:
+        compile_like_an_install(root)
+    return variants
+
+
 def first_page_rounds(browser, args) -> None:
     """First page usable, cold cache then warm, for each variant in turn, round by round; each
     server's second visitor too."""
-    variants = [("this tree", REPO, {})]
-    if args.baseline is not None:
-        variants.insert(0, (f"baseline {args.baseline}", args.baseline.resolve(), {}))
+    variants = [(name, root, {}) for name, root in tree_variants(args)]
     if args.lazy_spark_too:
         variants.append(("this tree, WMVIZ_SPARK_START=lazy", REPO, {"WMVIZ_SPARK_START": "lazy"}))
-    for _, root, _ in variants:
-        compile_like_an_install(root)
     runs: dict[str, list[dict[str, float]]] = {}
     for round_no in range(args.rounds):
         for name, root, env in variants:
@@ -304,11 +310,7 @@ def first_page_rounds(browser, args) -> None:
 def first_live_rounds(browser, cache: Path, args) -> None:
     """The first live step, a new server for each, this tree and the baseline in turn (the order
     flips each round), one live step each; then each variant's figures."""
-    variants = [("this tree", REPO)]
-    if args.baseline is not None:
-        variants.insert(0, (f"baseline {args.baseline}", args.baseline.resolve()))
-    for _, root in variants:
-        compile_like_an_install(root)
+    variants = tree_variants(args)
     got: dict[str, dict[str, list[float]]] = {name: {} for name, _ in variants}
     for round_ in range(args.rounds):
         for name, root in variants if round_ % 2 == 0 else variants[::-1]:
@@ -339,10 +341,14 @@ def main() -> None:
     parser.add_argument("--live-steps", type=int, default=20)
     parser.add_argument("--live-only", action="store_true", help="only the live steps (no first page)")
     parser.add_argument("--only-first-page", action="store_true", help="first page usable only (~1-2 min)")
-    parser.add_argument("--rounds", type=int, default=2, help="rounds of first page usable (cold, warm)")
+    parser.add_argument(
+        "--rounds", type=int, default=2, help="rounds of first page usable (cold, warm), or of --first-live"
+    )
     parser.add_argument("--baseline", type=Path, help="another checkout's first page, interleaved")
     parser.add_argument(
-        "--first-live", action="store_true", help="the first live step only, --rounds new servers a tree"
+        "--first-live",
+        action="store_true",
+        help="the first live step alone (--rounds new servers a tree; the other measures are not run)",
     )
     parser.add_argument(
         "--lazy-spark-too", action="store_true", help="and this tree with Spark not started (its share)"

@@ -97,7 +97,8 @@ class Frames:
 
     def breakdown(self, start: int) -> tuple[dict[str, float], dict[str, int]]:
         """One press's frames (those from index `start` on): times in ms from its first sent frame,
-        and counts."""
+        and counts; the press's wait (its click's message → its heading's frame) is kept in
+        `waits`. Once a press."""
         frames = self.seen[start:]
         sent = [when for is_sent, when, _ in frames if is_sent]
         received = [(when, heading) for is_sent, when, heading in frames if not is_sent]
@@ -109,7 +110,7 @@ class Frames:
         if heading:
             times["the heading's frame back"] = received[heading[0]][0] - sent[0]
             counts["the heading's frame, its index"] = heading[0]
-            self.waits.append((sent[0], received[heading[0]][0]))
+            self.waits.append((sent[0], received[heading[0]][0]))  # `profile_shares`'s `within`
         return {name: seconds * 1000 for name, seconds in times.items()}, counts
 
 
@@ -180,7 +181,10 @@ def taken_apart(browser, presses: int, steps: int) -> None:
         # Where the wait for the heading goes: its frame is "received" when the page's main thread
         # takes it, so a busy main thread delays it, whenever the server sent it.
         print("the same, from each click's message to its heading's frame:", flush=True)
-        for name, share in profile_shares(profile, within=frames.waits):
+        within = profile_shares(profile, within=frames.waits)
+        if not within:  # the profile's clock and the frames' would not be Chrome's one clock
+            print("  no profile sample falls inside the waits", flush=True)
+        for name, share in within:
             print(f"  {share:6.1%}  {name}", flush=True)
     finally:
         tab.server.stop()

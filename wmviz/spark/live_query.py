@@ -9,8 +9,7 @@ import json
 import os
 import threading
 import time
-import weakref
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -147,20 +146,57 @@ class _Inbox:
         return order, line, state, bytes(tables) if tables is not None else None, batch_id
 
 
-_RUNNING: weakref.WeakSet[LiveStream] = weakref.WeakSet()
-"""Every stream started and not yet stopped in this process (`stop_every_stream`)."""
+class _Streams:
+    """Every live stream of this process started and not yet stopped, and how many are starting,
+    so that `stop_all` stops a query whose start was under way too. A plain set: a stream its owner
+    dropped without stopping it still has a running query, the one most in need of a stop."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._running: set[LiveStream] = set()
+        self._starting = 0
+
+    @contextlib.contextmanager
+    def starting(self) -> Iterator[None]:
+        with self._changed:
+            self._starting += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._starting -= 1
+                self._changed.notify_all()
+
+    def add(self, stream: LiveStream) -> None:
+        with self._changed:
+            self._running.add(stream)
+
+    def discard(self, stream: LiveStream) -> None:
+        with self._changed:
+            self._running.discard(stream)
+
+    def stop_all(self, wait_s: float) -> None:
+        """Stop every stream, once the starts under way (at most `wait_s` seconds) are over."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._starting == 0, timeout=wait_s)
+            streams = list(self._running)
+        for stream in streams:
+            with contextlib.suppress(Exception):  # a query that already failed has nothing to stop
+                stream.stop()
 
 
-def stop_every_stream() -> None:
-    """Stop every live query still running: a server stopping does this before its SparkSession
+_STREAMS = _Streams()
+
+
+def stop_every_stream(wait_s: float = 30.0) -> None:
+    """Stop every live query of this process: a server stopping does this before its SparkSession
     stops, or each query's stream thread, finding the session gone under it, prints a Java stack
-    trace to the terminal of the person who stopped the server."""
-    for stream in list(_RUNNING):
-        with contextlib.suppress(Exception):  # a query that already failed has nothing to stop
-            stream.stop()
+    trace to the terminal of the person who stopped the server. A query still starting is waited
+    for (up to `wait_s`: a first query took 5.6 s to start on a quiet machine), then stopped."""
+    _STREAMS.stop_all(wait_s)
 
 
-@dataclass(eq=False)  # a stream is itself, not its fields: `_RUNNING` holds it by identity
+@dataclass(eq=False)  # a stream is itself, not its fields: `_STREAMS` holds it by identity
 class LiveStream:
     """The running query as the driver sees it: the folder a step's file goes to, and the inbox
     its sink fills (`restart` replaces a stopped query by one resumed from its checkpoint)."""
@@ -191,10 +227,11 @@ class LiveStream:
         needs = ROCKSDB if spec.stateful_api == "transformWithStateInPandas" else {}
         for key, value in {**QUERY_CONF, **needs, **spec.conf}.items():
             session.conf.set(key, value)
-        query = _start_query(session, spec, input_dir, checkpoint_dir, inbox)
-        elapsed = (time.perf_counter() - started) * 1000
-        stream = cls(input_dir, query, inbox, elapsed, session, spec, checkpoint_dir)
-        _RUNNING.add(stream)
+        with _STREAMS.starting():
+            query = _start_query(session, spec, input_dir, checkpoint_dir, inbox)
+            elapsed = (time.perf_counter() - started) * 1000
+            stream = cls(input_dir, query, inbox, elapsed, session, spec, checkpoint_dir)
+            _STREAMS.add(stream)
         return stream
 
     def restart(self) -> None:
@@ -212,7 +249,7 @@ class LiveStream:
         """Stop the query for good (a restart under way finishes first, then its query stops)."""
         with self._lock:
             self._closed = True
-            _RUNNING.discard(self)
+            _STREAMS.discard(self)
             self.query.stop()
 
     def send(self, record: dict[str, Any], order: int) -> None:

@@ -11,6 +11,7 @@ failed, the master URL, the cores, and the job running now with its stage and ta
 from __future__ import annotations
 
 import atexit
+import contextlib
 import sys
 import tempfile
 import threading
@@ -37,7 +38,7 @@ class SparkStatus:
     seconds: float
     """How long the state has lasted (starting, warming) or took (ready)."""
     job: str | None = None
-    """The job running now, e.g. "simulating: stage 3, 5 of 8 tasks"."""
+    """The job running now, e.g. "simulating: stage 3, 5 of 8 tasks" (None while live mode warms up)."""
     error: str | None = None
     live_warming: bool = False
     """Ready, and warming live mode (`SparkService._warm_live`)."""
@@ -116,14 +117,13 @@ class SparkService:
             self._live_warming = True  # told with "ready": `_warm_live` follows at once
             self._set(READY)
         except Exception as exc:  # shown in the sidebar; the in-process engine still works
-            if self._stopping:
-                return  # the server is stopping: the warm-up was cancelled, nothing failed
-            self.error = f"{type(exc).__name__}: {exc}"
-            traceback.print_exc()
-            self._set(FAILED)
+            if not self._stopping:  # else the server is stopping: the warm-up was cancelled
+                self.error = f"{type(exc).__name__}: {exc}"
+                traceback.print_exc()
+                self._set(FAILED)
         finally:
             self._ready.set()
-        self._warm_live()
+        self._warm_live()  # returns at once (and says it is over) if Spark failed or is stopping
 
     def _warm_live(self) -> None:
         """One throwaway live query of one step, once Spark is ready. A server's first live query
@@ -167,7 +167,8 @@ class SparkService:
             context.setLogLevel("OFF")
             live_query = sys.modules.get("wmviz.spark.live_query")  # imported once a live query ran
             if live_query is not None:
-                live_query.stop_every_stream()  # before the session goes from under their threads
+                with contextlib.suppress(Exception):  # whatever it meets, the session still stops
+                    live_query.stop_every_stream()  # before the session goes from under their threads
             context.cancelAllJobs()
             session.stop()
         except Exception:  # the JVM may be gone already: nothing is left to stop
@@ -193,8 +194,9 @@ class SparkService:
     def status(self) -> SparkStatus:
         seconds = self._took if self.state == READY else time.monotonic() - self._since
         warming = self._live_warming
-        # The warm-up's own jobs are not shown: while the box shows a job it refreshes itself, and
-        # a step key then redraws the whole page, for nothing a person asked for.
+        # While live mode warms up, the box says so instead of naming the running job (the warm-up's
+        # or, for those seconds, a person's): while it names a job the box refreshes itself, and
+        # every step key then redraws the whole page, for nothing a person asked for.
         job = None if warming else self._job()
         return SparkStatus(self.state, self.master, self.cores, seconds, job, self.error, warming)
 

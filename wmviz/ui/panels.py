@@ -339,7 +339,7 @@ def spark_status(service: SparkService) -> bool:
             st.markdown(f"{icon} **Spark {status.state}** · {timing}{cores}")
             st.caption(f"master `{status.master}`")
             if status.live_warming:
-                st.caption("warming live mode: a one-step query, so a person's first one starts at once")
+                st.caption("warming live mode: a one-step query, so that your first live run starts faster")
             if status.job:
                 st.caption(f"running: {status.job}")
             if status.error:
