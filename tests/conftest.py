@@ -21,6 +21,10 @@ from wmviz.core import settings  # noqa: E402
 # The app's Spark starts on demand in tests (AppTest runs the page in this process many times);
 # the browser tests' server starts it eagerly, as a user's does.
 os.environ.setdefault("WMVIZ_SPARK_START", "lazy")
+# Nor do their servers warm live mode once Spark is ready (~12 s of a core each, and the suite
+# starts dozens of servers): its own tests turn it on (tests/spark/test_spark_live_warm_up.py,
+# tests/ui/test_app_stop.py).
+os.environ.setdefault("WMVIZ_LIVE_WARM_UP", "off")
 CONFORMANCE = DATA / "conformance"
 
 

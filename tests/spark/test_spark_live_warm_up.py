@@ -23,6 +23,7 @@ from wmviz.timeline.transcript import transcript_record
 
 @pytest.mark.spark
 def test_ready_first_then_one_live_step_and_nothing_left_behind(spark, tmp_path, monkeypatch, capfd):
+    monkeypatch.setenv("WMVIZ_LIVE_WARM_UP", "on")  # what a user's server does (the suite's: off)
     monkeypatch.setattr(session_module, "get_spark", lambda master=None: spark)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the warm-up's folder goes
     service = SparkService("local[2]")
@@ -116,3 +117,31 @@ def test_stopping_every_stream_waits_for_a_start_under_way_then_stops_it_too():
     starter.join(10)
     stopper.join(10)
     assert stopped == [late]
+
+
+@pytest.mark.spark
+def test_with_the_warm_up_off_no_live_query_runs_and_live_mode_does_not_wait(spark, monkeypatch):
+    monkeypatch.setenv("WMVIZ_LIVE_WARM_UP", "off")
+    monkeypatch.setattr(session_module, "get_spark", lambda master=None: spark)
+    started: list[object] = []
+    monkeypatch.setattr(LiveStream, "start", lambda *args: started.append(args))
+    service = SparkService("local[2]")
+    service._run()
+    assert service.state == READY and service.live_warmed.is_set()
+    assert started == [] and not service.status().live_warming
+
+
+def test_a_persons_live_query_waits_for_the_warm_up_to_end():
+    """Two first live queries starting at once on a busy machine failed (a Python worker did not
+    connect back within Spark's 10 s): a person's waits for the warm-up's to end."""
+    service = SparkService("local[1]")
+    service._session = session = object()
+    service._ready.set()
+    got: list[object] = []
+    asking = threading.Thread(target=lambda: got.append(service.session_for_live(timeout=30)))
+    asking.start()
+    time.sleep(0.2)
+    assert got == [], "a person's live query did not wait for the warm-up"
+    service.live_warmed.set()
+    asking.join(10)
+    assert got == [session]

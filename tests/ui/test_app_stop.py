@@ -52,6 +52,7 @@ def below(pid: int) -> dict[int, str]:
 
 def start_app(tmp_path, port: int) -> subprocess.Popen:
     env = {**os.environ, "WMVIZ_CACHE": str(tmp_path / "cache"), "WMVIZ_SPARK_START": "eager"}
+    env["WMVIZ_LIVE_WARM_UP"] = "on"  # as a user's server (the suite's servers have it off)
     command = [sys.executable, "-m", "wmviz", "app", "--server.port", str(port), "--server.headless", "true",
                "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]  # fmt: skip
     with open(tmp_path / "stdout.txt", "wb") as out, open(tmp_path / "stderr.txt", "wb") as err:

@@ -396,6 +396,13 @@ SPARK_START = Choice(
     default="eager",
     choices=("eager", "lazy"),
 )
+LIVE_WARM_UP = Choice(
+    "WMVIZ_LIVE_WARM_UP",
+    "Once Spark is ready, warm live mode with a one-step query (~12 s of background work): `on` or `off`.",
+    "ui",
+    default="on",
+    choices=("on", "off"),
+)
 STEP_CACHE_MB = Number(
     "WMVIZ_STEP_CACHE_MB",
     "The server's cache of step views, in megabytes (0 keeps nothing).",

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from wmviz.core.settings import LIVE_WARM_UP
 from wmviz.spark.master import spark_master
 
 STARTING, WARMING, READY, FAILED, IDLE = "starting", "warming up", "ready", "failed", "not started"
@@ -114,7 +115,7 @@ class SparkService:
             session.range(0, cores, 1, cores).mapInArrow(_warm_up, "id long").collect()
             self._session = session
             self._took = time.monotonic() - started
-            self._live_warming = True  # told with "ready": `_warm_live` follows at once
+            self._live_warming = LIVE_WARM_UP.get() == "on"  # told with "ready": `_warm_live` follows
             self._set(READY)
         except Exception as exc:  # shown in the sidebar; the in-process engine still works
             if not self._stopping:  # else the server is stopping: the warm-up was cancelled
@@ -132,7 +133,7 @@ class SparkService:
         query took 5.6 s to start and 6.1 s for its first step; after one such query, 0.2 s and
         2.4 s. A failure is only printed: a person's own live run reports its own."""
         try:
-            if self._session is None or self._stopping:
+            if self._session is None or self._stopping or not self._live_warming:
                 return
             from wmviz.spark.live import LiveSession, demo_trace
 
@@ -148,6 +149,15 @@ class SparkService:
         finally:
             self._live_warming = False
             self.live_warmed.set()
+
+    def session_for_live(self, timeout: float | None = None) -> Any:
+        """The session, for a person's live query: once live mode's warm-up is over (at most
+        `timeout` s more). Two first queries starting at once on a busy machine failed: a Python
+        worker did not connect back within Spark's 10 s (a test run beside a CPU hog), and the
+        warm-up would then cost the first run more than it saves."""
+        session = self.session(timeout)
+        self.live_warmed.wait(timeout)
+        return session
 
     def stop(self) -> None:
         """End Spark as the server stops, saying nothing: the JVM's log is turned off first, every

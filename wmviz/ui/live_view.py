@@ -91,7 +91,7 @@ def _start(
     from wmviz.spark.live import LiveSession
 
     def open_session(work: Path) -> LiveSession:
-        spark = loading.spark_service().session(timeout=300)
+        spark = loading.spark_service().session_for_live(timeout=300)
         return LiveSession.start(spark, live_spec(config, channels, source), work)
 
     try:
