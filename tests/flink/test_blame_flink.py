@@ -232,9 +232,10 @@ def test_rescale_edges_map_upstream_subtasks_as_the_job_reads_them(whole_job):
         nearer, farther = _mapped_nearer(rec, edge, metric)
         # At least a few samples' worth (how many samples there are follows the machine's load).
         # A wrong mapping names the slower upstream for about half the pairs or fewer; the right
-        # one for nearly all, the rest watermarks still in flight when the metrics were read (CI
-        # under load: 9 of 81 at a 500 ms gap, so the gap is now 1 s and a fifth may differ).
-        assert nearer >= 5 and farther <= max(1, nearer // 4), (edge, nearer, farther)
+        # one for most, the rest watermarks still in flight when the metrics were read (CI under
+        # load: 9 of 81 at a 500 ms gap; beside a CPU hog at a load of 15, 9 of 42 at a 1 s gap):
+        # the right mapping names it at least twice as often as not.
+        assert nearer >= 5 and farther <= max(1, nearer // 2), (edge, nearer, farther)
 
 
 @pytest.mark.flink

@@ -119,6 +119,8 @@ public final class WmvizSqlRun {
         private final Map<String, Integer> nodeOfTable = new HashMap<>();
         private WmvizScript script;
         private final List<Integer> numbers = new ArrayList<>();
+        private List<Thread> tasksAtStart = new ArrayList<>();
+        private Integer lostAt;  // the file line after which a task thread was first seen gone
         private java.util.concurrent.CompletableFuture<org.apache.flink.api.common.JobExecutionResult> result;
         private long settleMs;
         private long alignmentMs;  // read once from the tables: needed() asks on every poll
@@ -158,12 +160,14 @@ public final class WmvizSqlRun {
             long running = System.currentTimeMillis();
             record(-1);  // the state before any line: not reported, only remembered
             events.removeAll();
+            tasksAtStart = taskMainThreads();
             for (int step = 0; step < lines.size(); step++) {
                 Object[] line = lines.get(step);
                 WmvizFeed.step(step);
                 if (line != null) {
                     WmvizFeed.offer((String) line[0], (Integer) line[1], cast(line[2]));
                     quiesce();
+                    noteALostTask(numbers.get(step));
                     failed(numbers.get(step));
                 }
                 record(step);
@@ -180,7 +184,8 @@ public final class WmvizSqlRun {
             try {
                 result.get(120, TimeUnit.SECONDS);
             } catch (java.util.concurrent.ExecutionException e) {
-                throw new JobFailed(numbers.isEmpty() ? 1 : numbers.get(numbers.size() - 1) + 1, rootMessage(e));
+                int end = numbers.isEmpty() ? 1 : numbers.get(numbers.size() - 1) + 1;
+                throw new JobFailed(lostAt != null ? lostAt : end, rootMessage(e));
             }
             record(lines.size());
             answer.set("events", events);
@@ -287,16 +292,52 @@ public final class WmvizSqlRun {
             return null;
         }
 
+        /**
+         * Remember the first line after which fewer task threads are alive than when the job
+         * began: a task that failed on that line ends its thread while the line is carried, but
+         * the job's result says so only after the job master has heard and cancelled the rest.
+         * Beside a CPU hog that took longer than the settle window, and a job failing on its only
+         * line was reported failed at the end of input. (A task that finishes, such as a bounded
+         * source's, ends its thread too: it is only read when the job then fails.)
+         */
+        private void noteALostTask(int line) {
+            if (lostAt == null && tasksAtStart.stream().anyMatch(t -> !t.isAlive())) {
+                lostAt = line;
+            }
+        }
+
+        /**
+         * Each task's own thread ("name (1/1)#0"), not the threads a task starts in its group
+         * ("Source Data Fetcher for ...", "OutputFlusher for ..."), which may end on their own.
+         */
+        private static List<Thread> taskMainThreads() {
+            ThreadGroup tasks = taskThreads();
+            List<Thread> found = new ArrayList<>();
+            if (tasks == null) {
+                return found;
+            }
+            Thread[] threads = new Thread[tasks.activeCount() * 2 + 8];
+            int count = tasks.enumerate(threads, true);
+            for (int i = 0; i < count; i++) {
+                String name = threads[i].getName();
+                if (name.matches(".*\\(\\d+/\\d+\\)#\\d+") && !name.contains(" for ")) {
+                    found.add(threads[i]);
+                }
+            }
+            return found;
+        }
+
         /** A JobFailed if the job ended (its local MiniCluster is gone then: ask its result). */
         private void failed(int step) throws JobFailed {
             if (!result.isDone()) {
                 return;
             }
+            int line = lostAt != null ? lostAt : step;
             try {
                 result.get();
-                throw new JobFailed(step, "Flink's job ended before the end of input");
+                throw new JobFailed(line, "Flink's job ended before the end of input");
             } catch (java.util.concurrent.ExecutionException e) {
-                throw new JobFailed(step, "Flink's job failed: " + rootMessage(e));
+                throw new JobFailed(line, "Flink's job failed: " + rootMessage(e));
             } catch (InterruptedException e) {
                 throw new JobFailed(step, "interrupted");
             }
