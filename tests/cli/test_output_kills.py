@@ -2,8 +2,9 @@
 earlier output or the new one, whole (a recording: whole samples), and the next run clears what
 the killed one left beside it.
 
-Each kill waits for the run's work item to appear beside the destination (the write has begun)
-and then for a random moment of the write. tests/cli/test_disk_atomic.py kills the writer before
+Each kill waits for the run's work item to appear beside the destination (the write has begun),
+or for a recording's destination to change a given number of times (each change a write begun), and
+then for a random moment of the write. tests/cli/test_disk_atomic.py kills the writer before
 every single system call; these check the commands use it end to end.
 """
 
@@ -111,9 +112,10 @@ def test_a_killed_recording_holds_whole_samples(serve, tmp_path):
     for _ in range(2):
         command = _record(url, out, "--samples", str(samples))[3:]
         command[command.index("50ms")] = "10ms"
-        # Killed once it holds two samples at least (one write each), not a fixed time after its
-        # start: beside a CPU hog the first sample took longer than the 0.5 and 1.1 s drawn.
-        kill_while_writing(command, out, rng, 2.0, dest_changes=2)
+        # Killed once its third write has begun (it appears with its first sample, then grows by one
+        # write per sample): two whole samples at least, however slow the start. A moment drawn
+        # from its start was not enough: beside a CPU hog the first sample took longer than that.
+        assert kill_while_writing(command, out, rng, 2.0, dest_changes=3)
         taken.append(assert_whole_samples(read_trace(out, tmp_path / "r.config.json"), instances=2))
         assert all(json.loads(line) for line in samples.read_text().splitlines())
     assert min(taken) > 1

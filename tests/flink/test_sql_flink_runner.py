@@ -200,3 +200,19 @@ def test_source_watermark_on_kafka_fails_when_the_job_runs(tmp_path):
     with pytest.raises(JobFailed) as caught:
         run_script(DATA / "source_watermark.sql", rows)
     assert caught.value.line == 1 and "SOURCE_WATERMARK()" in caught.value.message
+
+
+def test_a_job_failing_on_a_later_line_names_that_line(tmp_path):
+    """The line named is the one the job failed on, not the first, nor the end of input (beside a
+    CPU hog the failure reached the job's result after the settle window)."""
+    require_flink("Flink {version}'s SQL runtime", "the SQL oracle tests", jars.sql_unavailable_reason)
+    rows = tmp_path / "rows.jsonl"
+    lines = [("o1", "5", 1), ("o2", "five", 2), ("o3", "7", 3)]
+    rows.write_text("".join(
+        json.dumps({"table": "orders", "partition": 0,
+                    "row": {"order_id": order, "qty": qty, "ts": f"2026-11-24 10:00:0{second}"}}) + "\n"
+        for order, qty, second in lines
+    ))  # fmt: skip
+    with pytest.raises(JobFailed) as caught:
+        run_script(DATA / "cast_fails_on_a_later_line.sql", rows)
+    assert caught.value.line == 2 and "'five'" in caught.value.message, caught.value

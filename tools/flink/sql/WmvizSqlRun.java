@@ -61,6 +61,8 @@ public final class WmvizSqlRun {
     private WmvizSqlRun() {}
 
     private static final Pattern NODE_ID = Pattern.compile("\\[(\\d+)\\]");
+    /** A task's own thread: "name (1/1)#0" (see taskMainThreads). */
+    private static final Pattern TASK_THREAD = Pattern.compile(".*\\(\\d+/\\d+\\)#\\d+");
 
     public static void main(String[] args) throws Exception {
         PrintStream out = System.out;
@@ -152,6 +154,7 @@ public final class WmvizSqlRun {
             List<Object[]> lines = readLines(zone);
             mapSourcesToNodes();
             script.resetNodeIds();
+            List<Thread> earlier = taskMainThreads();  // a batch's earlier runs', maybe still ending
             TableResult tableResult = script.env.executeInternal(script.inserts);
             JobClient job = tableResult.getJobClient().get();
             result = job.getJobExecutionResult();
@@ -161,6 +164,7 @@ public final class WmvizSqlRun {
             record(-1);  // the state before any line: not reported, only remembered
             events.removeAll();
             tasksAtStart = taskMainThreads();
+            tasksAtStart.removeAll(earlier);
             for (int step = 0; step < lines.size(); step++) {
                 Object[] line = lines.get(step);
                 WmvizFeed.step(step);
@@ -168,7 +172,7 @@ public final class WmvizSqlRun {
                     WmvizFeed.offer((String) line[0], (Integer) line[1], cast(line[2]));
                     quiesce();
                     noteALostTask(numbers.get(step));
-                    failed(numbers.get(step));
+                    failedOnce(numbers.get(step));
                 }
                 record(step);
             }
@@ -293,12 +297,12 @@ public final class WmvizSqlRun {
         }
 
         /**
-         * Remember the first line after which fewer task threads are alive than when the job
-         * began: a task that failed on that line ends its thread while the line is carried, but
-         * the job's result says so only after the job master has heard and cancelled the rest.
-         * Beside a CPU hog that took longer than the settle window, and a job failing on its only
-         * line was reported failed at the end of input. (A task that finishes, such as a bounded
-         * source's, ends its thread too: it is only read when the job then fails.)
+         * Remember the first line after which a task's own thread is no longer alive: a task that
+         * fails on a line ends its thread while the line is carried, but the job's result says so
+         * only once the job master has heard and cancelled the rest. Beside a CPU hog that took
+         * longer than the settle window, and a job failing on its only line was reported failed
+         * at the end of input. No task here ends otherwise before the input does: every source is
+         * the stand-in, which ends only with the feed.
          */
         private void noteALostTask(int line) {
             if (lostAt == null && tasksAtStart.stream().anyMatch(t -> !t.isAlive())) {
@@ -307,8 +311,30 @@ public final class WmvizSqlRun {
         }
 
         /**
+         * With a task gone, wait for the job's result rather than feed it more lines (each would
+         * wait out the quiescence timeout: its row is never read): a JobFailed at the lost line. A
+         * job still running after that long lost a task for another reason: go on.
+         */
+        private void failedOnce(int line) throws JobFailed {
+            if (lostAt != null && !result.isDone()) {
+                try {
+                    result.get(120, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.ExecutionException e) {
+                    // failed: said below
+                } catch (java.util.concurrent.TimeoutException e) {
+                    lostAt = null;  // still running: its lost task is forgotten, and lines fed on
+                    tasksAtStart.removeIf(t -> !t.isAlive());
+                } catch (InterruptedException e) {
+                    throw new JobFailed(line, "interrupted");
+                }
+            }
+            failed(line);
+        }
+
+        /**
          * Each task's own thread ("name (1/1)#0"), not the threads a task starts in its group
-         * ("Source Data Fetcher for ...", "OutputFlusher for ..."), which may end on their own.
+         * ("Time Trigger for ...", "Canceler for ...") nor a legacy source's ("Legacy Source
+         * Thread - ..."), which end on their own.
          */
         private static List<Thread> taskMainThreads() {
             ThreadGroup tasks = taskThreads();
@@ -320,7 +346,8 @@ public final class WmvizSqlRun {
             int count = tasks.enumerate(threads, true);
             for (int i = 0; i < count; i++) {
                 String name = threads[i].getName();
-                if (name.matches(".*\\(\\d+/\\d+\\)#\\d+") && !name.contains(" for ")) {
+                if (TASK_THREAD.matcher(name).matches() && !name.contains(" for ")
+                        && !name.startsWith("Legacy Source Thread")) {
                     found.add(threads[i]);
                 }
             }
