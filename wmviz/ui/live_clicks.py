@@ -10,6 +10,7 @@ merges what it sends, the newest log holds every click, so the server takes each
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -152,6 +153,15 @@ class ButtonRow:
     key: str
     label: str
     buttons: Sequence[Button]
+
+
+def panel_key(run_folder: str, instance: object) -> str:
+    """The key of a live run's input panel for `instance`. Streamlit refuses a component key that
+    holds "__" (its own delimiter), and a run's folder, made by mkdtemp, may hold "_" (one run in
+    ~30 ends with one, then "__" with the next part: beside a CPU hog a live test's page failed
+    with BidiComponentInvalidIdError). So the folder and instance are hashed, not quoted."""
+    digest = hashlib.blake2s(f"{run_folder}\0{instance}".encode(), digest_size=8).hexdigest()
+    return f"live_inputs_{digest}"
 
 
 def take_clicks(key: str, log: ClickLog) -> list[Any]:

@@ -32,7 +32,7 @@ from wmviz.store.incidents import Incident
 from wmviz.store.runs import cache_root
 from wmviz.trace.timecells import parse_time_ms
 from wmviz.ui import loading, state
-from wmviz.ui.live_clicks import Button, ButtonRow, ClickLog, click_panel, take_clicks
+from wmviz.ui.live_clicks import Button, ButtonRow, ClickLog, click_panel, panel_key, take_clicks
 from wmviz.view.plain import literal
 from wmviz.view.timefmt import TimeFormat, is_epoch
 
@@ -238,7 +238,7 @@ def inject_panel(run: LiveRun, instance: str, latest_output: int) -> None:
             for name, count in inputs.items()
             for channel in range(count)
         ]
-        key = f"live_inputs_{run.work.name}_{instance}"
+        key = panel_key(run.work.name, instance)
         click_panel(key, rows, run.click_logs.setdefault(key, ClickLog()))
 
 

@@ -1,0 +1,29 @@
+"""A live run's input panel key is one Streamlit accepts for a component, whatever its folder's name:
+mkdtemp's names may hold "_", and a key holding "__" failed the live page (beside a CPU hog, a live
+browser test: BidiComponentInvalidIdError)."""
+
+from __future__ import annotations
+
+import tempfile
+
+from streamlit.components.v2.bidi_component.main import _make_trigger_id
+
+from wmviz.ui.live_clicks import panel_key
+
+# Folder names as mkdtemp makes them under the live folder ("live-" and 8 of [a-z0-9_]).
+AWKWARD = ["live-abcdefg_", "live-_abcdefg", "live-ab__cdef", "live-________", "live-abcdefgh"]
+
+
+def test_every_folder_and_instance_gives_a_key_streamlit_accepts(tmp_path):
+    made = [tempfile.mkdtemp(prefix="live-", dir=tmp_path) for _ in range(200)]  # as wmviz.live.folders
+    names = AWKWARD + [name.rsplit("/", 1)[1] for name in made]
+    for name in names:
+        for instance in (0, 1, "_", "a__b"):
+            key = panel_key(name, instance)
+            assert "__" not in key, key
+            _make_trigger_id(key, "events")  # Streamlit's own check of a component's key
+
+
+def test_keys_differ_by_folder_and_by_instance():
+    keys = {panel_key(name, instance) for name in AWKWARD for instance in (0, 1, "0_")}
+    assert len(keys) == len(AWKWARD) * 3
