@@ -64,45 +64,37 @@ SEEN_JS = """(operator) => ({
 })"""
 
 
-def cut_with_every_tab(page) -> list[dict[str, str]]:
-    """What is cut on the page, with each tab of the operator panel selected in turn."""
+def cut_with_every_tab(page, tries: int = 3) -> list[dict[str, str]]:
+    """What is cut on the page, with each tab of the operator panel selected in turn. A tab whose
+    page never settles with it selected is clicked again, up to `tries` clicks: beside a CPU hog
+    one click, made once the page was seen idle after the previous tab's click, never took (the
+    page settled with the previous tab selected and the focus on no tab; read as the previous
+    click's rerun, begun after the page was seen idle, redrawing the tabs under the click; not
+    reproduced). A click lost that way is not this walk's subject, and no test covers it:
+    test_browser_steps clicks a tab on an idle page only."""
+    from playwright.sync_api import expect
+
     # While a run is under way Streamlit keeps the previous run's elements beside the new ones: CI
     # once found two "Dropped records" tabs after End, and (on a loaded 2-core machine) two
     # "Timers" tabs just after a tab click, whose rerun had not started when the page was seen idle.
     found, names = settled_cut(page)
     for name in names:
-        click_tab(page, name)
-        cut, _ = settled_cut(page, name)
+        panel = page.locator(OPERATOR)
+        tab = panel.get_by_role("tab", name=name, exact=True)
+        for attempt in range(tries):
+            # The one panel the last tab's rerun left, before the click (a click needs one tab to hit).
+            page.locator(tb.APP_IDLE).wait_for()
+            expect(panel).to_have_count(1)
+            expect(tab).to_have_count(1)
+            tab.click()
+            try:
+                cut, _ = settled_cut(page, name)
+                break
+            except AssertionError:
+                if attempt == tries - 1:
+                    raise
         found += [{**c, "tab": name} for c in cut]
     return found
-
-
-def click_tab(page, name: str, tries: int = 3) -> None:
-    """Click the operator panel's tab `name`; again if the page settles with another tab selected.
-    Beside a CPU hog one click, made once the page was seen idle after the previous tab's click,
-    never took: the page settled with that previous tab selected and the focus on no tab (the
-    previous click's rerun, begun after the page was seen idle, redrew the tabs under the click).
-    That a tab a person clicks stays selected is test_browser_steps' to check, not this walk's."""
-    from playwright.sync_api import TimeoutError as NotYet
-    from playwright.sync_api import expect
-
-    panel = page.locator(OPERATOR)
-    tab = panel.get_by_role("tab", name=name, exact=True)
-    for attempt in range(tries):
-        # The one panel the last tab's rerun left, before the click (a click needs one tab to hit).
-        page.locator(tb.APP_IDLE).wait_for()
-        expect(panel).to_have_count(1)
-        expect(tab).to_have_count(1)
-        tab.click()
-        if attempt == tries - 1:
-            return  # settled_cut says what the page shows if this one did not take either
-        try:
-            page.wait_for_function(SETTLED_CUT_JS, arg=[name, tb.MAIN], timeout=20_000)
-            return
-        except NotYet:
-            if page.evaluate(SEEN_JS, OPERATOR)["script"] != "notRunning":
-                return  # still drawing: settled_cut waits for it
-        # idle with another tab selected: the click missed the tab
 
 
 @pytest.mark.parametrize("slug", sorted(built_in_incidents()))

@@ -157,9 +157,10 @@ class ButtonRow:
 
 def panel_key(run_folder: str, instance: object) -> str:
     """The key of a live run's input panel for `instance`. Streamlit refuses a component key that
-    holds "__" (its own delimiter), and a run's folder, made by mkdtemp, may hold "_" (one run in
-    ~30 ends with one, then "__" with the next part: beside a CPU hog a live test's page failed
-    with BidiComponentInvalidIdError). So the folder and instance are hashed, not quoted."""
+    holds "__" (its own delimiter), and a run's folder, made by mkdtemp, may hold "_": a name that
+    ends with one (1 in 37) or holds "__" gave a key with "__", about one run in 31 (beside a CPU
+    hog a live test's page failed with BidiComponentInvalidIdError). So the folder and instance
+    are hashed, not quoted."""
     digest = hashlib.blake2s(f"{run_folder}\0{instance}".encode(), digest_size=8).hexdigest()
     return f"live_inputs_{digest}"
 

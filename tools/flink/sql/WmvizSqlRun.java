@@ -301,8 +301,9 @@ public final class WmvizSqlRun {
          * fails on a line ends its thread while the line is carried, but the job's result says so
          * only once the job master has heard and cancelled the rest. Beside a CPU hog that took
          * longer than the settle window, and a job failing on its only line was reported failed
-         * at the end of input. No task here ends otherwise before the input does: every source is
-         * the stand-in, which ends only with the feed.
+         * at the end of input. A task that ends otherwise before the input does (a table's source
+         * cannot: each is the stand-in, which ends only with the feed; a query's own VALUES could)
+         * costs one wait of failedOnce's.
          */
         private void noteALostTask(int line) {
             if (lostAt == null && tasksAtStart.stream().anyMatch(t -> !t.isAlive())) {
@@ -320,11 +321,13 @@ public final class WmvizSqlRun {
                 try {
                     result.get(120, TimeUnit.SECONDS);
                 } catch (java.util.concurrent.ExecutionException e) {
-                    // failed: said below
+                    // failed: said below, at lostAt
                 } catch (java.util.concurrent.TimeoutException e) {
-                    lostAt = null;  // still running: its lost task is forgotten, and lines fed on
+                    failed(line);  // ended just now: said at lostAt; else still running: fed on
+                    lostAt = null;
                     tasksAtStart.removeIf(t -> !t.isAlive());
                 } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
                     throw new JobFailed(line, "interrupted");
                 }
             }
